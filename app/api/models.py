@@ -1,0 +1,511 @@
+"""The wire contract: every resource, envelope, request and error body of the admin API.
+
+Field names are the wire names (camelCase) so that the same word names a thing in the JSON, in the
+client, in the sandbox and in the GUI. Two base classes set the policy:
+
+- `Response` models accept (and keep) unknown fields: servers add fields all the time.
+- `Request` models validate what the spec demands and ignore fields it does not know.
+
+Deprecated fields are kept and marked with `Field(deprecated=...)`, which shows in the JSON
+schema and warns when the attribute is read.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictInt,
+    Tag,
+)
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+class Response(BaseModel):
+    """A body a server sends. Unknown fields are accepted and kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Request(BaseModel):
+    """A body flagdesk (or any client) sends. Validated as the spec demands."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+ROOT_ROLE_NAMES = ("Admin", "Editor", "Viewer", "Owner", "Member")
+RootRoleName = Literal["Admin", "Editor", "Viewer", "Owner", "Member"]
+#: A root role as the spec allows it in requests: the numeric role id or one of the role names.
+RootRoleRef = StrictInt | RootRoleName
+
+#: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
+ROLE_TYPES = ("custom", "project", "root", "custom-root")
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _check_email(value: str) -> str:
+    if not _EMAIL.match(value):
+        raise ValueError(f"{value!r} is not a valid email address")
+    return value
+
+
+Email = Annotated[str, AfterValidator(_check_email)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+#: RFC 3339 date-time string or integer (milliseconds since the epoch), as in the bulk schema.
+TimeValue = datetime | StrictInt
+
+
+class ErrorDetail(Response):
+    """One item of an error body's `details`: what is wrong and, where known, its JSON path."""
+
+    message: str = ""
+    path: str | None = None
+
+
+class ErrorBody(Response):
+    """`{id, name, message}`, plus `details` for validation errors. All three shapes real Unleash
+    sends fit: with id, without id, and bare `{message}`."""
+
+    id: str | None = None
+    name: str | None = None
+    message: str = ""
+    details: list[ErrorDetail] | None = None
+
+
+# --------------------------------------------------------------------------- users and roles
+
+
+class User(Response):
+    """A user (response of user update; embedded in group members)."""
+
+    id: int
+    isAPI: bool | None = Field(None, deprecated="isAPI is deprecated since v5")
+    name: str | None = None
+    email: str | None = None
+    username: str | None = None
+    imageUrl: str | None = None
+    inviteLink: str | None = None
+    loginAttempts: int | None = None
+    emailSent: bool | None = None
+    #: normally the numeric role id; a string only when a server echoes a string role it was sent
+    rootRole: int | str | None = None
+    seenAt: datetime | None = None
+    createdAt: datetime | None = None
+    accountType: str | None = None
+    permissions: list[str] | None = Field(None, deprecated="permissions is deprecated")
+    scimId: str | None = None
+
+
+class Role(Response):
+    id: int
+    name: str
+    type: str
+    description: str | None = None
+    project: str | None = None
+
+
+class UserList(Response):
+    """`GET /api/admin/user-admin`: the users and the server's root roles."""
+
+    users: list[User]
+    rootRoles: list[Role] = []
+
+
+class UpdateUser(Request):
+    """updateUserSchema: only the fields given are updated (see `model_fields_set`)."""
+
+    email: Email | None = None
+    name: str | None = None
+    rootRole: RootRoleRef | None = None
+
+
+class CreateUser(Request):
+    """`POST /api/admin/user-admin` (a supporting route, as on Unleash 8.2)."""
+
+    email: Email | None = None
+    name: str | None = None
+    username: str | None = None
+    rootRole: RootRoleRef = "Viewer"
+    sendEmail: bool = False
+
+
+class InactiveUser(Response):
+    id: int
+    name: str | None = None
+    email: str | None = None
+    username: str | None = None
+    seenAt: datetime | None = None
+    createdAt: datetime | None = None
+    #: last use of a personal access token
+    patSeenAt: datetime | None = None
+
+
+class InactiveUsers(Response):
+    version: Annotated[int, Field(ge=1)]
+    inactiveUsers: list[InactiveUser]
+
+
+# --------------------------------------------------------------------------- groups
+
+
+class GroupMember(Response):
+    joinedAt: datetime | None = None
+    createdBy: str | None = None
+    user: User
+
+
+class Group(Response):
+    id: int
+    name: str
+    description: str | None = None
+    mappingsSSO: list[str] = []
+    rootRole: int | None = None
+    createdBy: str | None = None
+    createdAt: datetime | None = None
+    users: list[GroupMember] = []
+    projects: list[str] = []
+    userCount: int | None = None
+    scimId: str | None = None
+
+
+class GroupList(Response):
+    groups: list[Group]
+
+
+class UserRef(Request):
+    id: StrictInt
+
+
+class CreateGroupMember(Request):
+    user: UserRef
+
+
+class CreateGroup(Request):
+    """createGroupSchema."""
+
+    name: Annotated[str, Field(min_length=1)]
+    description: str | None = None
+    mappingsSSO: list[str] = []
+    #: id of the root role (Viewer, Editor or Admin) applied to every user in the group
+    rootRole: StrictInt | None = None
+    users: list[CreateGroupMember] = []
+
+
+# --------------------------------------------------------------------------- features, archive
+
+
+class ArchivedFeatureEnvironment(Response):
+    name: str
+    lastSeenAt: datetime | None = None
+    enabled: bool | None = None
+
+
+class ArchivedFeature(Response):
+    name: str
+    type: str | None = None
+    description: str | None = None
+    project: str
+    stale: bool | None = None
+    impressionData: bool | None = None
+    createdAt: datetime | None = None
+    archivedAt: datetime | None = None
+    lastSeenAt: datetime | None = Field(
+        None, deprecated="feature-level lastSeenAt is deprecated since v5; use environments"
+    )
+    environments: list[ArchivedFeatureEnvironment] | None = Field(
+        None, deprecated="feature environments are deprecated"
+    )
+
+
+class ArchivedFeatures(Response):
+    """archivedFeaturesSchema."""
+
+    version: int
+    features: list[ArchivedFeature]
+
+
+FeatureType = Literal["experiment", "kill-switch", "release", "operational", "permission"]
+FEATURE_TYPES: tuple[str, ...] = (
+    "release",
+    "experiment",
+    "operational",
+    "kill-switch",
+    "permission",
+)
+
+
+class CreateFeature(Request):
+    """`POST /api/admin/projects/:p/features` (supporting route)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.~-]+$")]
+    type: FeatureType = "release"
+    description: str | None = None
+    impressionData: bool = False
+
+
+class Feature(Response):
+    name: str
+    type: str | None = None
+    description: str | None = None
+    project: str | None = None
+    impressionData: bool | None = None
+    createdAt: datetime | None = None
+    archivedAt: datetime | None = None
+    stale: bool | None = None
+
+
+ConstraintOperator = Literal[
+    "NOT_IN", "IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS", "NUM_EQ", "NUM_GT",
+    "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE", "SEMVER_EQ", "SEMVER_GT",
+    "SEMVER_LT", "SEMVER_GTE", "SEMVER_LTE", "REGEX",
+]  # fmt: skip
+
+
+class Constraint(Request):
+    contextName: Annotated[str, Field(min_length=1)]
+    operator: ConstraintOperator
+    values: list[str] = []
+    value: str | None = None
+    inverted: bool = False
+    caseInsensitive: bool = False
+
+
+class CreateFeatureStrategy(Request):
+    """Adding a strategy to a feature's environment (supporting route)."""
+
+    name: Annotated[str, Field(min_length=1)] = "flexibleRollout"
+    title: str | None = None
+    disabled: bool = False
+    constraints: list[Constraint] = []
+    parameters: dict[str, str] = {}
+
+
+class FeatureStrategy(Response):
+    id: str
+    name: str
+    featureName: str | None = None
+    environment: str | None = None
+    constraints: list[dict[str, Any]] = []
+    parameters: dict[str, Any] = {}
+
+
+# --------------------------------------------------------------------------- context usage
+
+
+class ContextFieldStrategy(Response):
+    id: str | None = None
+    featureName: str | None = None
+    projectId: str | None = None
+    environment: str | None = None
+    strategyName: str | None = None
+
+
+class ContextFieldStrategies(Response):
+    strategies: list[ContextFieldStrategy]
+
+
+class LegalValue(Response):
+    value: str
+    description: str | None = None
+
+
+class ContextField(Response):
+    name: str
+    description: str | None = None
+    stickiness: bool | None = None
+    sortOrder: int | None = None
+    createdAt: datetime | None = None
+    legalValues: list[LegalValue] = []
+    usedInFeatures: int | None = None
+    usedInProjects: int | None = None
+
+
+# --------------------------------------------------------------------------- projects, dashboard
+
+
+class OnboardingStatusPlain(Response):
+    status: Literal["onboarding-started", "sdk-connected", "onboarded"]
+
+
+class OnboardingStatusFirstFlag(Response):
+    status: Literal["first-flag-created"]
+    feature: str
+
+
+class OnboardingStatusOther(Response):
+    """A status this version of flagdesk does not know yet; shown as its raw name."""
+
+    status: str
+
+
+def _onboarding_variant(value: Any) -> str:
+    status = value.get("status") if isinstance(value, dict) else getattr(value, "status", None)
+    if status == "first-flag-created":
+        return "first-flag-created"
+    if status in ("onboarding-started", "sdk-connected", "onboarded"):
+        return "plain"
+    return "other"
+
+
+#: The onboarding-status one-of: the spec's two values plus the variants real servers send.
+OnboardingStatus = Annotated[
+    Annotated[OnboardingStatusFirstFlag, Tag("first-flag-created")]
+    | Annotated[OnboardingStatusPlain, Tag("plain")]
+    | Annotated[OnboardingStatusOther, Tag("other")],
+    Discriminator(_onboarding_variant),
+]
+
+
+class UserOwner(Response):
+    ownerType: Literal["user"]
+    name: str
+    imageUrl: str | None = None
+    email: str | None = None
+
+
+class GroupOwner(Response):
+    ownerType: Literal["group"]
+    name: str
+
+
+class SystemOwner(Response):
+    """Stands in the owners list when no user or group holds the owner role."""
+
+    ownerType: Literal["system"]
+
+
+Owner = Annotated[UserOwner | GroupOwner | SystemOwner, Field(discriminator="ownerType")]
+
+
+class DashboardRole(Response):
+    name: str
+    id: int
+    #: one of `ROLE_TYPES`
+    type: str
+
+
+class LatestEvent(Response):
+    id: Annotated[int, Field(ge=1)]
+    #: experimental markdown summary
+    summary: str | None
+    createdBy: str
+    createdByImageUrl: str
+    createdAt: datetime | None = None
+
+
+class PersonalDashboardProjectDetails(Response):
+    """personalDashboardProjectDetailsSchema."""
+
+    onboardingStatus: OnboardingStatus
+    latestEvents: list[LatestEvent]
+    owners: list[Owner]
+    roles: list[DashboardRole]
+
+
+class Project(Response):
+    id: str
+    name: str
+    description: str | None = None
+    featureCount: int | None = None
+    memberCount: int | None = None
+    createdAt: datetime | None = None
+    onboardingStatus: OnboardingStatus | None = None
+
+
+class ProjectList(Response):
+    version: int = 1
+    projects: list[Project]
+
+
+# --------------------------------------------------------------------------- bulk metrics
+
+
+class ConnectVia(Request):
+    appName: str
+    instanceId: str
+
+
+class BulkApplication(Request):
+    """Application item of bulkMetricsSchema."""
+
+    appName: str
+    environment: str
+    instanceId: str
+    interval: float | None = None
+    started: TimeValue | None = None
+    strategies: list[str] = []
+    sdkVersion: str | None = None
+    connectVia: list[ConnectVia] = []
+
+
+class BulkMetric(Request):
+    """Metric item of bulkMetricsSchema: counts for one feature in a one-hour window."""
+
+    featureName: str
+    appName: str
+    environment: str
+    #: start of the one-hour window; integers are milliseconds since the epoch
+    timestamp: TimeValue | None = None
+    yes: NonNegativeInt = 0
+    no: NonNegativeInt = 0
+    variants: dict[str, NonNegativeInt] = {}
+
+
+class BulkMetrics(Request):
+    """bulkMetricsSchema: the body of `POST /api/client/metrics/bulk`."""
+
+    applications: list[BulkApplication]
+    metrics: list[BulkMetric]
+
+
+class MetricsWindow(Response):
+    """One stored count, as `GET /api/admin/client-metrics/features/:name` returns it."""
+
+    featureName: str
+    appName: str
+    environment: str
+    timestamp: datetime
+    yes: int
+    no: int
+    variants: dict[str, int] = {}
+
+
+class FeatureUsage(Response):
+    version: int = 1
+    maturity: str = "stable"
+    featureName: str
+    lastHourUsage: list[MetricsWindow]
+    seenApplications: list[str] = []
+
+
+class FeatureMetricsRaw(Response):
+    version: int = 1
+    maturity: str = "stable"
+    data: list[MetricsWindow]
+
+
+# --------------------------------------------------------------------------- server info
+
+
+class VersionInfo(Response):
+    current: dict[str, str] = {}
+
+
+class UiConfig(Response):
+    name: str | None = None
+    version: str
+    versionInfo: VersionInfo | None = None
+    authenticationType: str | None = None
+
+
+class Health(Response):
+    health: str

@@ -1,0 +1,87 @@
+"""The `flagdesk` command. With no arguments it starts the GUI; every subcommand is headless and
+imports no Qt."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from app import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flagdesk",
+        description="Administer Unleash-compatible feature-flag servers. "
+        "With no command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"flagdesk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    serve = sub.add_parser(
+        "serve",
+        help="run the embedded sandbox server",
+        description="Serve the sandbox: the admin and client-metrics API on SQLite. Tokens can "
+        "also come from FLAGDESK_SANDBOX_ADMIN_TOKEN and FLAGDESK_SANDBOX_CLIENT_TOKEN, which "
+        "keeps them out of the process list.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    serve.add_argument("--port", type=int, default=4242, help="port (0 picks a free one)")
+    serve.add_argument("--db", type=Path, help="database file (default: in the user data folder)")
+    data = serve.add_mutually_exclusive_group()
+    data.add_argument("--demo", dest="demo", action="store_const", const=True,
+                      help="load the demo data into a new database (the default)")  # fmt: skip
+    data.add_argument("--empty", dest="demo", action="store_const", const=False,
+                      help="start a new database with no demo data")  # fmt: skip
+    serve.add_argument("--scale", type=int, default=0, metavar="N",
+                       help="add N users and N archived flags (benchmarks)")  # fmt: skip
+    serve.add_argument("--admin-token", metavar="T", help="admin API token to accept")
+    serve.add_argument("--client-token", metavar="C", help="client token to accept")
+    serve.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
+                       help="days without login after which a user is inactive")  # fmt: skip
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        from sandbox.server import ServeOptions, serve
+
+        return serve(
+            ServeOptions(
+                host=args.host,
+                port=args.port,
+                db=args.db,
+                demo=args.demo,
+                scale=args.scale,
+                admin_token=args.admin_token,
+                client_token=args.client_token,
+                inactive_days=args.inactive_days,
+            )
+        )
+    return run_gui()
+
+
+def has_display() -> bool:
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform.startswith(("offscreen", "minimal", "vnc", "eglfs", "linuxfb")):
+        return True
+    if sys.platform != "linux":
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run_gui() -> int:
+    if not has_display():
+        print(
+            "flagdesk: no display found (DISPLAY is not set): run `xvfb-run make run` for a "
+            "virtual screen, or `flagdesk serve` for the sandbox server alone.",
+            file=sys.stderr,
+        )
+        return 2
+    from ui.main_window import run
+
+    return run()

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Bring a fresh Debian machine (or an up-to-date checkout) to a working flagdesk environment.
+#   packaging/bootstrap.sh run    system libraries for a real window, .venv, runtime dependencies
+#   packaging/bootstrap.sh test   system libraries for offscreen Qt, .venv, runtime + test dependencies
+# Idempotent and cheap when nothing changed: a dpkg query and a stamp-file comparison.
+set -euo pipefail
+mode="${1:-run}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+say() { printf 'flagdesk setup: %s\n' "$*" >&2; }
+
+# Qt's offscreen platform (what tests use), checked in an empty Debian 12 chroot.
+offscreen_pkgs=(libgl1 libegl1 libxkbcommon0 libglib2.0-0 libfontconfig1 libdbus-1-3 fonts-dejavu-core)
+# A real X window, and xvfb-run for machines without a display.
+window_pkgs=(xvfb xauth libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0
+    libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-shm0
+    libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1)
+
+want=("${offscreen_pkgs[@]}")
+[ "$mode" = run ] && want+=("${window_pkgs[@]}")
+
+PYTHON="${PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null || { say "no $PYTHON on PATH: install Python 3.11 or newer"; exit 1; }
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { say "$PYTHON is $("$PYTHON" -V 2>&1); flagdesk needs Python 3.11 or newer"; exit 1; }
+# Debian splits venv/ensurepip out of python3 into python3-venv.
+if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+    want+=("python3-venv")
+fi
+
+missing=()
+if command -v dpkg-query >/dev/null; then
+    for p in "${want[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing Debian packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q >/dev/null
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        say "missing Debian packages (run as root to install them): sudo apt-get install ${missing[*]}"
+    fi
+fi
+
+venv=.venv
+if [ ! -x "$venv/bin/python" ]; then
+    say "creating the virtual environment in $venv"
+    "$PYTHON" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 \
+        | { grep -v "^WARNING: Location 'file:" || true; }
+fi
+
+stamp="$venv/.installed-$mode"
+if [ ! -e "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    extra=""
+    [ "$mode" = test ] && extra="[test]"
+    say "installing flagdesk$extra and its dependencies into $venv"
+    # (grep drops the noise of pip mirrors configured on some machines, not real warnings)
+    if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra" 2>&1 \
+        | { grep -vE "^WARNING: Location 'file:|BuildBackendWarning|^  " || true; }; then
+        say "pip install failed (see above)"
+        exit 1
+    fi
+    touch "$stamp"
+fi

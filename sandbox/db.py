@@ -1,0 +1,252 @@
+"""The sandbox's SQLite database: connection settings and the versioned schema.
+
+The schema version lives in `PRAGMA user_version`; `MIGRATIONS[n]` takes a database from
+version n to n + 1, inside one transaction, so a database is always at a whole version.
+Times are stored as integer milliseconds since the epoch (UTC).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+MIGRATIONS: list[str] = [
+    # 0 -> 1: the first schema
+    """
+    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+    CREATE TABLE roles (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,              -- root, custom-root, project, custom
+        description TEXT
+    );
+
+    CREATE TABLE users (
+        id INTEGER PRIMARY KEY,
+        name TEXT,
+        username TEXT UNIQUE,
+        email TEXT UNIQUE,
+        image_url TEXT,
+        root_role INTEGER REFERENCES roles(id),
+        seen_at INTEGER,                 -- last login
+        pat_seen_at INTEGER,             -- last use of a personal access token
+        created_at INTEGER NOT NULL,
+        login_attempts INTEGER NOT NULL DEFAULT 0,
+        email_sent INTEGER NOT NULL DEFAULT 0,
+        account_type TEXT NOT NULL DEFAULT 'User',
+        scim_id TEXT
+    );
+
+    CREATE TABLE tokens (
+        secret TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,              -- admin, client, personal
+        user_id INTEGER REFERENCES users(id),
+        environment TEXT,
+        created_at INTEGER NOT NULL
+    );
+
+    CREATE TABLE groups_ (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        description TEXT,
+        mappings_sso TEXT NOT NULL DEFAULT '[]',   -- JSON array of strings
+        root_role INTEGER REFERENCES roles(id),
+        created_by TEXT,
+        created_at INTEGER NOT NULL,
+        scim_id TEXT
+    );
+
+    CREATE TABLE group_users (
+        group_id INTEGER NOT NULL REFERENCES groups_(id),
+        user_id INTEGER NOT NULL REFERENCES users(id),
+        joined_at INTEGER NOT NULL,
+        created_by TEXT,
+        PRIMARY KEY (group_id, user_id)
+    );
+
+    CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        description TEXT,
+        created_at INTEGER NOT NULL
+    );
+
+    -- project roles held by users or by groups (exactly one of user_id, group_id is set)
+    CREATE TABLE project_roles (
+        project TEXT NOT NULL REFERENCES projects(id),
+        role_id INTEGER NOT NULL REFERENCES roles(id),
+        user_id INTEGER REFERENCES users(id),
+        group_id INTEGER REFERENCES groups_(id),
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX project_roles_project ON project_roles(project);
+
+    CREATE TABLE environments (name TEXT PRIMARY KEY, type TEXT NOT NULL, sort_order INTEGER);
+
+    CREATE TABLE features (
+        name TEXT PRIMARY KEY,
+        project TEXT NOT NULL REFERENCES projects(id),
+        type TEXT NOT NULL,
+        description TEXT,
+        impression_data INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        archived_at INTEGER
+    );
+    CREATE INDEX features_project ON features(project, archived_at);
+
+    CREATE TABLE feature_environments (
+        feature TEXT NOT NULL REFERENCES features(name),
+        environment TEXT NOT NULL REFERENCES environments(name),
+        enabled INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (feature, environment)
+    );
+
+    CREATE TABLE context_fields (
+        name TEXT PRIMARY KEY,
+        description TEXT,
+        stickiness INTEGER NOT NULL DEFAULT 0,
+        sort_order INTEGER NOT NULL DEFAULT 10,
+        legal_values TEXT NOT NULL DEFAULT '[]',   -- JSON array of {value, description}
+        created_at INTEGER NOT NULL
+    );
+
+    CREATE TABLE strategies (
+        id TEXT PRIMARY KEY,
+        feature TEXT NOT NULL REFERENCES features(name),
+        project TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        name TEXT NOT NULL,
+        title TEXT,
+        disabled INTEGER NOT NULL DEFAULT 0,
+        parameters TEXT NOT NULL DEFAULT '{}',
+        constraints TEXT NOT NULL DEFAULT '[]',
+        sort_order INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+    );
+    -- which context fields a strategy's constraints use, for endpoint 5
+    CREATE TABLE strategy_context_fields (
+        strategy_id TEXT NOT NULL REFERENCES strategies(id),
+        context_name TEXT NOT NULL,
+        PRIMARY KEY (context_name, strategy_id)
+    );
+
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        type TEXT NOT NULL,
+        project TEXT,
+        feature TEXT,
+        environment TEXT,
+        created_by TEXT NOT NULL,
+        created_by_user_id INTEGER,
+        created_at INTEGER NOT NULL,
+        summary TEXT
+    );
+    CREATE INDEX events_project ON events(project, id);
+
+    CREATE TABLE client_applications (
+        app_name TEXT PRIMARY KEY,
+        created_at INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL
+    );
+    CREATE TABLE client_instances (
+        app_name TEXT NOT NULL,
+        instance_id TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        sdk_version TEXT,
+        strategies TEXT NOT NULL DEFAULT '[]',
+        interval_s REAL,
+        started INTEGER,
+        connect_via TEXT NOT NULL DEFAULT '[]',
+        last_seen INTEGER NOT NULL,
+        PRIMARY KEY (app_name, environment, instance_id)
+    );
+
+    -- usage counts summed per feature, application, environment and one-hour window;
+    -- feature names the server does not know are kept too (the "unknown flags")
+    CREATE TABLE client_metrics (
+        feature TEXT NOT NULL,
+        app_name TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        yes INTEGER NOT NULL,
+        no INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (feature, app_name, environment, window_start)
+    ) WITHOUT ROWID;
+    CREATE TABLE client_metric_variants (
+        feature TEXT NOT NULL,
+        app_name TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        window_start INTEGER NOT NULL,
+        variant TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (feature, app_name, environment, window_start, variant)
+    ) WITHOUT ROWID;
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at `path` (":memory:" for tests).
+
+    WAL lets readers run beside the single writer; synchronous=NORMAL in WAL mode keeps every
+    committed transaction across a process crash (only a power loss can cost the last commits).
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    migrate(conn)
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the sandbox database is at schema version {version}, newer than this flagdesk "
+            f"({SCHEMA_VERSION}); use a newer flagdesk or another --db"
+        )
+    while version < SCHEMA_VERSION:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _split_sql(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        version += 1
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration script into statements (executescript would commit on its own)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        stripped = line.split("--", 1)[0]
+        buffer += stripped
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
