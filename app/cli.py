@@ -12,6 +12,13 @@ from pathlib import Path
 from app import __version__
 
 
+def port_number(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0 picks a free one)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="flagdesk",
@@ -29,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         "keeps them out of the process list.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
-    serve.add_argument("--port", type=int, default=4242, help="port (0 picks a free one)")
+    serve.add_argument("--port", type=port_number, default=4242, help="port (0 picks a free one)")
     serve.add_argument("--db", type=Path, help="database file (default: in the user data folder)")
     data = serve.add_mutually_exclusive_group()
     data.add_argument("--demo", dest="demo", action="store_const", const=True,

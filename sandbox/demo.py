@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import unicodedata
 import uuid
 from typing import Any
 
@@ -61,6 +62,11 @@ TYPE_FOR_THING = {
 APPS = ["web-frontend", "checkout-service", "search-api", "mobile-ios", "mobile-android"]
 
 
+def ascii_name(name: str) -> str:
+    """ "Jonas.Müller" -> "jonas.muller": usernames and email addresses stay plain ASCII."""
+    return unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+
+
 def load_demo(store: Store) -> None:
     """Fill an initialised, empty sandbox with the demo data."""
     rng = random.Random(20261121)
@@ -81,7 +87,7 @@ def _people(c: sqlite3.Connection, rng: random.Random, now: int) -> list[int]:
     account that is never listed as inactive."""
     rows: list[tuple[Any, ...]] = []
     for i, (first, last) in enumerate(zip(FIRST, LAST, strict=True)):
-        username = f"{first.lower()}.{last.lower()}".encode("ascii", "ignore").decode()
+        username = ascii_name(f"{first}.{last}")
         email = f"{username}@example.com"
         role = ADMIN_ROLE if i < 3 else EDITOR_ROLE if i < 20 else VIEWER_ROLE
         created = now - (400 + rng.randrange(400)) * DAY_MS
@@ -356,7 +362,7 @@ def load_scale(store: Store, n: int, project: str = "default") -> None:
         users = []
         for k in range(n):
             first, last = FIRST[k % len(FIRST)], LAST[(k // len(FIRST)) % len(LAST)]
-            username = f"{first.lower()}.{last.lower()}.{k}".encode("ascii", "ignore").decode()
+            username = ascii_name(f"{first}.{last}.{k}")
             users.append(
                 (start + k, f"{first} {last}", username, f"{username}@scale.example.com",
                  VIEWER_ROLE, now - rng.randrange(0, 400) * DAY_MS,

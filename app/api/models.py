@@ -22,8 +22,12 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PlainValidator,
     StrictInt,
     Tag,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
 )
 
 # --------------------------------------------------------------------------- shared pieces
@@ -43,8 +47,25 @@ class Request(BaseModel):
 
 ROOT_ROLE_NAMES = ("Admin", "Editor", "Viewer", "Owner", "Member")
 RootRoleName = Literal["Admin", "Editor", "Viewer", "Owner", "Member"]
+
+
+def _root_role_ref(value: Any) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ROOT_ROLE_NAMES:
+        return value
+    raise ValueError(
+        f"{value!r} is not a role: give a role id (integer) or one of {', '.join(ROOT_ROLE_NAMES)}"
+    )
+
+
 #: A root role as the spec allows it in requests: the numeric role id or one of the role names.
-RootRoleRef = StrictInt | RootRoleName
+#: (One validator rather than a union, so an error names the field and not a union member.)
+RootRoleRef = Annotated[
+    int | RootRoleName,
+    PlainValidator(_root_role_ref),
+    WithJsonSchema({"anyOf": [{"type": "integer"}, {"enum": list(ROOT_ROLE_NAMES)}]}),
+]
 
 #: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
 ROLE_TYPES = ("custom", "project", "root", "custom-root")
@@ -60,8 +81,31 @@ def _check_email(value: str) -> str:
 
 Email = Annotated[str, AfterValidator(_check_email)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+
+
+def _time_value(value: Any) -> datetime | int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return _DATETIME.validate_python(value)
+        except ValidationError:
+            pass
+    raise ValueError(
+        f"{value!r} is not a time: give an RFC 3339 date-time string "
+        "or an integer (milliseconds since the epoch)"
+    )
+
+
 #: RFC 3339 date-time string or integer (milliseconds since the epoch), as in the bulk schema.
-TimeValue = datetime | StrictInt
+TimeValue = Annotated[
+    datetime | int,
+    PlainValidator(_time_value),
+    WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}),
+]
 
 
 class ErrorDetail(Response):

@@ -1,0 +1,278 @@
+"""Endpoint 7, POST /api/client/metrics/bulk: 202, 400, 413, 415 (and 401/403 for tokens)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from datetime import UTC, datetime
+
+import httpx
+
+from app.api.models import FeatureMetricsRaw, FeatureUsage
+from sandbox.process import SandboxProcess
+from tests.sandbox.conftest import assert_error
+
+LIMIT = 102_400
+HOUR = 3_600_000
+BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
+
+
+def padded(size: int) -> bytes:
+    """A valid bulk body of exactly `size` bytes (JSON allows trailing whitespace)."""
+    body = b'{"applications":[],"metrics":[]}'
+    return body + b" " * (size - len(body))
+
+
+def post(http: httpx.Client, body: bytes | dict) -> httpx.Response:
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return http.post(
+        "/api/client/metrics/bulk", content=content, headers={"content-type": "application/json"}
+    )
+
+
+def raw_windows(sb: SandboxProcess, feature: str) -> list:
+    with sb.admin() as http:
+        r = http.get(
+            f"/api/admin/client-metrics/features/{feature}/raw", params={"hoursBack": 24 * 365}
+        )
+    return FeatureMetricsRaw.model_validate(r.json()).data
+
+
+def test_limit_is_exactly_102400_bytes(demo_sandbox):
+    with demo_sandbox.client() as http:
+        ok = post(http, padded(LIMIT))
+        assert ok.status_code == 202, ok.text
+        assert ok.content == b""
+        assert_error(post(http, padded(LIMIT + 1)), 413, "ContentTooLarge")
+
+
+def test_limit_holds_for_a_streamed_body_without_length(demo_sandbox):
+    def chunks(total):
+        body = padded(total)
+        for i in range(0, len(body), 8192):
+            yield body[i : i + 8192]
+
+    with demo_sandbox.client() as http:
+        r = http.post(
+            "/api/client/metrics/bulk",
+            content=chunks(LIMIT + 1),
+            headers={"content-type": "application/json"},
+        )
+        assert "content-length" not in r.request.headers
+        assert_error(r, 413, "ContentTooLarge")
+        r = http.post(
+            "/api/client/metrics/bulk",
+            content=chunks(LIMIT),
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 202
+
+
+def test_content_type_must_be_json(demo_sandbox):
+    with demo_sandbox.client() as http:
+        for ctype in ("text/plain", "application/x-www-form-urlencoded"):
+            r = http.post(
+                "/api/client/metrics/bulk",
+                content=b'{"applications":[],"metrics":[]}',
+                headers={"content-type": ctype},
+            )
+            body = assert_error(r, 415, "ContentTypeerror")
+            assert ctype in body["message"]
+        r = http.post(
+            "/api/client/metrics/bulk",
+            content=b'{"applications":[],"metrics":[]}',
+            headers={"content-type": "application/json; charset=utf-8"},
+        )
+        assert r.status_code == 202
+
+
+def test_invalid_payload_names_the_bad_items(demo_sandbox):
+    good = {"featureName": "f", "appName": "a", "environment": "development", "yes": 1}
+    body = {
+        "applications": [{"appName": "a", "environment": "development"}],
+        "metrics": [
+            good,
+            {**good, "yes": -1},
+            {**good, "featureName": None},
+            good,
+            {**good, "timestamp": "yesterday"},
+        ],
+    }
+    with demo_sandbox.client() as http:
+        err = assert_error(post(http, body), 400, "ValidationError")
+        paths = {d["path"] for d in err["details"]}
+        assert paths == {
+            "$.applications[0].instanceId",
+            "$.metrics[1].yes",
+            "$.metrics[2].featureName",
+            "$.metrics[4].timestamp",
+        }
+        assert_error(post(http, {}), 400, "ValidationError")
+        assert_error(post(http, b"[1, 2"), 400, "ValidationError")
+        assert post(http, {"applications": [], "metrics": []}).status_code == 202
+
+
+def test_tokens(demo_sandbox):
+    url = demo_sandbox.url + "/api/client/metrics/bulk"
+    body = {"applications": [], "metrics": []}
+    assert_error(httpx.post(url, json=body), 401, "AuthenticationRequired")
+    with demo_sandbox.admin() as http:
+        err = assert_error(post(http, body), 403, "NoAccessError")
+    assert "client" in err["message"]
+
+
+def test_sums_per_feature_app_environment_and_hour(sandbox):
+    app = {
+        "appName": "shop",
+        "environment": "production",
+        "instanceId": "i-1",
+        "started": BASE,
+        "strategies": ["default"],
+        "sdkVersion": "node:6",
+        "interval": 15,
+    }
+
+    def metric(ts, yes, no, env="production", app_name="shop", **variants):
+        return {
+            "featureName": "sum-check",
+            "appName": app_name,
+            "environment": env,
+            "timestamp": ts,
+            "yes": yes,
+            "no": no,
+            "variants": variants,
+        }
+
+    iso = datetime.fromtimestamp((BASE + 10 * 60_000) / 1000, UTC).isoformat()
+    body = {
+        "applications": [app],
+        "metrics": [
+            metric(BASE, 1, 2, blue=1),
+            metric(BASE + 59 * 60_000, 10, 20, blue=4, green=6),  # same window
+            metric(iso, 100, 200),  # RFC 3339 string, same window
+            metric(BASE + HOUR, 5, 5),  # next window
+            metric(BASE, 7, 0, env="development"),
+            metric(BASE, 0, 3, app_name="admin-ui"),
+        ],
+    }
+    with sandbox.client() as http:
+        assert post(http, body).status_code == 202
+        assert post(http, body).status_code == 202  # the same again: counts add up
+    got = {
+        (w.appName, w.environment, int(w.timestamp.timestamp() * 1000)): w
+        for w in raw_windows(sandbox, "sum-check")
+    }
+    assert set(got) == {
+        ("shop", "production", BASE),
+        ("shop", "production", BASE + HOUR),
+        ("shop", "development", BASE),
+        ("admin-ui", "production", BASE),
+    }
+    w = got[("shop", "production", BASE)]
+    assert (w.yes, w.no, w.variants) == (222, 444, {"blue": 10, "green": 12})
+    assert (
+        got[("shop", "production", BASE + HOUR)].yes,
+        got[("shop", "production", BASE + HOUR)].no,
+    ) == (10, 10)
+    assert got[("admin-ui", "production", BASE)].no == 6
+
+
+def test_unknown_feature_names_are_kept(sandbox):
+    body = {
+        "applications": [],
+        "metrics": [
+            {
+                "featureName": "never-created",
+                "appName": "a",
+                "environment": "development",
+                "yes": 4,
+                "no": 1,
+            }
+        ],
+    }
+    with sandbox.client() as http:
+        assert post(http, body).status_code == 202
+    with sandbox.admin() as http:
+        usage = FeatureUsage.model_validate(
+            http.get("/api/admin/client-metrics/features/never-created").json()
+        )
+    assert [(u.yes, u.no) for u in usage.lastHourUsage] == [(4, 1)]
+    assert usage.seenApplications == ["a"]
+
+
+def test_eight_concurrent_uploaders_sum_exactly(sandbox):
+    features = [f"conc-{i}" for i in range(5)]
+    expected: Counter = Counter()
+    errors: list[str] = []
+
+    def uploader(k: int) -> None:
+        with sandbox.client() as http:
+            for n in range(25):
+                metrics = [
+                    {
+                        "featureName": f,
+                        "appName": f"app-{k % 3}",
+                        "environment": "production",
+                        "timestamp": BASE + (n % 3) * HOUR,
+                        "yes": k + n + 1,
+                        "no": n,
+                        "variants": {"v": 1},
+                    }
+                    for f in features
+                ]
+                r = post(http, {"applications": [], "metrics": metrics})
+                if r.status_code != 202:
+                    errors.append(r.text)
+
+    for k in range(8):
+        for n in range(25):
+            for f in features:
+                expected[(f, "yes")] += k + n + 1
+                expected[(f, "no")] += n
+                expected[(f, "v")] += 1
+    threads = [threading.Thread(target=uploader, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for f in features:
+        windows = raw_windows(sandbox, f)
+        assert sum(w.yes for w in windows) == expected[(f, "yes")]
+        assert sum(w.no for w in windows) == expected[(f, "no")]
+        assert sum(w.variants.get("v", 0) for w in windows) == expected[(f, "v")]
+
+
+def test_accepted_metrics_survive_a_kill_right_after_202(tmp_path):
+    sb = SandboxProcess(tmp_path / "kill.sqlite3", "--empty").start()
+    try:
+        with sb.client() as http:
+            for n in range(20):
+                r = post(
+                    http,
+                    {
+                        "applications": [],
+                        "metrics": [
+                            {
+                                "featureName": "durable",
+                                "appName": "a",
+                                "environment": "production",
+                                "timestamp": BASE,
+                                "yes": 1,
+                                "no": n,
+                            }
+                        ],
+                    },
+                )
+                assert r.status_code == 202
+    finally:
+        sb.kill()  # SIGKILL: no shutdown, no checkpoint
+    again = SandboxProcess(
+        tmp_path / "kill.sqlite3", admin_token=sb.admin_token, client_token=sb.client_token
+    ).start()
+    try:
+        [w] = raw_windows(again, "durable")
+        assert (w.yes, w.no) == (20, sum(range(20)))
+    finally:
+        again.stop()
