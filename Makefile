@@ -32,5 +32,9 @@ bench:
 	$(BIN)/python bench/sandbox_bulk_metrics.py
 	$(BIN)/python bench/sandbox_idle_rss.py
 
+screenshots:
+	@packaging/bootstrap.sh test
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ui.screenshots docs/screenshots
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -1,0 +1,221 @@
+"""The main window against a real sandbox (and against a dead address)."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QWidget,
+)
+
+from app.api.client import AdminClient
+from app.api.errors import ServerUnreachable
+from app.viewmodels.overview import OverviewModel
+from sandbox.process import SandboxProcess
+from ui.main_window import SANDBOX_SOURCE, MainWindow
+
+
+@pytest.fixture
+def clients(qloop: Any, arun: Callable[..., Any]) -> Iterator[list[AdminClient]]:
+    """AdminClients made by a test, closed on the loop when it ends."""
+    made: list[AdminClient] = []
+    yield made
+    for client in made:
+        arun(client.aclose())
+
+
+def connector(client: AdminClient) -> Callable[[], Any]:
+    async def connect() -> AdminClient:
+        return client
+
+    return connect
+
+
+def idle(qtbot: Any, model: OverviewModel) -> Any:
+    """Waits (as a context manager) for the model to stop being busy: a load ended, either way."""
+    return qtbot.waitSignal(model.busy_changed, timeout=10_000, check_params_cb=lambda b: not b)
+
+
+def dead_url() -> str:
+    """An address nothing listens on: a port the OS just gave out and took back."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def child(window: QWidget, cls: type[Any], name: str) -> Any:
+    widget = window.findChild(cls, name)
+    assert widget is not None, f"no {cls.__name__} named {name!r}"
+    return widget
+
+
+def test_shows_the_demo_projects_and_user_count(
+    qtbot: Any, qloop: Any, demo_sandbox: SandboxProcess, clients: list[AdminClient]
+) -> None:
+    client = AdminClient(demo_sandbox.url, demo_sandbox.admin_token)
+    clients.append(client)
+    model = OverviewModel(connector(client), source=SANDBOX_SOURCE)
+    window = MainWindow(model)
+    qtbot.addWidget(window)
+    window.show()
+    stack = child(window, QStackedWidget, "stateStack")
+
+    with qtbot.waitSignal(model.loaded), idle(qtbot, model):
+        model.load()
+        assert stack.currentWidget().objectName() == "loadingPage"
+
+    with demo_sandbox.admin() as http:
+        expected_users = len(http.get("/api/admin/user-admin").json()["users"])
+    assert stack.currentWidget().objectName() == "projectsPage"
+    assert child(window, QLabel, "sourceLabel").text() == "Local sandbox with demo data"
+    assert child(window, QLabel, "urlValue").text() == demo_sandbox.url
+    assert child(window, QLabel, "versionValue").text().startswith("flagdesk sandbox ")
+    assert child(window, QLabel, "usersValue").text() == f"{expected_users:,}"
+    assert child(window, QLabel, "projectsHeading").text() == "Projects (4)"
+
+    table = child(window, QTableView, "projectsTable")
+    table_model = table.model()
+    assert table_model.rowCount() == 4
+    headers = [
+        table_model.headerData(c, Qt.Orientation.Horizontal)
+        for c in range(table_model.columnCount())
+    ]
+    assert headers == ["Name", "ID", "Flags", "Members", "Onboarding"]
+    rows = [
+        [table_model.index(r, c).data() for c in range(table_model.columnCount())]
+        for r in range(table_model.rowCount())
+    ]
+    # sorted by name; ids and onboarding states as the demo data has them
+    assert [r[0] for r in rows] == sorted((r[0] for r in rows), key=str.casefold)
+    assert {r[1] for r in rows} == {"default", "mobile-app", "payments", "web-shop"}
+    by_id = {r[1]: r for r in rows}
+    assert by_id["mobile-app"][2] == "0"
+    assert by_id["mobile-app"][4] == "Onboarding started"
+    assert by_id["payments"][4] == "First flag created"
+    assert all(r[2].isdigit() and r[3].isdigit() for r in rows)
+
+    # clicking a header sorts in the model: flags, descending
+    table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+    flags = [int(table_model.index(r, 2).data()) for r in range(4)]
+    assert flags == sorted(flags, reverse=True)
+
+    window.close()
+    assert model.closed
+
+
+def test_dead_server_shows_the_error_and_retry_without_freezing(
+    qtbot: Any, qloop: Any, clients: list[AdminClient]
+) -> None:
+    url = dead_url()
+    client = AdminClient(url, "*:*.secret-admin-token")
+    clients.append(client)
+    model = OverviewModel(connector(client), source="Dead server")
+    window = MainWindow(model)
+    qtbot.addWidget(window)
+    window.show()
+
+    # a timer that must keep firing the whole time: proof the GUI thread never blocks
+    ticks: list[float] = []
+    timer = QTimer(window)
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start()
+
+    started = time.monotonic()
+    with idle(qtbot, model):
+        model.load()
+    stack = child(window, QStackedWidget, "stateStack")
+    error = child(window, QLabel, "errorLabel")
+    retry = child(window, QPushButton, "retryButton")
+    assert stack.currentWidget().objectName() == "errorPage"
+    assert error.isVisible() and retry.isVisible() and retry.isEnabled()
+    assert error.text() == f"Cannot reach {url}: connection refused"
+    assert "secret-admin-token" not in error.text()
+    assert child(window, QLabel, "versionValue").text() == "—"
+
+    # Retry tries again (and fails again, the port is still dead)
+    with idle(qtbot, model):
+        qtbot.mouseClick(retry, Qt.MouseButton.LeftButton)
+        assert model.busy
+        assert stack.currentWidget().objectName() == "loadingPage"
+    assert stack.currentWidget().objectName() == "errorPage"
+    qtbot.wait(50)
+    elapsed = time.monotonic() - started
+    timer.stop()
+
+    assert elapsed < 5
+    assert len(ticks) >= 3
+    gaps = [b - a for a, b in zip([started, *ticks], ticks, strict=False)]
+    assert max(gaps) < 1.0, f"the event loop stalled for {max(gaps):.2f} s"
+
+
+def test_retry_connects_again_after_a_failed_start(
+    qtbot: Any, qloop: Any, demo_sandbox: SandboxProcess, clients: list[AdminClient]
+) -> None:
+    attempts = 0
+
+    async def connect() -> AdminClient:
+        nonlocal attempts
+        attempts += 1
+        if attempts == 1:
+            raise ServerUnreachable("the local sandbox", "it did not start")
+        client = AdminClient(demo_sandbox.url, demo_sandbox.admin_token)
+        clients.append(client)
+        return client
+
+    model = OverviewModel(connect, source=SANDBOX_SOURCE)
+    window = MainWindow(model)
+    qtbot.addWidget(window)
+    window.show()
+    with idle(qtbot, model):
+        model.load()
+    assert child(window, QLabel, "errorLabel").text() == (
+        "Cannot reach the local sandbox: it did not start"
+    )
+    with qtbot.waitSignal(model.loaded), idle(qtbot, model):
+        qtbot.mouseClick(child(window, QPushButton, "retryButton"), Qt.MouseButton.LeftButton)
+    assert attempts == 2
+    assert child(window, QStackedWidget, "stateStack").currentWidget().objectName() == (
+        "projectsPage"
+    )
+    assert child(window, QTableView, "projectsTable").model().rowCount() == 4
+
+
+def test_every_widget_has_an_object_name(qtbot: Any, qloop: Any) -> None:
+    async def never() -> AdminClient:
+        raise AssertionError("not called")
+
+    window = MainWindow(OverviewModel(never, source="x"))
+    qtbot.addWidget(window)
+
+    # every widget built here carries a name; the insides of Qt's composite widgets (a table's
+    # scroll bars and viewport, say) are Qt's business, so the walk does not go into those
+    def built(widget: QWidget) -> Iterator[QWidget]:
+        for c in widget.children():
+            if isinstance(c, QWidget):
+                yield c
+                if not isinstance(c, QAbstractScrollArea | QProgressBar):
+                    yield from built(c)
+
+    central = window.centralWidget()
+    assert central is not None
+    widgets = [central, *built(central)]
+    assert len(widgets) > 15
+    unnamed = [
+        f"{type(w).__name__} under {parent.objectName() if (parent := w.parent()) else ''!r}"
+        for w in widgets
+        if not w.objectName()
+    ]
+    assert not unnamed, unnamed

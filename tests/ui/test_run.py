@@ -1,0 +1,102 @@
+"""`flagdesk` with no arguments, end to end in a child process: the window appears before the
+embedded sandbox is up, then shows its demo data; closing the window (or Ctrl+C, or `kill`)
+stops the sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads child processes in /proc")
+def test_run_starts_and_stops_the_embedded_sandbox(tmp_path: Path) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"))
+    png = tmp_path / "main_window.png"
+    proc = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-m", "tests.ui.run_driver", str(png)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    output = f"exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    assert proc.returncode == 0, output
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    # the window is up while the sandbox is still starting
+    assert report["first_status"] == "Starting the local sandbox…", output
+    assert report["first_page"] == "loadingPage", output
+    # then it shows the demo data of a new database in the user data folder
+    assert report["error"] == "", output
+    assert report["page"] == "projectsPage", output
+    assert report["source"] == "Local sandbox with demo data"
+    assert report["url"].startswith("http://127.0.0.1:")
+    assert report["version"].startswith("flagdesk sandbox ")
+    assert int(report["users"].replace(",", "")) > 0
+    assert report["projects"] == 4
+    assert (tmp_path / "data" / "flagdesk" / "sandbox.sqlite3").exists()
+    assert png.stat().st_size > 0
+    # closing the window ends run() with 0 and stops the sandbox child
+    assert report["exit_code"] == 0
+    assert len(report["children"]) == 1, output
+    assert report["children_alive_after_exit"] == [], output
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads child processes in /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_closes_the_app_and_stops_the_sandbox(tmp_path: Path, signum: int) -> None:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"))
+    db = tmp_path / "data" / "flagdesk" / "sandbox.sqlite3"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        children: list[int] = []
+        while time.monotonic() < deadline and not (children and db.exists()):
+            time.sleep(0.05)
+            children = _children(proc.pid)
+        assert children and db.exists(), "the sandbox child never started"
+        time.sleep(0.5)
+        proc.send_signal(signum)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, output
+    for child in children:
+        assert not Path(f"/proc/{child}").exists() or _zombie(child), output
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
