@@ -129,6 +129,8 @@ def _token(request: Request) -> str | None:
 
 
 # ---------------------------------------------------------------------- auth
+# Dependencies are `async def` on purpose: FastAPI runs plain `def` ones on a worker thread, and
+# every Store call must stay on the event-loop thread (one SQLite connection, no interleaving).
 
 
 def _store(request: Request) -> Store:
@@ -136,7 +138,7 @@ def _store(request: Request) -> Store:
     return store
 
 
-def admin_side(request: Request) -> Principal:
+async def admin_side(request: Request) -> Principal:
     secret = _token(request)
     if secret is None:
         raise ApiError(
@@ -157,7 +159,7 @@ def admin_side(request: Request) -> Principal:
     return principal
 
 
-def client_side(request: Request) -> Principal:
+async def client_side(request: Request) -> Principal:
     secret = _token(request)
     if secret is None:
         raise ApiError(401, "AuthenticationRequired", "The client API needs a client token.")
@@ -219,7 +221,8 @@ def create_app(store: Store) -> FastAPI:
 
     def require_root(who: Principal, allowed: tuple[int, ...], doing: str) -> None:
         if store.root_role_of(who.user_id) not in allowed:
-            raise ApiError(403, "NoAccessError", f"You need the Admin root role to {doing}.")
+            names = " or ".join({ADMIN_ROLE: "Admin", EDITOR_ROLE: "Editor"}[r] for r in allowed)
+            raise ApiError(403, "NoAccessError", f"You need the {names} root role to {doing}.")
 
     # ------------------------------------------------------------------ supporting routes
 

@@ -790,9 +790,13 @@ class Store:
         now = self.clock()
         counts: dict[tuple[str, str, str, int], list[int]] = {}
         variants: dict[tuple[str, str, str, int, str], int] = {}
+        windows: dict[datetime | int | None, int] = {}  # bodies repeat a few timestamps
         for metric in batch.metrics:
-            ts = time_to_ms(metric.timestamp, now)
-            key = (metric.featureName, metric.appName, metric.environment, ts - ts % HOUR_MS)
+            window = windows.get(metric.timestamp)
+            if window is None:
+                ts = time_to_ms(metric.timestamp, now)
+                window = windows[metric.timestamp] = ts - ts % HOUR_MS
+            key = (metric.featureName, metric.appName, metric.environment, window)
             slot = counts.get(key)
             if slot is None:
                 counts[key] = [metric.yes, metric.no]

@@ -276,3 +276,35 @@ def test_accepted_metrics_survive_a_kill_right_after_202(tmp_path):
         assert (w.yes, w.no) == (20, sum(range(20)))
     finally:
         again.stop()
+
+
+def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
+    """A personal token's use is recorded in a write; with uploads running beside it, every
+    request must still succeed (all store calls stay on the server's event-loop thread)."""
+    token = personal_token(sandbox, "amara.okafor")
+    failures: list[str] = []
+
+    def reader() -> None:
+        with httpx.Client(base_url=sandbox.url, headers={"Authorization": token}) as http:
+            for _ in range(150):
+                r = http.get("/api/admin/projects")
+                if r.status_code != 200:
+                    failures.append(f"read {r.status_code}")
+
+    def uploader() -> None:
+        with sandbox.client() as http:
+            for n in range(150):
+                metric = {"featureName": "race", "appName": "a", "environment": "production",
+                          "timestamp": BASE, "yes": 1, "no": n % 2}  # fmt: skip
+                r = post(http, {"applications": [], "metrics": [metric]})
+                if r.status_code != 202:
+                    failures.append(f"upload {r.status_code}")
+
+    threads = [threading.Thread(target=f) for f in (reader, reader, uploader, uploader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    [w] = raw_windows(sandbox, "race")
+    assert (w.yes, w.no) == (300, 150)
