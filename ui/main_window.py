@@ -12,10 +12,11 @@ import contextlib
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import qasync
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QFont
+from PySide6.QtGui import QCloseEvent, QFont, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -281,6 +282,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
     app.setApplicationVersion(__version__)
+    icon = Path(__file__).resolve().parent.parent / "resources" / "icons" / "flagdesk.svg"
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
     previous_hook = excepthook.install()
     sandbox = _EmbeddedSandbox()

@@ -136,3 +136,14 @@ def test_serve_imports_no_qt(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+def test_scale_adds_users_and_archived_flags(tmp_path):
+    with (
+        SandboxProcess(tmp_path / "s.sqlite3", "--demo", "--scale", "300") as sb,
+        sb.admin() as http,
+    ):
+        users = http.get("/api/admin/user-admin").json()["users"]
+        archived = http.get("/api/admin/archive/features/default").json()["features"]
+    assert len(users) == 45 + 300
+    assert len([f for f in archived if f["name"].startswith("scale-")]) == 300
