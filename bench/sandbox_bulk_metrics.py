@@ -34,17 +34,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-# the sandbox child runs `python -m app`: make this checkout importable whatever the cwd
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
-)
+import httpx
 
-import httpx  # noqa: E402
-
-from sandbox.process import SandboxProcess  # noqa: E402
+from sandbox.process import SandboxProcess
 
 BODY_LIMIT = 102_400
 ENVIRONMENT = "development"

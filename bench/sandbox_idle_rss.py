@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-# the sandbox child runs `python -m app`: make this checkout importable whatever the cwd
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
-)
-
-from sandbox.process import SandboxProcess  # noqa: E402
+from sandbox.process import SandboxProcess
 
 GOAL_MB = 80
 
