@@ -49,7 +49,33 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--client-token", metavar="C", help="client token to accept")
     serve.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
                        help="days without login after which a user is inactive")  # fmt: skip
+    check = sub.add_parser(
+        "check",
+        help="connect to a server and report what works there",
+        description="Connect, then print the server kind and version, the token kind, and which "
+        "operations are available here, each with the reason when it is not. Exit status: 0 "
+        "reachable and authorised, 2 bad usage, 3 not reachable, 4 not authorised.",
+    )
+    add_connection_arguments(check)
+    check.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--profile NAME`, or `--url URL` with the tokens read from environment variables (a token
+    in argv would show in the process list and the shell history)."""
+    where = parser.add_argument_group("connection")
+    where.add_argument("--profile", metavar="NAME", help="a saved connection profile")
+    where.add_argument("--url", metavar="URL", help="the server's base URL")
+    where.add_argument("--token-env", metavar="VAR", default="FLAGDESK_TOKEN",
+                       help="environment variable holding the admin API token or personal "
+                       "access token (default: FLAGDESK_TOKEN)")  # fmt: skip
+    where.add_argument("--client-token-env", metavar="VAR", default="FLAGDESK_CLIENT_TOKEN",
+                       help="environment variable holding a client token, for metrics "
+                       "(default: FLAGDESK_CLIENT_TOKEN; optional)")  # fmt: skip
+    where.add_argument("--ca-bundle", metavar="FILE", help="trust this CA bundle as well")
+    where.add_argument("--insecure", action="store_true",
+                       help="INSECURE: do not verify the server's TLS certificate")  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 inactive_days=args.inactive_days,
             )
         )
+    if args.command == "check":
+        from app.commands import check
+
+        return check.run(args)
     return run_gui()
 
 

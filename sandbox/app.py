@@ -241,6 +241,10 @@ def create_app(store: Store) -> FastAPI:
             )
         )
 
+    @app.get("/api/admin/user", tags=["users"])
+    async def current_user(who: Admin) -> Response:
+        return json_response(store.current_user(who))
+
     @app.get("/api/admin/user-admin", tags=["users"])
     async def list_users(who: Admin) -> Response:
         require_root(who, (ADMIN_ROLE,), "list users")

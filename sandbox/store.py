@@ -283,6 +283,24 @@ class Store:
             for r in rows
         ]
 
+    def current_user(self, who: Principal) -> m.CurrentUser:
+        """`GET /api/admin/user`: the token's user, as Unleash 8.2 shapes it (minus the secret it
+        echoes for admin API tokens)."""
+        admin = self.root_role_of(who.user_id) == ADMIN_ROLE
+        permissions = [m.Permission(permission="ADMIN")] if admin else []
+        if who.kind == "admin":
+            user: dict[str, Any] = {
+                "username": "admin",
+                "type": "admin",
+                "permissions": ["ADMIN"],
+                "environment": "*",
+                "projects": ["*"],
+            }
+        else:
+            assert who.user_id is not None
+            user = self.get_user(who.user_id).model_dump(mode="json", exclude_none=True)
+        return m.CurrentUser(user=user, permissions=permissions)
+
     def list_users(self) -> m.UserList:
         rows = self.conn.execute(
             "SELECT * FROM users WHERE account_type = 'User' ORDER BY id"

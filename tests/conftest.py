@@ -1,14 +1,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from sandbox import db
 from sandbox.process import SandboxProcess
+from sandbox.store import Store
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +25,20 @@ def sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
     """A fresh demo sandbox of this test's own, free to change."""
     with SandboxProcess(tmp_path / "sandbox.sqlite3", "--demo") as sb:
         yield sb
+
+
+@pytest.fixture
+def personal_token() -> Callable[[SandboxProcess, str], str]:
+    """A personal access token for the user with `username`, written straight into the running
+    sandbox's database (the sandbox has no login page to make one through)."""
+
+    def make(sb: SandboxProcess, username: str) -> str:
+        conn = db.connect(sb.db)
+        try:
+            row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
+            assert row is not None, username
+            return Store(conn).create_personal_token(int(row[0]))
+        finally:
+            conn.close()
+
+    return make

@@ -1,49 +1,168 @@
 """`AdminClient`: the admin API of one server over one `httpx.AsyncClient`.
 
-One instance per connection, shared by every view-model; close it with `await client.aclose()`
-(or use it as an async context manager). Every method returns a wire model from
-`app.api.models` or raises a `ClientError` (see `app.api.errors`). No Qt here.
+One instance per connection, shared by every view-model and command; close it with
+`await client.aclose()` (or use it as an async context manager). Every method returns a wire
+model from `app.api.models` or raises a `ClientError` (see `app.api.errors`). No Qt here.
 
-The token travels only in the `Authorization` header: it is kept out of `repr()` and scrubbed
-from every error text, even when a server echoes it back.
+- Reads are retried on connection failures and 502/503/504 with bounded exponential backoff and
+  jitter; a 429 waits for `Retry-After`. A write is retried only when the server certainly did
+  not process it: the connection was never made, or it answered 429.
+- What the server and the token can do is probed once (`capabilities()`); operations the probe
+  found impossible raise `Unsupported` without sending anything, so a window that retries does not
+  hammer a server that has no such endpoint.
+- The token travels only in the `Authorization` header. It is kept out of `repr()`, logs and
+  every error text, even when a server echoes it back.
 """
 
 from __future__ import annotations
 
+import asyncio
+import email.utils
+import logging
+import math
+import random
 import re
+import socket
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from html.parser import HTMLParser
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
 
+import certifi
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app import __version__
-from app.api.errors import ApiError, BadResponse, ServerUnreachable
-from app.api.models import ErrorBody, Health, ProjectList, UiConfig, UserList
+from app.api import errors as e
+from app.api.capabilities import Capabilities, probe
+from app.api.models import (
+    ArchivedFeature,
+    ArchivedFeatureEnvironment,
+    ArchivedFeatures,
+    BulkMetrics,
+    ContextField,
+    ContextFieldStrategies,
+    CreateFeature,
+    CreateFeatureStrategy,
+    CreateGroup,
+    CreateUser,
+    CurrentUser,
+    ErrorBody,
+    Feature,
+    FeatureMetricsRaw,
+    FeatureStrategy,
+    FeatureUsage,
+    Group,
+    GroupList,
+    Health,
+    InactiveUsers,
+    PersonalDashboardProjectDetails,
+    ProjectList,
+    SearchFeature,
+    SearchFeatures,
+    UiConfig,
+    UpdateUser,
+    User,
+    UserList,
+)
 
 USER_AGENT = f"flagdesk/{__version__}"
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
+#: bodies larger than this are validated on a worker thread, off the event loop
+THREAD_PARSE_BYTES = 256 * 1024
+#: page size for the archive fallback (the search API is limited to about 15 requests a minute)
+SEARCH_PAGE = 500
 #: longest piece of a non-JSON error body quoted in an error message
 _QUOTE_LIMIT = 200
+_RETRY_STATUSES = frozenset({502, 503, 504})
 
+log = logging.getLogger("flagdesk.api")
 M = TypeVar("M", bound=BaseModel)
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard to try. `attempts` counts the first try; the n-th retry waits a random time up to
+    `base_delay * 2**(n-1)`, at most `max_delay` ("full jitter"). A 429 waits what `Retry-After`
+    says when that is at most `max_retry_after`, else the error is raised at once."""
+
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 90.0
+
+    def backoff(self, retry: int, rng: random.Random) -> float:
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (retry - 1))
+        return rng.uniform(ceiling / 2, ceiling)
+
+
+def normalise_base_url(url: str) -> str:
+    """`url` without trailing slashes, checked to be an http(s) URL with a host.
+
+    Raises `ValueError` with a sentence that says what is wrong."""
+    url = url.strip()
+    if not url:
+        raise ValueError("The server URL is empty.")
+    if "://" not in url:
+        raise ValueError(f"{url!r} has no scheme: write http://{url} or https://{url}.")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{url!r}: the scheme must be http or https, not {parts.scheme!r}.")
+    if not parts.hostname:
+        raise ValueError(f"{url!r} has no host name.")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{url!r}: a server URL has no ?query or #fragment.")
+    try:
+        parts.port  # noqa: B018  (raises on a bad port)
+    except ValueError:
+        raise ValueError(f"{url!r}: the port is not a number from 1 to 65535.") from None
+    return url.rstrip("/")
+
+
 class AdminClient:
+    """The admin API (and the bulk-metrics endpoint) of one server.
+
+    `token` is the admin-side token: an admin API token or a personal access token.
+    `client_token`, when given, is used for `/api/client/*` (bulk metrics), which real servers
+    refuse to admin and personal tokens.
+    """
+
     def __init__(
         self,
         base_url: str,
         token: str,
         *,
+        client_token: str | None = None,
+        verify_tls: bool = True,
+        ca_bundle: str | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        read_timeout: float = READ_TIMEOUT,
+        retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        # the token as a whole word: a short token must not mangle the words that contain it
-        self._token_pattern = (
-            re.compile(rf"(?<![\w:*-])(?<!\w\.){re.escape(token)}(?![\w:*-]|\.\w)")
-            if token
-            else None
-        )
+        base_url = normalise_base_url(base_url)
+        self.verify_tls = verify_tls
+        self.ca_bundle = ca_bundle
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.retry = retry or RetryPolicy()
+        self._token = token
+        self._client_token = client_token
+        self._scrubber = _Scrubber([t for t in (token, client_token) if t])
+        self._sleep = sleep
+        self._rng = random.Random()
+        self._capabilities: Capabilities | None = None
+        self._probe_lock = asyncio.Lock()
+        #: requests in flight, for an activity indicator
+        self.in_flight = 0
+        if not verify_tls:
+            log.warning("TLS certificate verification is OFF for %s", base_url)
         self._http = httpx.AsyncClient(
             base_url=base_url,
             headers={
@@ -51,14 +170,20 @@ class AdminClient:
                 "User-Agent": USER_AGENT,
                 "Accept": "application/json",
             },
-            timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+            timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+            verify=_tls_context(verify_tls, ca_bundle),
             transport=transport,
+            follow_redirects=False,
         )
 
     @property
     def base_url(self) -> str:
         """The server's base URL, without a trailing slash."""
         return str(self._http.base_url).rstrip("/")
+
+    @property
+    def has_client_token(self) -> bool:
+        return bool(self._client_token)
 
     @property
     def closed(self) -> bool:
@@ -81,7 +206,29 @@ class AdminClient:
     ) -> None:
         await self.aclose()
 
-    # ------------------------------------------------------------------ endpoints
+    # ------------------------------------------------------------------ capabilities
+
+    async def capabilities(self, *, refresh: bool = False) -> Capabilities:
+        """What this server and token can do; probed on first use (a handful of small requests,
+        sent concurrently) and remembered for the life of the client."""
+        async with self._probe_lock:
+            if self._capabilities is None or refresh:
+                self._capabilities = await probe(self)
+            return self._capabilities
+
+    @property
+    def known_capabilities(self) -> Capabilities | None:
+        """The capabilities if they were probed already, without probing."""
+        return self._capabilities
+
+    async def _require(self, operation: str) -> Capabilities:
+        caps = await self.capabilities()
+        availability = caps.operation(operation)
+        if not availability.available:
+            raise e.Unsupported(availability.title, availability.reason)
+        return caps
+
+    # ------------------------------------------------------------------ server
 
     async def health(self) -> Health:
         """`GET /health` (no token needed, but sending it does no harm)."""
@@ -91,90 +238,600 @@ class AdminClient:
         """`GET /api/admin/ui-config`: server name and version."""
         return await self._get("/api/admin/ui-config", UiConfig)
 
-    async def list_projects(self) -> ProjectList:
-        """`GET /api/admin/projects`."""
-        return await self._get("/api/admin/projects", ProjectList)
+    async def current_user(self) -> CurrentUser:
+        """`GET /api/admin/user`: who the token acts as, and its permissions."""
+        return await self._get("/api/admin/user", CurrentUser)
+
+    # ------------------------------------------------------------------ users
 
     async def list_users(self) -> UserList:
         """`GET /api/admin/user-admin`: users and root roles (needs the Admin root role)."""
         return await self._get("/api/admin/user-admin", UserList)
 
+    async def get_user(self, user_id: int) -> User:
+        return await self._get(f"/api/admin/user-admin/{int(user_id)}", User)
+
+    async def create_user(self, user: CreateUser) -> User:
+        """`POST /api/admin/user-admin` (a supporting route)."""
+        return await self._write("POST", "/api/admin/user-admin", user, User)
+
+    async def update_user(self, user_id: int, changes: UpdateUser) -> User:
+        """Operation 2, `PUT /api/admin/user-admin/:id`: sends only the fields set on `changes`."""
+        return await self._write("PUT", f"/api/admin/user-admin/{int(user_id)}", changes, User)
+
+    async def inactive_users(self) -> InactiveUsers:
+        """Operation 6, `GET /api/admin/user-admin/inactive`: users with no login in 180 days,
+        one entry per user (Unleash 8.2 can list a user once per old personal access token)."""
+        result = await self._get("/api/admin/user-admin/inactive", InactiveUsers)
+        seen: set[int] = set()
+        unique = []
+        for user in result.inactiveUsers:
+            if user.id not in seen:
+                seen.add(user.id)
+                unique.append(user)
+        if len(unique) != len(result.inactiveUsers):
+            log.debug(
+                "inactive users: dropped %d duplicates", len(result.inactiveUsers) - len(unique)
+            )
+            result.inactiveUsers = unique
+        return result
+
+    # ------------------------------------------------------------------ groups
+
+    async def list_groups(self) -> GroupList:
+        """`GET /api/admin/groups` (Unleash Enterprise and the sandbox)."""
+        await self._require("groups")
+        return await self._get("/api/admin/groups", GroupList)
+
+    async def create_group(self, group: CreateGroup) -> Group:
+        """Operation 1, `POST /api/admin/groups`."""
+        await self._require("groups")
+        return await self._write("POST", "/api/admin/groups", group, Group)
+
+    # ------------------------------------------------------------------ projects and features
+
+    async def list_projects(self) -> ProjectList:
+        """`GET /api/admin/projects`."""
+        return await self._get("/api/admin/projects", ProjectList)
+
+    async def personal_dashboard(self, project: str) -> PersonalDashboardProjectDetails:
+        """Operation 4, `GET /api/admin/personal-dashboard/:projectId`. Unleash answers an admin
+        API token with a 500 (no user behind it): that is `Unsupported` here, with the remedy."""
+        await self._require("project_dashboard")
+        return await self._get(
+            f"/api/admin/personal-dashboard/{_segment(project)}", PersonalDashboardProjectDetails
+        )
+
+    async def archived_features(self, project: str) -> ArchivedFeatures:
+        """Operation 3: a project's archived features in the spec's shape, from every server.
+
+        Where `GET /api/admin/archive/features/:projectId` exists it is used; where it does not
+        (removed in Unleash 7.0) the search API is read page by page until `total`, and the
+        items are mapped onto the spec's fields."""
+        caps = await self.capabilities()
+        if caps.archive_endpoint:
+            return await self._get(
+                f"/api/admin/archive/features/{_segment(project)}", ArchivedFeatures
+            )
+        await self._require("archived_features")
+        return await self._archived_by_search(project)
+
+    async def _archived_by_search(self, project: str) -> ArchivedFeatures:
+        features: list[ArchivedFeature] = []
+        offset = 0
+        while True:
+            page = await self._get(
+                "/api/admin/search/features",
+                SearchFeatures,
+                params={
+                    "project": f"IS:{project}",
+                    "archived": "IS:true",
+                    "offset": str(offset),
+                    "limit": str(SEARCH_PAGE),
+                    "sortBy": "createdAt",
+                    "sortOrder": "asc",
+                },
+            )
+            features.extend(_archived_from_search(item) for item in page.features)
+            offset += len(page.features)
+            total = page.total if page.total is not None else offset
+            if not page.features or offset >= total:
+                break
+        # newest archived first, as the spec's endpoint lists them
+        features.sort(key=lambda f: f.archivedAt.timestamp() if f.archivedAt else 0, reverse=True)
+        return ArchivedFeatures(version=1, features=features)
+
+    async def create_feature(self, project: str, feature: CreateFeature) -> Feature:
+        """`POST /api/admin/projects/:p/features` (a supporting route)."""
+        return await self._write(
+            "POST", f"/api/admin/projects/{_segment(project)}/features", feature, Feature
+        )
+
+    async def archive_feature(self, project: str, name: str) -> None:
+        """`DELETE /api/admin/projects/:p/features/:name`: archives the feature."""
+        await self._send(
+            "DELETE",
+            f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}",
+            idempotent=True,
+        )
+
+    async def add_strategy(
+        self, project: str, feature: str, environment: str, strategy: CreateFeatureStrategy
+    ) -> FeatureStrategy:
+        """`POST .../features/:f/environments/:env/strategies` (a supporting route)."""
+        path = (
+            f"/api/admin/projects/{_segment(project)}/features/{_segment(feature)}"
+            f"/environments/{_segment(environment)}/strategies"
+        )
+        return await self._write("POST", path, strategy, FeatureStrategy)
+
+    # ------------------------------------------------------------------ context
+
+    async def list_context_fields(self) -> list[ContextField]:
+        """`GET /api/admin/context`."""
+        response = await self._send("GET", "/api/admin/context", idempotent=True)
+        return await self._parse_list(response, ContextField, "GET /api/admin/context")
+
+    async def context_strategies(self, field: str) -> ContextFieldStrategies:
+        """Operation 5, `GET /api/admin/context/:contextField/strategies` (an unknown field gives
+        an empty list)."""
+        return await self._get(
+            f"/api/admin/context/{_segment(field)}/strategies", ContextFieldStrategies
+        )
+
+    # ------------------------------------------------------------------ metrics
+
+    async def send_bulk_metrics(self, batch: BulkMetrics | bytes) -> None:
+        """Operation 7, `POST /api/client/metrics/bulk` with the client token (or, without one,
+        the admin-side token, which real servers refuse: `WrongTokenType` says so). `bytes` are
+        sent as they are, so a caller can measure exactly what goes on the wire."""
+        body = batch if isinstance(batch, bytes) else bulk_metrics_bytes(batch)
+        await self._send(
+            "POST",
+            "/api/client/metrics/bulk",
+            content=body,
+            headers={"Content-Type": "application/json"},
+            token=self._client_token,
+            idempotent=False,
+        )
+
+    async def feature_usage(self, feature: str) -> FeatureUsage:
+        """`GET /api/admin/client-metrics/features/:name`: the last hour's stored counts."""
+        return await self._get(
+            f"/api/admin/client-metrics/features/{_segment(feature)}", FeatureUsage
+        )
+
+    async def feature_metrics_raw(self, feature: str, hours_back: int = 1) -> FeatureMetricsRaw:
+        """`GET /api/admin/client-metrics/features/:name/raw?hoursBack=N`."""
+        return await self._get(
+            f"/api/admin/client-metrics/features/{_segment(feature)}/raw",
+            FeatureMetricsRaw,
+            params={"hoursBack": str(int(hours_back))},
+        )
+
     # ------------------------------------------------------------------ plumbing
 
-    async def _get(self, path: str, model: type[M]) -> M:
-        response = await self._send("GET", path)
+    async def _get(
+        self, path: str, model: type[M], *, params: Mapping[str, str] | None = None
+    ) -> M:
+        response = await self._send("GET", path, params=params, idempotent=True)
+        return await self._parse(response, model, f"GET {path}")
+
+    async def _write(self, method: str, path: str, body: BaseModel, model: type[M]) -> M:
+        content = body.model_dump_json(exclude_unset=True).encode()
+        response = await self._send(
+            method,
+            path,
+            content=content,
+            headers={"Content-Type": "application/json"},
+            idempotent=False,
+        )
+        return await self._parse(response, model, f"{method} {path}")
+
+    async def _parse(self, response: httpx.Response, model: type[M], request: str) -> M:
+        content = response.content
         try:
-            return model.model_validate_json(response.content)
+            if len(content) > THREAD_PARSE_BYTES:
+                return await asyncio.to_thread(model.model_validate_json, content)
+            return model.model_validate_json(content)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(part) for part in first["loc"]) or "body"
-            raise BadResponse(
-                self._scrub(
-                    f"GET {path}: the server's answer is not a valid {model.__name__} "
-                    f"({exc.error_count()} problem(s); first at {loc}: {first['msg']})"
-                )
-            ) from None
+            raise self._bad_response(exc, response, model.__name__, request) from None
 
-    async def _send(self, method: str, path: str) -> httpx.Response:
+    async def _parse_list(self, response: httpx.Response, model: type[M], request: str) -> list[M]:
+        adapter: TypeAdapter[list[M]] = TypeAdapter(list[model])  # type: ignore[valid-type]
         try:
-            response = await self._http.request(method, path)
-        except httpx.TransportError as exc:
-            raise ServerUnreachable(self.base_url, self._scrub(_reason(exc))) from None
-        if not response.is_success:
-            raise self._api_error(method, path, response)
-        return response
+            result = adapter.validate_json(response.content)
+        except ValidationError as exc:
+            raise self._bad_response(exc, response, f"list of {model.__name__}", request) from None
+        return result
 
-    def _api_error(self, method: str, path: str, response: httpx.Response) -> ApiError:
+    def _bad_response(
+        self, exc: ValidationError, response: httpx.Response, what: str, request: str
+    ) -> e.BadResponse:
+        first = exc.errors()[0]
+        if first["type"] in ("json_invalid", "json_type"):
+            kind = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
+            looks = "an HTML page" if _looks_like_html(response) else f"not JSON ({kind})"
+            return e.BadResponse(
+                self._scrub(
+                    f"{request}: the server answered {response.status_code} with {looks}, "
+                    "where the API sends JSON. Is the server URL right (it should be the "
+                    "Unleash base URL, not a page of its web interface or a proxy)?"
+                )
+            )
+        field = json_path(first["loc"])
+        more = exc.error_count() - 1
+        also = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+        return e.BadResponse(
+            self._scrub(
+                f"{request}: the server's answer does not match the API ({what}): "
+                f"{field or 'the body'}: {first['msg']}{also}"
+            ),
+            field=field,
+        )
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        token: str | None = None,
+        idempotent: bool,
+    ) -> httpx.Response:
+        request_headers = dict(headers or {})
+        if token:
+            request_headers["Authorization"] = token
+        policy = self.retry
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            self.in_flight += 1
+            try:
+                response = await self._http.request(
+                    method, path, params=params, content=content, headers=request_headers
+                )
+            except httpx.TransportError as exc:
+                error = self._unreachable(exc)
+                if attempt < policy.attempts and _may_retry(exc, idempotent):
+                    delay = policy.backoff(attempt, self._rng)
+                    log.info("%s %s: %s; retry %d in %.2f s", method, path, error.reason,
+                             attempt, delay)  # fmt: skip
+                    await self._sleep(delay)
+                    continue
+                log.info("%s %s: %s", method, path, error.reason)
+                raise error from None
+            finally:
+                self.in_flight -= 1
+            status = response.status_code
+            log.debug("%s %s -> %d in %.0f ms", method, path, status,
+                      (time.perf_counter() - started) * 1000)  # fmt: skip
+            if response.is_success:
+                return response
+            if attempt < policy.attempts:
+                wait = self._retry_delay(response, attempt, idempotent)
+                if wait is not None:
+                    log.info("%s %s: %d; retry %d in %.2f s", method, path, status, attempt, wait)
+                    await self._sleep(wait)
+                    continue
+            raise self._api_error(method, path, response)
+
+    def _retry_delay(
+        self, response: httpx.Response, attempt: int, idempotent: bool
+    ) -> float | None:
+        """How long to wait before trying again, or None not to."""
+        status = response.status_code
+        if status == 429:
+            wait = retry_after_seconds(response.headers.get("retry-after"))
+            if wait is None:
+                return self.retry.backoff(attempt, self._rng)
+            return wait if wait <= self.retry.max_retry_after else None
+        if status in _RETRY_STATUSES and idempotent:
+            return self.retry.backoff(attempt, self._rng)
+        return None
+
+    def _unreachable(self, exc: httpx.TransportError) -> e.ServerUnreachable:
+        kind, reason = _classify(exc, self)
+        return kind(self.base_url, self._scrub(reason))
+
+    def _api_error(self, method: str, path: str, response: httpx.Response) -> e.ApiError:
         status = response.status_code
         name = response.reason_phrase or "HTTP error"
         message = ""
         error_id: str | None = None
-        try:
-            body = ErrorBody.model_validate_json(response.content)
-        except ValidationError:
-            message = _quote(response.text)
-        else:
+        details: tuple[e.Problem, ...] = ()
+        body: ErrorBody | None = None
+        if _looks_like_json(response):
+            try:
+                body = ErrorBody.model_validate_json(response.content)
+            except ValidationError:
+                body = None
+        if body is not None:
             name = body.name or name
             error_id = body.id
             message = body.message
-            if body.details:
-                extra = "; ".join(d.message for d in body.details if d.message)
-                message = f"{message} ({extra})" if message and extra else message or extra
-        return ApiError(
+            details = tuple(
+                e.Problem(self._scrub(d.message), self._scrub(d.path or ""))
+                for d in body.details or ()
+                if d.message
+            )
+        else:
+            message = _readable_text(response)
+        cls = e.error_class(status)
+        if status == 403 and "token type" in message:
+            cls = e.WrongTokenType
+        hint = _hint(cls, status, path, message, response)
+        error = cls(
             status,
             self._scrub(name),
             self._scrub(message),
+            details=details,
+            error_id=error_id,
             method=method,
             path=path,
-            error_id=error_id,
+            hint=hint,
         )
+        if isinstance(error, e.RateLimited):
+            error.retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        return error
 
     def _scrub(self, text: str) -> str:
-        return self._token_pattern.sub("***", text) if self._token_pattern else text
+        return self._scrubber(text)
 
 
-def _reason(exc: httpx.TransportError) -> str:
-    if isinstance(exc, httpx.ConnectTimeout):
-        return f"no connection within {CONNECT_TIMEOUT:g} s"
-    if isinstance(exc, httpx.ReadTimeout):
-        return f"no answer within {READ_TIMEOUT:g} s"
-    if isinstance(exc, httpx.TimeoutException):
-        return "the request timed out"
+# ---------------------------------------------------------------------------- helpers
+
+
+class _Scrubber:
+    """Replaces each token with `***` wherever it stands as a whole word."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self._patterns = [
+            re.compile(rf"(?<![\w:*-])(?<!\w\.){re.escape(t)}(?![\w:*-]|\.\w)") for t in tokens
+        ]
+        # the secret part of `project:env.secret` alone must not leak either
+        self._patterns += [
+            re.compile(re.escape(t.rsplit(".", 1)[1]))
+            for t in tokens
+            if "." in t and len(t.rsplit(".", 1)[1]) >= 8
+        ]
+
+    def __call__(self, text: str) -> str:
+        for pattern in self._patterns:
+            text = pattern.sub("***", text)
+        return text
+
+
+def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:
+    """The exact bytes `send_bulk_metrics` sends for a batch."""
+    return batch.model_dump_json(exclude_none=True).encode()
+
+
+def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
+    """A pydantic location as a JSON path: `("users", 0, "user", "id")` -> `users[0].user.id`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """`Retry-After` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _segment(value: str) -> str:
+    """One path segment, percent-encoded (a project id or name may hold `/` or `?`)."""
+    return quote(str(value), safe="")
+
+
+def _tls_context(verify_tls: bool, ca_bundle: str | None) -> ssl.SSLContext | bool:
+    if not verify_tls:
+        return False
+    context = ssl.create_default_context(cafile=certifi.where())
+    if ca_bundle:
+        try:
+            context.load_verify_locations(cafile=ca_bundle)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(f"The CA bundle {ca_bundle} cannot be read: {exc}") from None
+    return context
+
+
+def _may_retry(exc: httpx.TransportError, idempotent: bool) -> bool:
+    """Reads retry on any transport failure; writes only when nothing reached the server."""
+    if isinstance(exc, httpx.ConnectError) and _tls_failure(exc) is not None:
+        return False  # a certificate does not fix itself
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+        return True
+    return idempotent
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
     cause: BaseException | None = exc
-    for _ in range(10):  # the chain is short; the bound only guards against a cycle
-        if cause is None:
-            break
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
+    while cause is not None and len(chain) < 12:  # the bound guards against a cycle
+        chain.append(cause)
         cause = cause.__cause__ or cause.__context__
+    return chain
+
+
+def _tls_failure(exc: BaseException) -> ssl.SSLError | None:
+    for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLError):
+            return cause
+    return None
+
+
+def _classify(
+    exc: httpx.TransportError, client: AdminClient
+) -> tuple[type[e.ServerUnreachable], str]:
+    host = urlsplit(client.base_url).hostname or client.base_url
+    if isinstance(exc, httpx.ConnectTimeout):
+        return e.TimedOut, f"no connection within {client.connect_timeout:g} s"
+    if isinstance(exc, httpx.ReadTimeout):
+        return e.TimedOut, f"no answer within {client.read_timeout:g} s"
+    if isinstance(exc, httpx.WriteTimeout):
+        return e.TimedOut, f"sending the request took longer than {client.read_timeout:g} s"
+    if isinstance(exc, httpx.PoolTimeout):
+        return e.TimedOut, "too many requests waiting for a connection"
+    tls = _tls_failure(exc)
+    if tls is not None:
+        if isinstance(tls, ssl.SSLCertVerificationError):
+            why = tls.verify_message or "the certificate is not trusted"
+            return e.TlsError, (
+                f"the server's TLS certificate was refused ({why}). If the server uses a "
+                "private certificate authority, give its CA bundle in the connection settings"
+            )
+        reason = getattr(tls, "reason", None) or str(tls)
+        return e.TlsError, f"the TLS handshake failed ({reason}); is it an https server?"
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError):
+            return e.ConnectionRefused, "connection refused (is the server running, on that port?)"
+        if _is_dns_failure(cause):
+            return e.HostNotFound, f"the host name {host!r} does not resolve (DNS)"
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        text = str(exc).strip() or type(exc).__name__
+        return e.ConnectionLost, f"the connection broke before the answer was complete ({text})"
+    if isinstance(exc, httpx.ConnectError) and "Name or service not known" in str(exc):
+        return e.HostNotFound, f"the host name {host!r} does not resolve (DNS)"
     text = str(exc).strip()
-    return text or type(exc).__name__
+    return e.ServerUnreachable, text or type(exc).__name__
 
 
-def _quote(text: str) -> str:
-    """A short, single-line piece of a non-JSON body; nothing for HTML pages."""
-    text = text.strip()
-    if not text or text.startswith("<"):
+def _is_dns_failure(exc: BaseException) -> bool:
+    return isinstance(exc, socket.gaierror)
+
+
+def _looks_like_json(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "")
+    if "json" in kind:
+        return True
+    return response.content.lstrip()[:1] in (b"{", b"[")
+
+
+def _looks_like_html(response: httpx.Response) -> bool:
+    if "html" in response.headers.get("content-type", ""):
+        return True
+    return response.content.lstrip()[:1] == b"<"
+
+
+class _TextOf(HTMLParser):
+    """The visible text of an HTML page, and its title."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title = ""
+        self.parts: list[str] = []
+        self._skip = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style", "head"):
+            self._skip += 1
+        if tag == "title":
+            self._in_title = True
+        if tag in ("br", "p", "div", "pre", "h1", "h2", "li", "tr"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "head") and self._skip:
+            self._skip -= 1
+        if tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        elif not self._skip:
+            self.parts.append(data)
+
+
+def _readable_text(response: httpx.Response) -> str:
+    """One readable line from a body that is not an Unleash error body ("" for none)."""
+    text = response.text
+    if not text.strip():
         return ""
-    line = text.splitlines()[0]
-    return line if len(line) <= _QUOTE_LIMIT else line[: _QUOTE_LIMIT - 1] + "…"
+    if _looks_like_html(response):
+        parser = _TextOf()
+        try:
+            parser.feed(text)
+            parser.close()
+        except Exception:  # a broken page must not hide the status
+            return ""
+        lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
+        lines = [line for line in lines if line]
+        text = lines[0] if lines else " ".join(parser.title.split())
+    else:
+        lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+        text = lines[0] if lines else ""
+    return text if len(text) <= _QUOTE_LIMIT else text[: _QUOTE_LIMIT - 1] + "…"
+
+
+def _hint(
+    cls: type[e.ApiError], status: int, path: str, message: str, response: httpx.Response
+) -> str:
+    """What a person can do about an error, when we know."""
+    if cls is e.WrongTokenType:
+        if path.startswith("/api/client/"):
+            return (
+                "Use a client token: admin API tokens and personal access tokens are refused "
+                "on the client API"
+            )
+        return "Use an admin API token or a personal access token: this is a client token"
+    if status == 401:
+        return "The token is missing, expired or unknown to this server"
+    if status == 403:
+        return "The token is valid but lacks the permission for this"
+    if status == 404 and "path you were looking for" in message:
+        return "This server does not have this endpoint"
+    if status == 413:
+        return "The request body is larger than the server accepts"
+    if status == 415:
+        return "The server expects application/json"
+    if status == 429:
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        return f"Try again in {math.ceil(wait)} s" if wait is not None else "Try again later"
+    if status >= 500 and not message:
+        return "The server failed; its log may say why"
+    return ""
+
+
+def _archived_from_search(item: SearchFeature) -> ArchivedFeature:
+    """A search-API item in the spec's archived-feature shape."""
+    environments = [
+        ArchivedFeatureEnvironment(name=env.name, lastSeenAt=env.lastSeenAt, enabled=env.enabled)
+        for env in item.environments
+    ]
+    seen = [env.lastSeenAt for env in item.environments if env.lastSeenAt is not None]
+    fields: dict[str, Any] = {
+        "name": item.name,
+        "type": item.type,
+        "description": item.description,
+        "project": item.project,
+        "stale": item.stale,
+        "impressionData": item.impressionData,
+        "createdAt": item.createdAt,
+        "archivedAt": item.archivedAt,
+        "lastSeenAt": max(seen) if seen else None,
+        "environments": environments,
+    }
+    return ArchivedFeature(**fields)

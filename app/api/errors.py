@@ -1,17 +1,47 @@
-"""What `AdminClient` raises. Every message is fit to show a user as it is, and none holds a token.
+"""What `AdminClient` raises: one hierarchy, every message fit to show a person, none holds a token.
 
-- `ClientError`: the base; catch it to show "something went wrong talking to the server".
-- `ApiError`: the server answered with a non-2xx status (`status`, `name`, `message` come from
-  the `{id, name, message}` error body when there is one).
-- `ServerUnreachable`: no answer at all (refused, timed out, DNS, TLS).
-- `BadResponse`: a 2xx answer whose body does not fit the wire model.
+    ClientError                      anything that went wrong talking to a server
+    ├── ServerUnreachable            no HTTP answer at all
+    │   ├── ConnectionRefused        nothing listens at that address
+    │   ├── HostNotFound             the name does not resolve (DNS)
+    │   ├── TlsError                 the TLS handshake or certificate check failed
+    │   ├── TimedOut                 no connection or no answer in time
+    │   └── ConnectionLost           the connection broke before the answer was complete
+    ├── ApiError                     the server answered with a non-2xx status
+    │   ├── BadRequest (400) ─ PayloadTooLarge (413), UnsupportedMediaType (415)
+    │   ├── Unauthorized (401)       no token or an unknown one
+    │   ├── Forbidden (403) ─ WrongTokenType   a valid token of the wrong kind
+    │   ├── NotFound (404)
+    │   ├── Conflict (409)
+    │   ├── RateLimited (429)        with `retry_after` in seconds when the server said
+    │   └── ServerError (5xx)
+    ├── BadResponse                  a 2xx answer unlike what the API promises (names the field)
+    └── Unsupported                  this server or token cannot do it; no request was sent
+
+`ApiError` carries what the server said in any of the three error-body shapes Unleash uses
+(`{id, name, message, details}`, the same without `id`, and `{message}`), or what could be read
+from an HTML, plain-text or empty body.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One detail of an error: what is wrong and where (a JSON path such as `users[0].user.id`,
+    or "" when the server did not say)."""
+
+    message: str
+    path: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
 
 class ClientError(Exception):
-    """Something went wrong talking to a server. `str(error)` is the user-facing text."""
+    """Something went wrong talking to a server. `str(error)` is the text to show a person."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -20,41 +50,15 @@ class ClientError(Exception):
     def __str__(self) -> str:
         return self.message
 
-
-class ApiError(ClientError):
-    """A non-2xx response. `name` is the error body's `name` (such as `NotFoundError`), or the
-    HTTP reason phrase when the body is not an Unleash error body."""
-
-    def __init__(
-        self,
-        status: int,
-        name: str,
-        message: str,
-        *,
-        method: str = "",
-        path: str = "",
-        error_id: str | None = None,
-    ) -> None:
-        self.status = status
-        self.name = name
-        self.method = method
-        self.path = path
-        self.error_id = error_id
-        where = f" ({method} {path})" if method and path else ""
-        text = f"{status} {name}{where}"
-        super().__init__(f"{text}: {message}" if message else text)
-        # `message` is the server's own sentence; `str(error)` adds status, name and request
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.args[0] if self.args else ""
-
     def __repr__(self) -> str:
-        return f"ApiError(status={self.status!r}, name={self.name!r}, message={self.message!r})"
+        return f"{type(self).__name__}({self.message!r})"
+
+
+# ---------------------------------------------------------------------------- no answer
 
 
 class ServerUnreachable(ClientError):
-    """No HTTP answer: the connection was refused, timed out or failed."""
+    """No HTTP answer. `url` is the server's base URL, `reason` a short phrase."""
 
     def __init__(self, url: str, reason: str) -> None:
         self.url = url
@@ -62,5 +66,166 @@ class ServerUnreachable(ClientError):
         super().__init__(f"Cannot reach {url}: {reason}")
 
 
+class ConnectionRefused(ServerUnreachable):
+    """Nothing listens at that address and port (is the server running?)."""
+
+
+class HostNotFound(ServerUnreachable):
+    """The host name does not resolve."""
+
+
+class TlsError(ServerUnreachable):
+    """The TLS handshake failed or the certificate was not trusted."""
+
+
+class TimedOut(ServerUnreachable):
+    """No connection, or no complete answer, within the configured time."""
+
+
+class ConnectionLost(ServerUnreachable):
+    """The connection closed or broke before the answer was complete."""
+
+
+# ---------------------------------------------------------------------------- an error status
+
+
+class ApiError(ClientError):
+    """A non-2xx answer.
+
+    - `status`: the HTTP status; `name`: the error body's `name` (such as `NotFoundError`), or the
+      HTTP reason phrase when the body has none;
+    - `message`: the server's own sentence ("" when it gave none); `details`: its `Problem`s;
+    - `error_id`: the `id` Unleash puts on some error bodies, to find the request in its log;
+    - `method`, `path`: the request; `hint`: what the person can do about it, when we know.
+
+    `str(error)` puts these together in one line.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        name: str,
+        message: str,
+        *,
+        details: tuple[Problem, ...] = (),
+        error_id: str | None = None,
+        method: str = "",
+        path: str = "",
+        hint: str = "",
+    ) -> None:
+        self.status = status
+        self.name = name
+        self.details = details
+        self.error_id = error_id
+        self.method = method
+        self.path = path
+        self.hint = hint
+        where = f" ({method} {path})" if method and path else ""
+        text = f"{status} {name}{where}"
+        said = message
+        extra = [str(d) for d in details if d.message and d.message != message]
+        if extra:
+            said = f"{said} ({'; '.join(extra)})" if said else "; ".join(extra)
+        if said:
+            text = f"{text}: {said}"
+        if hint:
+            text = f"{text}{'' if text.endswith(('.', '!', '?')) else '.'} {hint}"
+        super().__init__(text)
+        self.message = message
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status!r}, name={self.name!r}, "
+            f"message={self.message!r}, error_id={self.error_id!r})"
+        )
+
+
+class BadRequest(ApiError):
+    """400: the request did not fit what the server expects; `details` say where."""
+
+
+class PayloadTooLarge(BadRequest):
+    """413: the body is larger than the server accepts."""
+
+
+class UnsupportedMediaType(BadRequest):
+    """415: the body was not sent as `application/json`."""
+
+
+class Unauthorized(ApiError):
+    """401: no token, or one the server does not know."""
+
+
+class Forbidden(ApiError):
+    """403: the token is valid but may not do this."""
+
+
+class WrongTokenType(Forbidden):
+    """403 because the token is of the wrong kind: an admin API token or a personal access token
+    on the client API, or a client token on the admin API."""
+
+
+class NotFound(ApiError):
+    """404: no such resource, or (on some servers) no such endpoint."""
+
+
+class Conflict(ApiError):
+    """409: it conflicts with what exists, such as a group name already taken."""
+
+
+class RateLimited(ApiError):
+    """429: too many requests. `retry_after` is the wait the server asked for, in seconds."""
+
+    retry_after: float | None = None
+
+
+class ServerError(ApiError):
+    """5xx: the server failed."""
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+    429: RateLimited,
+}
+
+
+def error_class(status: int) -> type[ApiError]:
+    """The `ApiError` subclass for a status."""
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    if status >= 500:
+        return ServerError
+    if status == 422:
+        return BadRequest
+    return ApiError
+
+
+# ---------------------------------------------------------------------------- other
+
+
 class BadResponse(ClientError):
-    """A 2xx answer whose body is not JSON or does not match the wire model."""
+    """A 2xx answer whose body is not JSON or does not match the API's schema. `field` is the JSON
+    path of the first problem ("" when the body is not JSON at all)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Unsupported(ClientError):
+    """The server or the token cannot do this, as the connection's capabilities say; nothing was
+    sent. `reason` says why and what would make it work."""
+
+    def __init__(self, operation: str, reason: str) -> None:
+        self.operation = operation
+        self.reason = reason
+        super().__init__(f"{operation}: {reason}")

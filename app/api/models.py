@@ -277,6 +277,31 @@ class ArchivedFeatures(Response):
     features: list[ArchivedFeature]
 
 
+class SearchFeatureEnvironment(Response):
+    name: str
+    enabled: bool | None = None
+    lastSeenAt: datetime | None = None
+
+
+class SearchFeature(Response):
+    """An item of `GET /api/admin/search/features` (Unleash 5.9+; the archive's replacement)."""
+
+    name: str
+    type: str | None = None
+    description: str | None = None
+    project: str
+    stale: bool | None = None
+    impressionData: bool | None = None
+    createdAt: datetime | None = None
+    archivedAt: datetime | None = None
+    environments: list[SearchFeatureEnvironment] = []
+
+
+class SearchFeatures(Response):
+    features: list[SearchFeature]
+    total: int | None = None
+
+
 FeatureType = Literal["experiment", "kill-switch", "release", "operational", "permission"]
 FEATURE_TYPES: tuple[str, ...] = (
     "release",
@@ -542,6 +567,26 @@ class FeatureMetricsRaw(Response):
 
 class VersionInfo(Response):
     current: dict[str, str] = {}
+
+
+class Permission(Response):
+    permission: str
+    project: str | None = None
+    environment: str | None = None
+
+
+class CurrentUser(Response):
+    """`GET /api/admin/user`: who the token acts as. For a personal access token `user` is that
+    user (with `id`); for an admin API token it describes the token (`type` "admin"; Unleash even
+    echoes the token's secret here, so this model never reaches a log)."""
+
+    user: dict[str, Any]
+    permissions: list[Permission] = []
+
+    def __repr__(self) -> str:  # keep a secret the server echoed out of reprs and tracebacks
+        return f"CurrentUser(permissions={[p.permission for p in self.permissions]!r})"
+
+    __str__ = __repr__
 
 
 class UiConfig(Response):

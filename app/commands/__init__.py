@@ -1,0 +1,1 @@
+"""Headless subcommands of `flagdesk` (no Qt imported): one module per command."""

@@ -1,0 +1,89 @@
+"""`flagdesk check`: connect, and say what works on this server with this token."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import textwrap
+from typing import Any
+
+from app.api import errors as e
+from app.api.capabilities import OPERATIONS, Capabilities
+from app.commands.connection import (
+    EXIT_OK,
+    EXIT_UNAUTHORISED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    ConnectionSpec,
+    UsageError,
+    connection_from_args,
+)
+
+
+async def probe(spec: ConnectionSpec) -> Capabilities:
+    async with spec.client() as client:
+        return await client.capabilities()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        spec = connection_from_args(args)
+    except UsageError as exc:
+        print(f"flagdesk check: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        caps = asyncio.run(probe(spec))
+    except (e.ServerUnreachable, e.BadResponse) as exc:
+        return _failed(args, spec, EXIT_UNREACHABLE, "unreachable", exc)
+    except (e.Unauthorized, e.Forbidden) as exc:
+        return _failed(args, spec, EXIT_UNAUTHORISED, "unauthorised", exc)
+    except e.ClientError as exc:
+        return _failed(args, spec, EXIT_UNREACHABLE, "failed", exc)
+    if args.json:
+        print(json.dumps({"reachable": True, "authorised": True, **caps.to_json()}, indent=2))
+    else:
+        print(report(caps))
+    return EXIT_OK
+
+
+def report(caps: Capabilities) -> str:
+    lines = [
+        f"Server   {caps.base_url}",
+        f"         {caps.server_label}",
+        f"Token    {caps.token_label}" + (" (Admin root role)" if caps.is_admin else ""),
+        "",
+    ]
+    width = max(len(title) for title in OPERATIONS.values())
+    indent = " " * (width + 9)
+    columns = max(60, shutil.get_terminal_size((100, 24)).columns)
+    for key, title in OPERATIONS.items():
+        availability = caps.operation(key)
+        mark = "yes" if availability.available else "no "
+        why = availability.reason if not availability.available else availability.note
+        head = f"  {title:<{width}}  {mark}  "
+        if not why:
+            lines.append(head.rstrip())
+            continue
+        lines.extend(textwrap.wrap(why, columns, initial_indent=head, subsequent_indent=indent))
+    return "\n".join(lines)
+
+
+def _failed(
+    args: argparse.Namespace, spec: ConnectionSpec, status: int, state: str, exc: e.ClientError
+) -> int:
+    if args.json:
+        out: dict[str, Any] = {
+            "url": spec.url,
+            "reachable": status != EXIT_UNREACHABLE,
+            "authorised": False,
+            "error": {"kind": type(exc).__name__, "message": str(exc)},
+        }
+        if isinstance(exc, e.ApiError):
+            out["error"]["status"] = exc.status
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"flagdesk check: {state}: {exc}", file=sys.stderr)
+    return status
