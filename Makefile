@@ -12,7 +12,7 @@ test:
 	@packaging/bootstrap.sh test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app/api app/metrics sandbox
+	$(BIN)/mypy app/api app/metrics app/commands app/profiles.py app/cli.py sandbox
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint:
@@ -21,7 +21,7 @@ lint:
 
 typecheck:
 	@packaging/bootstrap.sh test
-	$(BIN)/mypy app/api app/metrics sandbox
+	$(BIN)/mypy app/api app/metrics app/commands app/profiles.py app/cli.py sandbox
 
 serve:
 	@packaging/bootstrap.sh run

@@ -58,6 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_connection_arguments(check)
     check.add_argument("--json", action="store_true", help="print one JSON object")
+
+    from app.commands import profiles
+
+    profiles.add_arguments(
+        sub.add_parser(
+            "profiles",
+            help="list, show, add or remove connection profiles",
+            description="Connection profiles, shared with the window. Tokens live in the OS "
+            "keyring, never in profiles.json.",
+        )
+    )
     return parser
 
 
@@ -95,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 inactive_days=args.inactive_days,
             )
         )
+    if args.command == "profiles":
+        from app.commands import profiles
+
+        return profiles.run(args)
     if args.command == "check":
         from app.commands import check
 

@@ -164,7 +164,7 @@ class ProfileStore:
             self._forget(old)
         data.profiles = [p for p in data.profiles if p.name != replace] + [profile]
         data.profiles.sort(key=lambda p: p.name.casefold())
-        if data.last == replace:
+        if replace is not None and data.last == replace:
             data.last = profile.name
         self._save(data)
         return profile

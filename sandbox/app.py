@@ -153,8 +153,8 @@ async def admin_side(request: Request) -> Principal:
         raise ApiError(
             403,
             "NoAccessError",
-            "A client token cannot use the admin API: use an admin API token "
-            "or a personal access token.",
+            "Expected a different token type for this endpoint: a client token cannot use "
+            "the admin API; use an admin API token or a personal access token.",
         )
     return principal
 
@@ -170,8 +170,9 @@ async def client_side(request: Request) -> Principal:
         raise ApiError(
             403,
             "NoAccessError",
-            f"An {'admin API' if principal.kind == 'admin' else 'personal access'} token "
-            "cannot send metrics: use a client (backend) token.",
+            "Expected a different token type for this endpoint: "
+            f"{'an admin API' if principal.kind == 'admin' else 'a personal access'} token "
+            "cannot send metrics; use a client (backend) token.",
         )
     return principal
 

@@ -554,14 +554,14 @@ class AdminClient:
             error_id = body.id
             message = body.message
             details = tuple(
-                e.Problem(self._scrub(d.message), self._scrub(d.path or ""))
+                e.Problem(self._scrub(d.message), self._scrub(_normalise_path(d.path or "")))
                 for d in body.details or ()
                 if d.message
             )
         else:
             message = _readable_text(response)
         cls = e.error_class(status)
-        if status == 403 and "token type" in message:
+        if status == 403 and "token type" in message.lower():
             cls = e.WrongTokenType
         hint = _hint(cls, status, path, message, response)
         error = cls(
@@ -619,6 +619,21 @@ def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+def _normalise_path(path: str) -> str:
+    """An error detail's path in one notation, `users[0].user.id`, whether the server wrote
+    `$.users[0].user.id` (JSONPath) or `/users/0/user/id` (JSON Pointer)."""
+    path = path.strip()
+    if path.startswith("$"):
+        return path[1:].lstrip(".")
+    if path.startswith("/"):
+        out = ""
+        for part in path[1:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
+        return out
+    return path
 
 
 def retry_after_seconds(value: str | None) -> float | None:

@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PlainSerializer,
     PlainValidator,
     StrictInt,
     Tag,
@@ -100,10 +101,18 @@ def _time_value(value: Any) -> datetime | int:
     )
 
 
+def _time_json(value: datetime | int) -> str | int:
+    # explicit: pydantic's union serializer warns on PlainValidator-typed unions
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return value
+
+
 #: RFC 3339 date-time string or integer (milliseconds since the epoch), as in the bulk schema.
 TimeValue = Annotated[
     datetime | int,
     PlainValidator(_time_value),
+    PlainSerializer(_time_json, when_used="json"),
     WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}),
 ]
 
