@@ -87,9 +87,10 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How hard to try. `attempts` counts the first try; the n-th retry waits a random time up to
-    `base_delay * 2**(n-1)`, at most `max_delay` ("full jitter"). A 429 waits what `Retry-After`
-    says when that is at most `max_retry_after`, else the error is raised at once."""
+    """How hard to try. `attempts` counts the first try; the n-th retry waits a random time
+    between half and all of `base_delay * 2**(n-1)`, capped at `max_delay` ("equal jitter").
+    A 429 waits what `Retry-After` says when that is at most `max_retry_after`, else the error is
+    raised at once."""
 
     attempts: int = 4
     base_delay: float = 0.5
@@ -334,9 +335,12 @@ class AdminClient:
             )
             features.extend(_archived_from_search(item) for item in page.features)
             offset += len(page.features)
-            total = page.total if page.total is not None else offset
-            if not page.features or offset >= total:
+            if not page.features:
                 break
+            if page.total is not None and offset >= page.total:
+                break
+            if page.total is None and len(page.features) < SEARCH_PAGE:
+                break  # no total given: a short page is the last one
         # newest archived first, as the spec's endpoint lists them
         features.sort(key=lambda f: f.archivedAt.timestamp() if f.archivedAt else 0, reverse=True)
         return ArchivedFeatures(version=1, features=features)
@@ -467,7 +471,7 @@ class AdminClient:
                 f"{request}: the server's answer does not match the API ({what}): "
                 f"{field or 'the body'}: {first['msg']}{also}"
             ),
-            field=field,
+            field=self._scrub(field),
         )
 
     async def _send(
@@ -549,9 +553,11 @@ class AdminClient:
                 body = ErrorBody.model_validate_json(response.content)
             except ValidationError:
                 body = None
+        if body is not None and not (body.message or body.name or body.details):
+            body = None  # JSON, but not an error body (a proxy's {"error": ...}): quote it
         if body is not None:
             name = body.name or name
-            error_id = body.id
+            error_id = self._scrub(body.id) if body.id else None
             message = body.message
             details = tuple(
                 e.Problem(self._scrub(d.message), self._scrub(_normalise_path(d.path or "")))
@@ -681,12 +687,21 @@ def _may_retry(exc: httpx.TransportError, idempotent: bool) -> bool:
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    cause: BaseException | None = exc
-    while cause is not None and len(chain) < 12:  # the bound guards against a cycle
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    return chain
+    """`exc`, its causes and contexts, and the members of exception groups among them (a host
+    name with several addresses fails with a group of one error per address)."""
+    seen: list[BaseException] = []
+    queue: list[BaseException] = [exc]
+    while queue and len(seen) < 32:  # the bound guards against cycles
+        cause = queue.pop(0)
+        if any(cause is s for s in seen):
+            continue
+        seen.append(cause)
+        if isinstance(cause, BaseExceptionGroup):
+            queue.extend(cause.exceptions)
+        for nxt in (cause.__cause__, cause.__context__):
+            if nxt is not None:
+                queue.append(nxt)
+    return seen
 
 
 def _tls_failure(exc: BaseException) -> ssl.SSLError | None:
