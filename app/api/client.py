@@ -258,7 +258,9 @@ class AdminClient:
 
     async def update_user(self, user_id: int, changes: UpdateUser) -> User:
         """Operation 2, `PUT /api/admin/user-admin/:id`: sends only the fields set on `changes`."""
-        return await self._write("PUT", f"/api/admin/user-admin/{int(user_id)}", changes, User)
+        return await self._write(
+            "PUT", f"/api/admin/user-admin/{int(user_id)}", changes, User, only_set=True
+        )
 
     async def inactive_users(self) -> InactiveUsers:
         """Operation 6, `GET /api/admin/user-admin/inactive`: users with no login in 180 days,
@@ -421,8 +423,17 @@ class AdminClient:
         response = await self._send("GET", path, params=params, idempotent=True)
         return await self._parse(response, model, f"GET {path}")
 
-    async def _write(self, method: str, path: str, body: BaseModel, model: type[M]) -> M:
-        content = body.model_dump_json(exclude_unset=True).encode()
+    async def _write(
+        self, method: str, path: str, body: BaseModel, model: type[M], *, only_set: bool = False
+    ) -> M:
+        """Send `body` as JSON: every field but the `None`s, or with `only_set` just the fields
+        the caller set (a partial update)."""
+        dump = (
+            body.model_dump_json(exclude_unset=True)
+            if only_set
+            else body.model_dump_json(exclude_none=True)
+        )
+        content = dump.encode()
         response = await self._send(
             method,
             path,
@@ -833,6 +844,11 @@ def _hint(
         return "The token is valid but lacks the permission for this"
     if status == 404 and "path you were looking for" in message:
         return "This server does not have this endpoint"
+    if status == 400 and path.endswith("/metrics/bulk") and not message:
+        return (
+            "The server refused the batch without saying why; Unleash 8.2 does that when an "
+            "application lacks `started` or `interval`"
+        )
     if status == 413:
         return "The request body is larger than the server accepts"
     if status == 415:

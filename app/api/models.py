@@ -546,10 +546,11 @@ class BulkMetrics(Request):
 
 
 class MetricsWindow(Response):
-    """One stored count, as `GET /api/admin/client-metrics/features/:name` returns it."""
+    """One stored count. `/raw` names the feature and application of each; `lastHourUsage` on
+    Unleash 8.2 gives only environment, timestamp, yes and no (the sandbox gives all)."""
 
-    featureName: str
-    appName: str
+    featureName: str | None = None
+    appName: str | None = None
     environment: str
     timestamp: datetime
     yes: int

@@ -1,0 +1,130 @@
+"""`flagdesk check` as a user runs it, against the real Unleash 8.2 peer.
+
+(`tests/api` covers `check` against the sandbox; here it is only what a real server makes of it.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.compat.conftest import Peer
+
+REPO = Path(__file__).resolve().parents[2]
+EXIT_OK, EXIT_UNREACHABLE, EXIT_UNAUTHORISED = 0, 3, 4
+
+
+def check(
+    url: str, token: str, *extra: str, client_token: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGDESK_")}
+    env["FLAGDESK_TOKEN"] = token
+    if client_token:
+        env["FLAGDESK_CLIENT_TOKEN"] = client_token
+    return subprocess.run(
+        [sys.executable, "-m", "app", "check", "--url", url, *extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def check_json(
+    url: str, token: str, *, client_token: str | None = None, status: int = EXIT_OK
+) -> dict[str, Any]:
+    done = check(url, token, "--json", client_token=client_token)
+    assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+def available(out: dict[str, Any]) -> set[str]:
+    return {key for key, op in out["operations"].items() if op["available"]}
+
+
+def test_admin_token(peer: Peer) -> None:
+    out = check_json(peer.url, peer.admin_token)
+    assert out["reachable"] is True and out["authorised"] is True
+    assert out["url"] == peer.url
+    assert out["server"] == {
+        "kind": "unleash",
+        "version": "8.2.0",
+        "edition": "Open Source",
+        "label": "Unleash 8.2.0 (Open Source)",
+    }
+    token = {"kind": "admin", "label": "admin API token", "user": None, "admin": True}
+    assert out["token"] == token
+    assert out["archiveEndpoint"] is False
+    ops = out["operations"]
+    assert available(out) == {"users", "inactive_users", "archived_features", "context_usage"}
+    assert "Enterprise" in ops["groups"]["reason"]
+    assert "personal access token" in ops["project_dashboard"]["reason"]
+    assert "client" in ops["metrics_upload"]["reason"]
+    assert "search" in ops["archived_features"]["note"]
+    assert peer.admin_token not in json.dumps(out)
+
+
+def test_admin_token_with_a_client_token(peer: Peer) -> None:
+    client_token = peer.require_client_token()
+    out = check_json(peer.url, peer.admin_token, client_token=client_token)
+    assert out["operations"]["metrics_upload"]["available"] is True
+    assert out["token"]["kind"] == "admin"
+
+
+def test_personal_access_token(peer: Peer) -> None:
+    out = check_json(peer.url, peer.require_pat())
+    assert out["server"]["version"] == "8.2.0"
+    assert out["token"]["kind"] == "personal"
+    assert out["token"]["user"] == "admin"
+    assert out["token"]["admin"] is True
+    assert out["operations"]["project_dashboard"] == {"available": True}
+    assert "Enterprise" in out["operations"]["groups"]["reason"]
+
+
+def test_client_token_as_the_token(peer: Peer) -> None:
+    """8.2 refuses a client token on the admin API; check says what the token is good for."""
+    out = check_json(peer.url, peer.require_client_token())
+    assert out["token"]["kind"] == "client"
+    assert available(out) == {"metrics_upload"}
+
+
+def test_text_report(peer: Peer) -> None:
+    done = check(peer.url, peer.admin_token)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "Unleash 8.2.0 (Open Source)" in done.stdout
+    assert "admin API token (Admin root role)" in done.stdout
+    assert "Enterprise" in done.stdout
+
+
+def test_bogus_token_is_unauthorised(peer: Peer) -> None:
+    secret = f"flagdesk-compat-bogus-{time.time_ns()}"
+    out = check_json(peer.url, f"*:*.{secret}", status=EXIT_UNAUTHORISED)
+    assert out["reachable"] is True and out["authorised"] is False
+    assert out["error"]["kind"] == "Unauthorized"
+    assert out["error"]["status"] == 401
+    assert secret not in json.dumps(out)
+
+    done = check(peer.url, f"*:*.{secret}")
+    assert done.returncode == EXIT_UNAUTHORISED
+    assert "unauthorised" in done.stderr and secret not in done.stderr + done.stdout
+
+
+def test_closed_port_is_unreachable(peer: Peer) -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago, and nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    out = check_json(url, peer.admin_token, status=EXIT_UNREACHABLE)
+    assert out["reachable"] is False and out["authorised"] is False
+    assert out["url"] == url
+    assert out["error"]["kind"] == "ConnectionRefused"
+    assert "refused" in out["error"]["message"]

@@ -1,0 +1,571 @@
+"""The seven operations, and the error shapes, as flagdesk's `AdminClient` meets them on a real
+Unleash 8.2 (see ../shared/reference/unleash-8.2-behaviour.md for what that server does).
+
+Each test runs its coroutine with plain `asyncio.run`, with clients made inside it (an httpx
+client belongs to one event loop). Search-API calls are rate-limited on the server to about 15
+a minute, so only `test_archived_features_come_through_the_search_api` makes one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from app.api import errors as e
+from app.api.client import AdminClient
+from app.api.models import (
+    BulkApplication,
+    BulkMetric,
+    BulkMetrics,
+    Constraint,
+    CreateFeature,
+    CreateFeatureStrategy,
+    CreateGroup,
+    CreateUser,
+    PersonalDashboardProjectDetails,
+    UpdateUser,
+)
+
+if TYPE_CHECKING:
+    from tests.compat.conftest import Cleanup, Peer
+
+GROUPS = "/api/admin/groups"
+SEARCH = "/api/admin/search/features"
+#: body-parser's limit on Unleash 8.2, in bytes
+BODY_LIMIT = 102_400
+#: Unleash 8.2 checks metrics against a list of flag names it caches for 10 s: counts for a flag
+#: created less than that ago can be dropped as "unknown flags" (metrics-service-v2.js)
+FLAG_NAMES_CACHE_S = 10.0
+EMPTY_BULK = b'{"applications":[],"metrics":[]}'
+
+
+class CountingTransport(httpx.AsyncHTTPTransport):
+    """The real transport, remembering `(method, path)` of every request that goes out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, str]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append((request.method, request.url.path))
+        return await super().handle_async_request(request)
+
+    def to(self, path: str) -> list[tuple[str, str]]:
+        return [r for r in self.requests if r[1] == path]
+
+
+def admin(peer: Peer, **kwargs: Any) -> AdminClient:
+    return AdminClient(peer.url, peer.admin_token, **kwargs)
+
+
+async def new_user(client: AdminClient, cleanup: Cleanup, email: str, name: str) -> int:
+    user = await client.create_user(CreateUser(email=email, name=name, rootRole="Viewer"))
+    cleanup.users.append(user.id)
+    return user.id
+
+
+async def new_feature(client: AdminClient, cleanup: Cleanup, name: str) -> None:
+    feature = await client.create_feature("default", CreateFeature(name=name))
+    assert feature.name == name
+    cleanup.features.append(name)
+
+
+# ---------------------------------------------------------------------------- capabilities
+
+
+def test_capabilities_of_the_admin_token(peer: Peer) -> None:
+    async def body() -> None:
+        async with admin(peer) as client:
+            caps = await client.capabilities()
+        assert caps.server_kind == "unleash"
+        assert caps.server_version == "8.2.0"
+        assert caps.edition == "Open Source"
+        assert caps.token_kind == "admin"
+        assert caps.is_admin is True
+        assert caps.user_name is None
+        assert caps.archive_endpoint is False
+        available = {key for key, op in caps.operations.items() if op.available}
+        assert available == {"users", "inactive_users", "archived_features", "context_usage"}
+
+    asyncio.run(body())
+
+
+def test_capabilities_with_a_client_token_for_metrics(peer: Peer) -> None:
+    client_token = peer.require_client_token()
+
+    async def body() -> None:
+        async with admin(peer, client_token=client_token) as client:
+            caps = await client.capabilities()
+        assert caps.operation("metrics_upload").available
+        assert caps.token_kind == "admin"
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 1 groups
+
+
+def test_groups_are_unsupported_without_a_request_storm(
+    peer: Peer, unique: Callable[[str], str]
+) -> None:
+    transport = CountingTransport()
+
+    async def body() -> None:
+        async with admin(peer, transport=transport) as client:
+            caps = await client.capabilities()
+            groups = caps.operation("groups")
+            assert not groups.available
+            assert "Enterprise" in groups.reason
+            sent_after_probe = len(transport.requests)
+            for _ in range(10):
+                with pytest.raises(e.Unsupported, match="Enterprise"):
+                    await client.list_groups()
+                with pytest.raises(e.Unsupported, match="Enterprise") as raised:
+                    await client.create_group(CreateGroup(name=unique("group")))
+                assert raised.value.operation == "Groups"
+            after_probe = transport.requests[sent_after_probe:]
+            assert after_probe == [], after_probe
+        # the probe's one GET, and nothing after it
+        assert transport.to(GROUPS) == [("GET", GROUPS)]
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 2 update user
+
+
+def test_update_user_changes_only_what_is_given(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
+) -> None:
+    email = f"{unique('user')}@example.com"
+
+    async def body() -> None:
+        async with admin(peer) as client:
+            roles = {role.name: role.id for role in (await client.list_users()).rootRoles}
+            user_id = await new_user(client, cleanup, email, "Before")
+            before = await client.get_user(user_id)
+            assert before.rootRole == roles["Viewer"]
+
+            updated = await client.update_user(user_id, UpdateUser(name="After"))
+            assert updated.id == user_id
+            assert updated.name == "After"
+            assert updated.rootRole is None  # 8.2 leaves the role out when none was sent
+            after = await client.get_user(user_id)
+            assert (after.name, after.email, after.rootRole) == ("After", email, roles["Viewer"])
+
+            # by name: the answer echoes the name, a read gives the id
+            echoed = await client.update_user(user_id, UpdateUser(rootRole="Editor"))
+            assert echoed.rootRole == "Editor"
+            after = await client.get_user(user_id)
+            assert (after.name, after.email, after.rootRole) == ("After", email, roles["Editor"])
+
+            # by id
+            await client.update_user(user_id, UpdateUser(rootRole=roles["Viewer"]))
+            after = await client.get_user(user_id)
+            assert (after.name, after.email, after.rootRole) == ("After", email, roles["Viewer"])
+
+            with pytest.raises(e.NotFound) as missing:
+                await client.update_user(2_000_000_000, UpdateUser(name="Nobody"))
+            assert missing.value.status == 404
+            assert missing.value.message == "No user found"
+
+            with pytest.raises(e.BadRequest) as bad_role:
+                await client.update_user(user_id, UpdateUser(rootRole=9999))
+            assert bad_role.value.status == 400
+            assert "rootRole=9999" in str(bad_role.value)
+            # and the failed update changed nothing
+            after = await client.get_user(user_id)
+            assert after.rootRole == roles["Viewer"]
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 3 archive
+
+
+def test_archived_features_come_through_the_search_api(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
+) -> None:
+    name = unique("archived")
+    transport = CountingTransport()
+
+    async def body() -> None:
+        async with admin(peer, transport=transport) as client:
+            caps = await client.capabilities()
+            assert caps.archive_endpoint is False
+            archived_op = caps.operation("archived_features")
+            assert archived_op.available
+            assert "search" in archived_op.note
+            await new_feature(client, cleanup, name)
+            before = datetime.now(UTC) - timedelta(minutes=1)
+            await client.archive_feature("default", name)
+            archived = await client.archived_features("default")
+        found = [f for f in archived.features if f.name == name]
+        assert len(found) == 1, [f.name for f in archived.features]
+        feature = found[0]
+        assert feature.project == "default"
+        assert feature.type == "release"
+        assert feature.archivedAt is not None
+        assert before <= feature.archivedAt <= datetime.now(UTC) + timedelta(minutes=1)
+        assert feature.createdAt is not None
+        # through the search API (a 429 retried may make it two requests), never the old route
+        assert transport.to(SEARCH)
+        assert not transport.to("/api/admin/archive/features/default")
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 4 dashboard
+
+
+def test_dashboard_needs_a_personal_access_token(peer: Peer) -> None:
+    transport = CountingTransport()
+    dashboard = "/api/admin/personal-dashboard/default"
+
+    async def body() -> None:
+        async with admin(peer, transport=transport) as client:
+            caps = await client.capabilities()
+            assert not caps.operation("project_dashboard").available
+            assert "personal access token" in caps.operation("project_dashboard").reason
+            with pytest.raises(e.Unsupported, match="personal access token"):
+                await client.personal_dashboard("default")
+        assert transport.to(dashboard) == [("GET", dashboard)]  # the probe's, only
+
+    asyncio.run(body())
+
+
+def test_dashboard_with_a_personal_access_token(peer: Peer) -> None:
+    pat = peer.require_pat()
+
+    async def body() -> None:
+        async with AdminClient(peer.url, pat) as client:
+            caps = await client.capabilities()
+            assert caps.token_kind == "personal"
+            assert caps.user_name == "admin"
+            assert caps.is_admin is True
+            assert caps.operation("project_dashboard").available
+            details = await client.personal_dashboard("default")
+            assert isinstance(details, PersonalDashboardProjectDetails)
+            assert details.onboardingStatus.status
+            assert isinstance(details.owners, list) and details.owners
+            assert all(event.id >= 1 for event in details.latestEvents)
+
+            with pytest.raises(e.NotFound) as missing:
+                await client.personal_dashboard(f"no-such-project-{time.time_ns()}")
+            assert missing.value.status == 404
+            assert "No project with id" in missing.value.message
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 5 context usage
+
+
+def test_context_usage_lists_strategies(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
+) -> None:
+    name = unique("context")
+
+    async def body() -> None:
+        async with admin(peer) as client:
+            await new_feature(client, cleanup, name)
+            strategy = await client.add_strategy(
+                "default",
+                name,
+                "development",
+                CreateFeatureStrategy(
+                    name="flexibleRollout",
+                    constraints=[Constraint(contextName="userId", operator="IN", values=["42"])],
+                    parameters={"rollout": "100", "stickiness": "default", "groupId": name},
+                ),
+            )
+            usage = await client.context_strategies("userId")
+            unknown = await client.context_strategies(f"no-such-field-{time.time_ns()}")
+        ours = [s for s in usage.strategies if s.featureName == name]
+        assert len(ours) == 1, usage.strategies
+        assert ours[0].id == strategy.id
+        assert ours[0].projectId == "default"
+        assert ours[0].environment == "development"
+        assert ours[0].strategyName == "flexibleRollout"
+        assert unknown.strategies == []
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- 6 inactive users
+
+
+def test_inactive_users_listed_once(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
+) -> None:
+    async def body() -> tuple[int, int, int]:
+        async with admin(peer) as client:
+            old = await new_user(client, cleanup, f"{unique('old')}@example.com", "Old")
+            twice = await new_user(client, cleanup, f"{unique('twice')}@example.com", "Twice")
+            recent = await new_user(client, cleanup, f"{unique('recent')}@example.com", "Recent")
+        return old, twice, recent
+
+    old, twice, recent = asyncio.run(body())
+    for user_id, days in ((old, 200), (twice, 200), (recent, 179)):
+        peer.sql(
+            f"UPDATE users SET seen_at = now() - interval '{days} days', "
+            f"created_at = now() - interval '400 days' WHERE id = {user_id}"
+        )
+    # two old (and expired) personal access tokens make 8.2 list `twice` twice
+    cleanup.sql.append(f"DELETE FROM personal_access_tokens WHERE user_id = {twice}")
+    peer.sql(
+        "INSERT INTO personal_access_tokens "
+        "(secret, description, user_id, expires_at, seen_at, created_at) "
+        f"SELECT 'flagdesk-compat-' || md5(random()::text), 'flagdesk compat', {twice}, "
+        "now() - interval '1 day', now() - interval '300 days', now() - interval '300 days' "
+        "FROM generate_series(1, 2)"
+    )
+    with peer.raw() as http:
+        raw = http.get("/api/admin/user-admin/inactive").raise_for_status().json()
+    raw_ids = [u["id"] for u in raw["inactiveUsers"]]
+    assert raw_ids.count(twice) == 2, raw_ids  # the server's duplicate is really there
+
+    async def read() -> list[int]:
+        async with admin(peer) as client:
+            result = await client.inactive_users()
+        return [u.id for u in result.inactiveUsers]
+
+    ids = asyncio.run(read())
+    assert len(ids) == len(set(ids)), ids
+    assert old in ids
+    assert twice in ids
+    assert recent not in ids
+
+
+# ---------------------------------------------------------------------------- 7 bulk metrics
+
+
+@dataclass(frozen=True)
+class MetricFeatures:
+    stored: str
+    usage: str
+    created: float
+
+    async def settled(self) -> None:
+        """Wait until the server's cache of flag names has surely seen the features."""
+        await asyncio.sleep(max(0.0, self.created + FLAG_NAMES_CACHE_S + 1 - time.monotonic()))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def metric_features(peer: Peer, unique: Callable[[str], str]) -> Iterator[MetricFeatures]:
+    """The features the metrics tests count on, made when this module starts so that the flag-name
+    cache has caught up by the time those tests run; removed for good at the end."""
+    names = MetricFeatures(unique("metrics"), unique("usage"), time.monotonic())
+    with peer.raw() as http:
+        for name in (names.stored, names.usage):
+            made = http.post("/api/admin/projects/default/features", json={"name": name})
+            made.raise_for_status()
+    yield names
+    with peer.raw() as http:
+        for name in (names.stored, names.usage):
+            http.delete(f"/api/admin/projects/default/features/{name}")
+            http.delete(f"/api/admin/archive/{name}")
+
+
+def metrics_batch(feature: str, app: str, yes: int, no: int) -> BulkMetrics:
+    now = datetime.now(UTC)
+    return BulkMetrics(
+        # Unleash 8.2 answers an application without `started` or `interval` with an empty 400
+        # (see test_bulk_metrics_application_needs_started_and_interval)
+        applications=[
+            BulkApplication(
+                appName=app,
+                environment="development",
+                instanceId=f"{app}-1",
+                interval=10_000,
+                started=now,
+            )
+        ],
+        metrics=[
+            BulkMetric(
+                featureName=feature,
+                appName=app,
+                environment="development",
+                timestamp=now,
+                yes=yes,
+                no=no,
+            )
+        ],
+    )
+
+
+async def poll(read: Callable[[], Any], found: Callable[[Any], bool]) -> Any:
+    """`await read()` every 0.5 s until `found(result)`, for at most 20 s; the last result."""
+    deadline = time.monotonic() + 20
+    while True:
+        result = await read()
+        if found(result) or time.monotonic() > deadline:
+            return result
+        await asyncio.sleep(0.5)
+
+
+def test_bulk_metrics_are_stored(
+    peer: Peer, unique: Callable[[str], str], metric_features: MetricFeatures
+) -> None:
+    """Sent with the client token, read back per application from the raw metrics."""
+    client_token = peer.require_client_token()
+    name = metric_features.stored
+    app = unique("app")
+
+    async def body() -> None:
+        await metric_features.settled()
+        async with admin(peer, client_token=client_token) as client:
+            await client.send_bulk_metrics(metrics_batch(name, app, yes=7, no=3))
+            raw = await poll(
+                lambda: client.feature_metrics_raw(name),
+                lambda raw: any(w.appName == app for w in raw.data),
+            )
+        ours = [w for w in raw.data if w.appName == app]
+        assert ours, f"no counts for {app} after 20 s: {raw.data}"
+        assert sum(w.yes for w in ours) == 7
+        assert sum(w.no for w in ours) == 3
+        assert {(w.featureName, w.environment) for w in ours} == {(name, "development")}
+
+    asyncio.run(body())
+
+
+def test_feature_usage_shows_the_last_hour(
+    peer: Peer, unique: Callable[[str], str], metric_features: MetricFeatures
+) -> None:
+    """`lastHourUsage` is per environment (no app): the feature is this test's own, so its
+    counts are ours; the app shows in `seenApplications`."""
+    client_token = peer.require_client_token()
+    name = metric_features.usage
+    app = unique("app")
+
+    async def body() -> None:
+        await metric_features.settled()
+        async with admin(peer, client_token=client_token) as client:
+            await client.send_bulk_metrics(metrics_batch(name, app, yes=5, no=2))
+            usage = await poll(
+                lambda: client.feature_usage(name),
+                lambda usage: bool(usage.lastHourUsage) and app in usage.seenApplications,
+            )
+        assert usage.featureName == name
+        assert app in usage.seenApplications
+        development = [w for w in usage.lastHourUsage if w.environment == "development"]
+        assert sum(w.yes for w in development) == 5
+        assert sum(w.no for w in development) == 2
+
+    asyncio.run(body())
+
+
+def test_bulk_metrics_without_a_client_token(peer: Peer) -> None:
+    async def body() -> None:
+        async with admin(peer) as client:  # no client token: the admin token is sent
+            with pytest.raises(e.WrongTokenType, match="client token") as raised:
+                await client.send_bulk_metrics(EMPTY_BULK)
+        assert raised.value.status == 403
+        assert raised.value.error_id is None  # the bare {"message"} shape
+        assert "expected a different token type" in raised.value.message
+
+    asyncio.run(body())
+
+
+def test_bulk_metrics_application_needs_started_and_interval(peer: Peer) -> None:
+    """Not in Unleash's own OpenAPI (both are optional there): 8.2 refuses an application
+    without `started` or `interval` with a 400 and an EMPTY body (the log says why)."""
+    client_token = peer.require_client_token()
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    app = b'{"appName":"flagdesk-compat","environment":"development","instanceId":"i"'
+
+    async def body() -> None:
+        async with admin(peer, client_token=client_token) as client:
+            for fields in (b"", b',"started":"' + now.encode() + b'"', b',"interval":10000'):
+                batch = b'{"applications":[' + app + fields + b'}],"metrics":[]}'
+                with pytest.raises(e.BadRequest) as raised:
+                    await client.send_bulk_metrics(batch)
+                assert raised.value.status == 400
+                assert "`started` or `interval`" in str(raised.value)  # the hint explains it
+            both = b',"interval":10000,"started":"' + now.encode() + b'"'
+            await client.send_bulk_metrics(b'{"applications":[' + app + both + b'}],"metrics":[]}')
+
+    asyncio.run(body())
+
+
+# ---------------------------------------------------------------------------- error shapes
+
+
+def test_unknown_token_is_unauthorized_with_an_error_id(peer: Peer) -> None:
+    secret = f"flagdesk-compat-bogus-{time.time_ns()}"
+
+    async def body() -> None:
+        async with AdminClient(peer.url, f"*:*.{secret}") as client:
+            with pytest.raises(e.Unauthorized) as raised:
+                await client.list_users()
+            with pytest.raises(e.Unauthorized):
+                await client.capabilities()
+        error = raised.value
+        assert error.status == 401
+        assert error.name == "UnauthorizedError"
+        assert error.error_id  # shape 1: {id, name, message, details}
+        assert error.message
+        assert "token" in error.hint
+        assert secret not in str(error) and secret not in repr(error)
+
+    asyncio.run(body())
+
+
+def test_client_token_on_the_admin_api_is_the_wrong_type(peer: Peer) -> None:
+    client_token = peer.require_client_token()
+
+    async def body() -> None:
+        async with AdminClient(peer.url, client_token) as client:
+            with pytest.raises(e.WrongTokenType) as raised:
+                await client.list_users()
+            caps = await client.capabilities()
+        assert raised.value.status == 403
+        assert raised.value.error_id is None  # shape 3: {message} only
+        assert "admin API token or a personal access token" in str(raised.value)
+        assert caps.token_kind == "client"
+        assert [k for k, op in caps.operations.items() if op.available] == ["metrics_upload"]
+
+    asyncio.run(body())
+
+
+def test_handler_errors_have_no_id(peer: Peer) -> None:
+    async def body() -> None:
+        async with admin(peer) as client:
+            with pytest.raises(e.NotFound) as raised:
+                await client.get_user(2_000_000_000)
+        error = raised.value
+        assert (error.status, error.name, error.message) == (404, "NotFoundError", "No user found")
+        assert error.error_id is None  # shape 2: {name, message, details}
+
+    asyncio.run(body())
+
+
+def test_body_parser_and_validation_errors(peer: Peer) -> None:
+    client_token = peer.require_client_token()
+    padding = BODY_LIMIT - len(EMPTY_BULK)
+
+    async def body() -> None:
+        async with admin(peer, client_token=client_token) as client:
+            await client.send_bulk_metrics(EMPTY_BULK + b" " * padding)  # exactly the limit
+            with pytest.raises(e.PayloadTooLarge) as too_large:
+                await client.send_bulk_metrics(EMPTY_BULK + b" " * (padding + 1))
+            with pytest.raises(e.BadRequest) as malformed:
+                await client.send_bulk_metrics(b'{"applications":')
+            with pytest.raises(e.BadRequest) as invalid:
+                await client.send_bulk_metrics(b"{}")
+        assert too_large.value.status == 413
+        assert too_large.value.message == "request entity too large"
+        assert "larger than the server accepts" in str(too_large.value)
+        assert malformed.value.status == 400 and malformed.value.message  # body-parser's {message}
+        assert malformed.value.error_id is None
+        assert invalid.value.status == 400 and invalid.value.error_id  # schema validation
+        assert any("applications" in str(d) for d in invalid.value.details), invalid.value.details
+
+    asyncio.run(body())
