@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"flagdesk {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="write more detail to the log file (debug level)")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = sub.add_parser(
@@ -49,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--client-token", metavar="C", help="client token to accept")
     serve.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
                        help="days without login after which a user is inactive")  # fmt: skip
+    serve.add_argument("--exit-with-parent", action="store_true",
+                       help="stop when standard input closes, which happens when the process "
+                       "that started this one exits, however it exits")  # fmt: skip
     check = sub.add_parser(
         "check",
         help="connect to a server and report what works there",
@@ -104,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 admin_token=args.admin_token,
                 client_token=args.client_token,
                 inactive_days=args.inactive_days,
+                exit_with_parent=args.exit_with_parent,
             )
         )
     if args.command == "profiles":
@@ -114,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.commands import check
 
         return check.run(args)
-    return run_gui()
+    return run_gui(verbose=args.verbose)
 
 
 def has_display() -> bool:
@@ -126,7 +132,7 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def run_gui() -> int:
+def run_gui(*, verbose: bool = False) -> int:
     if not has_display():
         print(
             "flagdesk: no display found (DISPLAY is not set): run `xvfb-run make run` for a "
@@ -136,4 +142,4 @@ def run_gui() -> int:
         return 2
     from ui.main_window import run
 
-    return run()
+    return run(verbose=verbose)

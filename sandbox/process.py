@@ -1,81 +1,182 @@
 """Run a real `flagdesk serve` in a child process on a free loopback port: for the GUI's embedded
-sandbox, tests and benchmarks. Tokens travel in the environment, never in argv."""
+sandbox, tests and benchmarks. Tokens travel in the environment, never in argv.
+
+By default the child is started with `--exit-with-parent` and a pipe on its standard input whose
+write end only this process holds: when this process ends, however it ends (a SIGKILL or a
+segfault included), the pipe closes and the child shuts down by itself, so no orphan server is
+left listening. Closing the pipe is also how `stop()` asks the child to stop.
+"""
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import httpx
 
+#: lines of the child's output kept (the oldest go first)
+OUTPUT_LINES = 200
+
 
 class SandboxProcess:
     def __init__(self, db: Path, *args: str, admin_token: str | None = None,
-                 client_token: str | None = None) -> None:  # fmt: skip
+                 client_token: str | None = None, exit_with_parent: bool = True,
+                 shared_tokens: bool = False) -> None:  # fmt: skip
+        """`exit_with_parent`: the child stops when this process exits, however it exits.
+
+        `shared_tokens`: use the tokens already stored in the database (made when the database
+        is new) rather than replacing them with tokens of our own, so that several processes can
+        serve the same database at once, each with the same valid tokens. `admin_token` and
+        `client_token` are then only known once `start()` has returned."""
+        if shared_tokens and (admin_token or client_token):
+            raise ValueError("shared_tokens uses the database's tokens; give no token")
         self.db = Path(db)
         self.args = list(args)
-        self.admin_token = admin_token or "*:*." + secrets.token_hex(16)
-        self.client_token = client_token or "default:development." + secrets.token_hex(16)
+        self.exit_with_parent = exit_with_parent
+        self.shared_tokens = shared_tokens
+        if shared_tokens:
+            self.admin_token, self.client_token = "", ""
+        else:
+            self.admin_token = admin_token or "*:*." + secrets.token_hex(16)
+            self.client_token = client_token or "default:development." + secrets.token_hex(16)
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
-        self.output: list[str] = []
+        self._lines: collections.deque[str] = collections.deque(maxlen=OUTPUT_LINES)
+        self._lock = threading.Lock()
+        self._listening = threading.Event()  # set once the URL is known, or at end of output
+        self._reader: threading.Thread | None = None
+
+    @property
+    def output(self) -> list[str]:
+        """The last OUTPUT_LINES lines the child printed (stdout and stderr), newline included."""
+        with self._lock:
+            return list(self._lines)
 
     def start(self, timeout: float = 30.0) -> SandboxProcess:
+        """Start the child and return once it answers /health. Blocking: call it off the GUI
+        thread. Raises RuntimeError (with the child's output) when it does not come up."""
         env = dict(os.environ)
+        # empty: the child keeps the database's tokens (or makes them, for a new database)
         env["FLAGDESK_SANDBOX_ADMIN_TOKEN"] = self.admin_token
         env["FLAGDESK_SANDBOX_CLIENT_TOKEN"] = self.client_token
         env["PYTHONUNBUFFERED"] = "1"
+        argv = [sys.executable, "-m", "app", "serve", "--port", "0", "--db", str(self.db)]
+        if self.exit_with_parent:
+            argv.append("--exit-with-parent")
+        self.url = ""
+        self._listening.clear()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", "0", "--db", str(self.db),
-             *self.args],
+            [*argv, *self.args],
+            # the write end of this pipe stays open, unused, for the child's lifetime
+            stdin=subprocess.PIPE if self.exit_with_parent else None,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            errors="replace",
             env=env,
-        )  # fmt: skip
+        )
+        # read the child's output for as long as it runs: a child blocked on a full pipe would
+        # stop answering
+        self._reader = threading.Thread(
+            target=self._read_output, args=(self.proc,), name="sandbox-output", daemon=True
+        )
+        self._reader.start()
         deadline = time.monotonic() + timeout
-        assert self.proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("sandbox exited early:\n" + "".join(self.output))
-            self.output.append(line)
-            if "listening on " in line:
-                self.url = line.rsplit(" ", 1)[1].strip()
-                break
-        else:
+        if not self._listening.wait(timeout):
             raise RuntimeError("sandbox did not start:\n" + "".join(self.output))
+        if not self.url:
+            raise RuntimeError("sandbox exited early:\n" + "".join(self.output))
         while time.monotonic() < deadline:
             try:
                 if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    return self
+                    break
             except httpx.TransportError:
                 time.sleep(0.05)
-        raise RuntimeError("sandbox never became healthy")
+        else:
+            raise RuntimeError("sandbox never became healthy")
+        if self.shared_tokens:
+            self.admin_token, self.client_token = self._stored_tokens()
+        return self
 
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+    def _read_output(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                with self._lock:
+                    self._lines.append(line)
+                if not self.url and "listening on " in line:
+                    self.url = line.rsplit(" ", 1)[1].strip()
+                    self._listening.set()
+        except (OSError, ValueError):  # closed under us
+            pass
+        finally:
+            self._listening.set()
+
+    def _stored_tokens(self) -> tuple[str, str]:
+        """The tokens the database holds: the ones the child kept or made."""
+        from sandbox import db
+        from sandbox.store import Store
+
+        conn = db.connect(self.db)
+        try:
+            store = Store(conn)
+            return store.ensure_token("admin", None)[0], store.ensure_token("client", None)[0]
+        finally:
+            conn.close()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Ask the child to stop (closing its standard input, else SIGTERM), waiting up to
+        `timeout` seconds a step before the next, harder one (SIGTERM, then SIGKILL)."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None and proc.stdin is not None:
+            self._close_stdin()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc and self.proc.stdout:
-            self.proc.stdout.close()
+                proc.kill()
+                proc.wait()
+        self._release()
 
     def kill(self) -> None:
         """SIGKILL: no shutdown handler runs, as in a crash."""
         assert self.proc is not None
         self.proc.kill()
         self.proc.wait()
-        if self.proc.stdout:
+        self._release()
+
+    def _close_stdin(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def _release(self) -> None:
+        """After the child has ended: close the pipes, once its output has been read."""
+        self._close_stdin()
+        if self._reader is not None:
+            self._reader.join(5)
+            if self._reader.is_alive():  # the pipe is held open elsewhere: leave it to the thread
+                return
+        if self.proc is not None and self.proc.stdout is not None:
             self.proc.stdout.close()
+
+    @property
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self.proc is not None and self.proc.poll() is None and bool(self.url)
 
     @property
     def pid(self) -> int:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sqlite3
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -37,6 +42,7 @@ class ServeOptions:
     admin_token: str | None = None
     client_token: str | None = None
     inactive_days: int = 180
+    exit_with_parent: bool = False  # stop when standard input closes
 
 
 def is_loopback(host: str) -> bool:
@@ -48,9 +54,51 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+@contextmanager
+def exclusive(path: Path, timeout: float = 60.0) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (made when missing), across processes; the OS
+    drops it when the holder ends, however it ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    with open(path, "a+b") as f:
+        while True:
+            try:
+                if sys.platform == "win32":
+                    import msvcrt
+
+                    f.seek(0)
+                    msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+                else:
+                    import fcntl
+
+                    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{path} stayed locked by another process") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            if sys.platform == "win32":
+                import msvcrt
+
+                f.seek(0)
+                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+            # elsewhere closing the file releases the lock
+
+
 def prepare(options: ServeOptions, out: TextIO = sys.stdout) -> Store:
-    """Open, migrate and (when new) fill the database; make sure both tokens exist."""
+    """Open, migrate and (when new) fill the database; make sure both tokens exist.
+
+    One process at a time (a lock on a `.lock` file beside the database): two sandboxes started
+    together on a new database would otherwise both migrate it and both load the demo data."""
     path = options.db or default_db_path()
+    with exclusive(path.with_name(path.name + ".lock")):
+        return _prepare(path, options, out)
+
+
+def _prepare(path: Path, options: ServeOptions, out: TextIO) -> Store:
     conn = db.connect(path)
     store = Store(conn, inactive_days=options.inactive_days)
     new = not store.is_initialised()
@@ -83,6 +131,31 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def watch_stdin(on_eof: Callable[[], None]) -> threading.Thread | None:
+    """Call `on_eof` (on a daemon thread) once standard input reaches its end: when the parent
+    holds the write end of a pipe to our stdin, that happens however the parent ends, a SIGKILL
+    or a segfault included. None when there is no standard input to watch."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # None (pythonw), closed, or not a real file
+        return None
+
+    def run() -> None:
+        # os.read on the descriptor, not sys.stdin.buffer: a daemon thread still blocked in the
+        # buffered reader when the interpreter exits (after a SIGTERM, say) would hold its lock
+        # and make the interpreter abort at shutdown
+        try:
+            while os.read(fd, 65536):
+                pass
+        except OSError:
+            pass
+        on_eof()
+
+    thread = threading.Thread(target=run, name="exit-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     options.admin_token = options.admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
     options.client_token = options.client_token or os.environ.get(CLIENT_TOKEN_ENV) or None
@@ -92,9 +165,22 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
             "for local use (its tokens travel in clear over plain HTTP)",
             file=sys.stderr,
         )
+    parent_gone = threading.Event()
+    server: uvicorn.Server | None = None
+
+    def stop_serving() -> None:
+        parent_gone.set()
+        if server is not None:
+            # uvicorn's main loop polls this flag (every 0.1 s) and then shuts down gracefully;
+            # a plain attribute store, safe from another thread
+            server.should_exit = True
+
+    if options.exit_with_parent and watch_stdin(stop_serving) is None:
+        print("flagdesk serve: no standard input to watch; --exit-with-parent ignored",
+              file=sys.stderr)  # fmt: skip
     try:
         store = prepare(options, out)
-    except (OSError, RuntimeError) as exc:
+    except (OSError, RuntimeError, sqlite3.Error) as exc:
         print(f"flagdesk serve: {exc}", file=sys.stderr)
         return 2
     try:
@@ -115,8 +201,12 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
         server_header=False,
         timeout_graceful_shutdown=5,
     )
+    server = uvicorn.Server(config)
+    if parent_gone.is_set():  # the parent went away while the database was being prepared
+        server.should_exit = True
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
+        sock.close()
         store.conn.close()
     return 0

@@ -13,6 +13,21 @@ from sandbox.process import SandboxProcess
 from sandbox.store import Store
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Profiles, window state and logs of the whole run in a folder of its own, never the
+    user's (child processes inherit the variables)."""
+    saved = {k: os.environ.get(k) for k in ("FLAGDESK_CONFIG_DIR", "FLAGDESK_LOG_DIR")}
+    os.environ["FLAGDESK_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
+    os.environ["FLAGDESK_LOG_DIR"] = str(tmp_path_factory.mktemp("logs"))
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(scope="session")
 def demo_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     """One sandbox with the demo data for the whole run: for tests that only read."""

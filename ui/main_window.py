@@ -1,8 +1,9 @@
-"""The main window (bound to `OverviewModel`) and `run()`, the GUI's entry point.
+"""The main window: a sidebar of tools grouped by task, their pages, the status bar; and `run()`,
+the GUI's entry point.
 
-`run()` shows the window at once and starts the embedded sandbox behind it: the sandbox child
-process takes about a second to come up, and the window says so meanwhile. No HTTP and no JSON
-here: the window shows what the view-model says.
+`run()` shows the window at once; the session then opens the last connection, or on a first
+start the embedded sandbox with demo data, behind it. The window shows what the session and the
+view-models say; it never talks HTTP itself.
 """
 
 from __future__ import annotations
@@ -12,249 +13,406 @@ import contextlib
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from functools import partial
 
 import qasync
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QCloseEvent, QFont, QIcon
+from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QApplication,
-    QFormLayout,
-    QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
-    QPushButton,
-    QSizePolicy,
+    QSplitter,
     QStackedWidget,
-    QTableView,
-    QVBoxLayout,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
     QWidget,
 )
 
 from app import __version__
+from app.api.capabilities import TOKEN_LABELS
 from app.api.client import AdminClient
 from app.api.errors import ClientError
+from app.logs import reset_logging
+from app.profiles import config_dir
 from app.viewmodels.overview import OverviewModel
-from sandbox.process import SandboxProcess
-from sandbox.server import default_db_path
+from app.viewmodels.session import (
+    CONNECTING,
+    FAILED,
+    READY,
+    SANDBOX_HELP,
+    SANDBOX_SOURCE,
+    Session,
+)
+from app.viewmodels.tools import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, ToolModel
 from ui import excepthook
+from ui.icons import icon, icon_path
+from ui.overview_page import OverviewPage
+from ui.tool_page import ToolPage, camel
 
-SANDBOX_SOURCE = "Local sandbox with demo data"
-#: pixels added to a column's content width
-COLUMN_PADDING = 24
+PAGE_ROLE = Qt.ItemDataRole.UserRole
+OVERVIEW = "overview"
 
 
-def _label(name: str, text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setObjectName(name)
-    return label
+def window_settings() -> QSettings:
+    """Window geometry and splitter state, beside the profiles (not in the registry)."""
+    return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, model: OverviewModel, parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = model
+        self.session = session
         self.setObjectName("mainWindow")
         self.setWindowTitle("flagdesk")
-        self.resize(900, 560)
+        self.resize(1000, 640)
+        #: tools opened in windows of their own
+        self.tool_windows: set[ToolWindow] = set()
 
-        central = QWidget()
-        central.setObjectName("centralWidget")
-        layout = QVBoxLayout(central)
-        layout.setContentsMargins(16, 14, 16, 16)
-        layout.setSpacing(10)
-
-        # ---- who we talk to
-        self.source_label = _label("sourceLabel")
-        title_font = QFont(self.source_label.font())
-        title_font.setPointSizeF(title_font.pointSizeF() * 1.35)
-        title_font.setBold(True)
-        self.source_label.setFont(title_font)
-        layout.addWidget(self.source_label)
-
-        info = QWidget()
-        info.setObjectName("serverInfo")
-        form = QFormLayout(info)
-        form.setContentsMargins(0, 0, 0, 0)
-        form.setHorizontalSpacing(12)
-        form.setVerticalSpacing(4)
-        self.url_label = _label("urlValue")
-        self.version_label = _label("versionValue")
-        self.users_label = _label("usersValue")
-        for value in (self.url_label, self.version_label, self.users_label):
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        form.addRow(_label("urlCaption", "Server:"), self.url_label)
-        form.addRow(_label("versionCaption", "Version:"), self.version_label)
-        form.addRow(_label("usersCaption", "Users:"), self.users_label)
-        layout.addWidget(info)
-
-        # ---- loading / error / projects
-        self.stack = QStackedWidget()
-        self.stack.setObjectName("stateStack")
-        self.stack.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        layout.addWidget(self.stack, 1)
-
-        self.loading_page = QWidget()
-        self.loading_page.setObjectName("loadingPage")
-        loading = QVBoxLayout(self.loading_page)
-        loading.addStretch(1)
-        self.loading_label = _label("loadingLabel")
-        self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        loading.addWidget(self.loading_label)
-        self.loading_bar = QProgressBar()
-        self.loading_bar.setObjectName("loadingBar")
-        self.loading_bar.setRange(0, 0)  # busy indicator
-        self.loading_bar.setTextVisible(False)
-        self.loading_bar.setMaximumWidth(260)
-        loading.addWidget(self.loading_bar, 0, Qt.AlignmentFlag.AlignHCenter)
-        loading.addStretch(2)
-        self.stack.addWidget(self.loading_page)
-
-        self.error_page = QWidget()
-        self.error_page.setObjectName("errorPage")
-        error = QVBoxLayout(self.error_page)
-        error.addStretch(1)
-        self.error_title = _label("errorTitle", "Could not load the overview")
-        bold = QFont(self.error_title.font())
-        bold.setBold(True)
-        self.error_title.setFont(bold)
-        self.error_title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        error.addWidget(self.error_title)
-        self.error_label = _label("errorLabel")
-        self.error_label.setWordWrap(True)
-        self.error_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        error.addWidget(self.error_label)
-        retry_row = QHBoxLayout()
-        retry_row.addStretch(1)
-        self.retry_button = QPushButton("Retry")
-        self.retry_button.setObjectName("retryButton")
-        self.retry_button.clicked.connect(self.on_retry_clicked)
-        retry_row.addWidget(self.retry_button)
-        retry_row.addStretch(1)
-        error.addLayout(retry_row)
-        error.addStretch(2)
-        self.stack.addWidget(self.error_page)
-
-        self.projects_page = QWidget()
-        self.projects_page.setObjectName("projectsPage")
-        projects = QVBoxLayout(self.projects_page)
-        projects.setContentsMargins(0, 0, 0, 0)
-        self.projects_heading = _label("projectsHeading", "Projects")
-        self.projects_heading.setFont(bold)
-        projects.addWidget(self.projects_heading)
-        self.projects_table = QTableView()
-        self.projects_table.setObjectName("projectsTable")
-        self.projects_table.setModel(model.projects)
-        self.projects_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.projects_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.projects_table.setAlternatingRowColors(True)
-        rows = self.projects_table.verticalHeader()
-        rows.hide()
-        rows.setDefaultSectionSize(self.projects_table.fontMetrics().height() + 10)
-        header = self.projects_table.horizontalHeader()
-        header.setObjectName("projectsTableHeader")
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the name takes the rest
-        self.projects_table.setSortingEnabled(True)
-        self.projects_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
-        projects.addWidget(self.projects_table)
-        self.stack.addWidget(self.projects_page)
-
-        self.setCentralWidget(central)
-
-        model.busy_changed.connect(self.on_model_changed)
-        model.error_changed.connect(self.on_model_changed)
-        model.status_changed.connect(self.on_model_changed)
-        model.changed.connect(self.on_model_changed)
-        model.loaded.connect(self.on_model_loaded)
-        self.on_model_changed()
-
-    # ------------------------------------------------------------------ slots
-
-    def on_retry_clicked(self) -> None:
-        self.model.retry()
-
-    def on_model_loaded(self) -> None:
-        # every column but the (stretching) name fits its content, plus some air
-        table = self.projects_table
-        for column in range(1, table.model().columnCount()):
-            table.resizeColumnToContents(column)
-            table.setColumnWidth(column, table.columnWidth(column) + COLUMN_PADDING)
-
-    def on_model_changed(self, *_: object) -> None:
-        m = self.model
-        self.source_label.setText(m.source)
-        self.url_label.setText(m.url or "—")
-        self.version_label.setText(
-            f"{m.server_name} {m.server_version}" if m.server_version else "—"
+        # ---- the overview and one page per tool
+        self.overview_model = OverviewModel(
+            self._overview_client, source=session.name, reconnect=self.on_reconnect_triggered
         )
-        if m.user_count is not None:
-            self.users_label.setText(f"{m.user_count:,}")
+        self.overview = OverviewPage(self.overview_model)
+        self.pages = QStackedWidget()
+        self.pages.setObjectName("pages")
+        self.pages.addWidget(self.overview)
+        self.tool_pages: dict[str, ToolPage] = {}
+        for tool in TOOLS:
+            page = ToolPage(ToolModel(tool, session))
+            page.connections_requested.connect(self.on_connections_triggered)
+            self.tool_pages[tool.key] = page
+            self.pages.addWidget(page)
+
+        # ---- the sidebar
+        self.sidebar = QTreeWidget()
+        self.sidebar.setObjectName("sidebar")
+        self.sidebar.setAccessibleName("Tools")
+        self.sidebar.setHeaderHidden(True)
+        self.sidebar.setRootIsDecorated(False)
+        self.sidebar.setIndentation(12)
+        self.sidebar.setMinimumWidth(170)
+        self.sidebar.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.items: dict[str, QTreeWidgetItem] = {}
+        overview_item = QTreeWidgetItem(["Overview"])
+        overview_item.setData(0, PAGE_ROLE, OVERVIEW)
+        overview_item.setIcon(0, icon("overview"))
+        self.sidebar.addTopLevelItem(overview_item)
+        self.items[OVERVIEW] = overview_item
+        heading_font = QFont(self.sidebar.font())
+        heading_font.setBold(True)
+        for group in GROUPS:
+            heading = QTreeWidgetItem([group])
+            heading.setFlags(Qt.ItemFlag.ItemIsEnabled)  # a heading, not a choice
+            heading.setFont(0, heading_font)
+            self.sidebar.addTopLevelItem(heading)
+            for tool in (t for t in TOOLS if t.group == group):
+                item = QTreeWidgetItem([tool.title])
+                item.setData(0, PAGE_ROLE, tool.key)
+                item.setIcon(0, icon(tool.icon))
+                heading.addChild(item)
+                self.items[tool.key] = item
+            heading.setExpanded(True)
+        self.sidebar.currentItemChanged.connect(self.on_sidebar_current_item_changed)
+
+        self.splitter = QSplitter()
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.pages)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([200, 800])
+        self.setCentralWidget(self.splitter)
+
+        self._build_menus()
+        self._build_status_bar()
+
+        session.state_changed.connect(self.on_session_state_changed)
+        session.connection_changed.connect(self.on_session_connection_changed)
+        session.activity_changed.connect(self.on_session_activity_changed)
+        session.error_reported.connect(self.on_session_error_reported)
+        for page in self.tool_pages.values():
+            page.model.availability_changed.connect(self.on_tool_availability_changed)
+
+        self.sidebar.setCurrentItem(overview_item)
+        self.on_session_state_changed()
+        self.on_session_error_reported(session.last_error)
+        self.restore_layout()
+
+    # ------------------------------------------------------------------ building
+
+    def _action(self, name: str, text: str, shortcut: str | None = None) -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(name)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        return action
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.setObjectName("fileMenu")
+        self.connections_action = self._action("connectionsAction", "&Connections…", "Ctrl+K")
+        self.connections_action.setIcon(icon("connection"))
+        self.connections_action.triggered.connect(self.on_connections_triggered)
+        self.sandbox_action = self._action("sandboxAction", "Use the local &sandbox")
+        self.sandbox_action.triggered.connect(self.on_sandbox_triggered)
+        self.reconnect_action = self._action("reconnectAction", "&Reconnect", "Ctrl+R")
+        self.reconnect_action.triggered.connect(self.on_reconnect_triggered)
+        quit_action = self._action("quitAction", "&Quit", "Ctrl+Q")
+        quit_action.triggered.connect(self.close)
+        for action in (self.connections_action, self.sandbox_action, self.reconnect_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+
+        tools_menu = bar.addMenu("&Tools")
+        tools_menu.setObjectName("toolsMenu")
+        self.tool_actions: dict[str, QAction] = {}
+        for number, tool in enumerate(TOOLS, start=1):
+            action = self._action(f"{camel(tool.key)}Action", tool.title, f"Ctrl+{number}")
+            action.setIcon(icon(tool.icon))
+            action.triggered.connect(partial(self.show_page, tool.key))
+            tools_menu.addAction(action)
+            self.tool_actions[tool.key] = action
+        tools_menu.addSeparator()
+        self.new_window_action = self._action(
+            "newWindowAction", "Open in a &new window", "Ctrl+Shift+N"
+        )
+        self.new_window_action.triggered.connect(self.on_new_window_triggered)
+        tools_menu.addAction(self.new_window_action)
+        self.sidebar.addAction(self.new_window_action)
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.setObjectName("helpMenu")
+        logs_action = self._action("logFolderAction", "Open the &log folder")
+        logs_action.triggered.connect(self.on_log_folder_triggered)
+        about_action = self._action("aboutAction", "&About flagdesk")
+        about_action.triggered.connect(self.on_about_triggered)
+        help_menu.addAction(logs_action)
+        help_menu.addAction(about_action)
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        status.setObjectName("statusBar")
+        self.connection_button = QToolButton()
+        self.connection_button.setObjectName("connectionButton")
+        self.connection_button.setAutoRaise(True)
+        self.connection_button.setToolTip("Change the connection (Ctrl+K)")
+        self.connection_button.setIcon(icon("connection"))
+        self.connection_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.connection_button.clicked.connect(self.on_connections_triggered)
+        self.server_label = QLabel()
+        self.server_label.setObjectName("serverLabel")
+        self.token_label = QLabel()
+        self.token_label.setObjectName("tokenLabel")
+        self.activity_bar = QProgressBar()
+        self.activity_bar.setObjectName("activityBar")
+        self.activity_bar.setRange(0, 0)
+        self.activity_bar.setTextVisible(False)
+        self.activity_bar.setFixedWidth(60)
+        self.activity_bar.setAccessibleName("Requests in flight")
+        self.activity_label = QLabel()
+        self.activity_label.setObjectName("activityLabel")
+        self.error_button = QToolButton()
+        self.error_button.setObjectName("lastErrorButton")
+        self.error_button.setAutoRaise(True)
+        self.error_button.setIcon(icon("warning"))
+        self.error_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.error_button.setToolTip("The last error: click for details")
+        self.error_button.clicked.connect(self.on_last_error_clicked)
+        status.addWidget(self.connection_button)
+        status.addWidget(self.server_label)
+        status.addWidget(self.token_label)
+        status.addWidget(self.error_button, 1)
+        status.addPermanentWidget(self.activity_label)
+        status.addPermanentWidget(self.activity_bar)
+        self.on_session_activity_changed(0)
+
+    # ------------------------------------------------------------------ navigation
+
+    def show_page(self, key: str) -> None:
+        item = self.items[key]
+        self.sidebar.setCurrentItem(item)
+
+    @property
+    def current_key(self) -> str:
+        item = self.sidebar.currentItem()
+        key = item.data(0, PAGE_ROLE) if item is not None else None
+        return str(key) if key else OVERVIEW
+
+    def on_sidebar_current_item_changed(
+        self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None
+    ) -> None:
+        key = current.data(0, PAGE_ROLE) if current is not None else None
+        if not key:
+            return
+        page: QWidget = self.overview if key == OVERVIEW else self.tool_pages[str(key)]
+        self.pages.setCurrentWidget(page)
+        self.new_window_action.setEnabled(key != OVERVIEW)
+
+    def on_new_window_triggered(self) -> None:
+        key = self.current_key
+        if key in TOOLS_BY_KEY:
+            self.open_tool_window(TOOLS_BY_KEY[key])
+
+    def open_tool_window(self, tool: Tool) -> ToolWindow:
+        window = ToolWindow(tool, self.session)
+        self.tool_windows.add(window)
+        window.destroyed.connect(lambda *_: self.tool_windows.discard(window))
+        window.show()
+        return window
+
+    # ------------------------------------------------------------------ the session
+
+    async def _overview_client(self) -> AdminClient:
+        connection = self.session.connection
+        if connection is None or self.session.state != READY:
+            raise ClientError(self.session.message or "Not connected.")
+        return connection.client
+
+    def on_session_state_changed(self) -> None:
+        s = self.session
+        caps = s.capabilities
+        self.connection_button.setText(s.name)
+        self.connection_button.setAccessibleName(f"Connection: {s.name}")
+        if caps is not None:
+            self.server_label.setText(caps.server_label)
+            label = TOKEN_LABELS[caps.token_kind]
+            self.token_label.setText(label[:1].upper() + label[1:])
+            self.token_label.setToolTip(caps.token_label)
         else:
-            self.users_label.setText(m.users_note or "—")
-        count = m.projects.rowCount()
-        self.projects_heading.setText(f"Projects ({count})" if m.has_data else "Projects")
-        self.retry_button.setEnabled(not m.busy)
-        if m.busy or not (m.error or m.has_data):
-            self.loading_label.setText(m.status or "Loading…")
-            self.stack.setCurrentWidget(self.loading_page)
-        elif m.error:
-            self.error_label.setText(m.error)
-            self.stack.setCurrentWidget(self.error_page)
-        else:
-            self.stack.setCurrentWidget(self.projects_page)
+            self.server_label.setText("—" if s.state != CONNECTING else s.message)
+            self.token_label.setText("")
+        self.setWindowTitle(f"flagdesk — {s.name}")
+        self.reconnect_action.setEnabled(s.state in (READY, FAILED))
+        if s.state == CONNECTING:
+            self.overview_model.reset(self._source(), s.message)
+            self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")
+
+    def on_session_connection_changed(self) -> None:
+        s = self.session
+        if s.state == CONNECTING:
+            return  # on_session_state_changed shows it
+        self.overview_model.reset(self._source())
+        self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")
+        self.overview_model.load()
+
+    def _source(self) -> str:
+        return SANDBOX_SOURCE if self.session.is_sandbox else self.session.name
+
+    def on_tool_availability_changed(self) -> None:
+        for key, page in self.tool_pages.items():
+            item = self.items[key]
+            available = page.model.available
+            font = item.font(0)
+            font.setItalic(not available)
+            item.setFont(0, font)
+            item.setToolTip(0, page.model.reason or page.model.tool.description)
+
+    def on_session_activity_changed(self, in_flight: int) -> None:
+        self.activity_bar.setVisible(in_flight > 0)
+        self.activity_label.setVisible(in_flight > 0)
+        self.activity_label.setText(f"{in_flight} request{'s' if in_flight != 1 else ''}")
+
+    def on_session_error_reported(self, text: str) -> None:
+        self.error_button.setVisible(bool(text))
+        first = text.splitlines()[0] if text else ""
+        metrics = self.error_button.fontMetrics()
+        self.error_button.setText(metrics.elidedText(first, Qt.TextElideMode.ElideRight, 420))
+
+    def on_last_error_clicked(self) -> None:
+        box = QMessageBox(self)
+        box.setObjectName("lastErrorBox")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("flagdesk: the last error")
+        box.setText(self.session.last_error)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    # ------------------------------------------------------------------ actions
+
+    def on_connections_triggered(self) -> None:
+        from ui.connection_dialog import ConnectionDialog
+
+        dialog = ConnectionDialog(self.session, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    def on_sandbox_triggered(self) -> None:
+        self.session.open_sandbox()
+
+    def on_reconnect_triggered(self) -> None:
+        self.session.retry()
+
+    def on_log_folder_triggered(self) -> None:
+        from app.logs import log_dir
+
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_dir())))
+
+    def on_about_triggered(self) -> None:
+        from ui.about import AboutDialog
+
+        dialog = AboutDialog(self.session, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    # ------------------------------------------------------------------ layout memory
+
+    def restore_layout(self) -> None:
+        settings = window_settings()
+        geometry = settings.value("main/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        splitter = settings.value("main/splitter")
+        if isinstance(splitter, QByteArray):
+            self.splitter.restoreState(splitter)
+        page = settings.value("main/page")
+        if isinstance(page, str) and page in self.items:
+            self.show_page(page)
+
+    def save_layout(self) -> None:
+        settings = window_settings()
+        settings.setValue("main/geometry", self.saveGeometry())
+        settings.setValue("main/splitter", self.splitter.saveState())
+        settings.setValue("main/page", self.current_key)
+        settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.model.close()
+        self.save_layout()
+        for window in list(self.tool_windows):
+            window.close()
+        self.overview.close_page()
+        for page in self.tool_pages.values():
+            page.close_page()
+        super().closeEvent(event)
+
+
+class ToolWindow(QMainWindow):
+    """One tool in a window of its own (two projects' dashboards side by side, say)."""
+
+    def __init__(self, tool: Tool, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"{camel(tool.key)}Window")
+        self.setWindowTitle(f"{tool.title} — flagdesk")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.page = ToolPage(ToolModel(tool, session))
+        self.setCentralWidget(self.page)
+        self.resize(820, 560)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.page.close_page()
         super().closeEvent(event)
 
 
 # ---------------------------------------------------------------------- the application
 
 
-class _EmbeddedSandbox:
-    """The sandbox child process and the one AdminClient that talks to it."""
-
-    def __init__(self) -> None:
-        self.process = SandboxProcess(default_db_path())
-        self.client: AdminClient | None = None
-
-    async def connect(self) -> AdminClient:
-        if self.client is None:
-            try:
-                # SandboxProcess.start() blocks until the server answers /health: off the GUI
-                # thread, so the window stays responsive meanwhile
-                await asyncio.to_thread(self.process.start)
-            except RuntimeError as exc:
-                await asyncio.to_thread(self.process.stop)
-                lines = str(exc).strip().splitlines()
-                detail = lines[-1] if lines else ""
-                raise ClientError(
-                    f"The local sandbox did not start ({detail})."
-                    if detail
-                    else "The local sandbox did not start."
-                ) from None
-            self.client = AdminClient(self.process.url, self.process.admin_token)
-        return self.client
-
-    async def aclose(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
-
-    def stop(self) -> None:
-        self.process.stop()
-
-
-async def _main(app: QApplication, sandbox: _EmbeddedSandbox) -> None:
-    model = OverviewModel(
-        sandbox.connect, source=SANDBOX_SOURCE, connect_text="Starting the local sandbox…"
-    )
-    window = MainWindow(model)
+async def _main(app: QApplication, session: Session) -> None:
+    window = MainWindow(session)
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     # Ctrl+C in the terminal and a plain `kill` end the program the same way as closing the
@@ -263,8 +421,8 @@ async def _main(app: QApplication, sandbox: _EmbeddedSandbox) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, closed.set)
+    session.open_last()
     window.show()
-    model.load()
     try:
         await closed.wait()
     finally:
@@ -272,29 +430,30 @@ async def _main(app: QApplication, sandbox: _EmbeddedSandbox) -> None:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signum)
         window.close()
-        model.close()
-        await sandbox.aclose()
+        await session.aclose()
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    """Open the main window on the embedded sandbox; return when the window is closed."""
+def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
+    """Open the main window; return when it is closed."""
+    from app.logs import setup_logging
+
+    setup_logging(verbose)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
     app.setApplicationVersion(__version__)
-    icon = Path(__file__).resolve().parent.parent / "resources" / "icons" / "flagdesk.svg"
-    if icon.exists():
-        app.setWindowIcon(QIcon(str(icon)))
+    app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
     previous_hook = excepthook.install()
-    sandbox = _EmbeddedSandbox()
+    session = Session()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
         with loop:
-            loop.run_until_complete(_main(app, sandbox))
+            loop.run_until_complete(_main(app, session))
         return 0
     finally:
-        sandbox.stop()
+        session.stop_sandbox()
         asyncio.set_event_loop(None)
         sys.excepthook = previous_hook
+        reset_logging()

@@ -36,7 +36,7 @@ import certifi
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from app import __version__
+from app import __version__, logs
 from app.api import errors as e
 from app.api.capabilities import Capabilities, probe
 from app.api.models import (
@@ -156,12 +156,18 @@ class AdminClient:
         self._token = token
         self._client_token = client_token
         self._scrubber = _Scrubber([t for t in (token, client_token) if t])
+        # the log handler hides these wherever they turn up (httpcore logs headers, say)
+        self._secrets = [t for t in (token, client_token) if t]
+        for secret in self._secrets:
+            logs.register_secret(secret)
         self._sleep = sleep
         self._rng = random.Random()
         self._capabilities: Capabilities | None = None
         self._probe_lock = asyncio.Lock()
         #: requests in flight, for an activity indicator
         self.in_flight = 0
+        #: called with `in_flight` whenever it changes (the GUI's activity indicator)
+        self.on_activity: Callable[[int], None] | None = None
         if not verify_tls:
             log.warning("TLS certificate verification is OFF for %s", base_url)
         self._http = httpx.AsyncClient(
@@ -194,6 +200,9 @@ class AdminClient:
         return f"AdminClient(base_url={self.base_url!r})"
 
     async def aclose(self) -> None:
+        if not self._http.is_closed:
+            for secret in self._secrets:
+                logs.forget_secret(secret)
         await self._http.aclose()
 
     async def __aenter__(self) -> AdminClient:
@@ -504,7 +513,7 @@ class AdminClient:
         while True:
             attempt += 1
             started = time.perf_counter()
-            self.in_flight += 1
+            self._count(+1)
             try:
                 response = await self._http.request(
                     method, path, params=params, content=content, headers=request_headers
@@ -520,7 +529,7 @@ class AdminClient:
                 log.info("%s %s: %s", method, path, error.reason)
                 raise error from None
             finally:
-                self.in_flight -= 1
+                self._count(-1)
             status = response.status_code
             log.debug("%s %s -> %d in %.0f ms", method, path, status,
                       (time.perf_counter() - started) * 1000)  # fmt: skip
@@ -533,6 +542,11 @@ class AdminClient:
                     await self._sleep(wait)
                     continue
             raise self._api_error(method, path, response)
+
+    def _count(self, change: int) -> None:
+        self.in_flight += change
+        if self.on_activity is not None:
+            self.on_activity(self.in_flight)
 
     def _retry_delay(
         self, response: httpx.Response, attempt: int, idempotent: bool

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
-from dataclasses import dataclass
 
-from app.api.client import AdminClient, normalise_base_url
+from app.api.client import normalise_base_url
+from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
+
+__all__ = ["ConnectionSpec", "UsageError", "connection_from_args"]
 
 #: exit statuses every command shares
 EXIT_OK = 0
@@ -20,30 +23,6 @@ class UsageError(Exception):
     """Bad arguments or environment; `str()` says what to change. Exit status 2."""
 
 
-@dataclass(frozen=True)
-class ConnectionSpec:
-    """Where to connect and with what; `repr` leaves the tokens out."""
-
-    url: str
-    token: str
-    client_token: str | None = None
-    verify_tls: bool = True
-    ca_bundle: str | None = None
-    label: str = ""
-
-    def __repr__(self) -> str:
-        return f"ConnectionSpec(url={self.url!r}, label={self.label!r})"
-
-    def client(self) -> AdminClient:
-        return AdminClient(
-            self.url,
-            self.token,
-            client_token=self.client_token,
-            verify_tls=self.verify_tls,
-            ca_bundle=self.ca_bundle,
-        )
-
-
 def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
     if args.profile and args.url:
         raise UsageError("give either --profile or --url, not both")
@@ -51,25 +30,19 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
         store = ProfileStore()
         try:
             profile = store.get(args.profile)
-            token, client_token = store.tokens(profile)
+            spec = spec_of(profile, store)
+        except MissingToken as exc:
+            raise UsageError(
+                f"{exc} Store one with `flagdesk profiles add {profile.name} --url "
+                f"{profile.url} --replace`."
+            ) from None
         except ProfileError as exc:
             raise UsageError(str(exc)) from None
-        if not token:
-            where = {
-                "keyring": "in the OS keyring",
-                "file": f"in {store.tokens_file}",
-                "memory": "it was kept in memory only, by a program that has exited",
-            }[profile.token_store]
-            raise UsageError(
-                f"profile {profile.name!r} has no token ({where}); store one with "
-                f"`flagdesk profiles add {profile.name} --url {profile.url} --replace`"
-            )
-        return ConnectionSpec(
-            url=profile.url,
-            token=token,
-            client_token=os.environ.get(args.client_token_env) or client_token,
-            verify_tls=profile.verify_tls and not args.insecure,
-            ca_bundle=args.ca_bundle or profile.ca_bundle,
+        return dataclasses.replace(
+            spec,
+            client_token=os.environ.get(args.client_token_env) or spec.client_token,
+            verify_tls=spec.verify_tls and not args.insecure,
+            ca_bundle=args.ca_bundle or spec.ca_bundle,
             label=f"profile {profile.name}",
         )
     if not args.url:

@@ -131,8 +131,12 @@ class ViewModel(QObject):
                 if not self._closed:
                     self.busy_changed.emit(False)
 
+    def cancel_tasks(self) -> None:
+        """Cancel every running task (the model stays usable)."""
+        for task in list(self._tasks):
+            task.cancel()
+
     def close(self) -> None:
         """Cancel every running task; no signal is emitted afterwards."""
         self._closed = True
-        for task in list(self._tasks):
-            task.cancel()
+        self.cancel_tasks()

@@ -63,10 +63,13 @@ class OverviewModel(ViewModel):
         *,
         source: str,
         connect_text: str = "Connecting…",
+        reconnect: Callable[[], object] | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._connect = connect
+        #: what Retry calls when there is no client yet (the session opens its target again)
+        self._reconnect = reconnect
         self._connect_text = connect_text
         self._client: AdminClient | None = None
         self._load_task: asyncio.Task[None] | None = None
@@ -93,7 +96,24 @@ class OverviewModel(ViewModel):
         self.set_status(self._connect_text if self._client is None else "Loading…")
         return self._load_task
 
-    retry = load
+    def retry(self) -> None:
+        if self._client is None and self._reconnect is not None:
+            self._reconnect()
+        else:
+            self.load()
+
+    def reset(self, source: str, status: str = "") -> None:
+        """Forget what was loaded (a new connection is coming); show `status` meanwhile."""
+        self.cancel_tasks()
+        self._load_task = None
+        self._client = None
+        self.source = source
+        self.url = self.server_name = self.server_version = self.users_note = ""
+        self.user_count = None
+        self.projects.set_rows([])
+        self.set_error("")
+        self.set_status(status)
+        self.changed.emit()
 
     async def _load(self) -> None:
         if self._client is None:

@@ -41,7 +41,7 @@ def alive(pid: int) -> bool:
 
 
 def page(window: MainWindow) -> str:
-    current = window.stack.currentWidget()
+    current = window.overview.stack.currentWidget()
     return current.objectName() if current is not None else ""
 
 
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
         if not windows:
             return
         window = windows[0]
-        model = window.model
+        model = window.overview_model
         if "shown_after_s" not in report:
             report["shown_after_s"] = round(time.monotonic() - started, 3)
             report["first_status"] = model.status
@@ -68,11 +68,11 @@ def main(argv: list[str]) -> int:
         report["loaded_after_s"] = round(time.monotonic() - started, 3)
         report["page"] = page(window)
         report["error"] = model.error
-        report["source"] = window.source_label.text()
-        report["url"] = window.url_label.text()
-        report["version"] = window.version_label.text()
-        report["users"] = window.users_label.text()
-        report["projects"] = window.projects_table.model().rowCount()
+        report["source"] = window.overview.source_label.text()
+        report["url"] = window.overview.url_label.text()
+        report["version"] = window.overview.version_label.text()
+        report["users"] = window.overview.users_label.text()
+        report["projects"] = window.overview.projects_table.model().rowCount()
         report["children"] = child_pids()
         if png:
             window.grab().save(png)

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (
 from app.api.client import AdminClient, RetryPolicy
 from app.api.errors import ServerUnreachable
 from app.viewmodels.overview import OverviewModel
+from app.viewmodels.session import SANDBOX_SOURCE
 from sandbox.process import SandboxProcess
-from ui.main_window import SANDBOX_SOURCE, MainWindow
+from ui.overview_page import OverviewPage
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_shows_the_demo_projects_and_user_count(
     client = AdminClient(demo_sandbox.url, demo_sandbox.admin_token)
     clients.append(client)
     model = OverviewModel(connector(client), source=SANDBOX_SOURCE)
-    window = MainWindow(model)
+    window = OverviewPage(model)
     qtbot.addWidget(window)
     window.show()
     stack = child(window, QStackedWidget, "stateStack")
@@ -111,7 +112,7 @@ def test_shows_the_demo_projects_and_user_count(
     flags = [int(table_model.index(r, 2).data()) for r in range(4)]
     assert flags == sorted(flags, reverse=True)
 
-    window.close()
+    window.close_page()
     assert model.closed
 
 
@@ -125,7 +126,7 @@ def test_dead_server_shows_the_error_and_retry_without_freezing(
     )
     clients.append(client)
     model = OverviewModel(connector(client), source="Dead server")
-    window = MainWindow(model)
+    window = OverviewPage(model)
     qtbot.addWidget(window)
     window.show()
 
@@ -177,7 +178,7 @@ def test_retry_connects_again_after_a_failed_start(
         return client
 
     model = OverviewModel(connect, source=SANDBOX_SOURCE)
-    window = MainWindow(model)
+    window = OverviewPage(model)
     qtbot.addWidget(window)
     window.show()
     with idle(qtbot, model):
@@ -198,7 +199,7 @@ def test_every_widget_has_an_object_name(qtbot: Any, qloop: Any) -> None:
     async def never() -> AdminClient:
         raise AssertionError("not called")
 
-    window = MainWindow(OverviewModel(never, source="x"))
+    window = OverviewPage(OverviewModel(never, source="x"))
     qtbot.addWidget(window)
 
     # every widget built here carries a name; the insides of Qt's composite widgets (a table's
@@ -210,9 +211,7 @@ def test_every_widget_has_an_object_name(qtbot: Any, qloop: Any) -> None:
                 if not isinstance(c, QAbstractScrollArea | QProgressBar):
                     yield from built(c)
 
-    central = window.centralWidget()
-    assert central is not None
-    widgets = [central, *built(central)]
+    widgets = [window, *built(window)]
     assert len(widgets) > 15
     unnamed = [
         f"{type(w).__name__} under {parent.objectName() if (parent := w.parent()) else ''!r}"

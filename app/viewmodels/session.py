@@ -1,0 +1,270 @@
+"""`Session`: the current connection, shared by every window and view-model.
+
+It opens the embedded sandbox or a saved profile, probes what the server and token can do, and
+switches connection without a restart: view-models listen to `connection_changed`, cancel what
+they were doing and load again. It also gathers what the status bar shows: requests in flight and
+the last error. QtCore only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.api.capabilities import Capabilities
+from app.api.errors import ClientError
+from app.connection import Connection, ConnectionSpec, MissingToken, spec_of
+from app.profiles import ProfileError, ProfileStore
+from sandbox.process import SandboxProcess
+from sandbox.server import default_db_path
+
+log = logging.getLogger("flagdesk.session")
+
+SANDBOX_NAME = "Local sandbox"
+SANDBOX_SOURCE = "Local sandbox with demo data"
+SANDBOX_HELP = (
+    "flagdesk started its own server with demo data, so everything can be tried safely. "
+    "To work on a real Unleash, add a connection under File > Connections (Ctrl+K)."
+)
+
+#: the states of a session
+IDLE, CONNECTING, READY, FAILED = "idle", "connecting", "ready", "failed"
+
+SandboxFactory = Callable[[], SandboxProcess]
+
+
+def default_sandbox() -> SandboxProcess:
+    """The embedded sandbox: the user's own database (demo data on first start), tokens shared
+    with any other flagdesk on the same database, and stopped when this process ends."""
+    return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
+
+
+class Session(QObject):
+    #: a different connection is current (or the same one was opened again)
+    connection_changed = Signal()
+    #: `state`, `message` or `capabilities` changed
+    state_changed = Signal()
+    #: requests in flight
+    activity_changed = Signal(int)
+    #: the last error, for the status bar ("" when cleared)
+    error_reported = Signal(str)
+
+    def __init__(
+        self,
+        store: ProfileStore | None = None,
+        *,
+        sandbox_factory: SandboxFactory = default_sandbox,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store or ProfileStore()
+        self._sandbox_factory = sandbox_factory
+        self._sandbox: SandboxProcess | None = None
+        self.connection: Connection | None = None
+        self.state = IDLE
+        #: what is going on, or why it failed
+        self.message = ""
+        self.last_error = ""
+        self._task: asyncio.Task[None] | None = None
+        self._retired: set[asyncio.Task[None]] = set()
+        #: what to open again on Retry: None for the sandbox, else a profile name or a spec
+        self._target: str | ConnectionSpec | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ what is current
+
+    @property
+    def name(self) -> str:
+        if self.connection is not None:
+            return self.connection.name
+        if isinstance(self._target, str):
+            return self._target
+        if isinstance(self._target, ConnectionSpec):
+            return self._target.label or self._target.url
+        return SANDBOX_NAME
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self._target is None
+
+    @property
+    def capabilities(self) -> Capabilities | None:
+        return self.connection.capabilities if self.connection is not None else None
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY and self.connection is not None
+
+    @property
+    def url(self) -> str:
+        if self.connection is not None:
+            return self.connection.spec.url
+        if isinstance(self._target, ConnectionSpec):
+            return self._target.url
+        return ""
+
+    # ------------------------------------------------------------------ opening
+
+    def open_sandbox(self) -> asyncio.Task[None]:
+        """Connect to the embedded sandbox, starting it first if it is not running."""
+        return self._open(None)
+
+    def open_profile(self, name: str) -> asyncio.Task[None]:
+        """Connect with a saved profile; it becomes the one reopened on the next start."""
+        return self._open(name)
+
+    def open_spec(self, spec: ConnectionSpec) -> asyncio.Task[None]:
+        """Connect with an unsaved spec (tests, `--url`)."""
+        return self._open(spec)
+
+    def open_last(self) -> asyncio.Task[None]:
+        """What the last run used: a profile, or the sandbox when there is none (first start)."""
+        try:
+            last = self.store.last
+            if last is not None:
+                self.store.get(last)
+                return self.open_profile(last)
+        except ProfileError as exc:
+            log.warning("cannot reopen the last profile: %s", exc)
+        return self.open_sandbox()
+
+    def retry(self) -> asyncio.Task[None]:
+        """Open the current target again (after a failure, or to probe anew)."""
+        return self._open(self._target)
+
+    def _open(self, target: str | ConnectionSpec | None) -> asyncio.Task[None]:
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            self._retired.add(self._task)
+            self._task.add_done_callback(self._retired.discard)
+        loop = asyncio.get_running_loop()
+        self._target = target
+        old, self.connection = self.connection, None
+        # at once, not when the task first runs: the window says what is going on immediately
+        self._set_state(CONNECTING, self._connecting_text(target))
+        self.connection_changed.emit()
+        self._task = loop.create_task(self._connect(target, old))
+        return self._task
+
+    async def _connect(
+        self, target: str | ConnectionSpec | None, old: Connection | None = None
+    ) -> None:
+        if old is not None:
+            await old.aclose()
+        try:
+            connection = await self._make(target)
+        except asyncio.CancelledError:
+            raise
+        except (ClientError, ProfileError, MissingToken) as exc:
+            self._fail(str(exc))
+            return
+        connection.client.on_activity = self._on_activity
+        self.connection = connection
+        try:
+            await connection.probe()
+        except asyncio.CancelledError:
+            await connection.aclose()
+            self.connection = None
+            raise
+        except ClientError as exc:
+            # keep the connection: Retry probes it again, and windows show the reason
+            self._fail(str(exc))
+            self.connection_changed.emit()
+            return
+        if isinstance(target, str):
+            with contextlib.suppress(ProfileError):
+                self.store.set_last(target)
+        elif target is None:
+            with contextlib.suppress(ProfileError):
+                self.store.set_last(None)
+        self.report_error("")
+        self._set_state(READY, "")
+        self.connection_changed.emit()
+
+    async def _make(self, target: str | ConnectionSpec | None) -> Connection:
+        if target is None:
+            sandbox = await self._start_sandbox()
+            spec = ConnectionSpec(
+                url=sandbox.url,
+                token=sandbox.admin_token,
+                client_token=sandbox.client_token,
+                label=SANDBOX_NAME,
+            )
+            return Connection(SANDBOX_NAME, spec, is_sandbox=True)
+        if isinstance(target, ConnectionSpec):
+            return Connection(target.label or target.url, target)
+        profile = self.store.get(target)
+        # the keyring may block (a Secret Service unlock prompt): off the GUI thread
+        spec = await asyncio.to_thread(spec_of, profile, self.store)
+        return Connection(profile.name, spec)
+
+    async def _start_sandbox(self) -> SandboxProcess:
+        if self._sandbox is not None and self._sandbox.running:
+            return self._sandbox
+        sandbox = self._sandbox or self._sandbox_factory()
+        self._sandbox = sandbox
+        try:
+            # start() waits for /health: off the GUI thread, the window stays responsive
+            await asyncio.to_thread(sandbox.start)
+        except RuntimeError as exc:
+            await asyncio.to_thread(sandbox.stop)
+            lines = str(exc).strip().splitlines()
+            detail = f" ({lines[-1]})" if lines else ""
+            raise ClientError(f"The local sandbox did not start{detail}.") from None
+        return sandbox
+
+    def _connecting_text(self, target: str | ConnectionSpec | None) -> str:
+        if target is None:
+            running = self._sandbox is not None and self._sandbox.running
+            return "Connecting to the local sandbox…" if running else "Starting the local sandbox…"
+        if isinstance(target, ConnectionSpec):
+            return f"Connecting to {target.url}…"
+        return f"Connecting to {target}…"
+
+    # ------------------------------------------------------------------ state
+
+    def _set_state(self, state: str, message: str) -> None:
+        self.state, self.message = state, message
+        if not self._closed:
+            self.state_changed.emit()
+
+    def _fail(self, message: str) -> None:
+        self._set_state(FAILED, message)
+        self.report_error(message)
+
+    def report_error(self, text: str) -> None:
+        """Make `text` the status bar's last error ("" clears it)."""
+        if text != self.last_error:
+            self.last_error = text
+            if not self._closed:
+                self.error_reported.emit(text)
+
+    def _on_activity(self, in_flight: int) -> None:
+        if not self._closed:
+            self.activity_changed.emit(in_flight)
+
+    # ------------------------------------------------------------------ the end
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the embedded sandbox."""
+        self._closed = True
+        tasks: list[Any] = [t for t in (self._task, *self._retired) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self.connection is not None:
+            await self.connection.aclose()
+            self.connection = None
+        self.stop_sandbox()
+
+    def stop_sandbox(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.stop()

@@ -1,0 +1,119 @@
+"""The tools of the sidebar, and `ToolModel`, what a tool's page knows about itself: whether the
+current connection can serve it and, if not, why and what would make it work. QtCore only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+
+from app.api.capabilities import OPERATIONS
+from app.viewmodels.base import ViewModel
+from app.viewmodels.session import CONNECTING, FAILED, Session
+
+
+@dataclass(frozen=True)
+class Tool:
+    #: the capability key (`app.api.capabilities.OPERATIONS`), also the page's objectName stem
+    key: str
+    group: str
+    description: str
+    #: the icon's file stem in resources/icons/
+    icon: str
+
+    @property
+    def title(self) -> str:
+        return OPERATIONS[self.key]
+
+
+#: The tools in sidebar order; Ctrl+1 to Ctrl+7 follow this order.
+TOOLS: tuple[Tool, ...] = (
+    Tool("groups", "People", "Create user groups: members, SSO group mappings and a root role.",
+         "groups"),
+    Tool("users", "People", "Find a user and change their name, email or root role.", "users"),
+    Tool("inactive_users", "People", "Users with no login in 180 days, to review and export.",
+         "inactive"),
+    Tool("project_dashboard", "Projects",
+         "A project's owners, your roles, the latest events and its onboarding status.",
+         "dashboard"),
+    Tool("archived_features", "Projects", "Browse a project's archived feature flags.",
+         "archive"),
+    Tool("context_usage", "Configuration", "Which strategies use a context field, and where.",
+         "context"),
+    Tool("metrics_upload", "Metrics",
+         "Validate JSON batches of client usage metrics and upload them.", "metrics"),
+)  # fmt: skip
+GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
+TOOLS_BY_KEY = {tool.key: tool for tool in TOOLS}
+
+
+class SessionViewModel(ViewModel):
+    """A view-model bound to the session: on a new connection it cancels what it was doing and
+    calls `on_connection_changed()`; its errors also reach the status bar."""
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        session.connection_changed.connect(self._on_session_connection_changed)
+        self.error_changed.connect(self._on_error)
+
+    def _on_session_connection_changed(self) -> None:
+        if self.closed:
+            return
+        self.cancel_tasks()
+        self.set_error("")
+        self.on_connection_changed()
+
+    def on_connection_changed(self) -> None:
+        """Override: reload for the new connection."""
+
+    def _on_error(self, text: str) -> None:
+        if text and not self.closed:
+            self.session.report_error(text)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.session.connection_changed.disconnect(self._on_session_connection_changed)
+        super().close()
+
+
+class ToolModel(SessionViewModel):
+    """One tool's page: its availability on the current connection."""
+
+    availability_changed = Signal()
+
+    def __init__(self, tool: Tool, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(session, parent)
+        self.tool = tool
+        session.state_changed.connect(self.availability_changed)
+
+    @property
+    def available(self) -> bool:
+        caps = self.session.capabilities
+        return caps is not None and self.session.ready and caps.operation(self.tool.key).available
+
+    @property
+    def reason(self) -> str:
+        """Why the tool cannot be used here, and what would make it work ("" when it can)."""
+        if self.session.state == CONNECTING:
+            return self.session.message or "Connecting…"
+        if self.session.state == FAILED:
+            return f"Not connected: {self.session.message}"
+        caps = self.session.capabilities
+        if caps is None:
+            return "Not connected."
+        availability = caps.operation(self.tool.key)
+        return "" if availability.available else availability.reason
+
+    @property
+    def note(self) -> str:
+        caps = self.session.capabilities
+        return caps.operation(self.tool.key).note if caps is not None else ""
+
+    def on_connection_changed(self) -> None:
+        self.availability_changed.emit()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.session.state_changed.disconnect(self.availability_changed)
+        super().close()
