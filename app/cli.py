@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add N users and N archived flags (benchmarks)")  # fmt: skip
     serve.add_argument("--admin-token", metavar="T", help="admin API token to accept")
     serve.add_argument("--client-token", metavar="C", help="client token to accept")
+    serve.add_argument("--without-groups", action="store_true",
+                       help="no groups endpoints, as on open-source Unleash (404)")  # fmt: skip
     serve.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
                        help="days without login after which a user is inactive")  # fmt: skip
     serve.add_argument("--exit-with-parent", action="store_true",
@@ -110,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 client_token=args.client_token,
                 inactive_days=args.inactive_days,
                 exit_with_parent=args.exit_with_parent,
+                groups=not args.without_groups,
             )
         )
     if args.command == "profiles":

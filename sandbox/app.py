@@ -181,7 +181,9 @@ Admin = Annotated[Principal, Depends(admin_side)]
 Client = Annotated[Principal, Depends(client_side)]
 
 
-def create_app(store: Store) -> FastAPI:
+def create_app(store: Store, *, groups: bool = True) -> FastAPI:
+    """The sandbox's ASGI app. `groups=False` leaves out the groups endpoints, as open-source
+    Unleash does (404), so a client's handling of that can be tried without Unleash."""
     app = FastAPI(
         title=SERVER_NAME,
         version=__version__,
@@ -275,14 +277,16 @@ def create_app(store: Store) -> FastAPI:
         require_root(who, (ADMIN_ROLE,), "update users")
         return json_response(store.update_user(id, body, who))
 
-    @app.get("/api/admin/groups", tags=["groups"])
-    async def list_groups(_: Admin) -> Response:
-        return json_response(store.list_groups())
+    if groups:
 
-    @app.post("/api/admin/groups", status_code=201, tags=["groups"])
-    async def create_group(body: m.CreateGroup, who: Admin) -> Response:
-        require_root(who, (ADMIN_ROLE,), "create groups")
-        return json_response(store.create_group(body, who), 201)
+        @app.get("/api/admin/groups", tags=["groups"])
+        async def list_groups(_: Admin) -> Response:
+            return json_response(store.list_groups())
+
+        @app.post("/api/admin/groups", status_code=201, tags=["groups"])
+        async def create_group(body: m.CreateGroup, who: Admin) -> Response:
+            require_root(who, (ADMIN_ROLE,), "create groups")
+            return json_response(store.create_group(body, who), 201)
 
     @app.get("/api/admin/projects", tags=["projects"])
     async def list_projects(_: Admin) -> Response:

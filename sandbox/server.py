@@ -43,6 +43,8 @@ class ServeOptions:
     client_token: str | None = None
     inactive_days: int = 180
     exit_with_parent: bool = False  # stop when standard input closes
+    #: serve the groups endpoints (open-source Unleash has none: 404)
+    groups: bool = True
 
 
 def is_loopback(host: str) -> bool:
@@ -193,7 +195,7 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"flagdesk sandbox listening on http://{shown}:{port}", file=out, flush=True)
     config = uvicorn.Config(
-        wrap(create_app(store)),
+        wrap(create_app(store, groups=options.groups)),
         log_level="warning",
         access_log=False,
         http="httptools",

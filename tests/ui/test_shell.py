@@ -1,0 +1,298 @@
+"""The application shell against real sandboxes: first start, switching, errors, a server that
+goes away and comes back, a server without groups, navigation, tool windows, the connections
+dialog."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import keyring
+import keyring.backend
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+
+from app import __version__
+from app.connection import ConnectionSpec
+from app.profiles import Profile, ProfileStore
+from app.viewmodels.session import FAILED, READY, Session
+from sandbox.process import SandboxProcess
+from ui.connection_dialog import ConnectionDialog
+from ui.main_window import MainWindow, ToolWindow
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passwords: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.passwords.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def shell(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any]
+) -> Iterator[tuple[MainWindow, Session]]:
+    """A main window on a session of its own: profiles in tmp_path, its sandbox on a database
+    in tmp_path."""
+    store = ProfileStore(tmp_path / "config")
+    session = Session(
+        store,
+        sandbox_factory=lambda: SandboxProcess(tmp_path / "sandbox.sqlite3", shared_tokens=True),
+    )
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    yield window, session
+    window.close()
+    arun(session.aclose())
+
+
+def wait_state(qtbot: Any, session: Session, state: str, timeout: int = 30_000) -> None:
+    qtbot.waitUntil(lambda: session.state == state, timeout=timeout)
+
+
+def wait_overview(qtbot: Any, window: MainWindow) -> None:
+    model = window.overview_model
+    qtbot.waitUntil(
+        lambda: not model.busy and (model.has_data or bool(model.error)), timeout=20_000
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_first_start_spawns_the_sandbox_and_shows_demo_data(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    window, session = shell
+    session.open_last()  # nothing saved yet: the sandbox
+    assert session.state == "connecting"
+    assert window.overview.loading_label.text() == "Starting the local sandbox…"
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    assert window.connection_button.text() == "Local sandbox"
+    assert window.server_label.text() == f"flagdesk sandbox {__version__}"
+    assert window.token_label.text() == "Admin API token"
+    assert window.overview.source_label.text() == "Local sandbox with demo data"
+    hint = window.overview.hint_label
+    assert hint.isVisible() and "Connections" in hint.text()
+    assert window.overview.projects_table.model().rowCount() == 4
+    assert not window.error_button.isVisible()
+    sandbox = session._sandbox
+    assert sandbox is not None and sandbox.running
+    # every tool can be used on the sandbox
+    for page in window.tool_pages.values():
+        assert page.model.available and page.banner.isHidden(), page.model.reason
+
+
+def test_switching_to_a_second_server_needs_no_restart(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    window, session = shell
+    session.store.save(
+        Profile(name="Second", url=demo_sandbox.url, token_store="file"),
+        token=demo_sandbox.admin_token,
+    )
+    session.open_profile("Second")
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    assert window.overview.url_label.text() == demo_sandbox.url
+    assert window.overview.source_label.text() == "Second"
+    assert not window.overview.hint_label.isVisible()
+    assert window.connection_button.text() == "Second"
+    assert window.windowTitle() == "flagdesk — Second"
+    assert session.store.last == "Second"  # reopened on the next start
+
+
+def test_a_wrong_url_and_a_wrong_token_give_distinct_errors(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    window, session = shell
+    session.open_spec(ConnectionSpec(f"http://127.0.0.1:{closed_port()}", "*:*.whatever"))
+    wait_state(qtbot, session, FAILED)
+    wait_overview(qtbot, window)
+    refused = session.last_error
+    assert "connection refused" in refused
+    assert window.overview.error_label.text() == refused
+    assert window.error_button.isVisible()
+    assert "Not connected" in window.tool_pages["groups"].reason.text()
+
+    session.open_spec(ConnectionSpec(demo_sandbox.url, "*:*.not-the-token-0123456789"))
+    wait_state(qtbot, session, FAILED)
+    wrong_token = session.last_error
+    assert "401" in wrong_token and "token" in wrong_token and wrong_token != refused
+    assert "not-the-token-0123456789" not in wrong_token
+
+    # the window stays usable: a good connection works at once
+    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token))
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    assert window.overview.projects_table.model().rowCount() == 4
+    assert not window.error_button.isVisible()
+
+
+def test_the_server_stops_and_comes_back(
+    qtbot: Any, shell: tuple[MainWindow, Session], tmp_path: Path
+) -> None:
+    window, session = shell
+    port = closed_port()
+    server = SandboxProcess(tmp_path / "flaky.sqlite3", "--port", str(port))
+    server.start()
+    try:
+        session.open_spec(ConnectionSpec(server.url, server.admin_token))
+        wait_state(qtbot, session, READY)
+        server.stop()
+        qtbot.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # Reconnect
+        wait_state(qtbot, session, FAILED)
+        assert "connection refused" in session.message
+        assert not window.tool_pages["users"].banner.isHidden()
+        server.start()
+        window.overview.retry_button.click()  # Retry on the overview opens it again
+        wait_state(qtbot, session, READY)
+        wait_overview(qtbot, window)
+        assert not window.overview_model.error
+        assert window.tool_pages["users"].banner.isHidden()
+    finally:
+        server.stop()
+
+
+def test_groups_are_explained_and_disabled_without_groups(
+    qtbot: Any, shell: tuple[MainWindow, Session], tmp_path: Path
+) -> None:
+    window, session = shell
+    with SandboxProcess(tmp_path / "oss.sqlite3", "--without-groups") as oss:
+        session.open_spec(ConnectionSpec(oss.url, oss.admin_token))
+        wait_state(qtbot, session, READY)
+        window.show_page("groups")
+        page = window.tool_pages["groups"]
+        assert window.pages.currentWidget() is page
+        assert not page.banner.isHidden() and not page.content.isEnabled()
+        assert "Unleash Enterprise" in page.reason.text()
+        item = window.items["groups"]
+        assert item.font(0).italic() and "Enterprise" in item.toolTip(0)
+        users = window.tool_pages["users"]
+        assert users.model.available and users.banner.isHidden()
+
+
+def test_shortcuts_and_tools_in_windows_of_their_own(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    window, _session = shell
+    for number, key in enumerate(window.tool_pages, start=1):
+        qtbot.keyClick(window, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
+        assert window.current_key == key
+        assert window.pages.currentWidget().objectName().endswith("Page")
+    window.show_page("project_dashboard")
+    first = window.open_tool_window(window.tool_pages["project_dashboard"].model.tool)
+    window.new_window_action.trigger()
+    assert len(window.tool_windows) == 2
+    assert all(isinstance(w, ToolWindow) and w.isVisible() for w in window.tool_windows)
+    assert first.objectName() == "projectDashboardWindow"
+    first.close()
+    qtbot.waitUntil(lambda: len(window.tool_windows) == 1)
+
+
+def test_every_control_has_an_object_name(shell: tuple[MainWindow, Session]) -> None:
+    window, _ = shell
+    for widget in [
+        window,
+        window.sidebar,
+        window.pages,
+        window.splitter,
+        window.connection_button,
+        window.error_button,
+        *window.tool_pages.values(),
+        *window.findChildren(QPushButton),
+    ]:
+        assert widget.objectName(), widget
+    for action in window.findChildren(type(window.connections_action)):
+        if action.text() and not action.isSeparator() and action.parent() is window:
+            assert action.objectName(), action.text()
+
+
+def test_layout_is_remembered(qtbot: Any, qloop: Any, tmp_path: Path) -> None:
+    session = Session(ProfileStore(tmp_path))
+    first = MainWindow(session)
+    qtbot.addWidget(first)
+    first.resize(731, 517)  # within the offscreen screen (800 x 600)
+    first.show_page("context_usage")
+    first.save_layout()
+    again = MainWindow(session)
+    qtbot.addWidget(again)
+    assert again.current_key == "context_usage"
+    assert (again.size().width(), again.size().height()) == (731, 517)
+
+
+def test_the_connections_dialog_adds_tests_and_switches(
+    qtbot: Any,
+    shell: tuple[MainWindow, Session],
+    demo_sandbox: SandboxProcess,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    window, session = shell
+    dialog = ConnectionDialog(session, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.add_button.click()
+    dialog.name_edit.setText("Demo")
+    dialog.url_edit.setText(demo_sandbox.url + "/")
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: "failed" in dialog.report.toPlainText(), timeout=10_000)
+    assert "Give an admin API token" in dialog.report.toPlainText()
+    dialog.token_edit.setText(demo_sandbox.admin_token)
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: "✓ Groups" in dialog.report.toPlainText(), timeout=20_000)
+    assert f"flagdesk sandbox {__version__}" in dialog.report.toPlainText()
+
+    dialog.url_edit.setText("localhost:4242")  # no scheme: refused, and what was typed stays
+    assert dialog.save() is None
+    assert "no scheme" in dialog.problems.text()
+    assert dialog.name_edit.text() == "Demo" and dialog.token_edit.text()
+
+    dialog.url_edit.setText(demo_sandbox.url)
+    dialog.connect_button.click()
+    wait_state(qtbot, session, READY)
+    assert session.name == "Demo" and session.url == demo_sandbox.url
+    assert memory_keyring.passwords == {("flagdesk", "Demo/admin"): demo_sandbox.admin_token}
+    saved = (session.store.path).read_text()
+    assert demo_sandbox.admin_token not in saved
+
+
+def test_about_names_the_server_and_the_libraries(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    window, session = shell
+    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token, label="Demo"))
+    wait_state(qtbot, session, READY)
+    window.on_about_triggered()
+    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "aboutDialog")
+    text = dialog.findChild(QLabel, "aboutText").text()
+    assert __version__ in text and "flagdesk sandbox" in text
+    for library in ("PySide6-Essentials", "httpx", "pydantic", "LGPL-3.0", "MIT"):
+        assert library in text
+    dialog.close()
