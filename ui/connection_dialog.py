@@ -91,6 +91,14 @@ class ConnectionDialog(QDialog):
         self.problems.setStyleSheet("color: palette(link);")
         form.addRow("", self.problems)
         right.addWidget(self.form_widget)
+        self.sandbox_note = QLabel(
+            "The local sandbox is flagdesk's own server with demo data, started on this "
+            "computer and stopped when flagdesk exits. There is nothing to set up: choose "
+            "Connect. To work on a real Unleash, choose Add."
+        )
+        self.sandbox_note.setObjectName("sandboxNote")
+        self.sandbox_note.setWordWrap(True)
+        right.addWidget(self.sandbox_note)
 
         buttons = QHBoxLayout()
         self.test_button = self._button("testButton", "Test connection", buttons)
@@ -176,7 +184,9 @@ class ConnectionDialog(QDialog):
     ) -> None:
         key = str(current.data(Qt.ItemDataRole.UserRole)) if current is not None else None
         is_sandbox = key == SANDBOX_ITEM
-        self.form_widget.setEnabled(not is_sandbox)
+        self.form_widget.setVisible(not is_sandbox)
+        self.sandbox_note.setVisible(is_sandbox)
+        self.report.setVisible(not is_sandbox)
         self.remove_button.setEnabled(key not in (SANDBOX_ITEM, NEW_ITEM, None))
         self.duplicate_button.setEnabled(key not in (SANDBOX_ITEM, NEW_ITEM, None))
         self.save_button.setEnabled(not is_sandbox)

@@ -289,14 +289,14 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"flagdesk — {s.name}")
         self.reconnect_action.setEnabled(s.state in (READY, FAILED))
         if s.state == CONNECTING:
-            self.overview_model.reset(self._source(), s.message)
+            self.overview_model.reset(self._source(), s.message, s.url)
             self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")
 
     def on_session_connection_changed(self) -> None:
         s = self.session
         if s.state == CONNECTING:
             return  # on_session_state_changed shows it
-        self.overview_model.reset(self._source())
+        self.overview_model.reset(self._source(), url=s.url)
         self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")
         self.overview_model.load()
 

@@ -1,5 +1,6 @@
-"""`make screenshots`: render every window offscreen against a demo sandbox into
-docs/screenshots/, in the light and in a dark palette, plus the error state.
+"""`make screenshots`: render the main window and every page offscreen against a demo sandbox
+into docs/screenshots/, in the light and in a dark palette, plus the unavailable and error states
+and the connections dialog.
 
 Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen.
 """
@@ -9,17 +10,20 @@ from __future__ import annotations
 import asyncio
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.api.client import AdminClient
-from app.api.errors import ClientError
-from app.viewmodels.overview import OverviewModel
+from app.connection import ConnectionSpec
+from app.profiles import ProfileStore
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
-from ui.main_window import SANDBOX_SOURCE, MainWindow
+from ui.connection_dialog import ConnectionDialog
+from ui.main_window import MainWindow
 
 
 def dark_palette() -> QPalette:
@@ -51,40 +55,75 @@ async def settle(widget: QWidget) -> None:
     widget.repaint()
 
 
+async def until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 30.0
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the window did not reach the state to photograph")
+        await asyncio.sleep(0.02)
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
+    """The main window on the overview and on every tool page, the connections dialog, a
+    server without groups and a server that cannot be reached, in both palettes."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+
+    def save(widget: QWidget, name: str) -> None:
+        path = out / f"{name}.png"
+        widget.grab().save(str(path))
+        written.append(path)
+
     with tempfile.TemporaryDirectory() as tmp:
-        sandbox = SandboxProcess(Path(tmp) / "demo.sqlite3", "--demo")
-        await asyncio.to_thread(sandbox.start)
-        client = AdminClient(sandbox.url, sandbox.admin_token)
-
-        async def connect() -> AdminClient:
-            return client
-
-        async def refuse() -> AdminClient:
-            raise ClientError("Cannot reach http://127.0.0.1:9 (connection refused).")
-
+        root = Path(tmp)
+        oss = SandboxProcess(root / "oss.sqlite3", "--without-groups")
+        await asyncio.to_thread(oss.start)
         light = app.palette()
         try:
-            for name, palette in (("light", light), ("dark", dark_palette())):
+            for palette_name, palette in (("light", light), ("dark", dark_palette())):
                 app.setPalette(palette)
-                for state, opener in (("", connect), ("-error", refuse)):
-                    model = OverviewModel(opener, source=SANDBOX_SOURCE)
-                    window = MainWindow(model)
-                    window.resize(900, 560)
-                    window.show()
-                    await model.load()
+                session = Session(
+                    ProfileStore(root / f"config-{palette_name}"),
+                    sandbox_factory=lambda: SandboxProcess(
+                        root / "demo.sqlite3", shared_tokens=True
+                    ),
+                )
+                window = MainWindow(session)
+                window.resize(1000, 640)
+                window.show()
+                await session.open_sandbox()
+                model = window.overview_model
+                await until(lambda m=model: m.has_data and not m.busy)  # type: ignore[misc]
+                await settle(window)
+                save(window, f"main_window-{palette_name}")
+                for key in window.tool_pages:
+                    window.show_page(key)
                     await settle(window)
-                    path = out / f"main_window{state}-{name}.png"
-                    window.grab().save(str(path))
-                    written.append(path)
-                    window.close()
-                    model.close()
+                    save(window, f"{key}-{palette_name}")
+
+                await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
+                                                       label="Open-source Unleash"))  # fmt: skip
+                window.show_page("groups")
+                await settle(window)
+                save(window, f"groups-unavailable-{palette_name}")
+
+                await session.open_spec(ConnectionSpec("http://127.0.0.1:9", "*:*.x",
+                                                       label="Production"))  # fmt: skip
+                window.show_page("overview")
+                await until(lambda m=model: bool(m.error) and not m.busy)  # type: ignore[misc]
+                await settle(window)
+                save(window, f"main_window-error-{palette_name}")
+
+                dialog = ConnectionDialog(session, window)
+                dialog.show()
+                await settle(dialog)
+                save(dialog, f"connections-{palette_name}")
+                dialog.close()
+                window.close()
+                await session.aclose()
         finally:
             app.setPalette(light)
-            await client.aclose()
-            await asyncio.to_thread(sandbox.stop)
+            await asyncio.to_thread(oss.stop)
     return written
 
 

@@ -102,13 +102,14 @@ class OverviewModel(ViewModel):
         else:
             self.load()
 
-    def reset(self, source: str, status: str = "") -> None:
+    def reset(self, source: str, status: str = "", url: str = "") -> None:
         """Forget what was loaded (a new connection is coming); show `status` meanwhile."""
         self.cancel_tasks()
         self._load_task = None
         self._client = None
         self.source = source
-        self.url = self.server_name = self.server_version = self.users_note = ""
+        self.server_name = self.server_version = self.users_note = ""
+        self.url = url
         self.user_count = None
         self.projects.set_rows([])
         self.set_error("")

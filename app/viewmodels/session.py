@@ -21,7 +21,6 @@ from app.api.errors import ClientError
 from app.connection import Connection, ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
 from sandbox.process import SandboxProcess
-from sandbox.server import default_db_path
 
 log = logging.getLogger("flagdesk.session")
 
@@ -41,6 +40,8 @@ SandboxFactory = Callable[[], SandboxProcess]
 def default_sandbox() -> SandboxProcess:
     """The embedded sandbox: the user's own database (demo data on first start), tokens shared
     with any other flagdesk on the same database, and stopped when this process ends."""
+    from sandbox.server import default_db_path  # imports FastAPI: not on the way to the window
+
     return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
 
 
