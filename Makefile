@@ -31,6 +31,7 @@ bench:
 	@packaging/bootstrap.sh test
 	$(BIN)/python bench/sandbox_bulk_metrics.py
 	$(BIN)/python bench/sandbox_idle_rss.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_startup.py
 
 screenshots:
 	@packaging/bootstrap.sh test
