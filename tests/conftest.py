@@ -4,6 +4,9 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import keyring
+import keyring.backend
+import keyring.errors
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -57,3 +60,32 @@ def personal_token() -> Callable[[SandboxProcess, str], str]:
             conn.close()
 
     return make
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """A keyring that keeps passwords in a dict: the OS keyring's interface, for tests."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passwords: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.passwords.pop((service, username), None) is None:
+            raise keyring.errors.PasswordDeleteError(username)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

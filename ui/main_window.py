@@ -34,8 +34,6 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.api.capabilities import TOKEN_LABELS
-from app.api.client import AdminClient
-from app.api.errors import ClientError
 from app.logs import reset_logging
 from app.profiles import config_dir
 from app.viewmodels.overview import OverviewModel
@@ -74,7 +72,7 @@ class MainWindow(QMainWindow):
 
         # ---- the overview and one page per tool
         self.overview_model = OverviewModel(
-            self._overview_client, source=session.name, reconnect=self.on_reconnect_triggered
+            session.client, source=session.name, reconnect=self.on_reconnect_triggered
         )
         self.overview = OverviewPage(self.overview_model)
         self.pages = QStackedWidget()
@@ -266,12 +264,6 @@ class MainWindow(QMainWindow):
         return window
 
     # ------------------------------------------------------------------ the session
-
-    async def _overview_client(self) -> AdminClient:
-        connection = self.session.connection
-        if connection is None or self.session.state != READY:
-            raise ClientError(self.session.message or "Not connected.")
-        return connection.client
 
     def on_session_state_changed(self) -> None:
         s = self.session

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.api.capabilities import Capabilities
+from app.api.client import AdminClient
 from app.api.errors import ClientError
 from app.connection import Connection, ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
@@ -108,6 +109,12 @@ class Session(QObject):
         if isinstance(self._target, ConnectionSpec):
             return self._target.url
         return ""
+
+    async def client(self) -> AdminClient:
+        """The current connection's client; `ClientError` saying why when there is none."""
+        if self.connection is None or self.state != READY:
+            raise ClientError(self.message or "Not connected.")
+        return self.connection.client
 
     # ------------------------------------------------------------------ opening
 

@@ -9,45 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import keyring
-import keyring.backend
 import keyring.errors
 import pytest
 from keyring.backends import fail
 
 from app import cli
 from app.profiles import KEYRING_SERVICE, NoKeyring, Profile, ProfileError, ProfileStore
+from tests.conftest import MemoryKeyring
 
 TOKEN = "*:*.profile-test-admin-token-0123456789"
 CLIENT = "default:development.profile-test-client-token"
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring that keeps passwords in a dict: the OS keyring's interface, for tests."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.passwords: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.passwords.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.passwords[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.passwords.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture
