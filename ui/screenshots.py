@@ -45,6 +45,13 @@ def dark_palette() -> QPalette:
     }
     for role, color in roles.items():
         p.setColor(role, QColor(color))
+    # greyed text for disabled controls, as a desktop's dark palette has it
+    for role in (
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+    ):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f7377"))
     return p
 
 
