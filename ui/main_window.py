@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import partial
 
 import qasync
-from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl
+from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.api.capabilities import TOKEN_LABELS
 from app.logs import reset_logging
-from app.profiles import config_dir
 from app.viewmodels.overview import OverviewModel
 from app.viewmodels.session import (
     CONNECTING,
@@ -49,15 +48,11 @@ from app.viewmodels.tools import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, ToolModel
 from ui import excepthook
 from ui.icons import icon, icon_path
 from ui.overview_page import OverviewPage
+from ui.settings import window_settings
 from ui.tool_page import ToolPage, camel
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
 OVERVIEW = "overview"
-
-
-def window_settings() -> QSettings:
-    """Window geometry and splitter state, beside the profiles (not in the registry)."""
-    return QSettings(str(config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
 class MainWindow(QMainWindow):
@@ -82,6 +77,7 @@ class MainWindow(QMainWindow):
         for tool in TOOLS:
             page = ToolPage(ToolModel(tool, session))
             page.connections_requested.connect(self.on_connections_triggered)
+            page.open_requested.connect(self.on_page_open_requested)
             self.tool_pages[tool.key] = page
             self.pages.addWidget(page)
 
@@ -258,10 +254,19 @@ class MainWindow(QMainWindow):
 
     def open_tool_window(self, tool: Tool) -> ToolWindow:
         window = ToolWindow(tool, self.session)
+        window.page.connections_requested.connect(self.on_connections_triggered)
+        window.page.open_requested.connect(self.on_page_open_requested)
         self.tool_windows.add(window)
         window.destroyed.connect(lambda *_: self.tool_windows.discard(window))
         window.show()
         return window
+
+    def on_page_open_requested(self, key: str, item: object) -> None:
+        """A tool asks to show another one with an item (an inactive user in the user editor)."""
+        self.show_page(key)
+        self.tool_pages[key].open_item(item)
+        self.raise_()
+        self.activateWindow()
 
     # ------------------------------------------------------------------ the session
 

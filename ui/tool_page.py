@@ -1,10 +1,19 @@
 """`ToolPage`: the frame of one tool: its title and purpose, and, when the connection cannot
-serve it, why and what would make it work. The tool's own content goes in `content`."""
+serve it, why and what would make it work. The tool's own window, a `ToolContent`, goes in
+`content`; it is built the first time the page is shown (so start-up imports none of them).
+
+`CONTENT` names each tool's `ToolContent` class as "module:Class". A content widget gets the
+session and makes its own view-model (a `ToolViewModel`). The page gives every tool the same
+keys: F5 refreshes, Ctrl+F goes to the filter of the table that has focus (or the first one).
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -14,8 +23,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolModel
 from ui.icons import icon
+
+#: each tool's window, built on first show
+CONTENT: dict[str, str] = {
+    "groups": "ui.groups:GroupEditor",
+    "users": "ui.users:UserEditor",
+    "inactive_users": "ui.inactive_users:InactiveUsersView",
+    "project_dashboard": "ui.dashboard:ProjectDashboard",
+    "archived_features": "ui.archive:ArchiveBrowser",
+    "context_usage": "ui.context_usage:ContextUsageViewer",
+    "metrics_upload": "ui.metrics_tool:MetricsTool",
+}
 
 
 def camel(key: str) -> str:
@@ -23,9 +44,48 @@ def camel(key: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+class ToolContent(QWidget):
+    """The base of a tool's own window: the part of a `ToolPage` below its title."""
+
+    #: show another tool with an item in it: ("users", user id), ("project_dashboard", "default")
+    open_requested = Signal(str, object)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+
+    def refresh(self) -> None:
+        """F5: load again."""
+
+    def open_item(self, item: Any) -> None:
+        """Show `item` (what another tool's `open_requested` carried)."""
+
+    def close_content(self) -> None:
+        """The page is closing: close the view-model (cancelling its tasks)."""
+
+
+def content_class(key: str) -> type[ToolContent] | None:
+    """The tool's `ToolContent` class, or None while that tool has no window yet."""
+    spec = CONTENT.get(key)
+    if spec is None:
+        return None
+    module_name, _, class_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+    cls = getattr(module, class_name)
+    assert issubclass(cls, ToolContent), spec
+    return cls
+
+
 class ToolPage(QWidget):
     #: the person wants to change the connection (from the "unavailable" banner)
     connections_requested = Signal()
+    #: the content asks to show another tool with an item: (tool key, item)
+    open_requested = Signal(str, object)
 
     def __init__(self, model: ToolModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +141,15 @@ class ToolPage(QWidget):
         self.content_layout = QVBoxLayout(self.content)
         self.content_layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.content, 1)
+        #: the tool's window (None until the page is first shown)
+        self.tool_content: ToolContent | None = None
+
+        refresh = QShortcut(QKeySequence(QKeySequence.StandardKey.Refresh), self)
+        refresh.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        refresh.activated.connect(self.refresh)
+        find = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self.focus_filter)
 
         model.availability_changed.connect(self.on_model_availability_changed)
         self.on_model_availability_changed()
@@ -95,5 +164,46 @@ class ToolPage(QWidget):
         self.note.setText(m.note[:1].upper() + m.note[1:] + "." if m.note else "")
         self.content.setEnabled(m.available)
 
+    # ------------------------------------------------------------------ the content
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.ensure_content()
+
+    def ensure_content(self) -> ToolContent | None:
+        """Build the tool's window if it is not yet built."""
+        if self.tool_content is None:
+            cls = content_class(self.model.tool.key)
+            if cls is None:
+                return None
+            self.tool_content = cls(self.model.session)
+            self.tool_content.open_requested.connect(self.open_requested)
+            self.content_layout.addWidget(self.tool_content)
+        return self.tool_content
+
+    def open_item(self, item: Any) -> None:
+        """Show `item` in the tool (built now if need be)."""
+        content = self.ensure_content()
+        if content is not None:
+            content.open_item(item)
+
+    def refresh(self) -> None:
+        if self.tool_content is not None and self.model.available:
+            self.tool_content.refresh()
+
+    def focus_filter(self) -> None:
+        from ui.table import DataTable  # not at start-up
+
+        tables = [t for t in self.content.findChildren(DataTable) if t.isVisible()]
+        focus = self.focusWidget()
+        for table in tables:
+            if focus is not None and table.isAncestorOf(focus):
+                table.focus_filter()
+                return
+        if tables:
+            tables[0].focus_filter()
+
     def close_page(self) -> None:
+        if self.tool_content is not None:
+            self.tool_content.close_content()
         self.model.close()

@@ -117,3 +117,44 @@ class ToolModel(SessionViewModel):
         if not self.closed:
             self.session.state_changed.disconnect(self.availability_changed)
         super().close()
+
+
+class ToolViewModel(SessionViewModel):
+    """The base of a tool's own view-model (the group editor's, the archive browser's...).
+
+    It loads what the tool needs once the tool can be used on the connection (`start()`, then on
+    every new connection), forgets it when the connection goes (`reset()`), and `refresh()` (F5,
+    Retry) loads again. Subclasses override `load()` (start tasks with `run`) and `reset()`.
+    """
+
+    def __init__(self, tool_key: str, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(session, parent)
+        self.tool = TOOLS_BY_KEY[tool_key]
+        self._started = False
+
+    @property
+    def available(self) -> bool:
+        caps = self.session.capabilities
+        return caps is not None and self.session.ready and caps.operation(self.tool.key).available
+
+    def start(self) -> None:
+        """Begin: the window is built and bound. Loads at once when the tool can be used."""
+        self._started = True
+        if self.available:
+            self.load()
+
+    def refresh(self) -> None:
+        """Load again (F5, Retry); nothing when the tool cannot be used here."""
+        if self.available and not self.closed:
+            self.load()
+
+    def on_connection_changed(self) -> None:
+        self.reset()
+        if self._started and self.available:
+            self.load()
+
+    def load(self) -> None:
+        """Override: fetch what the window shows (with `self.run(...)`)."""
+
+    def reset(self) -> None:
+        """Override: forget what came from the previous connection."""

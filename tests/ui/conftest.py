@@ -11,6 +11,7 @@ import asyncio
 import gc
 import os
 from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before any QApplication exists
@@ -19,6 +20,11 @@ import pytest
 import qasync
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication
+
+from app.connection import ConnectionSpec
+from app.profiles import ProfileStore
+from app.viewmodels.session import FAILED, READY, Session
+from sandbox.process import SandboxProcess
 
 T = TypeVar("T")
 
@@ -77,3 +83,33 @@ def arun(qtbot: Any, qloop: qasync.QEventLoop) -> Callable[..., Any]:
         return result
 
     return run
+
+
+@pytest.fixture
+def connect(
+    qtbot: Any, qloop: qasync.QEventLoop, arun: Callable[..., Any], tmp_path: Path
+) -> Iterator[Callable[..., Session]]:
+    """`connect(sandbox, token=None)`: a `Session` connected (READY) to a running sandbox with
+    its admin token, or `token` (a personal access token, say). Closed after the test."""
+    sessions: list[Session] = []
+
+    def make(
+        sb: SandboxProcess, token: str | None = None, *, client_token: str | None = None
+    ) -> Session:
+        session = Session(ProfileStore(tmp_path / f"config{len(sessions)}"))
+        sessions.append(session)
+        session.open_spec(
+            ConnectionSpec(
+                url=sb.url,
+                token=token or sb.admin_token,
+                client_token=client_token or sb.client_token,
+                label="test sandbox",
+            )
+        )
+        qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
+        assert session.state == READY, session.message
+        return session
+
+    yield make
+    for session in sessions:
+        arun(session.aclose())

@@ -1,0 +1,277 @@
+"""`DataTable`: every table of flagdesk: a filter box, a count, a `QTableView` over a `TableModel`
+(which sorts and filters in Python; the view only shows), Ctrl+C to copy the selected rows,
+export to CSV, and column widths and sort order remembered per table in window.ini."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.viewmodels.table import TableModel
+from ui.settings import window_settings
+
+#: added to a column's fitted width, so texts do not touch the next column
+COLUMN_PADDING = 24
+
+
+def default_count_text(shown: int, total: int) -> str:
+    if shown == total:
+        return f"{total:,} row{'' if total == 1 else 's'}"
+    return f"{shown:,} of {total:,} rows"
+
+
+class CopyTableView(QTableView):
+    """A table view that copies whole selected rows as tab-separated text (its Ctrl+C action
+    is set up by `DataTable`), and treats Enter as activating the current row."""
+
+    copied = Signal(int)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # the "Copy rows" action's shortcut catches Ctrl+C first; a key event sent to the view
+        # itself (accessibility tools, tests) lands here
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            event.accept()
+            return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
+            self.activated.emit(self.currentIndex())
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def selected_rows(self) -> list[int]:
+        selection = self.selectionModel()
+        if selection is None:
+            return []
+        return sorted({index.row() for index in selection.selectedIndexes()})
+
+    def copy_selection(self, *, header: bool = False) -> int:
+        model = self.model()
+        rows = self.selected_rows()
+        if not isinstance(model, TableModel) or not rows:
+            return 0
+        QGuiApplication.clipboard().setText(model.to_tsv(rows, header=header))
+        self.copied.emit(len(rows))
+        return len(rows)
+
+
+class DataTable(QWidget):
+    """A filter box and a count above a table. `stem` names every part (`<stem>Filter`,
+    `<stem>Table`, `<stem>Count`, `<stem>ExportButton`) and the remembered layout."""
+
+    #: a row was double-clicked or Enter was pressed on it; the row's object
+    row_activated = Signal(object)
+    #: the current row changed; the row's object, or None
+    current_changed = Signal(object)
+
+    def __init__(
+        self,
+        stem: str,
+        model: TableModel[Any],
+        *,
+        noun: str = "rows",
+        count_text: Callable[[int, int], str] | None = None,
+        stretch_column: int | None = 0,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.stem = stem
+        self.model = model
+        self.noun = noun
+        self._count_text = count_text or default_count_text
+        self.setObjectName(f"{stem}DataTable")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+
+        bar = QHBoxLayout()
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName(f"{stem}Filter")
+        self.filter_edit.setPlaceholderText("Filter (Ctrl+F)")
+        self.filter_edit.setAccessibleName(f"Filter the {noun}")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMaximumWidth(340)
+        self.filter_edit.textChanged.connect(self.on_filter_edit_text_changed)
+        bar.addWidget(self.filter_edit, 1)
+        self.count_label = QLabel()
+        self.count_label.setObjectName(f"{stem}Count")
+        bar.addWidget(self.count_label, 1)
+        bar.addStretch(0)
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.setObjectName(f"{stem}ExportButton")
+        self.export_button.setAccessibleName(f"Export the {noun} shown to a CSV file")
+        self.export_button.clicked.connect(self.on_export_button_clicked)
+        bar.addWidget(self.export_button)
+        layout.addLayout(bar)
+
+        self.view = CopyTableView()
+        self.view.setObjectName(f"{stem}Table")
+        self.view.setAccessibleName(noun[:1].upper() + noun[1:])
+        self.view.setModel(model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table, as in any form
+        rows = self.view.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.view.fontMetrics().height() + 10)
+        header = self.view.horizontalHeader()
+        header.setObjectName(f"{stem}TableHeader")
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.setSortIndicatorShown(True)
+        header.setSectionsMovable(True)
+        self._stretch_column = stretch_column
+        # Qt's default indicator is the first column, descending: start ascending instead
+        header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
+        self.view.setSortingEnabled(True)
+        self.view.doubleClicked.connect(self.on_view_activated)
+        self.view.activated.connect(self.on_view_activated)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        copy = QAction("Copy rows", self.view)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.triggered.connect(lambda: self.view.copy_selection())
+        copy_titles = QAction("Copy rows with column titles", self.view)
+        copy_titles.triggered.connect(lambda: self.view.copy_selection(header=True))
+        export = QAction("Export CSV…", self.view)
+        export.triggered.connect(self.on_export_button_clicked)
+        for action in (copy, copy_titles, export):
+            self.view.addAction(action)
+        layout.addWidget(self.view, 1)
+
+        selection = self.view.selectionModel()
+        selection.currentRowChanged.connect(self.on_selection_current_row_changed)
+        model.counts_changed.connect(self.on_model_counts_changed)
+        model.modelReset.connect(self.on_model_reset)
+        header.sortIndicatorChanged.connect(self._save_layout_soon)
+        header.sectionResized.connect(self._save_layout_soon)
+        header.sectionMoved.connect(self._save_layout_soon)
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(400)
+        self._save_timer.timeout.connect(self.save_layout)
+        self._fitted = False
+        self._export_task: asyncio.Task[int] | None = None
+        self.restored = self.restore_layout()
+        self.on_model_counts_changed(model.shown_count, model.total_count)
+
+    # ------------------------------------------------------------------ layout memory
+
+    @property
+    def _settings_key(self) -> str:
+        return f"tables/{self.stem}"
+
+    def restore_layout(self) -> bool:
+        """Column widths, order and the sort order as last left; True if there was any."""
+        state = window_settings().value(self._settings_key)
+        header = self.view.horizontalHeader()
+        if state is None or not header.restoreState(state):
+            if self._stretch_column is not None:
+                header.setSectionResizeMode(self._stretch_column, QHeaderView.ResizeMode.Stretch)
+            return False
+        self._fitted = True
+        column = header.sortIndicatorSection()
+        if 0 <= column < self.model.columnCount():
+            self.model.sort(column, header.sortIndicatorOrder())
+        return True
+
+    def _save_layout_soon(self, *_: object) -> None:
+        self._save_timer.start()
+
+    def save_layout(self) -> None:
+        settings = window_settings()
+        settings.setValue(self._settings_key, self.view.horizontalHeader().saveState())
+        settings.sync()
+
+    def sort_by(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort as a click on the column's header does (default order of a new table)."""
+        self.view.sortByColumn(column, order)
+
+    def fit_columns(self) -> None:
+        """Every column but the stretching one fits its content (the rows on screen), plus air."""
+        header = self.view.horizontalHeader()
+        for column in range(self.model.columnCount()):
+            if column == self._stretch_column:
+                continue
+            width = self.model.columns[column].width
+            if width is not None:
+                self.view.setColumnWidth(column, self.view.fontMetrics().averageCharWidth() * width)
+            else:
+                self.view.resizeColumnToContents(column)
+                self.view.setColumnWidth(column, self.view.columnWidth(column) + COLUMN_PADDING)
+        if self._stretch_column is not None and self.restored is False:
+            header.setSectionResizeMode(self._stretch_column, QHeaderView.ResizeMode.Stretch)
+
+    # ------------------------------------------------------------------ slots
+
+    def on_filter_edit_text_changed(self, text: str) -> None:
+        self.model.set_filter(text)
+
+    def on_model_counts_changed(self, shown: int, total: int) -> None:
+        self.count_label.setText(self._count_text(shown, total))
+        self.export_button.setEnabled(shown > 0)
+
+    def on_model_reset(self) -> None:
+        if not self._fitted and self.model.rowCount() > 0:
+            self._fitted = True
+            self.fit_columns()
+
+    def on_view_activated(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self.row_activated.emit(self.model.row_at(index.row()))
+
+    def on_selection_current_row_changed(self, current: QModelIndex, _previous: object) -> None:
+        self.current_changed.emit(self.model.row_at(current.row()) if current.isValid() else None)
+
+    def on_export_button_clicked(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Export {self.noun}", f"{self.stem}.csv", "CSV files (*.csv);;All files (*)"
+        )
+        if path:
+            self.export(path)
+
+    def export(self, path: str) -> asyncio.Task[int]:
+        """Write the rows shown to `path` (on a worker thread); the count says when it is done."""
+        self.export_button.setEnabled(False)
+        task = asyncio.ensure_future(self.model.export_csv(path))
+        self._export_task = task
+        task.add_done_callback(lambda t: self._on_exported(t, path))
+        return task
+
+    def _on_exported(self, task: asyncio.Task[int], path: str) -> None:
+        self.export_button.setEnabled(self.model.shown_count > 0)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            QMessageBox.warning(self, "Export failed", f"Could not write {path}:\n{exc}")
+            return
+        self.count_label.setText(
+            f"{self._count_text(self.model.shown_count, self.model.total_count)}"
+            f" · {task.result():,} exported"
+        )
+
+    def focus_filter(self) -> None:
+        self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter_edit.selectAll()
