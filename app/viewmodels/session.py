@@ -21,6 +21,7 @@ from app.api.client import AdminClient
 from app.api.errors import ClientError
 from app.connection import Connection, ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
+from app.viewmodels.avatars import AvatarCache
 from sandbox.process import SandboxProcess
 
 log = logging.getLogger("flagdesk.session")
@@ -77,8 +78,17 @@ class Session(QObject):
         #: what to open again on Retry: None for the sandbox, else a profile name or a spec
         self._target: str | ConnectionSpec | None = None
         self._closed = False
+        self._avatars: AvatarCache | None = None
 
     # ------------------------------------------------------------------ what is current
+
+    @property
+    def avatars(self) -> AvatarCache:
+        """People's pictures, shared by every window (kept across connections: by URL)."""
+        if self._avatars is None:
+            self._avatars = AvatarCache(parent=self)
+        self._avatars.base_url = self.url
+        return self._avatars
 
     @property
     def name(self) -> str:
@@ -271,6 +281,8 @@ class Session(QObject):
         if self.connection is not None:
             await self.connection.aclose()
             self.connection = None
+        if self._avatars is not None:
+            await self._avatars.aclose()
         self.stop_sandbox()
 
     def stop_sandbox(self) -> None:
