@@ -1,13 +1,18 @@
 """A connection: one server and one token, the `AdminClient` every view-model and command shares,
-and what that server and token can do. No Qt here."""
+and what that server and token can do. No Qt here.
+
+Light to import (the GUI imports it before its window is shown): the client, its models and the
+profile store are imported when a connection is made."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from app.api.capabilities import Capabilities
-from app.api.client import AdminClient
-from app.profiles import Profile, ProfileStore
+if TYPE_CHECKING:
+    from app.api.capabilities import Capabilities
+    from app.api.client import AdminClient
+    from app.profiles import Profile, ProfileStore
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class ConnectionSpec:
         return f"ConnectionSpec(url={self.url!r}, label={self.label!r})"
 
     def client(self) -> AdminClient:
+        from app.api.client import AdminClient
+
         return AdminClient(
             self.url,
             self.token,

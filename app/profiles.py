@@ -14,25 +14,16 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Literal
 
-import keyring
-import keyring.errors
-import platformdirs
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from app.api.client import normalise_base_url
+from app.paths import config_dir
 
-APP_NAME = "flagdesk"
 KEYRING_SERVICE = "flagdesk"
 TokenStore = Literal["keyring", "file", "memory"]
 TokenRole = Literal["admin", "client"]
-
-
-def config_dir() -> Path:
-    """Where profiles live: `FLAGDESK_CONFIG_DIR` when set, else the platformdirs config folder."""
-    override = os.environ.get("FLAGDESK_CONFIG_DIR")
-    return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
 
 
 def _check_name(name: str) -> str:
@@ -45,6 +36,8 @@ def _check_name(name: str) -> str:
 
 
 def _check_url(url: str) -> str:
+    from app.api.client import normalise_base_url
+
     return normalise_base_url(url)
 
 
@@ -195,9 +188,10 @@ class ProfileStore:
         if profile.token_store == "file":
             return self._file_tokens().get(key)
         try:
-            return keyring.get_password(KEYRING_SERVICE, key)
-        except keyring.errors.KeyringError as exc:
+            token: str | None = _keyring().get_password(KEYRING_SERVICE, key)
+        except _keyring().errors.KeyringError as exc:
             raise NoKeyring(_keyring_reason(exc), self.tokens_file) from None
+        return token
 
     def _write(self, profile: Profile, role: TokenRole, token: str) -> None:
         key = self._key(profile, role)
@@ -209,8 +203,8 @@ class ProfileStore:
             _write_private(self.tokens_file, json.dumps(tokens, indent=2) + "\n")
         else:
             try:
-                keyring.set_password(KEYRING_SERVICE, key, token)
-            except keyring.errors.KeyringError as exc:
+                _keyring().set_password(KEYRING_SERVICE, key, token)
+            except _keyring().errors.KeyringError as exc:
                 raise NoKeyring(_keyring_reason(exc), self.tokens_file) from None
 
     def _forget(self, profile: Profile) -> None:
@@ -224,10 +218,10 @@ class ProfileStore:
                     _write_private(self.tokens_file, json.dumps(tokens, indent=2) + "\n")
             elif profile.token_store == "keyring":
                 try:
-                    keyring.delete_password(KEYRING_SERVICE, key)
-                except keyring.errors.PasswordDeleteError:
+                    _keyring().delete_password(KEYRING_SERVICE, key)
+                except _keyring().errors.PasswordDeleteError:
                     pass
-                except keyring.errors.KeyringError:
+                except _keyring().errors.KeyringError:
                     pass  # nothing could have been stored there either
 
     def _file_tokens(self) -> dict[str, str]:
@@ -242,11 +236,20 @@ class ProfileStore:
         return {str(k): str(v) for k, v in data.items()}
 
 
+def _keyring() -> ModuleType:
+    """The keyring package, imported on first use (it takes 40 ms to import: not on the way to
+    the window, nor for `flagdesk serve`)."""
+    import keyring
+    import keyring.errors
+
+    return keyring
+
+
 def keyring_status() -> tuple[bool, str]:
     """(usable, description) of the OS keyring backend."""
     try:
-        backend = keyring.get_keyring()
-    except keyring.errors.KeyringError as exc:  # pragma: no cover (get_keyring does not raise)
+        backend = _keyring().get_keyring()
+    except _keyring().errors.KeyringError as exc:  # pragma: no cover (get_keyring does not raise)
         return False, _keyring_reason(exc)
     name = type(backend).__module__.split(".")[-1] + "." + type(backend).__name__
     if name.startswith("fail.") or getattr(backend, "priority", 1) <= 0:

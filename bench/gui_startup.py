@@ -41,8 +41,8 @@ def poll():
         if isinstance(w, MainWindow) and w.isVisible():
             if "shown" not in marks:
                 marks["shown"] = time.time(); print("shown", marks["shown"], flush=True)
-            m = w.overview_model
-            if m.has_data and not m.busy and "data" not in marks:
+            m = getattr(w, "overview_model", None)  # the pages come once the frame is shown
+            if m is not None and m.has_data and not m.busy and "data" not in marks:
                 marks["data"] = time.time(); print("data", marks["data"], flush=True)
                 w.close()
 timer = QTimer(); timer.timeout.connect(poll); timer.start(5)

@@ -10,17 +10,17 @@ button for bug reports. Everything shown, printed or logged is passed through
 from __future__ import annotations
 
 import logging
-import platform
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPushButton
 
-from app import __version__, logs
+from app import __version__
 
 ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], object]
 
@@ -35,6 +35,22 @@ SUMMARY_LENGTH = 300
 _showing = False
 
 
+# `app.logs` is imported on first use: the hook is installed before the window is shown, and
+# logging.handlers is not needed for that.
+
+
+def _redact(text: str) -> str:
+    from app.logs import redact
+
+    return redact(text)
+
+
+def _current_log_file() -> Path | None:
+    from app.logs import current_log_file
+
+    return current_log_file()
+
+
 def summary(exc_type: type[BaseException], exc: BaseException) -> str:
     """`Type: first line of the message`, redacted and cut to one short line."""
     try:
@@ -42,11 +58,13 @@ def summary(exc_type: type[BaseException], exc: BaseException) -> str:
     except Exception:  # an exception whose __str__ fails
         message = []
     text = f"{exc_type.__name__}: {message[0]}" if message else exc_type.__name__
-    text = logs.redact(text)
+    text = _redact(text)
     return text if len(text) <= SUMMARY_LENGTH else text[: SUMMARY_LENGTH - 1] + "…"
 
 
 def version_info() -> str:
+    import platform
+
     return (
         f"flagdesk {__version__}\n"
         f"Python {sys.version.split()[0]} ({platform.python_implementation()})\n"
@@ -64,7 +82,7 @@ def show_unexpected_error(
     exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
 ) -> None:
     try:
-        trace = logs.redact("".join(traceback.format_exception(exc_type, exc, tb)))
+        trace = _redact("".join(traceback.format_exception(exc_type, exc, tb)))
     except Exception:  # an exception whose __str__ fails, say
         trace = f"{exc_type.__name__} (its traceback could not be formatted)\n"
     _print(trace)
@@ -98,7 +116,9 @@ def _show_dialog(line: str, trace: str) -> None:
     try:
         _build_dialog(app, line, trace)
     except Exception:
-        _print("flagdesk: the error dialog could not be shown:\n" + logs.redact(_format_current()))
+        _print(
+            "flagdesk: the error dialog could not be shown:\n" + _redact(_format_current())
+        )
     finally:
         _showing = False
 
@@ -114,7 +134,7 @@ def _build_dialog(app: QApplication, line: str, trace: str) -> QMessageBox:
     box.setWindowTitle("flagdesk: unexpected error")
     box.setTextFormat(Qt.TextFormat.PlainText)
     text = "Something went wrong that flagdesk did not expect."
-    path = logs.current_log_file()
+    path = _current_log_file()
     if path is not None:
         text += f"\n\nDetails were written to {path}"
     box.setText(text)

@@ -8,21 +8,19 @@ view-models say; it never talks HTTP itself.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import signal
 import sys
 from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
-import qasync
-from PySide6.QtCore import QByteArray, Qt, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QFont, QIcon, QKeySequence
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QSplitter,
     QStackedWidget,
@@ -33,53 +31,45 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
-from app.api.capabilities import TOKEN_LABELS
-from app.logs import reset_logging
-from app.viewmodels.overview import OverviewModel
-from app.viewmodels.session import (
-    CONNECTING,
-    FAILED,
-    READY,
-    SANDBOX_HELP,
-    SANDBOX_SOURCE,
-    Session,
-)
-from app.viewmodels.tools import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, ToolModel
+from app.api.operations import TOKEN_LABELS
+from app.viewmodels.catalogue import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from ui import excepthook
 from ui.icons import icon, icon_path
-from ui.overview_page import OverviewPage
 from ui.settings import window_settings
-from ui.tool_page import ToolPage, camel
+
+# What the frame does not need is imported once it is on screen (see `run`).
+if TYPE_CHECKING:
+    from PySide6.QtGui import QCloseEvent
+
+    from app.viewmodels.session import Session
+    from ui.tool_page import ToolPage
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
 OVERVIEW = "overview"
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+    """Built in two steps so that it shows at once: the frame (sidebar, menus, status bar) needs
+    only Qt; `bind(session)` then adds the pages, which load the client and its models. Given a
+    session, the constructor does both."""
+
+    def __init__(self, session: Session | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.session = session
+        self._session: Session | None = None
         self.setObjectName("mainWindow")
         self.setWindowTitle("flagdesk")
         self.resize(1000, 640)
         #: tools opened in windows of their own
         self.tool_windows: set[ToolWindow] = set()
+        self.tool_pages: dict[str, ToolPage] = {}
 
-        # ---- the overview and one page per tool
-        self.overview_model = OverviewModel(
-            session.client, source=session.name, reconnect=self.on_reconnect_triggered
-        )
-        self.overview = OverviewPage(self.overview_model)
+        # ---- the pages: a placeholder until bind()
         self.pages = QStackedWidget()
         self.pages.setObjectName("pages")
-        self.pages.addWidget(self.overview)
-        self.tool_pages: dict[str, ToolPage] = {}
-        for tool in TOOLS:
-            page = ToolPage(ToolModel(tool, session))
-            page.connections_requested.connect(self.on_connections_triggered)
-            page.open_requested.connect(self.on_page_open_requested)
-            self.tool_pages[tool.key] = page
-            self.pages.addWidget(page)
+        self.starting_page = QLabel("Starting…")
+        self.starting_page.setObjectName("startingPage")
+        self.starting_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.pages.addWidget(self.starting_page)
 
         # ---- the sidebar
         self.sidebar = QTreeWidget()
@@ -122,6 +112,34 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._build_status_bar()
+        self.sidebar.setCurrentItem(overview_item)
+        self.restore_layout()
+        if session is not None:
+            self.bind(session)
+
+    def bind(self, session: Session) -> None:
+        """Add the pages for `session` and follow it."""
+        from app.viewmodels.overview import OverviewModel
+        from app.viewmodels.tools import ToolModel
+        from ui.overview_page import OverviewPage
+        from ui.tool_page import ToolPage
+
+        if self._session is not None:
+            raise RuntimeError("a main window binds one session")
+        self._session = session
+        self.overview_model = OverviewModel(
+            session.client, source=session.name, reconnect=self.on_reconnect_triggered
+        )
+        self.overview = OverviewPage(self.overview_model)
+        self.pages.addWidget(self.overview)
+        for tool in TOOLS:
+            page = ToolPage(ToolModel(tool, session))
+            page.connections_requested.connect(self.on_connections_triggered)
+            page.open_requested.connect(self.on_page_open_requested)
+            self.tool_pages[tool.key] = page
+            self.pages.addWidget(page)
+        self.pages.removeWidget(self.starting_page)
+        self.starting_page.deleteLater()
 
         session.state_changed.connect(self.on_session_state_changed)
         session.connection_changed.connect(self.on_session_connection_changed)
@@ -130,10 +148,22 @@ class MainWindow(QMainWindow):
         for page in self.tool_pages.values():
             page.model.availability_changed.connect(self.on_tool_availability_changed)
 
-        self.sidebar.setCurrentItem(overview_item)
+        for action in self._session_actions:
+            action.setEnabled(True)
+        self.connection_button.setEnabled(True)
+        self.on_sidebar_current_item_changed(self.sidebar.currentItem(), None)
         self.on_session_state_changed()
         self.on_session_error_reported(session.last_error)
-        self.restore_layout()
+
+    @property
+    def bound(self) -> bool:
+        return self._session is not None
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("the main window has no session yet")
+        return self._session
 
     # ------------------------------------------------------------------ building
 
@@ -187,6 +217,16 @@ class MainWindow(QMainWindow):
         about_action.triggered.connect(self.on_about_triggered)
         help_menu.addAction(logs_action)
         help_menu.addAction(about_action)
+        #: what needs the session: disabled until bind()
+        self._session_actions = [
+            self.connections_action,
+            self.sandbox_action,
+            self.reconnect_action,
+            self.new_window_action,
+            about_action,
+        ]
+        for action in self._session_actions:
+            action.setEnabled(False)
 
     def _build_status_bar(self) -> None:
         status = self.statusBar()
@@ -224,6 +264,9 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.activity_label)
         status.addPermanentWidget(self.activity_bar)
         self.on_session_activity_changed(0)
+        self.on_session_error_reported("")
+        self.connection_button.setText("Starting…")
+        self.connection_button.setEnabled(False)
 
     # ------------------------------------------------------------------ navigation
 
@@ -241,7 +284,7 @@ class MainWindow(QMainWindow):
         self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None
     ) -> None:
         key = current.data(0, PAGE_ROLE) if current is not None else None
-        if not key:
+        if not key or not self.bound:
             return
         page: QWidget = self.overview if key == OVERVIEW else self.tool_pages[str(key)]
         self.pages.setCurrentWidget(page)
@@ -271,6 +314,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ the session
 
     def on_session_state_changed(self) -> None:
+        from app.viewmodels.session import CONNECTING, FAILED, READY, SANDBOX_HELP
+
         s = self.session
         caps = s.capabilities
         self.connection_button.setText(s.name)
@@ -290,6 +335,8 @@ class MainWindow(QMainWindow):
             self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")
 
     def on_session_connection_changed(self) -> None:
+        from app.viewmodels.session import CONNECTING, SANDBOX_HELP
+
         s = self.session
         if s.state == CONNECTING:
             return  # on_session_state_changed shows it
@@ -298,6 +345,8 @@ class MainWindow(QMainWindow):
         self.overview_model.load()
 
     def _source(self) -> str:
+        from app.viewmodels.session import SANDBOX_SOURCE
+
         return SANDBOX_SOURCE if self.session.is_sandbox else self.session.name
 
     def on_tool_availability_changed(self) -> None:
@@ -321,6 +370,8 @@ class MainWindow(QMainWindow):
         self.error_button.setText(metrics.elidedText(first, Qt.TextElideMode.ElideRight, 420))
 
     def on_last_error_clicked(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         box = QMessageBox(self)
         box.setObjectName("lastErrorBox")
         box.setIcon(QMessageBox.Icon.Warning)
@@ -346,6 +397,9 @@ class MainWindow(QMainWindow):
         self.session.retry()
 
     def on_log_folder_triggered(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
         from app.logs import log_dir
 
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_dir())))
@@ -382,7 +436,8 @@ class MainWindow(QMainWindow):
         self.save_layout()
         for window in list(self.tool_windows):
             window.close()
-        self.overview.close_page()
+        if self.bound:
+            self.overview.close_page()
         for page in self.tool_pages.values():
             page.close_page()
         super().closeEvent(event)
@@ -396,6 +451,9 @@ class ToolWindow(QMainWindow):
         self.setObjectName(f"{camel(tool.key)}Window")
         self.setWindowTitle(f"{tool.title} — flagdesk")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        from app.viewmodels.tools import ToolModel
+        from ui.tool_page import ToolPage
+
         self.page = ToolPage(ToolModel(tool, session))
         self.setCentralWidget(self.page)
         self.resize(820, 560)
@@ -408,8 +466,9 @@ class ToolWindow(QMainWindow):
 # ---------------------------------------------------------------------- the application
 
 
-async def _main(app: QApplication, session: Session) -> None:
-    window = MainWindow(session)
+async def _main(app: QApplication, window: MainWindow, session: Session) -> None:
+    import asyncio
+
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)
     # Ctrl+C in the terminal and a plain `kill` end the program the same way as closing the
@@ -418,8 +477,10 @@ async def _main(app: QApplication, session: Session) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, closed.set)
+    # connect first, so the sandbox (a process of its own) starts while the pages are built
     session.open_last()
-    window.show()
+    await asyncio.sleep(0)
+    window.bind(session)
     try:
         await closed.wait()
     finally:
@@ -431,10 +492,11 @@ async def _main(app: QApplication, session: Session) -> None:
 
 
 def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
-    """Open the main window; return when it is closed."""
-    from app.logs import setup_logging
+    """Open the main window; return when it is closed.
 
-    setup_logging(verbose)
+    The window's frame is shown before anything heavy is imported (the client, pydantic models,
+    keyring, qasync): the pages are added once it is on screen (`bench/gui_startup.py` measures
+    it)."""
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
@@ -442,15 +504,31 @@ def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
     app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
     previous_hook = excepthook.install()
+    window = MainWindow()
+    window.show()
+    app.processEvents()  # on screen now; the rest loads behind it
+
+    from app.logs import setup_logging
+
+    setup_logging(verbose)
+
+    import asyncio
+
+    import qasync
+
+    from app.viewmodels.session import Session
+
     session = Session()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
         with loop:
-            loop.run_until_complete(_main(app, session))
+            loop.run_until_complete(_main(app, window, session))
         return 0
     finally:
         session.stop_sandbox()
         asyncio.set_event_loop(None)
         sys.excepthook = previous_hook
+        from app.logs import reset_logging
+
         reset_logging()

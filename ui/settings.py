@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings
 
-from app.profiles import config_dir
+from app.paths import config_dir
 
 
 def window_settings() -> QSettings:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.viewmodels.catalogue import camel
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolModel
 from ui.icons import icon
@@ -37,11 +38,6 @@ CONTENT: dict[str, str] = {
     "context_usage": "ui.context_usage:ContextUsageViewer",
     "metrics_upload": "ui.metrics_tool:MetricsTool",
 }
-
-
-def camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 class ToolContent(QWidget):
@@ -63,6 +59,11 @@ class ToolContent(QWidget):
     def close_content(self) -> None:
         """The page is closing: close the view-model (cancelling its tasks)."""
 
+    def focus_filter(self) -> bool:
+        """Ctrl+F: focus this window's own filter box (one that is not a `DataTable`'s) and
+        return True; False (the default) lets the page look for a `DataTable`."""
+        return False
+
 
 def content_class(key: str) -> type[ToolContent] | None:
     """The tool's `ToolContent` class, or None while that tool has no window yet."""
@@ -77,7 +78,8 @@ def content_class(key: str) -> type[ToolContent] | None:
             return None
         raise
     cls = getattr(module, class_name)
-    assert issubclass(cls, ToolContent), spec
+    if not (isinstance(cls, type) and issubclass(cls, ToolContent)):
+        raise TypeError(f"{spec} is not a ToolContent")
     return cls
 
 
@@ -194,6 +196,8 @@ class ToolPage(QWidget):
     def focus_filter(self) -> None:
         from ui.table import DataTable  # not at start-up
 
+        if self.tool_content is not None and self.tool_content.focus_filter():
+            return
         tables = [t for t in self.content.findChildren(DataTable) if t.isVisible()]
         focus = self.focusWidget()
         for table in tables:

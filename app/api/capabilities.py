@@ -25,29 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from app.api import errors as e
 from app.api.models import ArchivedFeatures, GroupList, PersonalDashboardProjectDetails, UiConfig
+from app.api.operations import OPERATIONS, TOKEN_LABELS
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
 
 ServerKind = Literal["sandbox", "unleash", "unknown"]
 TokenKind = Literal["admin", "personal", "client"]
-
-#: The operations flagdesk offers, by key, with the title the GUI and `flagdesk check` show.
-OPERATIONS: dict[str, str] = {
-    "groups": "Groups",
-    "users": "Users",
-    "inactive_users": "Inactive users",
-    "project_dashboard": "Project dashboard",
-    "archived_features": "Archived features",
-    "context_usage": "Context usage",
-    "metrics_upload": "Metrics upload",
-}
-
-TOKEN_LABELS: dict[str, str] = {
-    "admin": "admin API token",
-    "personal": "personal access token",
-    "client": "client token",
-}
 
 #: a project id no one has, so the archive probe reads nothing
 _PROBE_PROJECT = "flagdesk-capability-probe"

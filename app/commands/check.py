@@ -11,7 +11,8 @@ import textwrap
 from typing import Any
 
 from app.api import errors as e
-from app.api.capabilities import OPERATIONS, Capabilities
+from app.api.capabilities import Capabilities
+from app.api.operations import OPERATIONS
 from app.commands.connection import (
     EXIT_OK,
     EXIT_UNAUTHORISED,

@@ -6,7 +6,6 @@ import argparse
 import dataclasses
 import os
 
-from app.api.client import normalise_base_url
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
 
@@ -51,6 +50,8 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
             f"environment variable named by --token-env (default {args.token_env})"
         )
     try:
+        from app.api.client import normalise_base_url
+
         url = normalise_base_url(args.url)
     except ValueError as exc:
         raise UsageError(f"--url: {exc}") from None

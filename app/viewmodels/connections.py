@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from app.api.capabilities import OPERATIONS, Capabilities
+from app.api.capabilities import Capabilities
 from app.api.client import normalise_base_url
 from app.api.errors import ClientError
+from app.api.operations import OPERATIONS
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import NoKeyring, Profile, ProfileError, TokenStore
 from app.viewmodels.base import ViewModel

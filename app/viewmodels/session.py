@@ -12,17 +12,19 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.api.capabilities import Capabilities
-from app.api.client import AdminClient
 from app.api.errors import ClientError
-from app.connection import Connection, ConnectionSpec, MissingToken, spec_of
-from app.profiles import ProfileError, ProfileStore
-from app.viewmodels.avatars import AvatarCache
-from sandbox.process import SandboxProcess
+from app.connection import Connection, ConnectionSpec, MissingToken
+
+if TYPE_CHECKING:  # imported when first used, so the window shows before they load
+    from app.api.capabilities import Capabilities
+    from app.api.client import AdminClient
+    from app.profiles import ProfileStore
+    from app.viewmodels.avatars import AvatarCache
+    from sandbox.process import SandboxProcess
 
 log = logging.getLogger("flagdesk.session")
 
@@ -36,12 +38,13 @@ SANDBOX_HELP = (
 #: the states of a session
 IDLE, CONNECTING, READY, FAILED = "idle", "connecting", "ready", "failed"
 
-SandboxFactory = Callable[[], SandboxProcess]
+SandboxFactory = Callable[[], "SandboxProcess"]
 
 
 def default_sandbox() -> SandboxProcess:
     """The embedded sandbox: the user's own database (demo data on first start), tokens shared
     with any other flagdesk on the same database, and stopped when this process ends."""
+    from sandbox.process import SandboxProcess
     from sandbox.server import default_db_path  # imports FastAPI: not on the way to the window
 
     return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
@@ -65,7 +68,7 @@ class Session(QObject):
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
-        self.store = store or ProfileStore()
+        self._store = store
         self._sandbox_factory = sandbox_factory
         self._sandbox: SandboxProcess | None = None
         self.connection: Connection | None = None
@@ -83,9 +86,21 @@ class Session(QObject):
     # ------------------------------------------------------------------ what is current
 
     @property
+    def store(self) -> ProfileStore:
+        """The saved profiles (opened on first use: keyring and pydantic load after the window
+        is shown)."""
+        if self._store is None:
+            from app.profiles import ProfileStore
+
+            self._store = ProfileStore()
+        return self._store
+
+    @property
     def avatars(self) -> AvatarCache:
         """People's pictures, shared by every window (kept across connections: by URL)."""
         if self._avatars is None:
+            from app.viewmodels.avatars import AvatarCache
+
             self._avatars = AvatarCache(parent=self)
         self._avatars.base_url = self.url
         return self._avatars
@@ -142,6 +157,8 @@ class Session(QObject):
 
     def open_last(self) -> asyncio.Task[None]:
         """What the last run used: a profile, or the sandbox when there is none (first start)."""
+        from app.profiles import ProfileError
+
         try:
             last = self.store.last
             if last is not None:
@@ -174,6 +191,8 @@ class Session(QObject):
     async def _connect(
         self, target: str | ConnectionSpec | None, old: Connection | None = None
     ) -> None:
+        from app.profiles import ProfileError
+
         if old is not None:
             await old.aclose()
         try:
@@ -218,6 +237,8 @@ class Session(QObject):
             return Connection(SANDBOX_NAME, spec, is_sandbox=True)
         if isinstance(target, ConnectionSpec):
             return Connection(target.label or target.url, target)
+        from app.connection import spec_of
+
         profile = self.store.get(target)
         # the keyring may block (a Secret Service unlock prompt): off the GUI thread
         spec = await asyncio.to_thread(spec_of, profile, self.store)

@@ -3,48 +3,11 @@ current connection can serve it and, if not, why and what would make it work. Qt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import QObject, Signal
 
-from app.api.capabilities import OPERATIONS
 from app.viewmodels.base import ViewModel
+from app.viewmodels.catalogue import TOOLS_BY_KEY, Tool
 from app.viewmodels.session import CONNECTING, FAILED, Session
-
-
-@dataclass(frozen=True)
-class Tool:
-    #: the capability key (`app.api.capabilities.OPERATIONS`), also the page's objectName stem
-    key: str
-    group: str
-    description: str
-    #: the icon's file stem in resources/icons/
-    icon: str
-
-    @property
-    def title(self) -> str:
-        return OPERATIONS[self.key]
-
-
-#: The tools in sidebar order; Ctrl+1 to Ctrl+7 follow this order.
-TOOLS: tuple[Tool, ...] = (
-    Tool("groups", "People", "Create user groups: members, SSO group mappings and a root role.",
-         "groups"),
-    Tool("users", "People", "Find a user and change their name, email or root role.", "users"),
-    Tool("inactive_users", "People", "Users with no login in 180 days, to review and export.",
-         "inactive"),
-    Tool("project_dashboard", "Projects",
-         "A project's owners, your roles, the latest events and its onboarding status.",
-         "dashboard"),
-    Tool("archived_features", "Projects", "Browse a project's archived feature flags.",
-         "archive"),
-    Tool("context_usage", "Configuration", "Which strategies use a context field, and where.",
-         "context"),
-    Tool("metrics_upload", "Metrics",
-         "Validate JSON batches of client usage metrics and upload them.", "metrics"),
-)  # fmt: skip
-GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
-TOOLS_BY_KEY = {tool.key: tool for tool in TOOLS}
 
 
 class SessionViewModel(ViewModel):
