@@ -19,8 +19,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 #: lines of the child's output kept (the oldest go first)
 OUTPUT_LINES = 200
@@ -61,8 +63,17 @@ class SandboxProcess:
             return list(self._lines)
 
     def start(self, timeout: float = 30.0) -> SandboxProcess:
-        """Start the child and return once it answers /health. Blocking: call it off the GUI
-        thread. Raises RuntimeError (with the child's output) when it does not come up."""
+        """Start the child (unless `launch()` did) and return once it answers /health.
+        Blocking: call it off the GUI thread. Raises RuntimeError (with the child's output) when
+        it does not come up."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the child process and return at once (it takes a few tenths of a second to
+        serve: `wait_ready()` waits for that). The GUI launches its sandbox before it loads
+        its own pages, so both happen at the same time."""
         env = dict(os.environ)
         # empty: the child keeps the database's tokens (or makes them, for a new database)
         env["FLAGDESK_SANDBOX_ADMIN_TOKEN"] = self.admin_token
@@ -89,6 +100,16 @@ class SandboxProcess:
             target=self._read_output, args=(self.proc,), name="sandbox-output", daemon=True
         )
         self._reader.start()
+
+    @property
+    def launched(self) -> bool:
+        """`launch()` was called and the child has not exited."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_ready(self, timeout: float = 30.0) -> SandboxProcess:
+        """Wait until the launched child answers /health (blocking)."""
+        import httpx
+
         deadline = time.monotonic() + timeout
         if not self._listening.wait(timeout):
             raise RuntimeError("sandbox did not start:\n" + "".join(self.output))
@@ -185,11 +206,15 @@ class SandboxProcess:
 
     def admin(self) -> httpx.Client:
         """A synchronous HTTP client authorised with the admin token."""
+        import httpx
+
         return httpx.Client(base_url=self.url, headers={"Authorization": self.admin_token},
                             timeout=30)  # fmt: skip
 
     def client(self) -> httpx.Client:
         """A synchronous HTTP client authorised with the client token."""
+        import httpx
+
         return httpx.Client(base_url=self.url, headers={"Authorization": self.client_token},
                             timeout=30)  # fmt: skip
 
@@ -198,3 +223,10 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def default_db_path() -> Path:
+    """The embedded sandbox's database, in the user's data folder."""
+    from platformdirs import user_data_path
+
+    return user_data_path("flagdesk", appauthor=False) / "sandbox.sqlite3"

@@ -20,16 +20,11 @@ import uvicorn
 from sandbox import db
 from sandbox.app import create_app, wrap
 from sandbox.demo import load_demo, load_scale
+from sandbox.process import default_db_path
 from sandbox.store import Store
 
 ADMIN_TOKEN_ENV = "FLAGDESK_SANDBOX_ADMIN_TOKEN"
 CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
-
-
-def default_db_path() -> Path:
-    from platformdirs import user_data_path
-
-    return user_data_path("flagdesk", appauthor=False) / "sandbox.sqlite3"
 
 
 @dataclass

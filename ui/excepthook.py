@@ -15,19 +15,23 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPushButton
+from PySide6.QtWidgets import QApplication
 
 from app import __version__
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
 
 ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], object]
 
 log = logging.getLogger("flagdesk")
 
 #: open dialogs, referenced until they close
-_boxes: set[QMessageBox] = set()
+_boxes: set[QMessageBox] = set()  # the dialogs open now
 #: more open at once than this and further errors only go to the log (an error in a timer
 #: would otherwise bury the desktop in dialogs)
 MAX_OPEN_BOXES = 3
@@ -116,9 +120,7 @@ def _show_dialog(line: str, trace: str) -> None:
     try:
         _build_dialog(app, line, trace)
     except Exception:
-        _print(
-            "flagdesk: the error dialog could not be shown:\n" + _redact(_format_current())
-        )
+        _print("flagdesk: the error dialog could not be shown:\n" + _redact(_format_current()))
     finally:
         _showing = False
 
@@ -128,6 +130,9 @@ def _format_current() -> str:
 
 
 def _build_dialog(app: QApplication, line: str, trace: str) -> QMessageBox:
+    # imported here: the hook is installed before the window is shown, the dialog is rare
+    from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
+
     box = QMessageBox(app.activeWindow())
     box.setObjectName("unexpectedErrorBox")
     box.setIcon(QMessageBox.Icon.Critical)

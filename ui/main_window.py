@@ -508,20 +508,20 @@ def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
     window.show()
     app.processEvents()  # on screen now; the rest loads behind it
 
-    from app.logs import setup_logging
-
-    setup_logging(verbose)
-
     import asyncio
-
-    import qasync
 
     from app.viewmodels.session import Session
 
     session = Session()
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
     try:
+        session.prelaunch()  # the embedded sandbox boots while the rest loads
+        from app.logs import setup_logging
+
+        setup_logging(verbose)
+        import qasync
+
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
         with loop:
             loop.run_until_complete(_main(app, window, session))
         return 0

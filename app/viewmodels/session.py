@@ -44,8 +44,7 @@ SandboxFactory = Callable[[], "SandboxProcess"]
 def default_sandbox() -> SandboxProcess:
     """The embedded sandbox: the user's own database (demo data on first start), tokens shared
     with any other flagdesk on the same database, and stopped when this process ends."""
-    from sandbox.process import SandboxProcess
-    from sandbox.server import default_db_path  # imports FastAPI: not on the way to the window
+    from sandbox.process import SandboxProcess, default_db_path
 
     return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
 
@@ -157,16 +156,34 @@ class Session(QObject):
 
     def open_last(self) -> asyncio.Task[None]:
         """What the last run used: a profile, or the sandbox when there is none (first start)."""
+        last = self._last_profile()
+        return self.open_sandbox() if last is None else self.open_profile(last)
+
+    def prelaunch(self) -> None:
+        """When `open_last()` will open the embedded sandbox, start its process now: it boots
+        (a few tenths of a second) while the window loads the rest of itself."""
+        if self._last_profile() is not None:
+            return
+        if self._sandbox is None:
+            self._sandbox = self._sandbox_factory()
+        if not self._sandbox.launched:
+            try:
+                self._sandbox.launch()
+            except OSError as exc:  # open_sandbox() tries again and reports it
+                log.warning("could not launch the sandbox early: %s", exc)
+
+    def _last_profile(self) -> str | None:
+        """The profile to reopen, or None for the sandbox (none saved, or it is gone)."""
         from app.profiles import ProfileError
 
         try:
             last = self.store.last
             if last is not None:
                 self.store.get(last)
-                return self.open_profile(last)
+            return last
         except ProfileError as exc:
             log.warning("cannot reopen the last profile: %s", exc)
-        return self.open_sandbox()
+            return None
 
     def retry(self) -> asyncio.Task[None]:
         """Open the current target again (after a failure, or to probe anew)."""

@@ -83,6 +83,30 @@ def test_first_start_spawns_the_sandbox_and_shows_demo_data(
         assert page.model.available and page.banner.isHidden(), page.model.reason
 
 
+def test_the_sandbox_is_launched_before_the_window_has_loaded(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    """`prelaunch()` starts the sandbox child at once when it is what opens; the connection
+    then uses that very process. With a saved profile it starts nothing."""
+    window, session = shell
+    session.prelaunch()
+    sandbox = session._sandbox
+    assert sandbox is not None and sandbox.launched
+    pid = sandbox.pid
+    session.open_last()
+    wait_state(qtbot, session, READY)
+    assert session._sandbox is sandbox and sandbox.pid == pid and sandbox.running
+
+    other = Session(ProfileStore(session.store.directory.parent / "other-config"))
+    other.store.save(
+        Profile(name="Saved", url=demo_sandbox.url, token_store="file"),
+        token=demo_sandbox.admin_token,
+    )
+    other.store.set_last("Saved")
+    other.prelaunch()
+    assert other._sandbox is None
+
+
 def test_switching_to_a_second_server_needs_no_restart(
     qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
 ) -> None:
