@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QPoint, Qt
 from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -297,6 +297,10 @@ class MainWindow(QMainWindow):
 
     def open_tool_window(self, tool: Tool) -> ToolWindow:
         window = ToolWindow(tool, self.session)
+        # a second window of the same tool opens beside the first, not on top of it
+        same = [w for w in self.tool_windows if w.tool == tool and w.isVisible()]
+        if same:
+            window.move(same[-1].pos() + QPoint(32, 32))
         window.page.connections_requested.connect(self.on_connections_triggered)
         window.page.open_requested.connect(self.on_page_open_requested)
         self.tool_windows.add(window)
@@ -444,21 +448,33 @@ class MainWindow(QMainWindow):
 
 
 class ToolWindow(QMainWindow):
-    """One tool in a window of its own (two projects' dashboards side by side, say)."""
+    """One tool in a window of its own (two projects' dashboards side by side, say). Its size
+    and place are remembered per tool."""
 
     def __init__(self, tool: Tool, session: Session, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName(f"{camel(tool.key)}Window")
-        self.setWindowTitle(f"{tool.title} — flagdesk")
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         from app.viewmodels.tools import ToolModel
         from ui.tool_page import ToolPage
 
+        super().__init__(parent)
+        self.tool = tool
+        self.setObjectName(f"{camel(tool.key)}Window")
+        self.setWindowTitle(f"{tool.title} — flagdesk")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.page = ToolPage(ToolModel(tool, session))
         self.setCentralWidget(self.page)
         self.resize(820, 560)
+        geometry = window_settings().value(self._settings_key)
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+
+    @property
+    def _settings_key(self) -> str:
+        return f"tools/{self.tool.key}/geometry"
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        settings = window_settings()
+        settings.setValue(self._settings_key, self.saveGeometry())
+        settings.sync()
         self.page.close_page()
         super().closeEvent(event)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.api.errors import ClientError
+from app.api.errors import ClientError, ServerUnreachable
 from app.connection import Connection, ConnectionSpec, MissingToken
 
 if TYPE_CHECKING:  # imported when first used, so the window shows before they load
@@ -37,6 +37,10 @@ SANDBOX_HELP = (
 
 #: the states of a session
 IDLE, CONNECTING, READY, FAILED = "idle", "connecting", "ready", "failed"
+
+#: a ready connection is checked this often, so a server that goes away is noticed without a
+#: click (and one that comes back is reconnected)
+HEALTH_INTERVAL = 20.0
 
 SandboxFactory = Callable[[], "SandboxProcess"]
 
@@ -64,10 +68,14 @@ class Session(QObject):
         store: ProfileStore | None = None,
         *,
         sandbox_factory: SandboxFactory = default_sandbox,
+        health_interval: float = HEALTH_INTERVAL,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._store = store
+        #: seconds between two health checks of a ready connection (0: none)
+        self.health_interval = health_interval
+        self._watch: asyncio.Task[None] | None = None
         self._sandbox_factory = sandbox_factory
         self._sandbox: SandboxProcess | None = None
         self.connection: Connection | None = None
@@ -197,6 +205,7 @@ class Session(QObject):
             self._retired.add(self._task)
             self._task.add_done_callback(self._retired.discard)
         loop = asyncio.get_running_loop()
+        self._stop_watching()
         self._target = target
         old, self.connection = self.connection, None
         # at once, not when the task first runs: the window says what is going on immediately
@@ -241,6 +250,52 @@ class Session(QObject):
         self.report_error("")
         self._set_state(READY, "")
         self.connection_changed.emit()
+        self._start_watching(connection)
+
+    # ------------------------------------------------------------------ health
+
+    def _start_watching(self, connection: Connection) -> None:
+        self._stop_watching()
+        if self.health_interval > 0 and not self._closed:
+            loop = asyncio.get_running_loop()
+            self._watch = loop.create_task(self._watch_health(connection))
+
+    def _stop_watching(self) -> None:
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
+            self._retired.add(self._watch)
+            self._watch.add_done_callback(self._retired.discard)
+        self._watch = None
+
+    async def _watch_health(self, connection: Connection) -> None:
+        """Check the server every `health_interval` seconds. When it stops answering, say so
+        (the windows show it at once); when it answers again, reconnect, so the windows load
+        again without anyone clicking anything."""
+        lost = False
+        while True:
+            await asyncio.sleep(self.health_interval)
+            if self.connection is not connection:
+                return
+            try:
+                await connection.client.health()
+            except asyncio.CancelledError:
+                raise
+            except ServerUnreachable as exc:
+                if not lost:
+                    lost = True
+                    log.warning("lost the connection to %s: %s", connection.spec.url, exc)
+                    self._fail(
+                        f"{exc} flagdesk checks again every {self.health_interval:g} s; "
+                        "Reconnect (Ctrl+R) to try now."
+                    )
+                continue
+            except ClientError as exc:  # it answers, oddly: not a lost connection
+                log.info("health check of %s: %s", connection.spec.url, exc)
+                continue
+            if lost:
+                log.info("%s answers again: reconnecting", connection.spec.url)
+                self.retry()
+                return
 
     async def _make(self, target: str | ConnectionSpec | None) -> Connection:
         if target is None:
@@ -311,7 +366,7 @@ class Session(QObject):
     async def aclose(self) -> None:
         """Close the connection and stop the embedded sandbox."""
         self._closed = True
-        tasks: list[Any] = [t for t in (self._task, *self._retired) if t is not None]
+        tasks: list[Any] = [t for t in (self._task, self._watch, *self._retired) if t is not None]
         for task in tasks:
             task.cancel()
         if tasks:

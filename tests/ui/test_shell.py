@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 
 from app import __version__
 from app.connection import ConnectionSpec
 from app.profiles import Profile, ProfileStore
+from app.viewmodels.catalogue import TOOLS_BY_KEY
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring
@@ -178,6 +179,33 @@ def test_the_server_stops_and_comes_back(
         server.stop()
 
 
+def test_a_server_that_goes_away_is_noticed_and_reconnected_without_a_click(
+    qtbot: Any, shell: tuple[MainWindow, Session], tmp_path: Path
+) -> None:
+    window, session = shell
+    session.health_interval = 0.3
+    port = closed_port()
+    server = SandboxProcess(tmp_path / "flaky.sqlite3", "--port", str(port))
+    server.start()
+    try:
+        session.open_spec(ConnectionSpec(server.url, server.admin_token))
+        wait_state(qtbot, session, READY)
+        wait_overview(qtbot, window)
+        server.stop()
+        wait_state(qtbot, session, FAILED, timeout=10_000)
+        assert "connection refused" in session.message
+        assert "checks again every 0.3 s" in session.message
+        assert "connection refused" in window.error_button.text()
+        assert not window.tool_pages["users"].banner.isHidden()
+        server.start()
+        wait_state(qtbot, session, READY, timeout=15_000)
+        wait_overview(qtbot, window)
+        assert window.tool_pages["users"].banner.isHidden()
+        assert not window.error_button.isVisible()
+    finally:
+        server.stop()
+
+
 def test_groups_are_explained_and_disabled_without_groups(
     qtbot: Any, shell: tuple[MainWindow, Session], tmp_path: Path
 ) -> None:
@@ -243,6 +271,18 @@ def test_layout_is_remembered(qtbot: Any, qloop: Any, tmp_path: Path) -> None:
     qtbot.addWidget(again)
     assert again.current_key == "context_usage"
     assert (again.size().width(), again.size().height()) == (731, 517)
+
+    # a tool's own window remembers its size; a second one opens beside the first
+    tool = TOOLS_BY_KEY["context_usage"]
+    window = again.open_tool_window(tool)
+    window.resize(611, 433)
+    window.close()
+    reopened = again.open_tool_window(tool)
+    assert (reopened.width(), reopened.height()) == (611, 433)
+    beside = again.open_tool_window(tool)
+    assert beside.pos() == reopened.pos() + QPoint(32, 32)
+    for w in (reopened, beside):
+        w.close()
 
 
 def test_the_connections_dialog_adds_tests_and_switches(
