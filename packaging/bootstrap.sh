@@ -16,8 +16,12 @@ window_pkgs=(xvfb xauth libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icc
     libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-shm0
     libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1)
 
+# A real Secret Service for the keyring test (tests/app/test_secret_service.py).
+keyring_test_pkgs=(gnome-keyring dbus-daemon)
+
 want=("${offscreen_pkgs[@]}")
 [ "$mode" = run ] && want+=("${window_pkgs[@]}")
+[ "$mode" = test ] && want+=("${keyring_test_pkgs[@]}")
 
 PYTHON="${PYTHON:-python3}"
 command -v "$PYTHON" >/dev/null || { say "no $PYTHON on PATH: install Python 3.11 or newer"; exit 1; }
