@@ -462,6 +462,9 @@ class ToolWindow(QMainWindow):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.page = ToolPage(ToolModel(tool, session))
         self.setCentralWidget(self.page)
+        content = self.page.ensure_content()
+        if content is not None:
+            content.title_changed.connect(self.on_content_title_changed)
         self.resize(820, 560)
         geometry = window_settings().value(self._settings_key)
         if isinstance(geometry, QByteArray):
@@ -470,6 +473,11 @@ class ToolWindow(QMainWindow):
     @property
     def _settings_key(self) -> str:
         return f"tools/{self.tool.key}/geometry"
+
+    def on_content_title_changed(self, title: str) -> None:
+        """Two dashboards side by side say which project each shows."""
+        parts = [title, self.tool.title, "flagdesk"] if title else [self.tool.title, "flagdesk"]
+        self.setWindowTitle(" — ".join(parts))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         settings = window_settings()

@@ -99,7 +99,13 @@ class StatePanel(QStackedWidget):
         layout.addWidget(title)
         text = _centred_label(f"{name}Label")
         text.setMaximumWidth(560)
-        layout.addWidget(text, 0, Qt.AlignmentFlag.AlignHCenter)
+        # centred by stretches, not by an alignment flag: a word-wrapped label placed with an
+        # alignment gets its one-line size hint and its other lines are cut off
+        centred = QHBoxLayout()
+        centred.addStretch(1)
+        centred.addWidget(text, 100)
+        centred.addStretch(1)
+        layout.addLayout(centred)
         layout.addStretch(2)
         return page, title, text
 

@@ -145,7 +145,8 @@ class DataTable(QWidget):
         # Qt's default indicator is the first column, descending: start ascending instead
         header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
         self.view.setSortingEnabled(True)
-        self.view.doubleClicked.connect(self.on_view_activated)
+        # `activated` comes with a double-click (or a single click where the desktop says so)
+        # and with Enter; `doubleClicked` as well would activate a double-clicked row twice
         self.view.activated.connect(self.on_view_activated)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         copy = QAction("Copy rows", self.view)

@@ -45,6 +45,8 @@ class ToolContent(QWidget):
 
     #: show another tool with an item in it: ("users", user id), ("project_dashboard", "default")
     open_requested = Signal(str, object)
+    #: what the window shows now ("Web shop (web-shop)"), for a window of its own's title
+    title_changed = Signal(str)
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -48,9 +48,13 @@ class ChoicesModel(SessionViewModel):
         try:
             choices = await self._fetch(client)
         finally:
-            self.changed.emit()  # also on failure: the picker says why the list is empty
+            # also on failure: the picker says why the list is empty (but not once closed: a
+            # closed window's QObject may already be deleted when the cancellation lands here)
+            if not self.closed:
+                self.changed.emit()
         self.choices = choices
-        self.changed.emit()
+        if not self.closed:
+            self.changed.emit()
 
     def on_connection_changed(self) -> None:
         self.choices = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import csv
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
@@ -84,15 +84,30 @@ class PreparedRows(Generic[T]):
     rows: list[T]
     #: per row, its cells' texts case-folded and joined
     haystacks: list[str]
+    #: sort keys made beforehand, by column number (see `prepare_rows`' `sort_columns`)
+    keys: dict[int, list[Any]] = field(default_factory=dict)
 
 
-def prepare_rows(columns: Sequence[Column[T]], rows: Iterable[T]) -> PreparedRows[T]:
-    """Build the filter text of every row. No Qt: safe on a worker thread."""
+def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
+    """The sort key of every row for `column`. No Qt: safe on a worker thread."""
+    if column.sort_key is not None:
+        return [column.sort_key(row) for row in rows]
+    value = column.value
+    return [_default_key(value(row)) for row in rows]
+
+
+def prepare_rows(
+    columns: Sequence[Column[T]], rows: Iterable[T], sort_columns: Iterable[int] = ()
+) -> PreparedRows[T]:
+    """Build the filter text of every row, and the sort keys of `sort_columns` (the column the
+    table is sorted by: then `set_prepared` sorts without a call per row on the GUI thread).
+    No Qt: safe on a worker thread."""
     rows = list(rows)
     getters = [c.value for c in columns]
     sep = _CELL_SEPARATOR
     haystacks = [sep.join([cell_text(g(row)) for g in getters]).casefold() for row in rows]
-    return PreparedRows(rows, haystacks)
+    keys = {c: column_sort_keys(columns[c], rows) for c in sort_columns}
+    return PreparedRows(rows, haystacks, keys)
 
 
 def write_csv(stream: TextIO, columns: Sequence[Column[T]], rows: Iterable[T]) -> int:
@@ -180,7 +195,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self.beginResetModel()
         self._all = prepared.rows
         self._haystacks = prepared.haystacks
-        self._keys = {}
+        self._keys = dict(prepared.keys)
         self._order = list(range(len(self._all)))
         if self._sort is not None:
             self._sort_order(*self._sort)
@@ -190,6 +205,23 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def clear(self) -> None:
         self.set_prepared(PreparedRows([], []))
+
+    def replace_row(self, old: T, new: T) -> bool:
+        """Put `new` in the place of `old` (found by identity): its cells and filter text are
+        updated at once; the row keeps its place until the next sort or filter. False when `old`
+        is not one of the rows."""
+        index = next((i for i, row in enumerate(self._all) if row is old), -1)
+        if index < 0:
+            return False
+        self._all[index] = new
+        self._haystacks[index] = prepare_rows(self._columns, [new]).haystacks[0]
+        self._keys = {}  # sort keys are made again on the next sort
+        try:
+            shown = self._shown.index(index)
+        except ValueError:
+            return True
+        self.dataChanged.emit(self.index(shown, 0), self.index(shown, len(self._columns) - 1))
+        return True
 
     # ------------------------------------------------------------------ texts
 
@@ -296,12 +328,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
     def _sort_keys(self, column: int) -> list[Any]:
         keys = self._keys.get(column)
         if keys is None:
-            col = self._columns[column]
-            if col.sort_key is not None:
-                keys = [col.sort_key(row) for row in self._all]
-            else:
-                value = col.value
-                keys = [_default_key(value(row)) for row in self._all]
+            keys = column_sort_keys(self._columns[column], self._all)
             self._keys[column] = keys
         return keys
 

@@ -89,7 +89,7 @@ def test_the_sandbox_is_launched_before_the_window_has_loaded(
 ) -> None:
     """`prelaunch()` starts the sandbox child at once when it is what opens; the connection
     then uses that very process. With a saved profile it starts nothing."""
-    window, session = shell
+    _window, session = shell
     session.prelaunch()
     sandbox = session._sandbox
     assert sandbox is not None and sandbox.launched

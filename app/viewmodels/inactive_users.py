@@ -1,0 +1,163 @@
+"""`InactiveUsersModel`: users with no login in 180 days (`GET /api/admin/user-admin/inactive`),
+as a table sorted, filtered, copied and exported by `TableModel`.
+
+The answer can hold 100,000 users: its rows are plain `InactiveRow`s (no pydantic) built with
+`prepare_rows` on a worker thread, so the GUI thread only swaps lists and sorts precomputed keys.
+
+"Days inactive" counts from the latest of the last login (`seenAt`) and the account's creation
+(`createdAt`), whichever is later; the cell's tooltip says which. The personal access token's last
+use (`patSeenAt`) is shown but not counted, as the server's own list does not count it either
+on Unleash (a user kept active only by a token is not listed at all on the sandbox).
+
+QtCore only: no QtWidgets below `app/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from PySide6.QtCore import QObject, Signal
+
+from app.api.models import InactiveUser
+from app.viewmodels.session import Session
+from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
+from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.users import LoadPhase, load_phase
+
+#: the server's threshold (the spec's "Limits": 180 days without login)
+INACTIVE_DAYS = 180
+
+#: `basis` of a row: what its days inactive count from
+LAST_LOGIN, CREATED = "last login", "created"
+
+
+@dataclass(frozen=True, slots=True)
+class InactiveRow:
+    """One inactive user as the table shows it; built off the GUI thread."""
+
+    id: int
+    name: str | None
+    username: str | None
+    email: str | None
+    seenAt: datetime | None
+    createdAt: datetime | None
+    patSeenAt: datetime | None
+    #: whole days since `since`; None when the server gave neither time
+    days_inactive: int | None
+    #: the later of `seenAt` and `createdAt`
+    since: datetime | None
+    #: LAST_LOGIN or CREATED: which of the two `since` is
+    basis: str
+
+    @property
+    def label(self) -> str:
+        return self.name or self.username or self.email or f"User {self.id}"
+
+
+def inactive_row(user: InactiveUser, now: datetime) -> InactiveRow:
+    seen, created = user.seenAt, user.createdAt
+    since: datetime | None = created
+    basis = CREATED
+    if seen is not None and (created is None or seen >= created):
+        since, basis = seen, LAST_LOGIN
+    days = None if since is None else max(0, (now - since).days)
+    return InactiveRow(user.id, user.name, user.username, user.email, seen, created,
+                       user.patSeenAt, days, since, basis)  # fmt: skip
+
+
+def days_tooltip(row: InactiveRow) -> str:
+    if row.since is None:
+        return "The server gave neither a last login nor a creation time"
+    when = cell_text(row.since)
+    if row.basis == LAST_LOGIN:
+        return f"Days since the last login ({when})"
+    if row.seenAt is None:
+        return f"Never logged in: days since the account was created ({when})"
+    return f"Days since the account was created ({when}), which is after its last login"
+
+
+INACTIVE_COLUMNS: list[Column[InactiveRow]] = [
+    Column("Name", lambda r: r.name),
+    Column("Username", lambda r: r.username),
+    Column("Email", lambda r: r.email),
+    Column("Days inactive", lambda r: r.days_inactive, numeric=True, tooltip=days_tooltip),
+    Column("Last login", lambda r: r.seenAt,
+           tooltip=lambda r: None if r.seenAt is not None else "Never logged in"),
+    Column("Created", lambda r: r.createdAt),
+    Column("Personal token last used", lambda r: r.patSeenAt,
+           tooltip=lambda r: None if r.patSeenAt is not None else "No personal access token used"),
+]  # fmt: skip
+#: the column sorted by default (most days inactive first)
+DAYS_COLUMN = 3
+
+
+def prepare_inactive(users: Iterable[InactiveUser], now: datetime) -> PreparedRows[InactiveRow]:
+    """Rows and their filter texts. No Qt: runs on a worker thread."""
+    return prepare_rows(INACTIVE_COLUMNS, [inactive_row(u, now) for u in users])
+
+
+def count_text(shown: int, total: int) -> str:
+    """'37 users with no login in 180 days', or '3 of 37 …' when a filter hides some."""
+    noun = "user" if total == 1 else "users"
+    head = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+    return f"{head} with no login in {INACTIVE_DAYS} days"
+
+
+class InactiveUsersModel(ToolViewModel):
+    #: the rows were loaded (or emptied)
+    rows_loaded = Signal()
+    #: the window's state changed (see `phase`)
+    phase_changed = Signal()
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__("inactive_users", session, parent)
+        self.table: TableModel[InactiveRow] = TableModel(INACTIVE_COLUMNS, self)
+        self.loaded = False
+        self._load_task: asyncio.Task[None] | None = None
+        self.busy_changed.connect(self._phase_may_change)
+        self.error_changed.connect(self._phase_may_change)
+        session.state_changed.connect(self._phase_may_change)
+
+    @property
+    def phase(self) -> LoadPhase:
+        return load_phase(self, self.loaded, self.table.total_count == 0)
+
+    def _phase_may_change(self, *_: object) -> None:
+        if not self.closed:
+            self.phase_changed.emit()
+
+    @property
+    def busy_loading(self) -> bool:
+        return self._load_task is not None and not self._load_task.done()
+
+    def load(self) -> None:
+        if self.busy_loading:
+            return
+        self.set_status("Loading inactive users…")
+        self._load_task = self.run(self._load())
+
+    async def _load(self) -> None:
+        client = await self.session.client()
+        result = await client.inactive_users()
+        now = datetime.now(UTC)
+        self.set_status(f"Preparing {len(result.inactiveUsers):,} rows…")
+        prepared = await asyncio.to_thread(prepare_inactive, result.inactiveUsers, now)
+        self.table.set_prepared(prepared)
+        self.loaded = True
+        self.rows_loaded.emit()
+        self.phase_changed.emit()
+
+    def reset(self) -> None:
+        self._load_task = None
+        self.loaded = False
+        self.table.clear()
+        self.rows_loaded.emit()
+        self.phase_changed.emit()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.session.state_changed.disconnect(self._phase_may_change)
+        super().close()
