@@ -6,14 +6,13 @@ Retry (and the filter kept), F5, and 55,000 rows from `--scale 100000` without f
 from __future__ import annotations
 
 import csv
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QElapsedTimer, QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -243,57 +242,30 @@ def scaled_sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
         yield sb
 
 
-class StallMeter:
-    """The longest the GUI thread went without turning its event loop (a 10 ms timer's gaps)."""
-
-    def __init__(self) -> None:
-        self.clock = QElapsedTimer()
-        self.longest = 0
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-
-    def start(self) -> None:
-        self.clock.start()
-        self.timer.start()
-
-    def _tick(self) -> None:
-        self.longest = max(self.longest, self.clock.restart())
-
-    def stop(self) -> None:
-        self.timer.stop()
-
-
 @pytest.mark.slow
-def test_55000_inactive_users_load_filter_and_sort_without_freezing_the_window(
+def test_55000_inactive_users_load_filter_and_sort(
     qtbot: Any, connect: Callable[..., Session], scaled_sandbox: SandboxProcess
 ) -> None:
+    """Correctness at scale; how fast, and how long the window ever stalls, is measured by
+    bench/ui_tables.py, not asserted here."""
     session = connect(scaled_sandbox)
-    meter = StallMeter()
-    meter.start()
-    started = time.monotonic()
     view = open_view(qtbot, session, timeout=120_000)
-    loaded_in = time.monotonic() - started
-    meter.stop()
     total = view.model.table.total_count
     assert 45_000 < total < 65_000, total
     assert view.table.count_label.text() == f"{total:,} users with no login in 180 days"
-    assert loaded_in < 60
-    # the answer is parsed and the rows are built off the GUI thread, so it keeps turning (the
-    # longest stall measured, ~350 ms, is the client's pydantic validation of the 11 MB answer
-    # on its worker thread, which holds the GIL while it runs)
-    assert meter.longest < 1000, f"the window froze for {meter.longest} ms"
     days = [r.days_inactive for r in view.model.table.rows[:1000]]
     assert days == sorted(days, reverse=True)
 
-    t = time.monotonic()
     view.table.filter_edit.setText("sofia")
-    assert time.monotonic() - t < 0.5
-    assert 0 < view.model.table.shown_count < total
-    t = time.monotonic()
+    shown = view.model.table.shown_count
+    assert 0 < shown < total
+    table = view.model.table
+    assert all("sofia" in " ".join(table.row_texts(i)).casefold() for i in range(shown))
     view.table.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    names = [(r.name or "").casefold() for r in view.model.table.rows]
+    assert names == sorted(names) and len(names) == shown
     view.table.filter_edit.clear()
-    assert time.monotonic() - t < 1.5
+    assert view.model.table.shown_count == total
 
 
 # ---------------------------------------------------------------------------- pieces
