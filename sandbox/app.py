@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
+import pydantic_core
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -29,6 +30,7 @@ from sandbox.store import (
     ApiError,
     Principal,
     Store,
+    WireBody,
 )
 
 #: Unleash's default body limit for the client API: 100 kB, 102,400 bytes accepted.
@@ -36,8 +38,10 @@ BULK_BODY_LIMIT = 102_400
 SERVER_NAME = "flagdesk sandbox"
 
 
-def json_response(body: BaseModel | list[Any], status: int = 200) -> Response:
-    if isinstance(body, list):
+def json_response(body: BaseModel | list[Any] | WireBody, status: int = 200) -> Response:
+    if isinstance(body, dict):
+        content = pydantic_core.to_json(body)
+    elif isinstance(body, list):
         content = b"[" + b",".join(item.model_dump_json(exclude_unset=True).encode()
                                    for item in body) + b"]"  # fmt: skip
     else:

@@ -348,7 +348,8 @@ def _events(
 
 
 def load_scale(store: Store, n: int, project: str = "default") -> None:
-    """`--scale N`: N more users and N more archived flags, for benchmarks and large tables."""
+    """`--scale N`: N more users, every one inactive (no login in the inactive period, a fifth
+    of them never logged in), and N more archived flags: for benchmarks and large tables."""
     if n <= 0:
         return
     rng = random.Random(n)
@@ -360,13 +361,14 @@ def load_scale(store: Store, n: int, project: str = "default") -> None:
         )
         start = int(c.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]) + 1
         users = []
+        idle = store.inactive_days
         for k in range(n):
             first, last = FIRST[k % len(FIRST)], LAST[(k // len(FIRST)) % len(LAST)]
             username = ascii_name(f"{first}.{last}.{k}")
+            seen = None if k % 5 == 4 else now - rng.randrange(idle + 1, idle + 600) * DAY_MS
             users.append(
                 (start + k, f"{first} {last}", username, f"{username}@scale.example.com",
-                 VIEWER_ROLE, now - rng.randrange(0, 400) * DAY_MS,
-                 now - rng.randrange(400, 800) * DAY_MS)
+                 VIEWER_ROLE, seen, now - rng.randrange(idle + 620, idle + 1200) * DAY_MS)
             )  # fmt: skip
         c.executemany(
             "INSERT INTO users(id, name, username, email, root_role, seen_at, created_at)"

@@ -14,6 +14,7 @@ import hashlib
 import json
 import secrets
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -96,6 +97,26 @@ class Principal:
 
 def to_dt(ms: int | None) -> datetime | None:
     return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def to_wire_time(ms: int | None) -> str | None:
+    """Integer milliseconds as the API's RFC 3339 text ("2026-01-02T03:04:05.006Z")."""
+    if ms is None:
+        return None
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+#: A response body built as plain JSON values rather than wire models: for the two answers that
+#: run to 100,000 items (inactive users, archived flags), where building a pydantic model per item
+#: took seconds. The keys are the wire models' fields; tests/api and tests/compat parse these
+#: answers with those same models, which keeps the two in step.
+WireBody = dict[str, Any]
+
+
+def _stale(feature_type: str, created_at: int, now: int) -> bool:
+    days = STALE_AFTER_DAYS.get(feature_type)
+    return days is not None and now - created_at > days * DAY_MS
 
 
 def avatar_url(email: str | None, name: str | None) -> str:
@@ -390,29 +411,31 @@ class Store:
                             f"**{label}**")  # fmt: skip
         return self.get_user(user_id)
 
-    def inactive_users(self) -> m.InactiveUsers:
+    def inactive_users(self) -> WireBody:
+        """The `InactiveUsers` body as wire JSON values (see `WireBody`)."""
         cutoff = self.clock() - self.inactive_days * DAY_MS
         rows = self.conn.execute(
-            "SELECT * FROM users WHERE account_type = 'User'"
+            "SELECT id, name, email, username, seen_at, created_at, pat_seen_at FROM users"
+            " WHERE account_type = 'User'"
             " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
             " ORDER BY coalesce(seen_at, created_at), id",
             (cutoff,),
         )
-        return m.InactiveUsers(
-            version=1,
-            inactiveUsers=[
-                m.InactiveUser(
-                    id=r["id"],
-                    name=r["name"],
-                    email=r["email"],
-                    username=r["username"],
-                    seenAt=to_dt(r["seen_at"]),
-                    createdAt=to_dt(r["created_at"]),
-                    patSeenAt=to_dt(r["pat_seen_at"]),
-                )
-                for r in rows
+        return {
+            "version": 1,
+            "inactiveUsers": [
+                {
+                    "id": id_,
+                    "name": name,
+                    "email": email,
+                    "username": username,
+                    "seenAt": to_wire_time(seen),
+                    "createdAt": to_wire_time(created),
+                    "patSeenAt": to_wire_time(pat_seen),
+                }
+                for id_, name, email, username, seen, created, pat_seen in rows
             ],
-        )
+        }
 
     # ------------------------------------------------------------------ groups
 
@@ -623,8 +646,7 @@ class Store:
         return row  # type: ignore[no-any-return]
 
     def is_stale(self, feature_type: str, created_at: int) -> bool:
-        days = STALE_AFTER_DAYS.get(feature_type)
-        return days is not None and self.clock() - created_at > days * DAY_MS
+        return _stale(feature_type, created_at, self.clock())
 
     def _feature(self, row: sqlite3.Row) -> m.Feature:
         return m.Feature(
@@ -670,47 +692,58 @@ class Store:
                         summary=f"**{by.user_name}** archived feature flag `{name}` "
                         f"in project **{project}**")  # fmt: skip
 
-    def archived_features(self, project: str) -> m.ArchivedFeatures:
+    def archived_features(self, project: str) -> WireBody:
+        """The `ArchivedFeatures` body as wire JSON values (see `WireBody`)."""
         rows = self.conn.execute(
-            "SELECT * FROM features WHERE project = ? AND archived_at IS NOT NULL"
+            "SELECT name, type, description, project, created_at, archived_at, impression_data"
+            " FROM features WHERE project = ? AND archived_at IS NOT NULL"
             " ORDER BY archived_at DESC, name",
             (project,),
         ).fetchall()
-        environments: dict[str, list[m.ArchivedFeatureEnvironment]] = {}
-        env_rows = self.conn.execute(
-            "SELECT fe.feature, fe.environment, fe.enabled,"
-            " (SELECT max(cm.updated_at) FROM client_metrics cm"
-            "   WHERE cm.feature = fe.feature AND cm.environment = fe.environment) AS last_seen"
+        last_seen = dict(
+            ((feature, env), seen)
+            for feature, env, seen in self.conn.execute(
+                "SELECT cm.feature, cm.environment, max(cm.updated_at) FROM client_metrics cm"
+                " JOIN features f ON f.name = cm.feature"
+                " WHERE f.project = ? AND f.archived_at IS NOT NULL"
+                " GROUP BY cm.feature, cm.environment",
+                (project,),
+            )
+        )
+        environments: dict[str, list[dict[str, Any]]] = {}
+        latest: dict[str, int] = {}
+        for feature, env, enabled in self.conn.execute(
+            "SELECT fe.feature, fe.environment, fe.enabled"
             " FROM feature_environments fe JOIN features f ON f.name = fe.feature"
             " JOIN environments e ON e.name = fe.environment"
             " WHERE f.project = ? AND f.archived_at IS NOT NULL ORDER BY e.sort_order",
             (project,),
-        )
-        for r in env_rows:
-            environments.setdefault(r["feature"], []).append(
-                m.ArchivedFeatureEnvironment(
-                    name=r["environment"], lastSeenAt=to_dt(r["last_seen"]), enabled=bool(r[2])
-                )
+        ):
+            seen = last_seen.get((feature, env))
+            environments.setdefault(feature, []).append(
+                {"name": env, "lastSeenAt": to_wire_time(seen), "enabled": bool(enabled)}
             )
-        features = []
-        for r in rows:
-            envs = environments.get(r["name"], [])
-            seen = [e.lastSeenAt for e in envs if e.lastSeenAt is not None]
-            features.append(
-                m.ArchivedFeature(
-                    name=r["name"],
-                    type=r["type"],
-                    description=r["description"],
-                    project=r["project"],
-                    stale=self.is_stale(r["type"], r["created_at"]),
-                    impressionData=bool(r["impression_data"]),
-                    createdAt=to_dt(r["created_at"]),
-                    archivedAt=to_dt(r["archived_at"]),
-                    lastSeenAt=max(seen) if seen else None,
-                    environments=envs,
-                )
-            )
-        return m.ArchivedFeatures(version=1, features=features)
+            if seen is not None and seen > latest.get(feature, -1):
+                latest[feature] = seen
+        now = self.clock()
+        return {
+            "version": 1,
+            "features": [
+                {
+                    "name": name,
+                    "type": type_,
+                    "description": description,
+                    "project": project_,
+                    "stale": _stale(type_, created, now),
+                    "impressionData": bool(impression),
+                    "createdAt": to_wire_time(created),
+                    "archivedAt": to_wire_time(archived),
+                    "lastSeenAt": to_wire_time(latest.get(name)),
+                    "environments": environments.get(name, []),
+                }
+                for name, type_, description, project_, created, archived, impression in rows
+            ],
+        }
 
     def add_strategy(
         self,

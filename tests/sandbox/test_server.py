@@ -144,6 +144,10 @@ def test_scale_adds_users_and_archived_flags(tmp_path):
         sb.admin() as http,
     ):
         users = http.get("/api/admin/user-admin").json()["users"]
+        inactive = http.get("/api/admin/user-admin/inactive").json()["inactiveUsers"]
         archived = http.get("/api/admin/archive/features/default").json()["features"]
     assert len(users) == 45 + 300
+    scaled = [u for u in inactive if u["email"].endswith("@scale.example.com")]
+    assert len(scaled) == 300  # every one of them inactive
+    assert len([u for u in scaled if u["seenAt"] is None]) == 60  # a fifth never logged in
     assert len([f for f in archived if f["name"].startswith("scale-")]) == 300
