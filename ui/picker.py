@@ -77,8 +77,11 @@ class Picker(QWidget):
         self.note.hide()
         layout.addWidget(self.note)
 
+        self._last_chosen = ""
         model.changed.connect(self.on_model_changed)
         model.error_changed.connect(self.on_model_changed)
+        # the note depends on `busy` too, and a load's last `changed` comes while still busy
+        model.busy_changed.connect(self.on_model_changed)
         self.on_model_changed()
 
     @property
@@ -92,6 +95,7 @@ class Picker(QWidget):
         return choice.value if choice is not None else text
 
     def set_value(self, value: str) -> None:
+        self._last_chosen = value
         index = self.combo.findData(value, VALUE_ROLE)
         if index >= 0:
             self.combo.setCurrentIndex(index)
@@ -118,8 +122,12 @@ class Picker(QWidget):
         self.note.setVisible(bool(self.note.text()))
 
     def on_combo_activated(self, index: int) -> None:
+        # Qt 6 also says `activated` when an editable combo loses focus while its text names an
+        # item: only a pick of something else is a choice (Enter and the button always are)
         if index >= 0:
-            self.chosen.emit(str(self.combo.itemData(index, VALUE_ROLE)))
+            value = str(self.combo.itemData(index, VALUE_ROLE))
+            if value != self._last_chosen:
+                self._emit(value)
 
     def on_edit_return_pressed(self) -> None:
         self._choose()
@@ -130,4 +138,8 @@ class Picker(QWidget):
     def _choose(self) -> None:
         value = self.value
         if value:
-            self.chosen.emit(value)
+            self._emit(value)
+
+    def _emit(self, value: str) -> None:
+        self._last_chosen = value
+        self.chosen.emit(value)

@@ -488,10 +488,12 @@ class AdminClient:
         adapter: TypeAdapter[list[Any]] = TypeAdapter(list[item_type])  # type: ignore[valid-type]
         validated: list[Any] = []
         for start in range(0, len(items), PARSE_SLICE):
+            end = start + PARSE_SLICE
             try:
-                validated.extend(adapter.validate_python(items[start : start + PARSE_SLICE]))
+                validated.extend(adapter.validate_python(items[start:end]))
             except ValidationError as exc:
                 raise _SliceInvalid(exc, (name, start)) from None
+            items[start:end] = [None] * len(items[start:end])  # the decoded dicts go as we go
             await asyncio.sleep(0)
         setattr(envelope, name, validated)
         return envelope

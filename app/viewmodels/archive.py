@@ -1,0 +1,295 @@
+"""`ArchiveBrowserModel`: the archived feature browser's view-model. It lists a project's
+archived flags (`AdminClient.archived_features`, which reads the spec's endpoint or, on servers
+without it, the search API) in a `TableModel`, and holds the flag selected for the detail pane.
+
+The rows are the wire's `ArchivedFeature`s. A project can hold 100,000 of them: the filter text of
+every row is built on a worker thread (`prepare_rows`), the GUI thread only swaps lists.
+
+The wire marks a flag's `lastSeenAt` and `environments` as deprecated, and pydantic warns on every
+read of such a field; they are read here from the model's `__dict__`, which holds the same values
+without a warning per row. QtCore only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
+from app.viewmodels.choices import ChoicesModel, project_choices
+from app.viewmodels.session import Session
+from app.viewmodels.table import Column, TableModel, cell_text, prepare_rows
+from app.viewmodels.tools import ToolViewModel
+
+#: the window's states
+IDLE, LOADING, ERROR, EMPTY, CONTENT = "idle", "loading", "error", "empty", "content"
+
+
+# ---------------------------------------------------------------------------- a flag's fields
+
+
+def environments(feature: ArchivedFeature) -> list[ArchivedFeatureEnvironment]:
+    """The flag's environments as the server sent them (none when it sent none)."""
+    return feature.__dict__.get("environments") or []
+
+
+def _latest_environment(
+    feature: ArchivedFeature,
+) -> ArchivedFeatureEnvironment | None:
+    latest: ArchivedFeatureEnvironment | None = None
+    for env in environments(feature):
+        seen = env.lastSeenAt
+        if seen is not None and (latest is None or seen > (latest.lastSeenAt or seen)):
+            latest = env
+    return latest
+
+
+def last_seen(feature: ArchivedFeature) -> datetime | None:
+    """The flag's own `lastSeenAt`, or when the server sent none, the latest of its
+    environments'."""
+    own: datetime | None = feature.__dict__.get("lastSeenAt")
+    if own is not None:
+        return own
+    latest = _latest_environment(feature)
+    return latest.lastSeenAt if latest is not None else None
+
+
+def last_seen_source(feature: ArchivedFeature) -> str:
+    """Where the "Last seen" time comes from, for its tooltip."""
+    own: datetime | None = feature.__dict__.get("lastSeenAt")
+    latest = _latest_environment(feature)
+    if latest is not None and (own is None or own == latest.lastSeenAt):
+        why = "" if own is not None else "; the server gives no time for the flag itself"
+        return f"Last seen in {latest.name}: the latest of its environments' times{why}"
+    if own is not None:
+        return "Last seen: the time the server gives for the flag as a whole"
+    if environments(feature):
+        return "Never seen in any of its environments"
+    return "Never seen (the server gives no time for the flag or its environments)"
+
+
+def _time_key(get: Callable[[ArchivedFeature], datetime | None]) -> Callable[[Any], float]:
+    """Sort by the time; a missing time sorts as the oldest."""
+
+    def key(feature: ArchivedFeature) -> float:
+        value = get(feature)
+        return value.timestamp() if value is not None else float("-inf")
+
+    return key
+
+
+COLUMNS: list[Column[ArchivedFeature]] = [
+    Column("Name", lambda f: f.name),
+    Column("Type", lambda f: f.type),
+    Column("Description", lambda f: f.description or None, tooltip=lambda f: f.description),
+    Column("Created", lambda f: f.createdAt, sort_key=_time_key(lambda f: f.createdAt)),
+    Column("Archived", lambda f: f.archivedAt, sort_key=_time_key(lambda f: f.archivedAt)),
+    Column("Stale", lambda f: f.stale),
+    Column("Impression data", lambda f: f.impressionData),
+    Column("Last seen", last_seen, tooltip=last_seen_source, sort_key=_time_key(last_seen)),
+]
+#: the default order: archived newest first
+ARCHIVED_COLUMN = 4
+DEFAULT_ORDER = Qt.SortOrder.DescendingOrder
+
+ENVIRONMENT_COLUMNS: list[Column[ArchivedFeatureEnvironment]] = [
+    Column("Environment", lambda e: e.name),
+    Column("Enabled", lambda e: e.enabled),
+    Column("Last seen", lambda e: e.lastSeenAt),
+]
+
+#: the detail pane's fields besides the environments: (label, text of the selected flag)
+DETAILS: list[tuple[str, Callable[[ArchivedFeature], str]]] = [
+    ("Project", lambda f: f.project),
+    ("Type", lambda f: cell_text(f.type)),
+    ("Description", lambda f: f.description or "No description"),
+    ("Created", lambda f: cell_text(f.createdAt)),
+    ("Archived", lambda f: cell_text(f.archivedAt)),
+    ("Stale", lambda f: cell_text(f.stale)),
+    ("Impression data", lambda f: cell_text(f.impressionData)),
+    ("Last seen", lambda f: cell_text(last_seen(f))),
+]
+
+
+def count_text(shown: int, total: int) -> str:
+    noun = "archived flag" if total == 1 else "archived flags"
+    if shown == total:
+        return f"{total:,} {noun}"
+    return f"{shown:,} of {total:,} {noun}"
+
+
+# ---------------------------------------------------------------------------- the model
+
+
+class ArchiveBrowserModel(ToolViewModel):
+    """A project's archived flags. `show_project(id)` loads them; `state` says what the window
+    shows (idle, loading, error, empty, content) and `changed` says when it may have changed."""
+
+    changed = Signal()
+    #: the flag for the detail pane changed (None: nothing selected)
+    selected_changed = Signal(object)
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__("archived_features", session, parent)
+        #: the server's projects, for the picker
+        self.projects: ChoicesModel = project_choices(session, self)
+        self.table: TableModel[ArchivedFeature] = TableModel(COLUMNS, self)
+        #: the selected flag's environments
+        self.environments: TableModel[ArchivedFeatureEnvironment] = TableModel(
+            ENVIRONMENT_COLUMNS, self
+        )
+        #: the project asked for (typed or picked); "" until one is
+        self.project = ""
+        #: the project whose flags `table` holds (None: nothing loaded)
+        self.loaded_project: str | None = None
+        #: the last load read the search API (the server has no archive endpoint)
+        self.through_search = False
+        self.selected: ArchivedFeature | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.busy_changed.connect(self._emit_changed)
+        self.error_changed.connect(self._emit_changed)
+        self.projects.changed.connect(self._emit_changed)
+        self.projects.busy_changed.connect(self._emit_changed)
+
+    def _emit_changed(self, *_: object) -> None:
+        if not self.closed:
+            self.changed.emit()
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> str:
+        if not self.project:
+            return IDLE
+        if self.busy:
+            return LOADING
+        if self.error:
+            return ERROR
+        if self.loaded_project != self.project:
+            return IDLE  # nothing loaded yet, or not for this one
+        return CONTENT if self.table.total_count else EMPTY
+
+    def project_label(self, project: str) -> str:
+        """The project as the picker names it ("Web shop (web-shop)"), else its id."""
+        for choice in self.projects.choices:
+            if choice.value == project:
+                return choice.label
+        return project
+
+    @property
+    def project_known(self) -> bool | None:
+        """Whether the server lists the project asked for (None: its projects are not known)."""
+        if self.projects.busy or self.projects.error or not self.session.ready:
+            return None
+        return any(choice.value == self.project for choice in self.projects.choices)
+
+    @property
+    def loading_text(self) -> str:
+        how = " through the search API" if self.through_search else ""
+        return f"Loading the archived flags of project {self.project_label(self.project)}{how}…"
+
+    @property
+    def empty_title(self) -> str:
+        """The empty state's title: no project asked for yet, or none of its flags archived."""
+        if self.state == IDLE:
+            return "Choose a project"
+        return f"No archived flags in project {self.project_label(self.project)}"
+
+    @property
+    def empty_text(self) -> str:
+        if self.state == IDLE:
+            return "Pick a project above, or type its id, to list the flags archived in it."
+        if self.project_known is False:
+            return (
+                f"The server lists no project with the id “{self.project}”: check the "
+                "spelling, or pick a project from the list."
+            )
+        return (
+            "No flag of this project is in the archive: none was archived, or the archived "
+            "ones were revived or deleted for good."
+        )
+
+    @property
+    def error_title(self) -> str:
+        return f"Could not load the archived flags of project {self.project_label(self.project)}"
+
+    # ------------------------------------------------------------------ actions
+
+    def start(self) -> None:
+        if self.available:
+            self.projects.load()
+        super().start()
+
+    def refresh(self) -> None:
+        """F5, Retry: the projects and the archived flags again."""
+        if self.available and not self.closed:
+            self.projects.load()
+        super().refresh()
+
+    def show_project(self, project: str) -> None:
+        """List the archived flags of `project` (a project id)."""
+        project = project.strip()
+        if not project or self.closed:
+            return
+        if project == self.project and self.state in (LOADING, CONTENT, EMPTY):
+            return  # shown already (F5 loads again); an editable combo box also says
+            # "activated" when it loses the focus with the text of an item in it
+        self.project = project
+        if self.available:
+            self.load()
+        else:
+            self._emit_changed()
+
+    def load(self) -> None:
+        if not self.project:
+            self._emit_changed()
+            return
+        if self._task is not None and not self._task.done():
+            self._task.cancel()  # a project asked for before this one
+        caps = self.session.capabilities
+        self.through_search = caps is not None and not caps.archive_endpoint
+        self._task = self.run(self._load(self.project))
+        self.set_status(self.loading_text)
+        self._emit_changed()
+
+    async def _load(self, project: str) -> None:
+        client = await self.session.client()
+        archived = await client.archived_features(project)
+        # the filter text of every row and the keys of the column sorted by, off the GUI thread
+        # (100,000 rows take a second): the GUI thread then only swaps lists and sorts
+        sort = self.table.sort_state
+        prepared = await asyncio.to_thread(
+            prepare_rows, COLUMNS, archived.features, [sort[0]] if sort is not None else []
+        )
+        keep = self.selected.name if self.selected is not None else None
+        self.table.set_prepared(prepared)
+        self.loaded_project = project
+        # the same flag stays selected after F5; a flag of another project does not
+        row = self.table.row_of(lambda f: f.name == keep) if keep is not None else -1
+        self.select(self.table.row_at(row) if row >= 0 else None)
+
+    def select(self, feature: ArchivedFeature | None) -> None:
+        """Show `feature` in the detail pane (None: nothing selected)."""
+        if feature is self.selected:
+            return
+        self.selected = feature
+        self.environments.set_rows(environments(feature) if feature is not None else [])
+        if not self.closed:
+            self.selected_changed.emit(feature)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.projects.close()
+        super().close()
+
+    def reset(self) -> None:
+        """A new connection: forget the rows of the old one (the project asked for stays)."""
+        self._task = None
+        self.loaded_project = None
+        self.table.clear()
+        self.select(None)
+        self._emit_changed()

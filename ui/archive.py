@@ -1,0 +1,286 @@
+"""`ArchiveBrowser`: the archived feature browser (bound to `ArchiveBrowserModel`). A project
+picker; the project's archived flags in a table (filter, count, Ctrl+C, CSV export); and beside
+it the selected flag's fields and environments. Shows and forwards; never fetches.
+
+Where the server has no archive endpoint the flags come through the search API: the tool's page
+already says so in its quiet note, so this window does not repeat it (only its loading text
+mentions the search API, which can take a while on a large project)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.api.models import ArchivedFeature
+from app.viewmodels.archive import (
+    ARCHIVED_COLUMN,
+    CONTENT,
+    DEFAULT_ORDER,
+    DETAILS,
+    ERROR,
+    LOADING,
+    ArchiveBrowserModel,
+    count_text,
+)
+from app.viewmodels.session import Session
+from ui.picker import Picker
+from ui.states import StatePanel
+from ui.table import DataTable
+from ui.tool_page import ToolContent
+
+STEM = "archivedFeatures"
+NO_SELECTION = "Select a flag to see its environments"
+
+
+def _value_label(name: str) -> QLabel:
+    label = QLabel()
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+class ArchiveDetail(QStackedWidget):
+    """The selected flag: its fields and its environments; a hint when nothing is selected."""
+
+    def __init__(self, model: ArchiveBrowserModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.setObjectName(f"{STEM}Detail")
+
+        self.empty_label = QLabel(NO_SELECTION)
+        self.empty_label.setObjectName(f"{STEM}DetailEmpty")
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setEnabled(False)  # a quiet hint
+        self.addWidget(self.empty_label)
+
+        page = QWidget()
+        page.setObjectName(f"{STEM}DetailPage")
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.setSpacing(6)
+        self.name_label = _value_label(f"{STEM}DetailName")
+        self.name_label.setAccessibleName("Flag")
+        bold = QFont(self.name_label.font())
+        bold.setBold(True)
+        self.name_label.setFont(bold)
+        layout.addWidget(self.name_label)
+
+        row = QHBoxLayout()
+        row.setSpacing(16)
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setHorizontalSpacing(12)
+        form.setVerticalSpacing(2)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.values: dict[str, QLabel] = {}
+        for title, _get in DETAILS:
+            key = "".join(part.title() for part in title.split())
+            value = _value_label(f"{STEM}Detail{key}")
+            value.setAccessibleName(title)
+            caption = QLabel(f"{title}:")
+            caption.setObjectName(f"{STEM}Detail{key}Caption")
+            caption.setBuddy(value)
+            form.addRow(caption, value)
+            self.values[title] = value
+        row.addLayout(form, 1)
+
+        environments = QVBoxLayout()
+        environments.setSpacing(2)
+        self.environments_caption = QLabel("Environments:")
+        self.environments_caption.setObjectName(f"{STEM}EnvironmentsCaption")
+        environments.addWidget(self.environments_caption)
+        self.environments_view = QTableView()
+        self.environments_view.setObjectName(f"{STEM}Environments")
+        self.environments_view.setAccessibleName("Environments of the selected flag")
+        self.environments_view.setModel(model.environments)
+        self.environments_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.environments_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.environments_view.setAlternatingRowColors(True)
+        self.environments_view.setWordWrap(False)
+        self.environments_view.setTabKeyNavigation(False)
+        rows = self.environments_view.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.environments_view.fontMetrics().height() + 10)
+        header = self.environments_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.environments_caption.setBuddy(self.environments_view)
+        environments.addWidget(self.environments_view, 1)
+        self.no_environments = QLabel("The server lists no environments for this flag.")
+        self.no_environments.setObjectName(f"{STEM}NoEnvironments")
+        self.no_environments.setWordWrap(True)
+        self.no_environments.setEnabled(False)
+        environments.addWidget(self.no_environments)
+        environments.addStretch(0)
+        row.addLayout(environments, 1)
+        layout.addLayout(row, 1)
+
+        self.detail_page = page
+        self.addWidget(page)
+
+        model.selected_changed.connect(self.on_model_selected_changed)
+        self.on_model_selected_changed(model.selected)
+
+    def on_model_selected_changed(self, feature: ArchivedFeature | None) -> None:
+        if feature is None:
+            self.setCurrentWidget(self.empty_label)
+            return
+        self.name_label.setText(feature.name)
+        for title, get in DETAILS:
+            self.values[title].setText(get(feature))
+        has_environments = self.model.environments.total_count > 0
+        self.environments_view.setVisible(has_environments)
+        self.no_environments.setVisible(not has_environments)
+        self.setCurrentWidget(self.detail_page)
+
+
+class ArchiveBrowser(ToolContent):
+    """A project's archived flags, and the selected one's environments."""
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(session, parent)
+        self.setObjectName(f"{STEM}Browser")
+        self.model = ArchiveBrowserModel(session, self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(8)
+
+        self.picker = Picker(
+            STEM,
+            self.model.projects,
+            caption="Project:",
+            button_text="Show",
+            placeholder="Pick or type a project id",
+        )
+        self.picker.button.setToolTip("List the archived flags of this project (Enter)")
+        self.picker.chosen.connect(self.on_picker_chosen)
+        layout.addWidget(self.picker)
+
+        self.table = DataTable(
+            STEM,
+            self.model.table,
+            noun="archived flags",
+            count_text=count_text,
+            stretch_column=2,  # the description
+        )
+        if not self.table.restored:
+            self.table.sort_by(ARCHIVED_COLUMN, DEFAULT_ORDER)
+        self.table.current_changed.connect(self.on_table_current_changed)
+        self.model.table.modelReset.connect(self.on_table_model_reset)
+        self.model.selected_changed.connect(self.on_model_selected_changed)
+        self.detail = ArchiveDetail(self.model)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName(f"{STEM}Splitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([340, 220])
+
+        self.states = StatePanel(STEM, self.splitter)
+        self.states.retry_requested.connect(self.on_states_retry_requested)
+        layout.addWidget(self.states, 1)
+
+        self._return_focus: QWidget | None = None
+        self.model.changed.connect(self.on_model_changed)
+        self.model.start()
+        self.on_model_changed()
+
+    # ------------------------------------------------------------------ ToolContent
+
+    def refresh(self) -> None:
+        self.model.refresh()
+
+    def open_item(self, item: Any) -> None:
+        project = str(item)
+        self.picker.set_value(project)
+        self.model.show_project(project)
+
+    def close_content(self) -> None:
+        self.model.close()
+
+    # ------------------------------------------------------------------ slots
+
+    def on_picker_chosen(self, project: str) -> None:
+        self.model.show_project(project)
+
+    def on_states_retry_requested(self) -> None:
+        self.model.refresh()
+
+    def on_table_current_changed(self, feature: ArchivedFeature | None) -> None:
+        if feature is not None:
+            self.model.select(feature)
+
+    def on_table_model_reset(self) -> None:
+        """After a sort or a filter, the flag in the detail pane stays the current row (when the
+        filter lets it through)."""
+        self._show_selected_in_table()
+
+    def on_model_selected_changed(self, _feature: ArchivedFeature | None) -> None:
+        self._show_selected_in_table()  # after F5, the same flag is selected again
+
+    def _show_selected_in_table(self) -> None:
+        selected = self.model.selected
+        view = self.table.view
+        current = view.currentIndex()
+        if selected is None or (
+            current.isValid() and self.model.table.row_at(current.row()) is selected
+        ):
+            return
+        row = self.model.table.row_of(lambda f: f is selected)
+        if row < 0:
+            return
+        index = self.model.table.index(row, 0)
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
+        view.selectionModel().setCurrentIndex(index, flags)
+        view.scrollTo(index)
+
+    def on_model_changed(self) -> None:
+        m = self.model
+        state = m.state
+        # the page with the focus may be hidden by the switch: the focus comes back to where it
+        # was in the content once that shows again, and goes to Retry on an error
+        focus = QApplication.focusWidget()
+        if focus is not None and not self.states.isAncestorOf(focus):
+            focus = None  # elsewhere: none of this window's business
+        if focus is not None and self.states.content.isAncestorOf(focus):
+            self._return_focus = focus
+        if state == LOADING:
+            self.states.show_loading(m.loading_text)
+        elif state == ERROR:
+            self.states.show_error(m.error_title, m.error)
+        elif state == CONTENT:
+            self.states.show_content()
+        else:  # empty, or nothing asked for yet
+            self.states.show_empty(m.empty_title, m.empty_text)
+        current = self.states.currentWidget()
+        if focus is not None and current is not None and not current.isAncestorOf(focus):
+            if state == ERROR:
+                self.states.retry_button.setFocus()
+            elif state == CONTENT and self._return_focus is not None:
+                self._return_focus.setFocus()
