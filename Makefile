@@ -32,6 +32,7 @@ bench:
 	$(BIN)/python bench/sandbox_bulk_metrics.py
 	$(BIN)/python bench/sandbox_idle_rss.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_startup.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_tables.py
 
 screenshots:
 	@packaging/bootstrap.sh test

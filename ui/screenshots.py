@@ -11,19 +11,23 @@ import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
 import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
+from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.connection_dialog import ConnectionDialog
 from ui.main_window import MainWindow
+from ui.tool_page import ToolContent
 
 
 def dark_palette() -> QPalette:
@@ -56,9 +60,10 @@ def dark_palette() -> QPalette:
 
 
 async def settle(widget: QWidget) -> None:
-    for _ in range(5):
-        await asyncio.sleep(0.02)
-        QApplication.processEvents()
+    """Let the loop run a moment (no processEvents() here: inside a coroutine it re-enters the
+    qasync loop), then paint."""
+    for _ in range(6):
+        await asyncio.sleep(0.03)
     widget.repaint()
 
 
@@ -70,9 +75,85 @@ async def until(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.02)
 
 
+async def idle(content: ToolContent) -> None:
+    """Until the tool's view-model has nothing running."""
+    model: Any = getattr(content, "model", None)
+    await asyncio.sleep(0.05)
+    if model is not None:
+        await until(lambda: not model.busy)
+
+
+def no_pictures() -> AvatarCache:
+    """People's pictures answered 404 at once: the screenshots never reach gravatar.com."""
+    return AvatarCache(transport=httpx.MockTransport(lambda _request: httpx.Response(404)))
+
+
+#: (file name, tool key, what to do with the tool's window once shown); the window is left as
+#: the step leaves it, so the states of one tool follow each other
+Step = tuple[str, str, Callable[[Any], Awaitable[None]]]
+
+
+async def _nothing(content: Any) -> None:
+    await idle(content)
+
+
+async def _user_form(content: Any) -> None:
+    content.open_item(39)
+    await until(lambda: content.model.current_id == 39)
+
+
+async def _user_problems(content: Any) -> None:
+    content.model.edit("name", "")
+    content.model.edit("email", "not-an-email")
+
+
+async def _user_scim(content: Any) -> None:
+    content.model.revert()
+    content.open_item(45)
+    await until(lambda: content.model.current_id == 45)
+
+
+async def _inactive_filtered(content: Any) -> None:
+    await idle(content)
+    content.table.filter_edit.setText("ar")
+
+
+def _open(item: str) -> Callable[[Any], Awaitable[None]]:
+    async def step(content: Any) -> None:
+        content.open_item(item)
+        await idle(content)
+
+    return step
+
+
+async def _archive_selected(content: Any) -> None:
+    content.open_item("web-shop")
+    await idle(content)
+    content.table.view.selectRow(1)
+
+
+STEPS: tuple[Step, ...] = (
+    ("groups", "groups", _nothing),
+    ("users", "users", _user_form),
+    ("users-problems", "users", _user_problems),
+    ("users-scim", "users", _user_scim),
+    ("inactive_users", "inactive_users", _nothing),
+    ("inactive_users-filtered", "inactive_users", _inactive_filtered),
+    ("project_dashboard", "project_dashboard", _open("web-shop")),
+    ("project_dashboard-no-events", "project_dashboard", _open("mobile-app")),
+    ("project_dashboard-unknown", "project_dashboard", _open("no-such-project")),
+    ("archived_features", "archived_features", _archive_selected),
+    ("archived_features-empty", "archived_features", _open("mobile-app")),
+    ("context_usage", "context_usage", _open("region")),
+    ("context_usage-empty", "context_usage", _open("tenantId")),
+    ("metrics_upload", "metrics_upload", _nothing),
+)
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
-    """The main window on the overview and on every tool page, the connections dialog, a
-    server without groups and a server that cannot be reached, in both palettes."""
+    """The main window on the overview and every tool in its loaded, empty and error states,
+    the connections dialog, a server without groups and a server that cannot be reached, in
+    both palettes."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
@@ -89,24 +170,30 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
         try:
             for palette_name, palette in (("light", light), ("dark", dark_palette())):
                 app.setPalette(palette)
+                # a database per palette: the steps change data (a saved user, say)
                 session = Session(
                     ProfileStore(root / f"config-{palette_name}"),
-                    sandbox_factory=lambda: SandboxProcess(
-                        root / "demo.sqlite3", shared_tokens=True
+                    sandbox_factory=lambda name=palette_name: SandboxProcess(
+                        root / f"demo-{name}.sqlite3", shared_tokens=True
                     ),
+                    health_interval=0,
                 )
+                session.avatars = no_pictures()
                 window = MainWindow(session)
-                window.resize(1000, 640)
+                window.resize(1100, 700)
                 window.show()
                 await session.open_sandbox()
                 model = window.overview_model
                 await until(lambda m=model: m.has_data and not m.busy)  # type: ignore[misc]
                 await settle(window)
                 save(window, f"main_window-{palette_name}")
-                for key in window.tool_pages:
+                for name, key, step in STEPS:
                     window.show_page(key)
+                    content = window.tool_pages[key].ensure_content()
+                    if content is not None:
+                        await step(content)
                     await settle(window)
-                    save(window, f"{key}-{palette_name}")
+                    save(window, f"{name}-{palette_name}")
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip
@@ -116,6 +203,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
 
                 await session.open_spec(ConnectionSpec("http://127.0.0.1:9", "*:*.x",
                                                        label="Production"))  # fmt: skip
+                window.show_page("archived_features")
+                await settle(window)
+                save(window, f"archived_features-not-connected-{palette_name}")
                 window.show_page("overview")
                 await until(lambda m=model: bool(m.error) and not m.busy)  # type: ignore[misc]
                 await settle(window)

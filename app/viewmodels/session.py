@@ -112,6 +112,11 @@ class Session(QObject):
         self._avatars.base_url = self.url
         return self._avatars
 
+    @avatars.setter
+    def avatars(self, cache: AvatarCache) -> None:
+        """Use `cache` for pictures (screenshots and tests answer them without the network)."""
+        self._avatars = cache
+
     @property
     def name(self) -> str:
         if self.connection is not None:

@@ -307,13 +307,10 @@ class TableModel(QAbstractTableModel, Generic[T]):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return self._columns[section].title
-        if role == Qt.ItemDataRole.TextAlignmentRole:  # over the column's text, as it is aligned
-            side = (
-                Qt.AlignmentFlag.AlignRight
-                if self._columns[section].numeric
-                else (Qt.AlignmentFlag.AlignLeft)
-            )
-            return side | Qt.AlignmentFlag.AlignVCenter
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            # always left: styles draw the sort arrow at the right end of the header, where a
+            # right-aligned title (over a numeric column) would run into it
+            return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         return None
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
