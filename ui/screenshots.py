@@ -97,6 +97,27 @@ async def _nothing(content: Any) -> None:
     await idle(content)
 
 
+async def _groups_loaded(content: Any) -> None:
+    await idle(content)
+    await until(lambda: content.model.loaded)
+
+
+async def _group_filled(content: Any) -> None:
+    m = content.model
+    m.set_name("Platform team")  # taken: the live check says so
+    m.add_mapping("okta-release-managers")
+    m.set_root_role("Editor")
+    m.add_member(2)
+    m.add_member(14)
+
+
+async def _group_created(content: Any) -> None:
+    m = content.model
+    m.set_name("Release managers")
+    m.create()
+    await until(lambda: m.created is not None and not m.busy)
+
+
 async def _user_form(content: Any) -> None:
     content.open_item(39)
     await until(lambda: content.model.current_id == 39)
@@ -133,7 +154,9 @@ async def _archive_selected(content: Any) -> None:
 
 
 STEPS: tuple[Step, ...] = (
-    ("groups", "groups", _nothing),
+    ("groups", "groups", _groups_loaded),
+    ("groups-filled", "groups", _group_filled),
+    ("groups-created", "groups", _group_created),
     ("users", "users", _user_form),
     ("users-problems", "users", _user_problems),
     ("users-scim", "users", _user_scim),
