@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
+    QApplication,
+    QLabel,
+    QPushButton,
+    QWidget,
+)
 
 from app import __version__
 from app.connection import ConnectionSpec
@@ -258,6 +265,51 @@ def test_every_control_has_an_object_name(shell: tuple[MainWindow, Session]) -> 
     for action in window.findChildren(type(window.connections_action)):
         if action.text() and not action.isSeparator() and action.parent() is window:
             assert action.objectName(), action.text()
+
+
+def _named(widget: QWidget) -> str:
+    """How assistive technology names a control: its accessible name, its own text, or the text
+    of the label whose buddy it is ("" when it has none)."""
+    if widget.accessibleName():
+        return widget.accessibleName()
+    text = getattr(widget, "text", None)
+    if callable(text) and isinstance(text(), str) and text().strip():
+        return str(text())
+    window = widget.window()
+    for label in window.findChildren(QLabel):
+        if label.buddy() is widget and label.text().strip():
+            return label.text()
+    return ""
+
+
+def test_every_focusable_control_of_every_tool_is_named(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """Control by control, on the sandbox: every widget that takes keyboard focus in the main
+    window and in each tool's window has a stable objectName and a name for screen readers."""
+    window, session = shell
+    session.open_sandbox()
+    wait_state(qtbot, session, READY)
+    problems: list[str] = []
+    checked = 0
+    for key in ["overview", *window.tool_pages]:
+        window.show_page(key)
+        qtbot.wait(300)  # the tool's window is built and loads
+        for widget in window.findChildren(QWidget):
+            if widget.focusPolicy() == Qt.FocusPolicy.NoFocus or not widget.isVisibleTo(window):
+                continue
+            if isinstance(widget, QAbstractScrollArea) and not isinstance(
+                widget, QAbstractItemView
+            ):
+                continue  # a scroll area passes focus to what it holds
+            checked += 1
+            kind = type(widget).__name__
+            if not widget.objectName() or widget.objectName().startswith("qt_"):
+                problems.append(f"{key}: {kind} without objectName (in {widget.parent()!r})")
+            elif not _named(widget):
+                problems.append(f"{key}: {kind} {widget.objectName()} has no accessible name")
+    assert checked > 40, checked  # the sidebar, pickers, filters, tables, forms, buttons...
+    assert not problems, "\n".join(problems)
 
 
 def test_layout_is_remembered(qtbot: Any, qloop: Any, tmp_path: Path) -> None:
