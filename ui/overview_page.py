@@ -128,6 +128,7 @@ class OverviewPage(QWidget):
         projects.addWidget(self.projects_heading)
         self.projects_table = QTableView()
         self.projects_table.setObjectName("projectsTable")
+        self.projects_table.setAccessibleName("Projects")
         self.projects_table.setModel(model.projects)
         self.projects_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.projects_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -56,6 +56,7 @@ class Picker(QWidget):
         self.combo.setAccessibleName(caption.rstrip(":"))
         line = self.combo.lineEdit()
         line.setObjectName(f"{stem}PickerEdit")
+        line.setAccessibleName(caption.rstrip(":"))
         line.setPlaceholderText(placeholder)
         line.returnPressed.connect(self.on_edit_return_pressed)
         completer = QCompleter(self.combo.model(), self.combo)
