@@ -55,6 +55,9 @@ class SandboxProcess:
         self._lock = threading.Lock()
         self._listening = threading.Event()  # set once the URL is known, or at end of output
         self._reader: threading.Thread | None = None
+        #: how the last stop() ended the child: "stdin" (closed, as when the GUI exits),
+        #: "SIGTERM" or "SIGKILL"; "" before any stop
+        self.stopped_by = ""
 
     @property
     def output(self) -> list[str]:
@@ -83,6 +86,7 @@ class SandboxProcess:
         if self.exit_with_parent:
             argv.append("--exit-with-parent")
         self.url = ""
+        self.stopped_by = ""
         self._listening.clear()
         self.proc = subprocess.Popen(
             [*argv, *self.args],
@@ -163,13 +167,16 @@ class SandboxProcess:
             self._close_stdin()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout)
+                self.stopped_by = self.stopped_by or "stdin"
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(timeout)
+                self.stopped_by = "SIGTERM"
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+                self.stopped_by = "SIGKILL"
         self._release()
 
     def kill(self) -> None:

@@ -91,11 +91,9 @@ def test_stop_ends_the_child_quickly_and_cleanly(tmp_path: Path) -> None:
     assert sb.exit_with_parent and sb.proc is not None and sb.proc.stdin is not None
     with sb.admin() as http:  # a kept-alive connection does not hold the shutdown up
         assert http.get("/api/admin/projects").status_code == 200
-        started = time.monotonic()
         sb.stop()
-        took = time.monotonic() - started
     assert sb.proc.returncode == 0, sb.output
-    assert took < 3, took
+    assert sb.stopped_by == "stdin"  # no signal was needed
     assert not accepts(sb.url)
     sb.stop()  # again: nothing left to do
 
