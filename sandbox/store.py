@@ -107,6 +107,14 @@ def to_wire_time(ms: int | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
+def sql_wire_time(column: str) -> str:
+    """SQL for `to_wire_time(column)`, computed by SQLite (integer arithmetic: exact to the ms)."""
+    return (
+        f"CASE WHEN {column} IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', {column} / 1000,"
+        f" 'unixepoch') || printf('.%03dZ', {column} % 1000) END"
+    )
+
+
 #: A response body built as plain JSON values rather than wire models: for the two answers that
 #: run to 100,000 items (inactive users, archived flags), where building a pydantic model per item
 #: took seconds. The keys are the wire models' fields; tests/api and tests/compat parse these
@@ -415,27 +423,15 @@ class Store:
         """The `InactiveUsers` body as wire JSON values (see `WireBody`)."""
         cutoff = self.clock() - self.inactive_days * DAY_MS
         rows = self.conn.execute(
-            "SELECT id, name, email, username, seen_at, created_at, pat_seen_at FROM users"
+            f"SELECT id, name, email, username, {sql_wire_time('seen_at')},"
+            f" {sql_wire_time('created_at')}, {sql_wire_time('pat_seen_at')} FROM users"
             " WHERE account_type = 'User'"
             " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
             " ORDER BY coalesce(seen_at, created_at), id",
             (cutoff,),
         )
-        return {
-            "version": 1,
-            "inactiveUsers": [
-                {
-                    "id": id_,
-                    "name": name,
-                    "email": email,
-                    "username": username,
-                    "seenAt": to_wire_time(seen),
-                    "createdAt": to_wire_time(created),
-                    "patSeenAt": to_wire_time(pat_seen),
-                }
-                for id_, name, email, username, seen, created, pat_seen in rows
-            ],
-        }
+        keys = ("id", "name", "email", "username", "seenAt", "createdAt", "patSeenAt")
+        return {"version": 1, "inactiveUsers": [dict(zip(keys, row, strict=True)) for row in rows]}
 
     # ------------------------------------------------------------------ groups
 
