@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPushButton,
     QTreeView,
@@ -37,6 +36,7 @@ from app.viewmodels.context_usage import (
 from app.viewmodels.session import Session
 from ui.picker import Picker
 from ui.states import StatePanel
+from ui.table import filter_edit
 from ui.tool_page import ToolContent
 
 STEM = "contextUsage"
@@ -132,12 +132,7 @@ class ContextUsageViewer(ToolContent):
         results.setContentsMargins(0, 0, 0, 0)
         results.setSpacing(6)
         bar = QHBoxLayout()
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setObjectName(f"{STEM}Filter")
-        self.filter_edit.setPlaceholderText("Filter (Ctrl+F)")
-        self.filter_edit.setAccessibleName("Filter the strategies")
-        self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setMaximumWidth(340)
+        self.filter_edit = filter_edit(STEM, "strategies")
         self.filter_edit.textChanged.connect(self.on_filter_edit_text_changed)
         bar.addWidget(self.filter_edit, 1)
         self.count_label = QLabel()

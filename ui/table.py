@@ -37,6 +37,17 @@ def default_count_text(shown: int, total: int) -> str:
     return f"{shown:,} of {total:,} rows"
 
 
+def filter_edit(stem: str, noun: str) -> QLineEdit:
+    """The filter box every list has: `<stem>Filter`, Ctrl+F in its placeholder."""
+    edit = QLineEdit()
+    edit.setObjectName(f"{stem}Filter")
+    edit.setPlaceholderText("Filter (Ctrl+F)")
+    edit.setAccessibleName(f"Filter the {noun}")
+    edit.setClearButtonEnabled(True)
+    edit.setMaximumWidth(340)
+    return edit
+
+
 class CopyTableView(QTableView):
     """A table view that copies whole selected rows as tab-separated text (its Ctrl+C action
     is set up by `DataTable`), and treats Enter as activating the current row."""
@@ -102,12 +113,7 @@ class DataTable(QWidget):
         layout.setSpacing(6)
 
         bar = QHBoxLayout()
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setObjectName(f"{stem}Filter")
-        self.filter_edit.setPlaceholderText("Filter (Ctrl+F)")
-        self.filter_edit.setAccessibleName(f"Filter the {noun}")
-        self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setMaximumWidth(340)
+        self.filter_edit = filter_edit(stem, noun)
         self.filter_edit.textChanged.connect(self.on_filter_edit_text_changed)
         bar.addWidget(self.filter_edit, 1)
         self.count_label = QLabel()

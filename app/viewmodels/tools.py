@@ -10,6 +10,12 @@ from app.viewmodels.catalogue import TOOLS_BY_KEY, Tool
 from app.viewmodels.session import CONNECTING, FAILED, Session
 
 
+def tool_available(session: Session, key: str) -> bool:
+    """Whether the session's connection is ready and can serve the tool `key`."""
+    caps = session.capabilities
+    return caps is not None and session.ready and caps.operation(key).available
+
+
 class SessionViewModel(ViewModel):
     """A view-model bound to the session: on a new connection it cancels what it was doing and
     calls `on_connection_changed()`; its errors also reach the status bar."""
@@ -52,8 +58,7 @@ class ToolModel(SessionViewModel):
 
     @property
     def available(self) -> bool:
-        caps = self.session.capabilities
-        return caps is not None and self.session.ready and caps.operation(self.tool.key).available
+        return tool_available(self.session, self.tool.key)
 
     @property
     def reason(self) -> str:
@@ -97,8 +102,7 @@ class ToolViewModel(SessionViewModel):
 
     @property
     def available(self) -> bool:
-        caps = self.session.capabilities
-        return caps is not None and self.session.ready and caps.operation(self.tool.key).available
+        return tool_available(self.session, self.tool.key)
 
     def start(self) -> None:
         """Begin: the window is built and bound. Loads at once when the tool can be used."""

@@ -23,8 +23,11 @@ from PySide6.QtWidgets import QApplication
 
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
+from app.viewmodels.catalogue import TOOLS_BY_KEY
 from app.viewmodels.session import FAILED, READY, Session
+from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess
+from ui.tool_page import ToolPage
 
 T = TypeVar("T")
 
@@ -113,3 +116,22 @@ def connect(
     yield make
     for session in sessions:
         arun(session.aclose())
+
+
+@pytest.fixture
+def tool_page(qtbot: Any) -> Iterator[Callable[..., ToolPage]]:
+    """`tool_page(key, session, size=(900, 640))`: the tool's page, shown, its window built;
+    closed (its view-models too) after the test."""
+    pages: list[ToolPage] = []
+
+    def make(key: str, session: Session, size: tuple[int, int] = (900, 640)) -> ToolPage:
+        page = ToolPage(ToolModel(TOOLS_BY_KEY[key], session))
+        pages.append(page)
+        qtbot.addWidget(page)
+        page.resize(*size)
+        page.show()
+        return page
+
+    yield make
+    for page in pages:
+        page.close_page()

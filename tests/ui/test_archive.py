@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,10 +35,8 @@ from app.viewmodels.archive import (
     last_seen,
     last_seen_source,
 )
-from app.viewmodels.catalogue import TOOLS_BY_KEY
 from app.viewmodels.session import FAILED, READY, Session
 from app.viewmodels.table import MISSING, cell_text
-from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess
 from tests.api.test_fallbacks import ARCHIVED, FAST, TOKEN, Sleeps, Unleash82
 from ui.archive import NO_SELECTION, ArchiveBrowser
@@ -48,22 +46,15 @@ TITLES = [c.title for c in COLUMNS]
 
 
 @pytest.fixture
-def open_page(qtbot: Any) -> Iterator[Callable[[Session], ToolPage]]:
+def open_page(tool_page: Callable[..., ToolPage]) -> Callable[[Session], ToolPage]:
     """`open_page(session)`: the archived features page, shown, its window built."""
-    pages: list[ToolPage] = []
 
     def make(session: Session) -> ToolPage:
-        page = ToolPage(ToolModel(TOOLS_BY_KEY["archived_features"], session))
-        qtbot.addWidget(page)
-        page.resize(900, 640)
-        page.show()
+        page = tool_page("archived_features", session)
         assert isinstance(page.tool_content, ArchiveBrowser)
-        pages.append(page)
         return page
 
-    yield make
-    for page in pages:
-        page.close_page()
+    return make
 
 
 def browser(page: ToolPage) -> ArchiveBrowser:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +18,23 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.api.client import AdminClient
 from app.api.models import Constraint, ContextFieldStrategy, CreateFeature, CreateFeatureStrategy
-from app.viewmodels.catalogue import TOOLS_BY_KEY
 from app.viewmodels.context_usage import CONTENT, EMPTY, ERROR, IDLE, LOADING, summary
 from app.viewmodels.session import Session
-from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess
 from ui.context_usage import STRATEGY_ROLE, ContextUsageViewer
 from ui.tool_page import ToolPage
 
 
 @pytest.fixture
-def open_page(qtbot: Any) -> Iterator[Callable[[Session], ToolPage]]:
+def open_page(tool_page: Callable[..., ToolPage]) -> Callable[[Session], ToolPage]:
     """`open_page(session)`: the context usage page, shown, its window built."""
-    pages: list[ToolPage] = []
 
     def make(session: Session) -> ToolPage:
-        page = ToolPage(ToolModel(TOOLS_BY_KEY["context_usage"], session))
-        qtbot.addWidget(page)
-        page.resize(900, 640)
-        page.show()
+        page = tool_page("context_usage", session)
         assert isinstance(page.tool_content, ContextUsageViewer)
-        pages.append(page)
         return page
 
-    yield make
-    for page in pages:
-        page.close_page()
+    return make
 
 
 def viewer(page: ToolPage) -> ContextUsageViewer:

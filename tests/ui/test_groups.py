@@ -7,7 +7,7 @@ request sent); a server that refuses to list its groups; an empty server; the sp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ from app.api.client import AdminClient
 from app.api.models import CreateGroup, CreateUser
 from app.viewmodels.groups import GroupEditorModel, field_of_path
 from app.viewmodels.session import Session
-from app.viewmodels.tools import TOOLS_BY_KEY, ToolModel
 from sandbox import db
 from sandbox.process import SandboxProcess
 from ui.groups import SPLITTER_KEY, GroupEditor
@@ -44,19 +43,14 @@ def run_sql(sb: SandboxProcess, sql: str, *args: object) -> None:
 
 @pytest.fixture
 def open_editor(
-    qtbot: Any, connect: Callable[..., Session]
-) -> Iterator[Callable[..., tuple[ToolPage, GroupEditor]]]:
+    qtbot: Any, connect: Callable[..., Session], tool_page: Callable[..., ToolPage]
+) -> Callable[..., tuple[ToolPage, GroupEditor]]:
     """`open_editor(sandbox, token=None)`: the Groups page on a connected session, shown, with
     its editor loaded (or failed)."""
-    pages: list[ToolPage] = []
 
     def make(sb: SandboxProcess, token: str | None = None) -> tuple[ToolPage, GroupEditor]:
         session = connect(sb, token)
-        page = ToolPage(ToolModel(TOOLS_BY_KEY["groups"], session))
-        pages.append(page)
-        qtbot.addWidget(page)
-        page.resize(1100, 760)
-        page.show()
+        page = tool_page("groups", session, (1100, 760))
         qtbot.waitActive(page)
         editor = page.tool_content
         assert isinstance(editor, GroupEditor)
@@ -65,9 +59,7 @@ def open_editor(
             qtbot.waitUntil(lambda: (m.loaded or bool(m.error)) and not m.busy, timeout=20_000)
         return page, editor
 
-    yield make
-    for page in pages:
-        page.close_page()
+    return make
 
 
 def admin_client(sb: SandboxProcess) -> AdminClient:
