@@ -240,7 +240,9 @@ async def probe(client: AdminClient) -> Capabilities:
     if not client.has_client_token:
         ops["metrics_upload"] = Availability("metrics_upload", False, NEEDS_CLIENT_TOKEN)
     elif metrics_r is None:
-        ops["metrics_upload"] = Availability("metrics_upload", True, note="with the client token")
+        ops["metrics_upload"] = Availability(
+            "metrics_upload", True, note="sent with the connection's client token"
+        )
     elif isinstance(metrics_r, e.WrongTokenType):
         ops["metrics_upload"] = Availability(
             "metrics_upload",
@@ -285,7 +287,7 @@ async def _probe_client_token(client: AdminClient) -> Capabilities:
         idempotent=False,
     )
     ops = {key: Availability(key, False, NEEDS_ADMIN_SIDE) for key in OPERATIONS}
-    ops["metrics_upload"] = Availability("metrics_upload", True, note="with this client token")
+    ops["metrics_upload"] = Availability("metrics_upload", True, note="sent with this client token")
     return Capabilities(
         base_url=client.base_url,
         server_kind="unknown",
