@@ -17,6 +17,7 @@ model from `app.api.models` or raises a `ClientError` (see `app.api.errors`). No
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import logging
@@ -70,6 +71,14 @@ from app.api.models import (
     UpdateUser,
     User,
     UserList,
+)
+from app.api.streaming import (
+    PIECE_BYTES,
+    BadJson,
+    ItemsInvalid,
+    ListStream,
+    NotStreamable,
+    paused_gc,
 )
 
 USER_AGENT = f"flagdesk/{__version__}"
@@ -278,7 +287,9 @@ class AdminClient:
     async def inactive_users(self) -> InactiveUsers:
         """Operation 6, `GET /api/admin/user-admin/inactive`: users with no login in 180 days,
         one entry per user (Unleash 8.2 can list a user once per old personal access token)."""
-        result = await self._get("/api/admin/user-admin/inactive", InactiveUsers)
+        result = await self._get_streamed(
+            "/api/admin/user-admin/inactive", InactiveUsers, "inactiveUsers"
+        )
         seen: set[int] = set()
         unique = []
         for user in result.inactiveUsers:
@@ -326,8 +337,8 @@ class AdminClient:
         items are mapped onto the spec's fields."""
         caps = await self.capabilities()
         if caps.archive_endpoint:
-            return await self._get(
-                f"/api/admin/archive/features/{_segment(project)}", ArchivedFeatures
+            return await self._get_streamed(
+                f"/api/admin/archive/features/{_segment(project)}", ArchivedFeatures, "features"
             )
         await self._require("archived_features")
         return await self._archived_by_search(project)
@@ -400,10 +411,14 @@ class AdminClient:
 
     # ------------------------------------------------------------------ metrics
 
-    async def send_bulk_metrics(self, batch: BulkMetrics | bytes) -> None:
+    async def send_bulk_metrics(self, batch: BulkMetrics | bytes, *, retry: bool = True) -> None:
         """Operation 7, `POST /api/client/metrics/bulk` with the client token (or, without one,
         the admin-side token, which real servers refuse: `WrongTokenType` says so). `bytes` are
-        sent as they are, so a caller can measure exactly what goes on the wire."""
+        sent as they are, so a caller can measure exactly what goes on the wire.
+
+        `retry=False` makes exactly one attempt and raises whatever happened: the metrics
+        uploader (`app.metrics.upload`) retries on its own, because it records each attempt in
+        its ledger before it tries again."""
         body = batch if isinstance(batch, bytes) else bulk_metrics_bytes(batch)
         await self._send(
             "POST",
@@ -412,6 +427,7 @@ class AdminClient:
             headers={"Content-Type": "application/json"},
             token=self._client_token,
             idempotent=False,
+            attempts=None if retry else 1,
         )
 
     async def feature_usage(self, feature: str) -> FeatureUsage:
@@ -436,6 +452,58 @@ class AdminClient:
         response = await self._send("GET", path, params=params, idempotent=True)
         return await self._parse(response, model, f"GET {path}")
 
+    async def _get_streamed(self, path: str, model: type[M], field: str) -> M:
+        """`_get` for an answer whose list `field` can hold 100,000 items: the items are
+        validated piece by piece as the bytes arrive (see `app.api.streaming`), so the work
+        overlaps the download, the event loop keeps turning, and the body is never held whole.
+        An answer of another shape is read whole and parsed as `_get` would."""
+        request = f"GET {path}"
+        (item_type,) = typing.get_args(model.model_fields[field].annotation)
+        stream: ListStream[Any] = ListStream(field, item_type)
+        items: list[Any] = []
+        head: list[bytes] = []  # the bytes before the first item, in case it is read whole
+        whole = False
+        response = await self._send("GET", path, idempotent=True, stream=True)
+        try:
+            with paused_gc():
+                async for chunk in response.aiter_bytes():
+                    if whole or not stream.started:
+                        head.append(chunk)
+                    if whole:
+                        continue
+                    try:
+                        for start in range(0, len(chunk), PIECE_BYTES):
+                            if start:  # a large chunk: let the loop turn between pieces
+                                await asyncio.sleep(0)
+                            items.extend(stream.feed(chunk[start : start + PIECE_BYTES]))
+                    except NotStreamable:
+                        whole = True
+                    if stream.started:
+                        head.clear()
+                if whole or not stream.started:
+                    return await self._parse(response, model, request, b"".join(head))
+                items.extend(stream.finish())
+        except httpx.TransportError as exc:
+            error = self._unreachable(exc)
+            log.info("%s: %s (while reading the answer)", request, error.reason)
+            raise error from None
+        except ItemsInvalid as exc:
+            raise self._bad_response(
+                exc.error, response, model.__name__, request, prefix=(exc.field, exc.first)
+            ) from None
+        except BadJson:
+            raise self._not_json(response, request) from None
+        except NotStreamable:
+            return await self._parse(response, model, request, b"".join(head))
+        finally:
+            await response.aclose()
+        try:
+            envelope = model.model_validate({**stream.envelope, field: []})
+        except ValidationError as exc:
+            raise self._bad_response(exc, response, model.__name__, request) from None
+        setattr(envelope, field, items)
+        return envelope
+
     async def _write(
         self, method: str, path: str, body: BaseModel, model: type[M], *, only_set: bool = False
     ) -> M:
@@ -456,8 +524,12 @@ class AdminClient:
         )
         return await self._parse(response, model, f"{method} {path}")
 
-    async def _parse(self, response: httpx.Response, model: type[M], request: str) -> M:
-        content = response.content
+    async def _parse(
+        self, response: httpx.Response, model: type[M], request: str, content: bytes | None = None
+    ) -> M:
+        """The answer as `model`; `content` when the body was read apart from `response`."""
+        if content is None:
+            content = response.content
         try:
             if len(content) > THREAD_PARSE_BYTES:
                 return await self._parse_large(content, model)
@@ -517,15 +589,7 @@ class AdminClient:
     ) -> e.BadResponse:
         first = exc.errors()[0]
         if first["type"] in ("json_invalid", "json_type"):
-            kind = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
-            looks = "an HTML page" if _looks_like_html(response) else f"not JSON ({kind})"
-            return e.BadResponse(
-                self._scrub(
-                    f"{request}: the server answered {response.status_code} with {looks}, "
-                    "where the API sends JSON. Is the server URL right (it should be the "
-                    "Unleash base URL, not a page of its web interface or a proxy)?"
-                )
-            )
+            return self._not_json(response, request)
         loc = tuple(first["loc"])
         if prefix is not None and loc and isinstance(loc[0], int):  # a slice's item: its place
             loc = (prefix[0], prefix[1] + loc[0], *loc[1:])
@@ -540,6 +604,17 @@ class AdminClient:
             field=self._scrub(field),
         )
 
+    def _not_json(self, response: httpx.Response, request: str) -> e.BadResponse:
+        kind = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
+        looks = "an HTML page" if _looks_like_html(response) else f"not JSON ({kind})"
+        return e.BadResponse(
+            self._scrub(
+                f"{request}: the server answered {response.status_code} with {looks}, "
+                "where the API sends JSON. Is the server URL right (it should be the "
+                "Unleash base URL, not a page of its web interface or a proxy)?"
+            )
+        )
+
     async def _send(
         self,
         method: str,
@@ -550,20 +625,33 @@ class AdminClient:
         headers: Mapping[str, str] | None = None,
         token: str | None = None,
         idempotent: bool,
+        attempts: int | None = None,
+        stream: bool = False,
     ) -> httpx.Response:
+        """Send with retries; a failure status raises its `ApiError`. `attempts` overrides the
+        policy's number of tries (1: no retry at all). With `stream` a successful response comes
+        back with its body unread: the caller reads it and closes it."""
         request_headers = dict(headers or {})
         if token:
             request_headers["Authorization"] = token
         policy = self.retry
+        if attempts is not None:
+            policy = dataclasses.replace(policy, attempts=attempts)
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
             self._count(+1)
             try:
-                response = await self._http.request(
+                request = self._http.build_request(
                     method, path, params=params, content=content, headers=request_headers
                 )
+                response = await self._http.send(request, stream=stream)
+                if stream and not response.is_success:
+                    try:
+                        await response.aread()  # the error body, for its message
+                    finally:
+                        await response.aclose()
             except httpx.TransportError as exc:
                 error = self._unreachable(exc)
                 if attempt < policy.attempts and _may_retry(exc, idempotent):

@@ -1,8 +1,9 @@
 """`InactiveUsersModel`: users with no login in 180 days (`GET /api/admin/user-admin/inactive`),
 as a table sorted, filtered, copied and exported by `TableModel`.
 
-The answer can hold 100,000 users: its rows are plain `InactiveRow`s (no pydantic) built with
-`prepare_rows` on a worker thread, so the GUI thread only swaps lists and sorts precomputed keys.
+The answer can hold 100,000 users: its rows are plain `InactiveRow`s built with `prepare_rows` on
+a worker thread, so the GUI thread only swaps lists and sorts precomputed keys; the filter's texts
+follow on a worker thread once the rows are shown.
 
 "Days inactive" counts from the latest of the last login (`seenAt`) and the account's creation
 (`createdAt`), whichever is later; the cell's tooltip says which. The personal access token's last
@@ -22,6 +23,7 @@ from datetime import UTC, datetime
 from PySide6.QtCore import QObject, Signal
 
 from app.api.models import InactiveUser
+from app.api.streaming import paused_gc
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -94,9 +96,13 @@ INACTIVE_COLUMNS: list[Column[InactiveRow]] = [
 DAYS_COLUMN = 3
 
 
-def prepare_inactive(users: Iterable[InactiveUser], now: datetime) -> PreparedRows[InactiveRow]:
-    """Rows and their filter texts. No Qt: runs on a worker thread."""
-    return prepare_rows(INACTIVE_COLUMNS, [inactive_row(u, now) for u in users])
+def prepare_inactive(
+    users: Iterable[InactiveUser], now: datetime, sort_columns: Iterable[int] = ()
+) -> PreparedRows[InactiveRow]:
+    """The rows and the sort keys of `sort_columns`; the filter's texts are made once the rows
+    are shown (`TableModel.prepare_haystacks`). No Qt: runs on a worker thread."""
+    rows = [inactive_row(u, now) for u in users]
+    return prepare_rows(INACTIVE_COLUMNS, rows, sort_columns, haystacks=False)
 
 
 def count_text(shown: int, total: int) -> str:
@@ -141,11 +147,17 @@ class InactiveUsersModel(ToolViewModel):
 
     async def _load(self) -> None:
         client = await self.session.client()
-        result = await client.inactive_users()
-        now = datetime.now(UTC)
-        self.set_status(f"Preparing {len(result.inactiveUsers):,} rows…")
-        prepared = await asyncio.to_thread(prepare_inactive, result.inactiveUsers, now)
+        with paused_gc():
+            result = await client.inactive_users()
+            now = datetime.now(UTC)
+            self.set_status(f"Preparing {len(result.inactiveUsers):,} rows…")
+            sort = self.table.sort_state
+            prepared = await asyncio.to_thread(
+                prepare_inactive, result.inactiveUsers, now, [sort[0]] if sort else []
+            )
         self.table.set_prepared(prepared)
+        # the filter's texts (0.6 s for 100,000 rows) once the rows are on screen
+        self.run(self.table.prepare_haystacks(), busy=False)
         self.loaded = True
         self.rows_loaded.emit()
         self.phase_changed.emit()

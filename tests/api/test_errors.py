@@ -18,8 +18,16 @@ import httpx
 import pytest
 
 from app.api import errors as e
-from app.api.client import PARSE_SLICE, AdminClient, RetryPolicy
-from app.api.models import CurrentUser, Health, InactiveUsers, UpdateUser
+from app.api.client import AdminClient, RetryPolicy
+from app.api.models import (
+    ArchivedFeature,
+    ArchivedFeatures,
+    CurrentUser,
+    Health,
+    InactiveUsers,
+    UpdateUser,
+)
+from app.api.streaming import PIECE_BYTES, ListStream
 from tests.api.faults import CA_BUNDLE, Drop, FaultServer, Hang, Reply, closed_port, server_tls
 
 T = TypeVar("T")
@@ -478,9 +486,58 @@ def test_a_large_body_is_validated_in_slices_letting_the_event_loop_turn() -> No
 
     result = run(go())
     assert result == InactiveUsers.model_validate_json(body)
-    assert result.model_extra == {"total": 100_000}
-    assert result.inactiveUsers[99_999].model_extra == {"extra": 99_999}
-    assert turns >= 100_000 // PARSE_SLICE  # at least one turn per slice
+    assert result.model_extra == {"total": 100_000}  # a member after the list is kept
+    assert len(result.inactiveUsers) == 100_000
+    assert turns >= len(body) // PIECE_BYTES  # at least one turn per piece
+
+
+def test_a_large_list_streamed_with_cuts_in_awkward_places() -> None:
+    """Items whose strings hold `},{` and braces, nested objects, pretty-printed JSON, and
+    chunks of every size: the streamed parse gives what one `model_validate_json` gives."""
+    features = [
+        {"name": f"f{i}", "project": "p", "description": "odd },{ \"x\" } {" * (i % 3),
+         "environments": [{"name": "dev", "enabled": True}, {"name": "prod", "enabled": False}]}
+        for i in range(3000)
+    ]  # fmt: skip
+    whole = {"version": 1, "features": features}
+    for body, chunk in ((jsonb(whole), 1000), (json.dumps(whole, indent=2).encode(), 7777)):
+        stream: ListStream[ArchivedFeature] = ListStream("features", ArchivedFeature, 4096)
+        items = []
+        for start in range(0, len(body), chunk):
+            items.extend(stream.feed(body[start : start + chunk]))
+        items.extend(stream.finish())
+        assert items == ArchivedFeatures.model_validate_json(body).features
+        assert stream.envelope == {"version": 1}
+
+
+def test_a_bad_item_in_a_streamed_list_is_named_by_its_index() -> None:
+    users = [{"id": i, "name": f"User {i}"} for i in range(20_000)]
+    users[15_000]["id"] = "fifteen thousand"
+    error = failure(canned(200, jsonb({"version": 1, "inactiveUsers": users}))[0],
+                    lambda c: c.inactive_users())  # fmt: skip
+    assert isinstance(error, e.BadResponse)
+    assert error.field == "inactiveUsers[15000].id"
+
+
+def test_a_streamed_list_cut_short_is_a_bad_response() -> None:
+    body = jsonb({"version": 1, "inactiveUsers": [{"id": i} for i in range(20_000)]})
+    error = failure(canned(200, body[:-5000])[0], lambda c: c.inactive_users())
+    assert isinstance(error, e.BadResponse)
+    assert "not JSON" in str(error)
+
+
+def test_an_answer_of_another_shape_is_parsed_whole() -> None:
+    """Members before the list that are not plain values: not streamed, same result."""
+    users = [{"id": i} for i in range(20_000)]
+    body = jsonb({"meta": {"a": [1, 2]}, "version": 1, "inactiveUsers": users})
+
+    async def go() -> InactiveUsers:
+        async with AdminClient(BASE, TOKEN, transport=canned(200, body)[0], retry=ONCE) as c:
+            return await c.inactive_users()
+
+    result = run(go())
+    assert result == InactiveUsers.model_validate_json(body)
+    assert result.model_extra == {"meta": {"a": [1, 2]}}
 
 
 def test_a_200_html_page_is_a_bad_response() -> None:

@@ -5,6 +5,7 @@ de-duplicated inactive users. Answers follow ../shared/reference/unleash-8.2-beh
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Coroutine
@@ -387,7 +388,7 @@ def test_archived_features_through_the_search_api(monkeypatch: pytest.MonkeyPatc
         "exp-checkout",
         "old-banner",
     ]
-    dumped = {f.name: f.model_dump() for f in result.features}
+    dumped = {f.name: dataclasses.asdict(f) for f in result.features}
     assert dumped["old-banner"] == {
         "name": "old-banner",
         "type": "release",

@@ -3,6 +3,7 @@ CSV export, remembered columns and sort order)."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -98,7 +99,38 @@ def test_cell_texts(qtbot: Any) -> None:
     assert model.text(0, 3) == seen.astimezone().strftime("%Y-%m-%d %H:%M")
     assert model.data(model.index(0, 2), Qt.ItemDataRole.TextAlignmentRole) is not None
     prepared = prepare_rows(COLUMNS, PEOPLE)
+    assert prepared.haystacks is not None
     assert "asa@example.com" in prepared.haystacks[0] and "åsa" in prepared.haystacks[0]
+
+
+def test_rows_shown_before_their_filter_texts(qtbot: Any, qloop: Any, arun: Any) -> None:
+    """A large table is shown without the filter's texts; they are made on a worker thread
+    afterwards, or at once when a filter is typed before that."""
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_prepared(prepare_rows(COLUMNS, PEOPLE, haystacks=False))
+    assert not model.haystacks_ready and model.total_count == len(PEOPLE)
+    model.set_filter("example.com")  # typed before the texts were made
+    assert model.haystacks_ready
+    assert model.shown_count == sum(1 for p in PEOPLE if p.email and "example.com" in p.email)
+
+    model.set_filter("")
+    model.set_prepared(prepare_rows(COLUMNS, PEOPLE[:2], haystacks=False))
+    arun(model.prepare_haystacks())
+    assert model.haystacks_ready
+    model.set_filter(PEOPLE[1].name.upper())
+    assert [p.name for p in model.rows] == [PEOPLE[1].name]
+
+    model.set_filter("")
+    model.set_prepared(prepare_rows(COLUMNS, PEOPLE, haystacks=False))
+
+    async def replaced_meanwhile() -> None:
+        making = asyncio.ensure_future(model.prepare_haystacks())
+        await asyncio.sleep(0)  # it has started: it holds the rows and waits on its thread
+        model.set_prepared(prepare_rows(COLUMNS, PEOPLE[:1], haystacks=False))
+        await making
+
+    arun(replaced_meanwhile())
+    assert not model.haystacks_ready  # texts made for rows no longer shown are not kept
 
 
 def test_data_table_filters_counts_copies_and_exports(
