@@ -36,9 +36,10 @@ INACTIVE_DAYS = 180
 LAST_LOGIN, CREATED = "last login", "created"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ is 2.5 times slower
 class InactiveRow:
-    """One inactive user as the table shows it; built off the GUI thread."""
+    """One inactive user as the table shows it; built off the GUI thread. Not changed once
+    built."""
 
     id: int
     name: str | None
