@@ -1,0 +1,35 @@
+"""Metrics batches: load and validate (`read`), preview (`Batch.totals`), split into request
+bodies (`split`), upload with a ledger (`upload`, `ledger`). No Qt here."""
+
+from app.metrics.batch import (
+    MAX_BODY,
+    Batch,
+    Body,
+    Cancelled,
+    Count,
+    Format,
+    Problem,
+    Row,
+    Source,
+    Totals,
+    token_environment,
+    window_text,
+)
+from app.metrics.read import load, load_text
+
+__all__ = [
+    "MAX_BODY",
+    "Batch",
+    "Body",
+    "Cancelled",
+    "Count",
+    "Format",
+    "Problem",
+    "Row",
+    "Source",
+    "Totals",
+    "load",
+    "load_text",
+    "token_environment",
+    "window_text",
+]

@@ -1,0 +1,409 @@
+"""A batch of metrics: what was read from files or the clipboard, what is wrong with it, what it
+adds up to, and the request bodies it splits into.
+
+A batch holds no model per item: each valid item is kept as the compact bytes it will be sent as
+(in `split.Segment`s, grouped by application), and the preview's sums are added up while the
+items are read, so a GUI can show a million metrics without walking them again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from app.metrics.split import Segment, Unsendable
+
+Severity = Literal["error", "warning"]
+Format = Literal["bulk", "array", "ndjson", "sdk"]
+
+#: the body limit of Unleash's client API (102,401 bytes gives 413)
+MAX_BODY = 102_400
+HOUR_MS = 3_600_000
+#: unknown features and other environments named one by one in `check()`, per file
+CHECK_LISTED = 50
+
+
+class Cancelled(Exception):
+    """`load()` was cancelled through its `cancel` event; nothing of the batch is kept."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with the input: an error leaves an item (or a whole file) out of the
+    upload; a warning is about what a server accepts and then drops, or would refuse."""
+
+    severity: Severity
+    #: the path as given, or "<clipboard>"
+    file: str
+    #: 1-based; for syntax errors and items whose line is known
+    line: int | None
+    #: 1-based, in characters
+    column: int | None
+    #: JSON path within the file, like "metrics[12].yes" or "[3].timestamp"
+    path: str | None
+    #: what is wrong, a sentence
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        parts = [where]
+        if self.path:
+            parts.append(self.path)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One file (or the clipboard) of a batch, in the format it was found to be in."""
+
+    file: str
+    format: Format
+    #: valid metric items read from it
+    metrics: int
+    #: valid application items read from it
+    applications: int
+    #: items (or the whole document) left out because invalid
+    invalid: int = 0
+    #: bytes read
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """One request body: the exact bytes to POST, valid on its own."""
+
+    #: 0-based position in the split
+    index: int
+    #: compact JSON of bulkMetricsSchema: {"applications":[...],"metrics":[...]}
+    data: bytes
+    metrics: int
+    applications: int
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """Sums over some metric items."""
+
+    metrics: int = 0
+    yes: int = 0
+    no: int = 0
+    #: the sum of all variant counts
+    variants: int = 0
+
+
+def window_text(window: int | None) -> str:
+    """A window start (milliseconds since the epoch) as RFC 3339 in UTC, like
+    "2026-11-21T10:00:00Z"; "" for a metric without timestamp (the server then uses the time it
+    receives the body)."""
+    if window is None:
+        return ""
+    try:
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=window)
+    except OverflowError:
+        return f"{window} ms"
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row of the preview table: the sums of one feature, application, environment and
+    one-hour window."""
+
+    feature: str
+    app: str
+    environment: str
+    #: start of the one-hour window in milliseconds since the epoch (floored to the hour);
+    #: None for metrics without timestamp
+    window: int | None
+    metrics: int
+    yes: int
+    no: int
+    variants: int
+
+    @property
+    def window_text(self) -> str:
+        return window_text(self.window)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The preview's aggregates, made from sums gathered while loading (no item is read again).
+
+    `windows` and `feature_windows` give the chart of yes/no per hour window and per feature
+    and window; keys None stand for metrics without timestamp."""
+
+    #: sorted by feature, app, environment, window
+    rows: list[Row]
+    total: Count
+    features: dict[str, Count]
+    applications: dict[str, Count]
+    environments: dict[str, Count]
+    windows: dict[int | None, Count]
+    feature_windows: dict[tuple[str, int | None], Count]
+    #: per variant name, the sum of its counts
+    variants: dict[str, int]
+    #: distinct application items (registrations) that will be sent
+    application_items: int
+
+
+def _window_key(window: int | None) -> tuple[bool, int]:
+    return (window is None, window or 0)
+
+
+class Batch:
+    """The result of `load()` / `load_text()` of one or more sources."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self._problems: list[Problem] = []
+        self._split_problems: list[Problem] = []
+        self.metric_count = 0
+        self.invalid_count = 0
+        #: metric items the last `bodies()` call left out because too large for any body
+        self.unsendable = 0
+        # appName -> segments of compact metric bytes, in order of first appearance
+        self._groups: dict[str, list[Segment]] = {}
+        # appName -> distinct application items as (bytes, file, line, path)
+        self._applications: dict[str, list[tuple[bytes, str, int | None, str]]] = {}
+        # (feature, app, environment, window) -> [metrics, yes, no, variants]
+        self._sums: dict[tuple[str, str, str, int | None], list[int]] = {}
+        self._variants: dict[str, int] = {}
+        # per source: environment -> metrics, feature -> metrics (for check())
+        self._environments: list[dict[str, int]] = []
+        self._features: list[dict[str, int]] = []
+        # invalid items as JSON-ready records, in file order
+        self._invalid: list[dict[str, Any]] = []
+        self._unsendable: list[Unsendable] = []
+        self._totals: Totals | None = None
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Errors and warnings of loading, in file order, then those of the last `bodies()`."""
+        return self._problems + self._split_problems
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def application_count(self) -> int:
+        """Distinct application items."""
+        return sum(len(items) for items in self._applications.values())
+
+    # ------------------------------------------------------------------ bodies
+
+    def iter_bodies(self, max_body: int = MAX_BODY) -> Iterator[Body]:
+        """`bodies()` one at a time, so that a caller writing them to disk never holds them all.
+        The problems about items too large for any body are set when the iterator ends."""
+        from app.metrics.split import pack
+
+        unsendable: list[Unsendable] = []
+        self._split_problems = []
+        yield from pack(self._groups, self._applications, max_body, unsendable)
+        self._unsendable = unsendable
+        self.unsendable = sum(1 for u in unsendable if u.kind == "metric")
+        self._split_problems = [
+            Problem(
+                "error",
+                u.file,
+                u.line,
+                None,
+                u.path,
+                f"this {u.kind} item cannot be sent: a body holding only this item takes "
+                f"{u.needed:,} bytes, over the body limit of {max_body:,} bytes",
+            )
+            for u in unsendable
+        ]
+
+    def bodies(self, max_body: int = MAX_BODY) -> list[Body]:
+        """The request bodies, each at most `max_body` bytes and valid on its own: together they
+        hold every valid metric exactly once (except items too large for any body, which get an
+        error problem and count in `unsendable`) and every distinct application item."""
+        return list(self.iter_bodies(max_body))
+
+    # ------------------------------------------------------------------ invalid items
+
+    def write_invalid(self, path: Path) -> int:
+        """Save the items left out (invalid, or too large for the last `bodies()`) to `path`,
+        one JSON object a line: {"file", "line", "column", "problems": [{"path", "message"}],
+        "raw"}, where "raw" is the item's text as it was (null for a broken document too large
+        to copy: its file is named). Returns the number of items written."""
+        records = list(self._invalid)
+        for u in self._unsendable:
+            message = next(
+                (p.message for p in self._split_problems if p.path == u.path and p.file == u.file),
+                "too large for any body",
+            )
+            records.append(
+                {
+                    "file": u.file,
+                    "line": u.line,
+                    "column": None,
+                    "problems": [{"path": u.path, "message": message}],
+                    "raw": u.data.decode("utf-8", "replace"),
+                }
+            )
+        with open(path, "w", encoding="utf-8") as out:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False))
+                out.write("\n")
+        return len(records)
+
+    # ------------------------------------------------------------------ preview
+
+    def totals(self) -> Totals:
+        """The preview's aggregates (made once, then cached)."""
+        if self._totals is None:
+            self._totals = self._make_totals()
+        return self._totals
+
+    def _make_totals(self) -> Totals:
+        rows = [
+            Row(f, a, e, w, s[0], s[1], s[2], s[3])
+            for (f, a, e, w), s in sorted(
+                self._sums.items(),
+                key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], _window_key(kv[0][3])),
+            )
+        ]
+        features: dict[str, list[int]] = {}
+        apps: dict[str, list[int]] = {}
+        envs: dict[str, list[int]] = {}
+        windows: dict[int | None, list[int]] = {}
+        feature_windows: dict[tuple[str, int | None], list[int]] = {}
+        total = [0, 0, 0, 0]
+        for row in rows:
+            sums = (row.metrics, row.yes, row.no, row.variants)
+            for table, key in (
+                (features, row.feature),
+                (apps, row.app),
+                (envs, row.environment),
+            ):
+                _add(table.setdefault(key, [0, 0, 0, 0]), sums)
+            _add(windows.setdefault(row.window, [0, 0, 0, 0]), sums)
+            _add(feature_windows.setdefault((row.feature, row.window), [0, 0, 0, 0]), sums)
+            _add(total, sums)
+        return Totals(
+            rows=rows,
+            total=Count(*total),
+            features={k: Count(*v) for k, v in features.items()},
+            applications={k: Count(*v) for k, v in apps.items()},
+            environments={k: Count(*v) for k, v in envs.items()},
+            windows={
+                k: Count(*v) for k, v in sorted(windows.items(), key=lambda kv: _window_key(kv[0]))
+            },
+            feature_windows={
+                k: Count(*v)
+                for k, v in sorted(
+                    feature_windows.items(), key=lambda kv: (kv[0][0], _window_key(kv[0][1]))
+                )
+            },
+            variants=dict(sorted(self._variants.items())),
+            application_items=self.application_count,
+        )
+
+    # ------------------------------------------------------------------ server checks
+
+    def check(
+        self, *, token_environment: str | None, known_features: set[str] | None
+    ) -> list[Problem]:
+        """Warnings that depend on the server: metrics for another environment than the client
+        token's (`token_environment`, see `token_environment()`; None or "*" skips the check),
+        and features the server does not know (`known_features`; None skips the check). Real
+        Unleash answers 202 to both and then drops them."""
+        out: list[Problem] = []
+        for source, envs, feats in zip(
+            self.sources, self._environments, self._features, strict=True
+        ):
+            if token_environment and token_environment != "*":
+                for env, n in sorted(envs.items()):
+                    if env != token_environment:
+                        out.append(
+                            Problem(
+                                "warning",
+                                source.file,
+                                None,
+                                None,
+                                None,
+                                f"{_metrics(n)} for environment {env!r}, but the client token "
+                                f"is for {token_environment!r}: Unleash answers 202 and drops "
+                                "them",
+                            )
+                        )
+            if known_features is not None:
+                unknown = sorted(f for f in feats if f not in known_features)
+                for name in unknown[:CHECK_LISTED]:
+                    out.append(
+                        Problem(
+                            "warning",
+                            source.file,
+                            None,
+                            None,
+                            None,
+                            f"feature {name!r} ({_metrics(feats[name])}) is not known to the "
+                            "server: Unleash answers 202 and does not store its counts",
+                        )
+                    )
+                if len(unknown) > CHECK_LISTED:
+                    rest = len(unknown) - CHECK_LISTED
+                    out.append(
+                        Problem(
+                            "warning",
+                            source.file,
+                            None,
+                            None,
+                            None,
+                            f"{rest:,} more features are not known to the server",
+                        )
+                    )
+        return out
+
+
+def _add(into: list[int], sums: tuple[int, int, int, int]) -> None:
+    into[0] += sums[0]
+    into[1] += sums[1]
+    into[2] += sums[2]
+    into[3] += sums[3]
+
+
+def _metrics(n: int) -> str:
+    return f"{n:,} metric" + ("s" if n != 1 else "")
+
+
+def token_environment(token: str) -> str | None:
+    """The environment of a client token (`project:environment.secret`, `*:environment.secret`,
+    `[]:environment.secret`), or None when the token does not say (a personal token, say)."""
+    head = token.strip().removeprefix("Bearer ").split(".", 1)
+    if len(head) != 2 or ":" not in head[0]:
+        return None
+    environment = head[0].rsplit(":", 1)[1]
+    return environment or None
+
+
+__all__ = [
+    "MAX_BODY",
+    "Batch",
+    "Body",
+    "Cancelled",
+    "Count",
+    "Format",
+    "Problem",
+    "Row",
+    "Source",
+    "Totals",
+    "token_environment",
+    "window_text",
+]

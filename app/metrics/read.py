@@ -1,0 +1,1249 @@
+"""Reading metrics from files and the clipboard: format detection, validation, warnings and the
+preview's sums, item by item.
+
+Why it reads the way it does:
+
+- The GUI runs `load()` on a worker thread, and its event loop must never wait long for the GIL,
+  so no single C call may take long: files are read 1 MiB at a time, and items are validated
+  2,000 at a time (a few milliseconds a call). NDJSON lines are validated as one JSON array per
+  slice; the items of JSON documents (bulk payloads, arrays) are found by the `},{` between
+  them and validated the same way, or, where that does not hold (an invalid item, a string
+  holding `},{`), cut one by one by the standard library's scanner (`raw_decode`). A document
+  is never parsed whole.
+- Items are validated against the wire models' fields and constraints (`app.api.models`
+  `BulkMetric`, `BulkApplication`) but into plain dicts, not models: pydantic builds those about
+  three times faster, and nothing keeps a model per item. Each valid item is serialised once,
+  into the compact bytes it will be sent as (see `split`).
+- A broken JSON document is one error for its file, and nothing of that file is loaded:
+  uploading the part before the error, then the repaired file, would count that part twice. A
+  broken NDJSON line is one error; the other lines load.
+- Warnings of one kind beyond the first `LISTED` of a file are counted, not listed one by one:
+  a file of a million timestamps in seconds gives a hundred warnings and a summary.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from itertools import accumulate, islice
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO, NotRequired, Required, cast
+
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+from typing_extensions import TypedDict
+
+from app.api.models import BulkApplication, BulkMetric, TimeValue
+from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, Problem, Source, window_text
+from app.metrics.split import Segment, key_path
+
+#: bytes read at a time
+CHUNK = 1 << 20
+#: bytes looked at to tell NDJSON from a JSON document
+HEAD = 64 << 10
+#: items validated in one call (a few milliseconds: the GIL is held throughout)
+SLICE = 2000
+#: an item of a JSON document longer than this is taken as a syntax error (a string or object
+#: never closed), not as a reason to read on
+MAX_ITEM = 16 << 20
+#: warnings of one kind listed one by one per file; the rest are counted in a summary
+LISTED = 100
+#: a broken document's text is copied into the invalid-items file up to this size
+RAW_DOCUMENT = 1 << 20
+#: 2000-01-01T00:00:00Z in milliseconds
+Y2000_MS = 946_684_800_000
+Y2000_S = Y2000_MS // 1000
+
+Where = Callable[[int], tuple[int | None, int | None]]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _item_type(model: type[BaseModel], name: str) -> Any:
+    """A TypedDict with the fields and constraints of `model`, which pydantic validates into
+    plain dicts (three times faster than models) that serialise to the same JSON. Only fields
+    are carried over: should the model gain a model validator, validate with the model instead
+    (tests/metrics/test_read.py checks both agree)."""
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        kind: Any = info.annotation
+        if info.metadata:
+            kind = Annotated[(kind, *info.metadata)]
+        fields[field_name] = Required[kind] if info.is_required() else NotRequired[kind]
+    make: Any = TypedDict  # a TypedDict made at run time, which mypy cannot follow
+    item: Any = make(name, fields)
+    item.__pydantic_config__ = ConfigDict(extra="ignore", allow_inf_nan=False)
+    return item
+
+
+_METRIC = _item_type(BulkMetric, "MetricItem")
+_APPLICATION = _item_type(BulkApplication, "ApplicationItem")
+_LIST: Any = list
+METRIC: TypeAdapter[dict[str, Any]] = TypeAdapter(_METRIC)
+METRICS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(_LIST[_METRIC])
+APPLICATION: TypeAdapter[dict[str, Any]] = TypeAdapter(_APPLICATION)
+APPLICATIONS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(_LIST[_APPLICATION])
+_APPLICATION_JSON = APPLICATION.serializer.to_json
+
+
+class SdkBucket(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    start: TimeValue
+    stop: TimeValue
+    toggles: dict[str, Any]
+
+
+class SdkPayload(BaseModel):
+    """An SDK's client-metrics payload (Unleash's clientMetricsSchema), as far as flagdesk
+    converts it to bulk items."""
+
+    model_config = ConfigDict(extra="ignore")
+    appName: Annotated[str, Field(min_length=1)]
+    instanceId: str | None = None
+    environment: str | None = None
+    sdkVersion: str | None = None
+    bucket: SdkBucket
+
+
+_REQUIRED = {
+    "metric": "featureName, appName and environment",
+    "application": "appName, environment and instanceId",
+    "sdk": "appName and bucket (with start, stop and toggles)",
+}
+_WHAT = {"metric": "a metric item", "application": "an application item", "sdk": "an SDK payload"}
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def describe(error: ErrorDetails, kind: str) -> str:
+    """pydantic's error as a sentence naming the field and what it must be."""
+    loc = error["loc"]
+    value = error.get("input")
+    kind_ = error["type"]
+    names = [p for p in loc if isinstance(p, str)]
+    if len(names) >= 2 and names[-2] == "variants":
+        name = f"the count of variant {names[-1]!r}"
+    elif names:
+        name = names[-1]
+    else:
+        name = "the value"
+    if kind_ == "missing":
+        if len(names) == 1:
+            return f"{name} is missing: {_WHAT[kind]} needs {_REQUIRED[kind]}"
+        return f"{name} is missing"
+    if kind_ in ("dict_type", "model_type", "typed_dict_type", "model_attributes_type"):
+        if not names:
+            return f"{_WHAT[kind]} must be a JSON object, not {_json_kind(value)}"
+        return f"{name} must be an object, not {_json_kind(value)}"
+    if kind_ == "string_type":
+        return f"{name} must be a string, not {_show(value)}"
+    if kind_ in ("int_type", "int_parsing", "int_from_float"):
+        return f"{name} must be a whole number, not {_show(value)}"
+    if kind_ in ("float_type", "float_parsing"):
+        return f"{name} must be a number, not {_show(value)}"
+    if kind_ == "finite_number":
+        return f"{name} must be a finite number, not {_show(value)}"
+    if kind_ == "greater_than_equal":
+        return f"{name} must be 0 or more, not {_show(value)}"
+    if kind_ == "list_type":
+        return f"{name} must be an array, not {_json_kind(value)}"
+    if kind_ == "string_too_short":
+        return f"{name} must not be empty"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return message if kind_ == "value_error" else f"{name}: {message}"
+
+
+def _sub_path(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else key_path(part)
+    return out
+
+
+_JSON_MESSAGES = {
+    "Expecting value": "expected a JSON value",
+    "Expecting ',' delimiter": "expected a comma or a closing bracket",
+    "Expecting property name enclosed in double quotes": (
+        "expected a property name in double quotes"
+    ),
+    "Expecting ':' delimiter": "expected ':' after a property name",
+    "Unterminated string starting at": "a string is not closed",
+    "Invalid control character at": "a control character (a line break, say) inside a string",
+    "Invalid \\escape": "an invalid escape in a string",
+    "Invalid \\uXXXX escape": "an invalid \\u escape in a string",
+    "Extra data": "unexpected text after the JSON value",
+}
+_AT = re.compile(r" at line (\d+) column (\d+)$")
+
+
+def _syntax(message: str) -> str:
+    return "JSON syntax error: " + _JSON_MESSAGES.get(message, message[:1].lower() + message[1:])
+
+
+#: NaN and Infinity are read as numbers (as pydantic's parser does) and then refused by the
+#: item's validation, the same way in every format
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+#: between two objects of an array: a candidate item boundary (see `_Items._run`)
+_BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
+def _line_syntax(line: bytes) -> tuple[int | None, str]:
+    """Column and message of the syntax error in an NDJSON line pydantic found not JSON."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = len(line[: exc.start].decode("utf-8", "replace")) + 1
+        return column, "the line is not UTF-8 text"
+    try:
+        _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return exc.colno, "unexpected text after the item (NDJSON has one item a line)"
+        return exc.colno, _syntax(exc.msg)
+    return None, "JSON syntax error"
+
+
+class _Broken(Exception):
+    """A JSON document that cannot be read on: one error for its file."""
+
+    def __init__(self, line: int | None, column: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line, self.column, self.message = line, column, message
+
+
+class _Restart(Exception):
+    """The document turned out to be NDJSON (its first line was longer than HEAD)."""
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class _Progress:
+    """Bytes read across all sources; calls `progress` about every CHUNK and checks `cancel`."""
+
+    def __init__(
+        self,
+        total: int,
+        progress: Callable[[int, int], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.total, self.progress, self.cancel = total, progress, cancel
+        self.done = 0
+
+    def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled("loading was cancelled")
+
+    def read(self, stream: BinaryIO, n: int = CHUNK) -> bytes:
+        self.check()
+        data = stream.read(n)
+        self.done += len(data)
+        if data and self.progress is not None:
+            self.progress(self.done, max(self.total, self.done))
+        return data
+
+    def finish(self) -> None:
+        if self.progress is not None:
+            self.progress(self.done, max(self.total, self.done))
+
+
+# --------------------------------------------------------------------------- one file
+
+
+class _File:
+    """What one source adds to the batch; merged in by `finish()` once the source is read, so
+    that a broken document can leave the batch untouched."""
+
+    def __init__(self, batch: Batch, name: str, now_ms: int) -> None:
+        self.batch, self.name, self.now_ms = batch, name, now_ms
+        self.format: Format = "ndjson"
+        self.size = 0
+        self.segments: dict[str, Segment] = {}
+        self.applications: list[tuple[str, bytes, int | None, str]] = []
+        self.sums: dict[tuple[str, str, str, int | None], list[int]] = {}
+        self.variants: dict[str, int] = {}
+        self.problems: list[Problem] = []
+        self.invalid: list[dict[str, Any]] = []
+        self.metrics = 0
+        self.listed: dict[str, int] = {}
+        self.unlisted: dict[str, int] = {}
+        # timestamp as given -> (window start, what is odd about it)
+        self.windows: dict[Any, tuple[int | None, str]] = {None: (None, "")}
+
+    # ---------------------------------------------------------------- problems
+
+    def error(self, line: int | None, column: int | None, path: str | None, message: str) -> None:
+        self.problems.append(Problem("error", self.name, line, column, path, message))
+
+    def warn(
+        self, kind: str, line: int | None, column: int | None, path: str | None, message: str
+    ) -> None:
+        listed = self.listed.get(kind, 0)
+        if listed < LISTED:
+            self.listed[kind] = listed + 1
+            self.problems.append(Problem("warning", self.name, line, column, path, message))
+        else:
+            self.unlisted[kind] = self.unlisted.get(kind, 0) + 1
+
+    def reject(
+        self,
+        kind: str,
+        base: str,
+        line: int | None,
+        column: int | None,
+        errors: Sequence[ErrorDetails],
+        raw: str | None,
+        skip: int = 1,
+    ) -> None:
+        """An item left out: one error per problem, and the item kept for `write_invalid`.
+        `base` is the item's path; the first `skip` parts of each error's location name the
+        item in the list it was validated in."""
+        listed = []
+        for err in errors:
+            path = (base + _sub_path(err["loc"][skip:])) or None
+            message = describe(err, kind)
+            self.error(line, column, path, message)
+            listed.append({"path": path, "message": message})
+        self.invalid.append(
+            {"file": self.name, "line": line, "column": column, "problems": listed, "raw": raw}
+        )
+
+    def reject_syntax(
+        self,
+        line: int | None,
+        column: int | None,
+        path: str | None,
+        message: str,
+        raw: str | None,
+    ) -> None:
+        self.error(line, column, path, message)
+        self.invalid.append(
+            {
+                "file": self.name,
+                "line": line,
+                "column": column,
+                "problems": [{"path": path, "message": message}],
+                "raw": raw,
+            }
+        )
+
+    # ---------------------------------------------------------------- valid items
+
+    def accept_metrics(
+        self,
+        items: list[dict[str, Any]],
+        indexes: Sequence[int],
+        where: Where,
+        lines: Sequence[int] | None,
+        prefix: str,
+    ) -> None:
+        """Keep valid metric items: their bytes (grouped by application), their sums, and the
+        warnings about them. The hot loop of loading: keep it lean."""
+        to_json = pydantic_core.to_json  # the items hold only JSON types and datetimes
+        datas = [to_json(item, exclude_none=True) for item in items]
+        sums = self.sums
+        windows = self.windows
+        variant_sums = self.variants
+        by_app: dict[str, list[int]] = {}
+        flagged: list[tuple[int, str]] = []
+        for k, item in enumerate(items):
+            app = item["appName"]
+            ks = by_app.get(app)
+            if ks is None:
+                by_app[app] = [k]
+            else:
+                ks.append(k)
+            stamp = item.get("timestamp")
+            found = windows.get(stamp)
+            if found is None:
+                found = self._window(stamp)
+            window, odd = found
+            yes = item.get("yes", 0)
+            no = item.get("no", 0)
+            counts = 0
+            variants = item.get("variants")
+            if variants:
+                for variant, n in variants.items():
+                    counts += n
+                    variant_sums[variant] = variant_sums.get(variant, 0) + n
+            key = (item["featureName"], app, item["environment"], window)
+            slot = sums.get(key)
+            if slot is None:
+                sums[key] = [1, yes, no, counts]
+            else:
+                slot[0] += 1
+                slot[1] += yes
+                slot[2] += no
+                slot[3] += counts
+            if not yes and not no:
+                flagged.append((k, ""))
+            if odd:
+                flagged.append((k, odd))
+        for app, ks in by_app.items():
+            seg = self.segments.get(app)
+            if seg is None:
+                seg = self.segments[app] = Segment(self.name, prefix)
+            parts = [datas[k] for k in ks]
+            base = len(seg.blob)
+            seg.blob += b",".join(parts)
+            seg.blob += b","
+            seg.ends.extend(islice(accumulate([len(p) + 1 for p in parts], initial=base), 1, None))
+            seg.indexes.extend([indexes[k] for k in ks])
+            if lines is None:
+                seg.lines.frombytes(bytes(seg.lines.itemsize * len(ks)))
+            else:
+                seg.lines.extend([lines[k] for k in ks])
+        for k, odd in flagged:
+            path = _item_path(prefix, indexes[k], items[k])
+            if odd:
+                self._warn_item("time", where, k, path + ".timestamp", odd)
+            else:
+                message = "yes and no are both 0: Unleash answers 202 and drops this metric"
+                self._warn_item("zero", where, k, path, message)
+        self.metrics += len(items)
+
+    def _warn_item(self, kind: str, where: Where, k: int, path: str, message: str) -> None:
+        if self.listed.get(kind, 0) < LISTED:
+            line, column = where(k)
+            self.warn(kind, line, column, path, message)
+        else:
+            self.unlisted[kind] = self.unlisted.get(kind, 0) + 1
+
+    def _window(self, stamp: Any) -> tuple[int | None, str]:
+        """The hour window of a timestamp as given, and what is odd about it ("" if nothing)."""
+        if isinstance(stamp, int):
+            ms = stamp
+        else:
+            moment = cast(datetime, stamp)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            ms = int(moment.timestamp() * 1000)
+        window = ms - ms % HOUR_MS
+        odd = ""
+        if ms < Y2000_MS:
+            if isinstance(stamp, int) and Y2000_S <= stamp <= self.now_ms // 1000 + 3600:
+                odd = (
+                    f"timestamp {stamp} looks like seconds; milliseconds were meant? "
+                    f"As milliseconds it is {window_text(ms)}, as seconds "
+                    f"{window_text(stamp * 1000)}"
+                )
+            else:
+                odd = f"timestamp {window_text(ms)} is before 2000"
+        elif ms > self.now_ms + HOUR_MS:
+            if isinstance(stamp, int) and Y2000_MS <= stamp // 1000 <= self.now_ms + HOUR_MS:
+                odd = (
+                    f"timestamp {stamp} looks like microseconds; milliseconds were meant? "
+                    f"As microseconds it is {window_text(stamp // 1000)}"
+                )
+            else:
+                odd = f"timestamp {window_text(ms)} is in the future (more than an hour ahead)"
+        if len(self.windows) > 100_000:  # distinct unrounded times: do not grow without end
+            self.windows = {None: (None, "")}
+        self.windows[stamp] = (window, odd)
+        return window, odd
+
+    def accept_applications(
+        self, items: list[dict[str, Any]], paths: Sequence[str], where: Where
+    ) -> None:
+        for k, item in enumerate(items):
+            path = paths[k]
+            line, _ = where(k)
+            self.applications.append(
+                (item["appName"], _APPLICATION_JSON(item, exclude_none=True), line, path)
+            )
+            missing = [f for f in ("started", "interval") if item.get(f) is None]
+            if missing:
+                self._warn_item(
+                    "application",
+                    where,
+                    k,
+                    path,
+                    f"application {item['appName']!r} has no {' and no '.join(missing)}: "
+                    "Unleash 8.2 answers 400 (with an empty body) to a body holding it; "
+                    "give both started and interval",
+                )
+
+    # ---------------------------------------------------------------- the end
+
+    def broken(self, error: _Broken, raw: str | None) -> None:
+        """The document cannot be read: drop everything of this file but this one error."""
+        self.segments.clear()
+        self.applications.clear()
+        self.sums.clear()
+        self.variants.clear()
+        self.problems.clear()
+        self.invalid.clear()
+        self.listed.clear()
+        self.unlisted.clear()
+        self.metrics = 0
+        self.reject_syntax(
+            error.line, error.column, None, error.message + "; nothing of this file is loaded", raw
+        )
+
+    def finish(self) -> None:
+        batch = self.batch
+        names = {
+            "zero": "metrics with yes and no both 0",
+            "time": "metrics with odd timestamps",
+            "application": "applications without started or interval",
+            "ignored": "keys not sent",
+            "defaulted": "defaults taken",
+        }
+        for kind, n in self.unlisted.items():
+            self.problems.append(
+                Problem(
+                    "warning",
+                    self.name,
+                    None,
+                    None,
+                    None,
+                    f"{n:,} more {names.get(kind, kind)} (only the first {LISTED} are listed)",
+                )
+            )
+        self.problems.sort(key=lambda p: (p.line is None, p.line or 0))
+        batch._problems.extend(self.problems)
+        batch._invalid.extend(self.invalid)
+        for app, seg in self.segments.items():
+            batch._groups.setdefault(app, []).append(seg)
+        seen = {data for items in batch._applications.values() for data, *_ in items}
+        for app, data, line, path in self.applications:
+            if data not in seen:
+                seen.add(data)
+                batch._applications.setdefault(app, []).append((data, self.name, line, path))
+        environments: dict[str, int] = {}
+        features: dict[str, int] = {}
+        for key, slot in self.sums.items():
+            total = batch._sums.get(key)
+            if total is None:
+                batch._sums[key] = list(slot)
+            else:
+                for i in range(4):
+                    total[i] += slot[i]
+            environments[key[2]] = environments.get(key[2], 0) + slot[0]
+            features[key[0]] = features.get(key[0], 0) + slot[0]
+        for variant, n in self.variants.items():
+            batch._variants[variant] = batch._variants.get(variant, 0) + n
+        batch._environments.append(environments)
+        batch._features.append(features)
+        batch.metric_count += self.metrics
+        batch.invalid_count += len(self.invalid)
+        batch.sources.append(
+            Source(
+                self.name,
+                self.format,
+                self.metrics,
+                len(self.applications),
+                len(self.invalid),
+                self.size,
+            )
+        )
+        batch._totals = None
+
+
+def _item_path(prefix: str, index: int, item: dict[str, Any]) -> str:
+    if prefix == "bucket.toggles":
+        return prefix + key_path(item["featureName"])
+    return f"{prefix}[{index}]"
+
+
+# --------------------------------------------------------------------------- NDJSON
+
+
+def _read_ndjson(stream: BinaryIO, file: _File, progress: _Progress) -> None:
+    """One metric item a line; blank lines are skipped. Each SLICE of lines is validated in one
+    call; a slice with a broken line is validated line by line."""
+    line_no = 0
+    index = 0
+    parts: list[bytes] = []
+    first = True
+    while True:
+        chunk = progress.read(stream)
+        file.size += len(chunk)
+        if first:
+            chunk = chunk.removeprefix(codecs.BOM_UTF8)
+            first = False
+        if chunk:
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                parts.append(chunk)
+                continue
+            parts.append(chunk[:cut])
+            data = b"".join(parts)
+            parts = [chunk[cut + 1 :]]
+        else:
+            data = b"".join(parts)
+            parts = []
+        lines: list[bytes] = []
+        numbers: list[int] = []
+        for line in data.split(b"\n"):
+            line_no += 1
+            line = line.strip()
+            if line:
+                lines.append(line)
+                numbers.append(line_no)
+        for at in range(0, len(lines), SLICE):
+            _ndjson_lines(file, lines[at : at + SLICE], numbers[at : at + SLICE], index + at)
+        index += len(lines)
+        if not chunk:
+            return
+
+
+def _ndjson_lines(file: _File, lines: list[bytes], numbers: list[int], first: int) -> None:
+    n = len(lines)
+    indexes = range(first, first + n)
+    # "\n," rather than ",": a line that leaves a string open cannot swallow the next one
+    doc = b"[" + b"\n,".join(lines) + b"]"
+    try:
+        items = METRICS.validate_json(doc)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if all(err["type"] != "json_invalid" and err["loc"] for err in errors):
+            bad: dict[int, list[ErrorDetails]] = {}
+            for err in errors:
+                bad.setdefault(int(err["loc"][0]), []).append(err)
+            keep = [k for k in range(n) if k not in bad]
+            try:
+                good = METRICS.validate_json(b"[" + b"\n,".join(lines[k] for k in keep) + b"]")
+            except ValidationError:
+                good = []
+            # the same count: the errors' indexes were lines (no line held two items)
+            if max(bad) < n and len(good) == len(keep):
+                for k in sorted(bad):
+                    raw = lines[k].decode("utf-8", "replace")
+                    file.reject("metric", f"[{indexes[k]}]", numbers[k], None, bad[k], raw)
+                kept_numbers = [numbers[k] for k in keep]
+                file.accept_metrics(
+                    good,
+                    [indexes[k] for k in keep],
+                    lambda k: (kept_numbers[k], None),
+                    kept_numbers,
+                    "",
+                )
+                return
+    else:
+        if len(items) == n:
+            file.accept_metrics(items, indexes, lambda k: (numbers[k], None), numbers, "")
+            return
+    _ndjson_one_by_one(file, lines, numbers, indexes)
+
+
+def _ndjson_one_by_one(
+    file: _File, lines: list[bytes], numbers: list[int], indexes: Sequence[int]
+) -> None:
+    good: list[dict[str, Any]] = []
+    good_indexes: list[int] = []
+    good_numbers: list[int] = []
+    for k, line in enumerate(lines):
+        try:
+            item = METRIC.validate_json(line)
+        except ValidationError as exc:
+            errors = exc.errors()
+            raw = line.decode("utf-8", "replace")
+            if errors[0]["type"] == "json_invalid":
+                column, message = _line_syntax(line)
+                if column is None:
+                    found = _AT.search(str(errors[0].get("ctx", {}).get("error", "")))
+                    column = int(found.group(2)) if found else None
+                file.reject_syntax(numbers[k], column, f"[{indexes[k]}]", message, raw)
+            else:
+                file.reject("metric", f"[{indexes[k]}]", numbers[k], None, errors, raw, skip=0)
+            continue
+        good.append(item)
+        good_indexes.append(indexes[k])
+        good_numbers.append(numbers[k])
+    file.accept_metrics(good, good_indexes, lambda k: (good_numbers[k], None), good_numbers, "")
+
+
+# --------------------------------------------------------------------------- JSON documents
+
+
+class _Text:
+    """A JSON document read a chunk at a time: `buf` holds the text from the item being read on;
+    `line0` and `col0` are where `buf[0]` is in the file."""
+
+    def __init__(self, stream: BinaryIO, file: _File, progress: _Progress) -> None:
+        self.stream, self.file, self.progress = stream, file, progress
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.line0 = 1
+        self.col0 = 1
+        self._cursor = (0, 1, 1)  # a position in buf and its line and column
+        self.on_refill: Callable[[], None] = lambda: None
+        self.first = True
+        #: `fill()` calls so far: `buf` is a new text after each
+        self.fills = 0
+
+    def fill(self) -> bool:
+        """Read on, dropping what is before `pos`; False at the end of the file."""
+        if self.eof:
+            return False
+        self.on_refill()
+        data = self.progress.read(self.stream)
+        self.file.size += len(data)
+        if self.first:
+            data = data.removeprefix(codecs.BOM_UTF8)
+            self.first = False
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            self.buf += data[: exc.start].decode("utf-8", "replace")
+            line, column = self.where(len(self.buf))
+            byte = data[exc.start : exc.start + 1].hex()
+            raise _Broken(line, column, f"the file is not UTF-8 text (byte 0x{byte})") from exc
+        if not data:
+            self.eof = True
+        line, column = self.where(self.pos)
+        self.buf = self.buf[self.pos :] + text
+        self.pos = 0
+        self.fills += 1
+        self.line0, self.col0 = line, column
+        self._cursor = (0, line, column)
+        return True
+
+    def where(self, pos: int) -> tuple[int, int]:
+        """Line and column (1-based) of `buf[pos]`; cheap for positions in increasing order."""
+        at, line, column = self._cursor
+        if pos < at:
+            at, line, column = 0, self.line0, self.col0
+        newlines = self.buf.count("\n", at, pos)
+        if newlines:
+            line += newlines
+            column = pos - self.buf.rfind("\n", at, pos)
+        else:
+            column += pos - at
+        self._cursor = (pos, line, column)
+        return line, column
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end), with `pos` on it."""
+        while True:
+            found = _WS.match(self.buf, self.pos)
+            assert found is not None
+            self.pos = found.end()
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.fill():
+                return ""
+
+    def expect(self, char: str, message: str) -> None:
+        if self.peek() != char:
+            raise self.broken(message)
+        self.pos += 1
+
+    def broken(self, message: str, pos: int | None = None) -> _Broken:
+        at = self.pos if pos is None else pos
+        if at >= len(self.buf) and self.eof:
+            message = "the file ends before the JSON document does (" + message + ")"
+        line, column = self.where(at)
+        return _Broken(line, column, "JSON syntax error: " + message)
+
+    def value(self) -> tuple[Any, int, int]:
+        """The next JSON value, and where it starts and ends in `buf` (valid until the next
+        `fill()`)."""
+        self.peek()
+        while True:
+            start = self.pos
+            try:
+                value, end = _DECODER.raw_decode(self.buf, start)
+            except json.JSONDecodeError as exc:
+                if self.eof or len(self.buf) - start > MAX_ITEM:
+                    message = _syntax(exc.msg).removeprefix("JSON syntax error: ")
+                    raise self.broken(message, exc.pos) from None
+                self.fill()
+                continue
+            if end >= len(self.buf) and not self.eof:  # a number may go on in the next chunk
+                self.fill()
+                continue
+            self.pos = end
+            return value, start, end
+
+
+class _Items:
+    """The items of one array of a document, validated a slice at a time."""
+
+    def __init__(self, text: _Text, file: _File, kind: str, prefix: str) -> None:
+        self.text, self.file, self.kind, self.prefix = text, file, kind, prefix
+        self.values: list[Any] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.indexes: list[int] = []
+        #: no fast run before this index (a run failed, so its items are read one by one)
+        self.slow_until = 0
+        #: no fast run while the buffer is this one: its rest holds no item boundary
+        self.barren = -1
+
+    def read(self) -> None:
+        text = self.text
+        text.pos += 1  # the "["
+        text.on_refill = self.flush
+        index = 0
+        try:
+            while True:
+                char = text.peek()
+                if char == "]":
+                    text.pos += 1
+                    break
+                if index:
+                    if char != ",":
+                        raise text.broken("expected a comma or ']' after an item")
+                    text.pos += 1
+                    char = text.peek()
+                    if char == "]":
+                        raise text.broken("a comma before ']' (a trailing comma is not JSON)")
+                if not char:
+                    raise text.broken("the list is not closed")
+                if (
+                    self.kind == "metric"
+                    and index >= self.slow_until
+                    and self.barren != text.fills
+                    and text.peek() == "{"
+                ):
+                    taken = self._run(index)
+                    if taken:
+                        index += taken
+                        continue
+                value, start, end = text.value()
+                self.values.append(value)
+                self.starts.append(start)
+                self.ends.append(end)
+                self.indexes.append(index)
+                index += 1
+                if len(self.values) >= SLICE:
+                    self.flush()
+                    self.text.progress.check()
+            self.flush()
+        finally:
+            text.on_refill = lambda: None
+
+    def _run(self, index: int) -> int:
+        """Validate the metric items from `text.pos` to the last item boundary in the buffer
+        in one call, as if they were NDJSON lines; returns how many were taken (0: read them
+        one by one). Twice as fast as the scanner: items are found by the `},{` between them,
+        and a `},{` inside a string shows as a count that does not match, or as items that are
+        not valid, so a run is only taken when its items are exactly the document's."""
+        text = self.text
+        buf = text.buf
+        starts = [text.pos]
+        ends: list[int] = []
+        for found in _BOUNDARY.finditer(buf, text.pos):
+            ends.append(found.start() + 1)
+            starts.append(found.end() - 1)
+            if len(ends) >= SLICE:
+                break
+        starts.pop()
+        if not ends:  # the last item of the buffer: read it (and read on) one by one
+            self.barren = text.fills
+            return 0
+        doc = "[" + ",".join([buf[s:e] for s, e in zip(starts, ends, strict=True)]) + "]"
+        try:
+            items = METRICS.validate_json(doc)
+        except ValidationError:
+            items = []
+        if len(items) != len(ends):
+            self.slow_until = index + len(ends)
+            return 0
+
+        def where(k: int) -> tuple[int | None, int | None]:
+            return text.where(starts[k])
+
+        self.file.accept_metrics(items, range(index, index + len(ends)), where, None, self.prefix)
+        text.pos = ends[-1]
+        return len(ends)
+
+    def flush(self) -> None:
+        if not self.values:
+            return
+        values, starts, ends, indexes = self.values, self.starts, self.ends, self.indexes
+        self.values, self.starts, self.ends, self.indexes = [], [], [], []
+        adapter = METRICS if self.kind == "metric" else APPLICATIONS
+        text, file = self.text, self.file
+        try:
+            items = adapter.validate_python(values)
+        except ValidationError as exc:
+            bad: dict[int, list[ErrorDetails]] = {}
+            for err in exc.errors():
+                bad.setdefault(int(err["loc"][0]), []).append(err)
+            for k in sorted(bad):
+                line, column = text.where(starts[k])
+                file.reject(
+                    self.kind,
+                    f"{self.prefix}[{indexes[k]}]",
+                    line,
+                    column,
+                    bad[k],
+                    text.buf[starts[k] : ends[k]],
+                )
+            keep = [k for k in range(len(values)) if k not in bad]
+            items = adapter.validate_python([values[k] for k in keep])
+            starts = [starts[k] for k in keep]
+            indexes = [indexes[k] for k in keep]
+
+        def where(k: int) -> tuple[int | None, int | None]:
+            return text.where(starts[k])
+
+        if self.kind == "metric":
+            file.accept_metrics(items, indexes, where, None, self.prefix)
+        else:
+            paths = [f"{self.prefix}[{i}]" for i in indexes]
+            file.accept_applications(items, paths, where)
+
+
+def _read_document(stream: BinaryIO, file: _File, progress: _Progress) -> None:
+    text = _Text(stream, file, progress)
+    char = text.peek()
+    if char == "[":
+        file.format = "array"
+        _Items(text, file, "metric", "").read()
+    elif char == "{":
+        file.format = "bulk"
+        _read_object(text, file)
+    elif not char:
+        raise _Broken(None, None, "the file holds only white space")
+    else:
+        raise text.broken(
+            "expected a JSON document (a bulk payload, an array of metric items or an SDK "
+            "payload) or one metric item a line (NDJSON)"
+        )
+    if text.peek():
+        raise text.broken("unexpected text after the JSON document")
+
+
+def _read_object(text: _Text, file: _File) -> None:
+    """A bulk payload, streamed list by list, or an SDK payload, read whole."""
+    start_line, _ = text.where(text.pos)
+    text.pos += 1
+    other: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    streamed: set[str] = set()
+    first = True
+    while True:
+        char = text.peek()
+        if char == "}":
+            text.pos += 1
+            break
+        if not first:
+            if char != ",":
+                raise text.broken("expected a comma or '}' after a property")
+            text.pos += 1
+            char = text.peek()
+        first = False
+        if char != '"':
+            raise text.broken("expected a property name in double quotes")
+        line, _ = text.where(text.pos)
+        key, _, _ = text.value()
+        lines[key] = line
+        text.expect(":", "expected ':' after a property name")
+        if key in ("applications", "metrics") and text.peek() == "[":
+            streamed.add(key)
+            _Items(text, file, "metric" if key == "metrics" else "application", key).read()
+        else:
+            other[key], _, _ = text.value()
+    end_line, _ = text.where(text.pos)
+    if streamed or "applications" in other or "metrics" in other:
+        for key in ("applications", "metrics"):
+            if key in other:
+                file.error(
+                    lines[key],
+                    None,
+                    key,
+                    f"{key} must be an array, not {_json_kind(other[key])}; it is left out",
+                )
+        for key in other.keys() - {"applications", "metrics"}:
+            file.warn(
+                "ignored",
+                lines[key],
+                None,
+                key,
+                f"{key} is not sent: flagdesk sends the applications and metrics of a bulk payload",
+            )
+    elif "bucket" in other or ("appName" in other and "featureName" not in other):
+        file.format = "sdk"
+        _read_sdk(file, other)
+    elif "featureName" in other and end_line == start_line:
+        raise _Restart
+    else:
+        raise _Broken(
+            start_line,
+            1,
+            "this JSON object is neither a bulk payload (applications, metrics) nor an SDK "
+            "payload (appName, bucket); NDJSON has one metric item a line",
+        )
+
+
+def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
+    """An SDK's client-metrics payload: one metric item per toggle (timestamp: bucket.start),
+    and one application item (started: bucket.start, interval: stop - start in seconds)."""
+    raw = json.dumps(payload, ensure_ascii=False)
+    try:
+        sdk = SdkPayload.model_validate(payload)
+    except ValidationError as exc:
+        listed = []
+        for err in exc.errors():
+            path = _sub_path(err["loc"]).lstrip(".") or None
+            message = describe(err, "sdk")
+            file.error(None, None, path, message)
+            listed.append({"path": path, "message": message})
+        file.invalid.append(
+            {"file": file.name, "line": None, "column": None, "problems": listed, "raw": raw}
+        )
+        return
+    none: Where = lambda k: (None, None)  # noqa: E731
+    environment = sdk.environment
+    if environment is None:
+        environment = "default"
+        file.warn(
+            "defaulted",
+            None,
+            None,
+            "environment",
+            "the payload names no environment: its metrics and application are sent for "
+            "environment 'default'",
+        )
+    instance = sdk.instanceId
+    if instance is None:
+        instance = sdk.appName
+        file.warn(
+            "defaulted",
+            None,
+            None,
+            "instanceId",
+            f"the payload names no instanceId: the application is sent as instance {instance!r}",
+        )
+    bucket = payload["bucket"]
+    start_ms = _ms(sdk.bucket.start)
+    seconds = (_ms(sdk.bucket.stop) - start_ms) / 1000
+    if seconds <= 0:
+        file.warn(
+            "defaulted",
+            None,
+            None,
+            "bucket.stop",
+            "bucket.stop is not after bucket.start: the application is sent with interval 0",
+        )
+        seconds = 0
+    application: dict[str, Any] = {
+        "appName": sdk.appName,
+        "instanceId": instance,
+        "environment": environment,
+        "started": bucket["start"],
+        "interval": int(seconds) if seconds == int(seconds) else seconds,
+    }
+    if sdk.sdkVersion is not None:
+        application["sdkVersion"] = sdk.sdkVersion
+    file.accept_applications([APPLICATION.validate_python(application)], [""], none)
+
+    names = list(sdk.bucket.toggles)
+    values: list[Any] = []
+    for name in names:
+        toggle = sdk.bucket.toggles[name]
+        if isinstance(toggle, dict):
+            item = {k: toggle[k] for k in ("yes", "no", "variants") if k in toggle}
+            item.update(
+                featureName=name,
+                appName=sdk.appName,
+                environment=environment,
+                timestamp=bucket["start"],
+            )
+            values.append(item)
+        else:
+            values.append(toggle)
+    bad: dict[int, list[ErrorDetails]] = {}
+    try:
+        items = METRICS.validate_python(values)
+        keep = list(range(len(values)))
+    except ValidationError as exc:
+        for err in exc.errors():
+            bad.setdefault(int(err["loc"][0]), []).append(err)
+        for k in sorted(bad):
+            path = "bucket.toggles" + key_path(names[k])
+            toggle_raw = json.dumps({names[k]: sdk.bucket.toggles[names[k]]}, ensure_ascii=False)
+            if not isinstance(sdk.bucket.toggles[names[k]], dict):
+                file.reject_syntax(
+                    None,
+                    None,
+                    path,
+                    "a toggle must be an object with yes, no and variants, not "
+                    + _json_kind(sdk.bucket.toggles[names[k]]),
+                    toggle_raw,
+                )
+            else:
+                file.reject("metric", path, None, None, bad[k], toggle_raw)
+        keep = [k for k in range(len(values)) if k not in bad]
+        items = METRICS.validate_python([values[k] for k in keep])
+    file.accept_metrics(items, keep, none, None, "bucket.toggles")
+
+
+def _ms(moment: datetime | int) -> int:
+    if isinstance(moment, int):
+        return moment
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _is_ndjson(head: bytes, complete: bool) -> bool:
+    """Whether a file starting with `head` holds one metric item a line rather than one JSON
+    document. `complete`: `head` is the whole file."""
+    head = head.removeprefix(codecs.BOM_UTF8)
+    start = head.lstrip()[:1]
+    if start in (b"[", b""):
+        return False
+    lines = head.split(b"\n")
+    if not complete:
+        lines.pop()  # may be cut
+    filled = [line.strip() for line in lines if line.strip()][:6]
+    if not filled:
+        return False
+    first = _json_object(filled[0])
+    if first is not None:
+        if {"applications", "metrics", "bucket"} & first.keys():
+            return False
+        # one object on one line: an SDK payload without its bucket, or one metric item
+        alone = complete and len(filled) == 1
+        return not (alone and "appName" in first and "featureName" not in first)
+    if filled[0] == b"{":
+        return False  # a pretty-printed document
+    # a broken first line: NDJSON when the next lines are metric items on their own
+    others = [_json_object(line) for line in filled[1:]]
+    return sum(o is not None for o in others) * 2 > len(others) > 0
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _read_source(
+    batch: Batch, stream: BinaryIO, name: str, progress: _Progress, now_ms: int
+) -> None:
+    head = stream.read(HEAD)
+    complete = len(head) < HEAD
+    stream.seek(0)
+    if not head.strip():
+        batch._problems.append(
+            Problem(
+                "error",
+                name,
+                None,
+                None,
+                None,
+                "the file is empty" if not head else "the file holds only white space",
+            )
+        )
+        progress.done += len(head)
+        return
+    start = progress.done
+    file = _File(batch, name, now_ms)
+    if not _is_ndjson(head, complete):
+        try:
+            _read_document(stream, file, progress)
+        except _Broken as exc:
+            raw = None
+            stream.seek(0, io.SEEK_END)
+            if stream.tell() <= RAW_DOCUMENT or name == "<clipboard>":
+                stream.seek(0)
+                raw = stream.read()
+            file.broken(exc, raw.decode("utf-8", "replace") if raw is not None else None)
+            file.finish()
+            return
+        except _Restart:
+            stream.seek(0)
+            progress.done = start
+            file = _File(batch, name, now_ms)
+        else:
+            file.finish()
+            return
+    _read_ndjson(stream, file, progress)
+    file.finish()
+
+
+def load(
+    paths: Sequence[Path | str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Batch:
+    """Read, detect, validate and sum the metrics of `paths` into one batch.
+
+    `progress(bytes_done, bytes_total)` is called after each chunk read (about every MiB);
+    `cancel` is checked as often, and when set `Cancelled` is raised. A file that cannot be
+    read is an error problem, not an exception. Blocking: run it off the GUI thread."""
+    batch = Batch()
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(Path(path).stat().st_size)
+        except OSError:
+            sizes.append(0)
+    counter = _Progress(sum(sizes), progress, cancel)
+    now = int(time.time() * 1000)
+    for path in paths:
+        name = str(path)
+        counter.check()
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            batch._problems.append(
+                Problem("error", name, None, None, None, f"the file cannot be read: {reason}")
+            )
+            continue
+        with stream:
+            try:
+                _read_source(batch, stream, name, counter, now)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                batch._problems.append(
+                    Problem("error", name, None, None, None, f"the file cannot be read: {reason}")
+                )
+    counter.finish()
+    return batch
+
+
+def load_text(text: str, name: str = "<clipboard>") -> Batch:
+    """`load()` for text pasted from the clipboard."""
+    data = text.encode("utf-8")
+    batch = Batch()
+    counter = _Progress(len(data), None, None)
+    _read_source(batch, io.BytesIO(data), name, counter, int(time.time() * 1000))
+    return batch

@@ -1,0 +1,722 @@
+"""Loading metrics: formats, every kind of bad input with its file, line, column and path,
+warnings, the preview's sums, invalid items, progress and cancel."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from app.api.models import BulkApplication, BulkMetric
+from app.metrics import Batch, Cancelled, Problem, load, load_text, token_environment
+from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, METRIC
+
+HOUR = 3_600_000
+#: 2026-11-20T10:00:00Z
+BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
+
+
+def metric(
+    feature: str = "cart-v2", app: str = "web", env: str = "development", **more: Any
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"featureName": feature, "appName": app, "environment": env}
+    item.update({"timestamp": BASE, "yes": 3, "no": 1})
+    item.update(more)
+    return item
+
+
+def line(item: Any) -> str:
+    return json.dumps(item)
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    path = tmp_path / name
+    if isinstance(text, str):
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+def only(batch: Batch, severity: str = "error") -> Problem:
+    found = [p for p in batch.problems if p.severity == severity]
+    assert len(found) == 1, batch.problems
+    return found[0]
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def test_ndjson_is_one_metric_a_line(tmp_path: Path) -> None:
+    text = "\n".join(line(metric(f"f{i}", yes=i + 1)) for i in range(3)) + "\n\n"
+    batch = load([write(tmp_path, "m.ndjson", text)])
+    assert [(s.format, s.metrics, s.applications) for s in batch.sources] == [("ndjson", 3, 0)]
+    assert batch.problems == []
+    assert batch.metric_count == 3 and batch.invalid_count == 0
+    assert batch.totals().total.yes == 1 + 2 + 3
+
+
+def test_a_json_array_of_metric_items(tmp_path: Path) -> None:
+    for text in (
+        json.dumps([metric(), metric("b")]),
+        json.dumps([metric(), metric("b")], indent=4),
+    ):
+        batch = load([write(tmp_path, "a.json", text)])
+        assert [(s.format, s.metrics) for s in batch.sources] == [("array", 2)]
+        assert batch.problems == []
+
+
+def test_a_bulk_payload_compact_or_pretty(tmp_path: Path) -> None:
+    app = {"appName": "web", "environment": "development", "instanceId": "i", "interval": 15}
+    app["started"] = BASE
+    body = {"applications": [app], "metrics": [metric(), metric("b")]}
+    for text in (
+        json.dumps(body),
+        json.dumps(body, indent=2),
+        json.dumps(dict(reversed(body.items()))),
+    ):
+        batch = load([write(tmp_path, "b.json", text)])
+        assert [(s.format, s.metrics, s.applications) for s in batch.sources] == [("bulk", 2, 1)]
+        assert batch.problems == []
+        assert batch.application_count == 1
+
+
+def sdk_payload(**more: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "appName": "shop",
+        "instanceId": "shop-1",
+        "environment": "production",
+        "sdkVersion": "unleash-client-go:4.1.0",
+        "bucket": {
+            "start": "2026-11-20T10:00:00.000Z",
+            "stop": "2026-11-20T11:00:00.000Z",
+            "toggles": {
+                "cart-v2": {"yes": 5, "no": 2, "variants": {"a": 4, "b": 1}},
+                "odd name.x": {"yes": 1, "no": 0},
+            },
+        },
+    }
+    payload.update(more)
+    return payload
+
+
+def test_an_sdk_payload_becomes_bulk_items(tmp_path: Path) -> None:
+    batch = load([write(tmp_path, "sdk.json", json.dumps(sdk_payload(), indent=2))])
+    assert [(s.format, s.metrics, s.applications) for s in batch.sources] == [("sdk", 2, 1)]
+    assert batch.problems == []
+    (body,) = batch.bodies()
+    sent = json.loads(body.data)
+    assert sent["applications"] == [
+        {
+            "appName": "shop",
+            "environment": "production",
+            "instanceId": "shop-1",
+            "interval": 3600,  # stop - start, in seconds
+            "started": "2026-11-20T10:00:00Z",
+            "sdkVersion": "unleash-client-go:4.1.0",
+        }
+    ]
+    by_feature = {m["featureName"]: m for m in sent["metrics"]}
+    assert by_feature["cart-v2"] == {
+        "featureName": "cart-v2",
+        "appName": "shop",
+        "environment": "production",
+        "timestamp": "2026-11-20T10:00:00Z",
+        "yes": 5,
+        "no": 2,
+        "variants": {"a": 4, "b": 1},
+    }
+    assert by_feature["odd name.x"]["yes"] == 1
+    assert batch.totals().rows[0].window == BASE
+
+
+def test_an_sdk_payload_without_environment_or_instance(tmp_path: Path) -> None:
+    payload = sdk_payload()
+    del payload["environment"], payload["instanceId"]
+    batch = load([write(tmp_path, "sdk.json", json.dumps(payload))])
+    assert batch.errors == []
+    messages = [(p.path, p.message) for p in batch.warnings]
+    assert ("environment", "the payload names no environment: its metrics and application are "
+            "sent for environment 'default'") in messages  # fmt: skip
+    assert any(path == "instanceId" and "'shop'" in m for path, m in messages)
+    sent = json.loads(batch.bodies()[0].data)
+    assert {m["environment"] for m in sent["metrics"]} == {"default"}
+    assert sent["applications"][0]["environment"] == "default"
+    assert sent["applications"][0]["instanceId"] == "shop"
+
+
+def test_an_sdk_payload_with_bad_toggles(tmp_path: Path) -> None:
+    payload = sdk_payload()
+    payload["bucket"]["toggles"]["neg"] = {"yes": -1, "no": 1}
+    payload["bucket"]["toggles"]["flat"] = 7
+    batch = load([write(tmp_path, "sdk.json", json.dumps(payload))])
+    assert [(p.path, p.message) for p in batch.errors] == [
+        ("bucket.toggles.neg.yes", "yes must be 0 or more, not -1"),
+        (
+            "bucket.toggles.flat",
+            "a toggle must be an object with yes, no and variants, not a number",
+        ),
+    ]
+    assert batch.metric_count == 2 and batch.invalid_count == 2
+
+
+def test_an_sdk_payload_without_bucket(tmp_path: Path) -> None:
+    batch = load([write(tmp_path, "sdk.json", json.dumps({"appName": "shop", "instanceId": "x"}))])
+    problem = only(batch)
+    assert problem.path == "bucket"
+    assert problem.message.startswith("bucket is missing: an SDK payload needs appName and bucket")
+    assert batch.metric_count == 0 and batch.invalid_count == 1
+
+
+def test_clipboard_text() -> None:
+    batch = load_text(line(metric()) + "\n" + '{"featureName": 1}\n')
+    assert [(s.file, s.format, s.metrics) for s in batch.sources] == [("<clipboard>", "ndjson", 1)]
+    assert str(batch.errors[0]).startswith("<clipboard>:2: [1].featureName: featureName must be")
+    assert load_text(json.dumps([metric()]), "pasted").sources[0].format == "array"
+
+
+def test_several_files_make_one_batch(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.ndjson", line(metric(yes=1)) + "\n")
+    b = write(tmp_path, "b.json", json.dumps([metric(yes=2), metric("other", yes=4)]))
+    batch = load([a, str(b)])
+    assert [(s.file, s.format, s.metrics) for s in batch.sources] == [
+        (str(a), "ndjson", 1),
+        (str(b), "array", 2),
+    ]
+    assert batch.metric_count == 3
+    assert batch.totals().features["cart-v2"].yes == 3
+
+
+def test_a_bom_is_skipped(tmp_path: Path) -> None:
+    for name, text in (("m.ndjson", line(metric())), ("a.json", json.dumps([metric()]))):
+        batch = load([write(tmp_path, name, b"\xef\xbb\xbf" + text.encode())])
+        assert batch.problems == [] and batch.metric_count == 1
+
+
+def test_ndjson_with_a_first_line_longer_than_the_head(tmp_path: Path) -> None:
+    """Too long to tell from the head: read as a document first, then as NDJSON."""
+    big = metric(variants={f"v{i:05}": 1 for i in range(HEAD // 10)})
+    text = line(big) + "\n" + line(metric("b")) + "\n"
+    batch = load([write(tmp_path, "m.ndjson", text)])
+    assert [(s.format, s.metrics) for s in batch.sources] == [("ndjson", 2)]
+    assert batch.problems == []
+
+
+def test_ndjson_whose_first_line_is_broken(tmp_path: Path) -> None:
+    text = '{"featureName": "a",\n' + "\n".join(line(metric(f"f{i}")) for i in range(3)) + "\n"
+    batch = load([write(tmp_path, "m.ndjson", text)])
+    assert batch.sources[0].format == "ndjson"
+    assert only(batch).line == 1
+    assert batch.metric_count == 3
+
+
+# --------------------------------------------------------------------------- bad NDJSON lines
+
+
+BAD_LINES: list[tuple[str, int | None, str, str]] = [
+    # (line text, column, path, message)
+    ('{"featureName": "a", "appName": "w" "environment": "d"}', 37, "[1]",
+     "JSON syntax error: expected a comma or a closing bracket"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "yes": NaN}', None, "[1].yes",
+     "yes must be a whole number, not NaN"),
+    ('{"featureName": "a", "appName": "w", "environment": "d"} x', 58, "[1]",
+     "unexpected text after the item (NDJSON has one item a line)"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "yes": 1', 66, "[1]",
+     "JSON syntax error: expected a comma or a closing bracket"),
+    ('{"featureName": "a\\x", "appName": "w", "environment": "d"}', 19, "[1]",
+     "JSON syntax error: an invalid escape in a string"),
+    ('{"appName": "w", "environment": "d"}', None, "[1].featureName",
+     "featureName is missing: a metric item needs featureName, appName and environment"),
+    ('{"featureName": 5, "appName": "w", "environment": "d"}', None, "[1].featureName",
+     "featureName must be a string, not 5"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "yes": "3"}', None, "[1].yes",
+     'yes must be a whole number, not "3"'),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "no": 1.5}', None, "[1].no",
+     "no must be a whole number, not 1.5"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "no": true}', None, "[1].no",
+     "no must be a whole number, not true"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "yes": -2}', None, "[1].yes",
+     "yes must be 0 or more, not -2"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "variants": {"x": -1}}', None,
+     "[1].variants.x", "the count of variant 'x' must be 0 or more, not -1"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "variants": [1]}', None,
+     "[1].variants", "variants must be an object, not an array"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "timestamp": "soon"}', None,
+     "[1].timestamp", "'soon' is not a time: give an RFC 3339 date-time string or an integer "
+     "(milliseconds since the epoch)"),
+    ('{"featureName": "a", "appName": "w", "environment": "d", "timestamp": 1.5}', None,
+     "[1].timestamp", "1.5 is not a time: give an RFC 3339 date-time string or an integer "
+     "(milliseconds since the epoch)"),
+    ("[1, 2]", None, "[1]", "a metric item must be a JSON object, not an array"),
+    ('"cart-v2"', None, "[1]", "a metric item must be a JSON object, not a string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("bad", "column", "path", "message"), BAD_LINES)
+def test_each_bad_ndjson_line(
+    tmp_path: Path, bad: str, column: int | None, path: str, message: str
+) -> None:
+    """The broken line is line 2 and item [1]; the lines around it still load, alone in a chunk
+    and among a chunk of good lines (the one-call path and the line-by-line path)."""
+    for before in (1, 3000):
+        good = [line(metric(f"f{i}")) for i in range(before)]
+        text = "\n".join([good[0], bad, *good[1:], line(metric("last"))]) + "\n"
+        batch = load([write(tmp_path, "bad.ndjson", text)])
+        problem = only(batch)
+        assert (problem.file, problem.line, problem.column, problem.path, problem.message) == (
+            str(tmp_path / "bad.ndjson"),
+            2,
+            column,
+            path,
+            message,
+        )
+        assert batch.metric_count == before + 1
+        assert batch.invalid_count == 1
+        assert batch.sources[0].invalid == 1
+
+
+def test_not_utf8_in_an_ndjson_line(tmp_path: Path) -> None:
+    text = line(metric()).encode() + b"\n" + b'{"featureName": "caf\xe9", "appName": "w"}\n'
+    batch = load([write(tmp_path, "m.ndjson", text)])
+    problem = only(batch)
+    assert (problem.line, problem.column, problem.message) == (2, 21, "the line is not UTF-8 text")
+
+
+def test_not_utf8_in_a_document(tmp_path: Path) -> None:
+    good = line(metric()).encode()
+    for before in (1, 30_000):  # in the first chunk, and further on
+        text = b"[" + b",\n".join([good] * before) + b',\n{"featureName": "caf\xe9"}]'
+        batch = load([write(tmp_path, "m.json", text)])
+        problem = only(batch)
+        assert (problem.line, problem.column) == (before + 1, 21)
+        assert problem.message == (
+            "the file is not UTF-8 text (byte 0xe9); nothing of this file is loaded"
+        )
+
+
+def test_a_line_with_two_items(tmp_path: Path) -> None:
+    """Joined into one array, such a line would pass as two items: it must not."""
+    text = "\n".join([line(metric()), line(metric()) + ", " + line(metric("b")), line(metric())])
+    for extra in ("", "\n" + line({"featureName": 1})):
+        batch = load([write(tmp_path, "m.ndjson", text + extra)])
+        errors = [p for p in batch.errors if p.line == 2]
+        assert [(p.line, p.path) for p in errors] == [(2, "[1]")], batch.problems
+        assert batch.metric_count == 2
+
+
+def test_line_numbers_across_chunks(tmp_path: Path) -> None:
+    """Lines of a file several chunks long keep their numbers; blank lines count."""
+    lines = [line(metric(f"f{i % 50}", yes=i % 7 + 1)) for i in range(30_000)]
+    lines[9_000] = '{"featureName": "x", "appName": "w", "environment": "d", "yes": -1}'
+    lines[15_000] = '{"featureName": "x", "appName": "w",'
+    lines[20_000] = ""
+    lines[29_999] = '{"featureName": "x"}'
+    path = write(tmp_path, "big.ndjson", "\n".join(lines))
+    assert path.stat().st_size > 3 * CHUNK
+    batch = load([path])
+    assert [(p.line, p.path) for p in batch.problems] == [
+        (9_001, "[9000].yes"),
+        (15_001, "[15000]"),
+        (30_000, "[29998].appName"),
+        (30_000, "[29998].environment"),
+    ]
+    assert batch.metric_count == 30_000 - 4
+    assert batch.invalid_count == 3
+
+
+# --------------------------------------------------------------------------- bad documents
+
+
+def test_a_broken_document_is_one_error_and_nothing_loads(tmp_path: Path) -> None:
+    items = ",\n".join(line(metric(f"f{i}")) for i in range(5))
+    text = '{\n"applications": [],\n"metrics": [\n' + items.replace('"f3", ', '"f3" ') + "\n]}\n"
+    path = write(tmp_path, "broken.json", text)
+    batch = load([path])
+    problem = only(batch)
+    assert (problem.line, problem.column, problem.path) == (7, 22, None)
+    assert problem.message == (
+        "JSON syntax error: expected a comma or a closing bracket; nothing of this file is loaded"
+    )
+    assert batch.metric_count == 0
+    assert batch.invalid_count == 1
+    assert [(s.format, s.metrics, s.invalid) for s in batch.sources] == [("bulk", 0, 1)]
+    assert batch.bodies() == []
+    assert batch.totals().rows == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ('[{"featureName": "a"},\n', 2, 1,
+         "JSON syntax error: the file ends before the JSON document does (the list is not closed)"),
+        ('{"metrics": [{"featureName": "a", "appName": "w", "environment": "d"}]', 1, 71,
+         "JSON syntax error: the file ends before the JSON document does "
+         "(expected a comma or '}' after a property)"),
+        ('[{"featureName": "a"}, ]', 1, 24,
+         "JSON syntax error: a comma before ']' (a trailing comma is not JSON)"),
+        ('[{"featureName": "a"} {"featureName": "b"}]', 1, 23,
+         "JSON syntax error: expected a comma or ']' after an item"),
+        ('[{"featureName": "a"}]\n[]', 2, 1,
+         "JSON syntax error: unexpected text after the JSON document"),
+        ('{"metrics": [], "applications": [], "x": nan}', 1, 42,
+         "JSON syntax error: expected a JSON value"),
+        ('{"metrics": [{"featureName": "a\n"}]}', 1, 32, "JSON syntax error: a control character "
+         "(a line break, say) inside a string"),
+        ("{\n  \"name\": \"x\"\n}", 1, 1, "this JSON object is neither a bulk payload "
+         "(applications, metrics) nor an SDK payload (appName, bucket); NDJSON has one metric "
+         "item a line"),
+        ("hello world", 1, 1, "JSON syntax error: expected a JSON document (a bulk payload, an "
+         "array of metric items or an SDK payload) or one metric item a line (NDJSON)"),
+    ],
+)  # fmt: skip
+def test_broken_documents(tmp_path: Path, text: str, line: int, column: int, message: str) -> None:
+    batch = load([write(tmp_path, "d.json", text)])
+    problem = only(batch)
+    assert (problem.line, problem.column, problem.message) == (
+        line,
+        column,
+        message + "; nothing of this file is loaded",
+    )
+    assert batch.metric_count == 0
+
+
+def test_schema_errors_in_a_bulk_payload_name_line_column_and_path(tmp_path: Path) -> None:
+    text = (
+        "{\n"
+        '  "applications": [\n'
+        '    {"appName": "w", "environment": "d"}\n'
+        "  ],\n"
+        '  "metrics": [\n'
+        f"    {line(metric())},\n"
+        f"    {line(metric(yes='many'))}\n"
+        "  ]\n"
+        "}\n"
+    )
+    batch = load([write(tmp_path, "b.json", text)])
+    assert [(p.severity, p.line, p.column, p.path, p.message) for p in batch.problems] == [
+        ("error", 3, 5, "applications[0].instanceId",
+         "instanceId is missing: an application item needs appName, environment and instanceId"),
+        ("error", 7, 5, "metrics[1].yes", 'yes must be a whole number, not "many"'),
+    ]  # fmt: skip
+    assert batch.metric_count == 1 and batch.invalid_count == 2
+    assert str(batch.problems[1]) == f"{tmp_path / 'b.json'}:7:5: metrics[1].yes: " + (
+        'yes must be a whole number, not "many"'
+    )
+
+
+def test_bulk_lists_of_the_wrong_type_and_extra_keys(tmp_path: Path) -> None:
+    text = '{"applications": {}, "metrics": [' + line(metric()) + '],\n "seenTokens": []}'
+    batch = load([write(tmp_path, "b.json", text)])
+    assert [(p.severity, p.line, p.path, p.message) for p in batch.problems] == [
+        ("error", 1, "applications",
+         "applications must be an array, not an object; it is left out"),
+        ("warning", 2, "seenTokens",
+         "seenTokens is not sent: flagdesk sends the applications and metrics of a bulk payload"),
+    ]  # fmt: skip
+    assert batch.metric_count == 1
+
+
+def test_a_large_document_across_chunks(tmp_path: Path) -> None:
+    """Items found in runs (by the `},{` between them) and one by one give the same items, with
+    the right lines: a `},{` inside a string, an invalid item and an item cut by a chunk."""
+    items = [metric(f"f{i % 40}", yes=i % 5 + 1) for i in range(25_000)]
+    items[100]["featureName"] = 'a"},{"b'  # a boundary look-alike inside a string
+    items[12_000]["no"] = -1
+    items[24_000]["appName"] = None
+    text = '{"applications": [], "metrics": [\n' + ",\n".join(map(line, items)) + "\n]}"
+    path = write(tmp_path, "big.json", text)
+    assert path.stat().st_size > 2 * CHUNK
+    batch = load([path])
+    assert [(p.line, p.column, p.path) for p in batch.problems] == [
+        (12_002, 1, "metrics[12000].no"),
+        (24_002, 1, "metrics[24000].appName"),
+    ]
+    assert batch.metric_count == 25_000 - 2
+    assert batch.totals().features['a"},{"b'].metrics == 1
+    assert sum(b.metrics for b in batch.bodies()) == 25_000 - 2
+
+
+def test_a_document_of_objects_and_other_values(tmp_path: Path) -> None:
+    """No `},{` between the items: every item is read one by one, each wrong one reported."""
+    items: list[Any] = []
+    for i in range(10_000):
+        items += [metric(f"f{i % 9}"), i]
+    path = write(tmp_path, "mixed.json", json.dumps(items, indent=1))
+    assert path.stat().st_size > CHUNK
+    batch = load([path])
+    assert batch.metric_count == 10_000 and batch.invalid_count == 10_000
+    assert {p.message for p in batch.errors} == {
+        "a metric item must be a JSON object, not a number"
+    }
+    assert [p.path for p in batch.errors[:2]] == ["[1]", "[3]"]
+
+
+def test_a_missing_file_and_an_empty_one(tmp_path: Path) -> None:
+    empty = write(tmp_path, "empty.json", "")
+    blank = write(tmp_path, "blank.json", "\n \n")
+    good = write(tmp_path, "good.ndjson", line(metric()))
+    batch = load([tmp_path / "nope.json", empty, blank, tmp_path, good])
+    assert [(p.file, p.message) for p in batch.problems] == [
+        (str(tmp_path / "nope.json"), "the file cannot be read: No such file or directory"),
+        (str(empty), "the file is empty"),
+        (str(blank), "the file holds only white space"),
+        (str(tmp_path), "the file cannot be read: Is a directory"),
+    ]
+    assert [s.file for s in batch.sources] == [str(good)]
+    assert batch.metric_count == 1
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def test_warnings_for_what_unleash_drops(tmp_path: Path) -> None:
+    now = int(datetime.now(UTC).timestamp() * 1000)
+    items = [
+        metric(yes=0, no=0),
+        metric(timestamp=1_795_165_200),  # seconds
+        metric(timestamp=1_795_165_200_000_000),  # microseconds
+        metric(timestamp=1_000),
+        metric(timestamp="1999-12-31T23:59:59Z"),
+        metric(timestamp=now + 2 * HOUR),
+        metric(timestamp=now + HOUR // 2),  # within the hour ahead: fine
+        metric(timestamp="2026-11-20T10:30:00+01:00"),
+    ]
+    batch = load([write(tmp_path, "w.ndjson", "\n".join(map(line, items)))])
+    ahead = datetime.fromtimestamp((now + 2 * HOUR) // 1000, UTC).isoformat()
+    assert batch.errors == []
+    assert [(p.line, p.path, p.message) for p in batch.warnings] == [
+        (1, "[0]", "yes and no are both 0: Unleash answers 202 and drops this metric"),
+        (2, "[1].timestamp", "timestamp 1795165200 looks like seconds; milliseconds were meant? "
+         "As milliseconds it is 1970-01-21T18:39:25Z, as seconds 2026-11-20T09:00:00Z"),
+        (3, "[2].timestamp", "timestamp 1795165200000000 looks like microseconds; milliseconds "
+         "were meant? As microseconds it is 2026-11-20T09:00:00Z"),
+        (4, "[3].timestamp", "timestamp 1970-01-01T00:00:01Z is before 2000"),
+        (5, "[4].timestamp", "timestamp 1999-12-31T23:59:59Z is before 2000"),
+        (6, "[5].timestamp", f"timestamp {ahead.replace('+00:00', 'Z')} is in the future (more "
+         "than an hour ahead)"),
+    ]  # fmt: skip
+    assert batch.metric_count == len(items)  # warnings leave nothing out
+
+
+def test_warnings_of_one_kind_are_listed_up_to_a_limit(tmp_path: Path) -> None:
+    items = [metric(yes=0, no=0)] * (LISTED + 50)
+    batch = load([write(tmp_path, "z.ndjson", "\n".join(map(line, items)))])
+    assert len(batch.warnings) == LISTED + 1
+    assert batch.warnings[-1].message == (
+        f"50 more metrics with yes and no both 0 (only the first {LISTED} are listed)"
+    )
+
+
+def test_applications_without_started_or_interval(tmp_path: Path) -> None:
+    apps = [
+        {"appName": "a", "environment": "d", "instanceId": "1"},
+        {"appName": "b", "environment": "d", "instanceId": "1", "interval": 10},
+        {"appName": "c", "environment": "d", "instanceId": "1", "interval": 10, "started": BASE},
+    ]
+    batch = load([write(tmp_path, "b.json", json.dumps({"applications": apps, "metrics": []}))])
+    assert [(p.path, p.message) for p in batch.warnings] == [
+        ("applications[0]", "application 'a' has no started and no interval: Unleash 8.2 "
+         "answers 400 (with an empty body) to a body holding it; give both started and interval"),
+        ("applications[1]", "application 'b' has no started: Unleash 8.2 answers 400 (with an "
+         "empty body) to a body holding it; give both started and interval"),
+    ]  # fmt: skip
+    assert batch.application_count == 3
+
+
+def test_check_against_the_token_and_the_server(tmp_path: Path) -> None:
+    items = [metric(env="development"), metric(env="production"), metric("ghost", env="production")]
+    path = write(tmp_path, "c.ndjson", "\n".join(map(line, items)))
+    batch = load([path])
+    assert batch.check(token_environment=None, known_features=None) == []
+    assert batch.check(token_environment="*", known_features={"cart-v2", "ghost"}) == []
+    found = batch.check(token_environment="development", known_features={"cart-v2"})
+    assert [(p.severity, p.file, p.message) for p in found] == [
+        ("warning", str(path), "2 metrics for environment 'production', but the client token is "
+         "for 'development': Unleash answers 202 and drops them"),
+        ("warning", str(path), "feature 'ghost' (1 metric) is not known to the server: Unleash "
+         "answers 202 and does not store its counts"),
+    ]  # fmt: skip
+
+
+def test_token_environment() -> None:
+    assert token_environment("default:development.abc") == "development"
+    assert token_environment("*:production.abc") == "production"
+    assert token_environment("[]:staging.abc") == "staging"
+    assert token_environment("*:*.abc") == "*"
+    assert token_environment("user:abcdef") is None
+    assert token_environment("secret") is None
+
+
+# --------------------------------------------------------------------------- totals
+
+
+def test_totals_are_summed_per_feature_app_environment_and_window(tmp_path: Path) -> None:
+    items = [
+        metric("a", "web", timestamp=BASE + 5, yes=1, no=2, variants={"x": 1}),
+        metric("a", "web", timestamp="2026-11-20T10:59:59.999Z", yes=10, no=20),
+        metric("a", "web", timestamp=BASE + HOUR, yes=100, no=0),
+        metric("a", "api", env="production", yes=4, no=4, variants={"x": 2, "y": 2}),
+        metric("b", "web", yes=7, no=1),
+        {"featureName": "b", "appName": "web", "environment": "development", "yes": 1},
+    ]
+    batch = load([write(tmp_path, "t.ndjson", "\n".join(map(line, items)))])
+    totals = batch.totals()
+    rows = [(r.feature, r.app, r.environment, r.window_text, r.metrics, r.yes, r.no, r.variants)
+            for r in totals.rows]  # fmt: skip
+    assert rows == [
+        ("a", "api", "production", "2026-11-20T10:00:00Z", 1, 4, 4, 4),
+        ("a", "web", "development", "2026-11-20T10:00:00Z", 2, 11, 22, 1),
+        ("a", "web", "development", "2026-11-20T11:00:00Z", 1, 100, 0, 0),
+        ("b", "web", "development", "2026-11-20T10:00:00Z", 1, 7, 1, 0),
+        ("b", "web", "development", "", 1, 1, 0, 0),
+    ]
+    assert totals.total.metrics == 6 and totals.total.yes == 123 and totals.total.no == 27
+    assert totals.features["a"].yes == 115 and totals.features["b"].metrics == 2
+    assert totals.applications["api"].no == 4
+    assert totals.environments["production"].metrics == 1
+    assert list(totals.windows) == [BASE, BASE + HOUR, None]
+    assert totals.windows[BASE].yes == 1 + 10 + 4 + 7
+    assert totals.feature_windows[("a", BASE + HOUR)].yes == 100
+    assert totals.variants == {"x": 3, "y": 2}
+    assert batch.totals() is totals  # made once
+
+
+# --------------------------------------------------------------------------- invalid items
+
+
+def test_invalid_items_are_saved_and_can_be_read_back(tmp_path: Path) -> None:
+    ndjson = write(
+        tmp_path,
+        "m.ndjson",
+        "\n".join([line(metric()), '{"featureName": "a",', line(metric(yes=-1)), line(metric())]),
+    )
+    document = write(
+        tmp_path,
+        "b.json",
+        '{"applications": [{"appName": 1}],\n"metrics": [\n  {"featureName": 2}\n]}',
+    )
+    broken = write(tmp_path, "x.json", "[" + line(metric()) + ",")
+    batch = load([ndjson, document, broken])
+    saved = tmp_path / "invalid.ndjson"
+    assert batch.write_invalid(saved) == batch.invalid_count == 5
+    records = [json.loads(text) for text in saved.read_text().splitlines()]
+    assert [(r["file"], r["line"], [p["path"] for p in r["problems"]]) for r in records] == [
+        (str(ndjson), 2, ["[1]"]),
+        (str(ndjson), 3, ["[2].yes"]),
+        (str(document), 1, ["applications[0].appName", "applications[0].environment",
+                            "applications[0].instanceId"]),
+        (str(document), 3, ["metrics[0].featureName", "metrics[0].appName",
+                            "metrics[0].environment"]),
+        (str(broken), 1, [None]),
+    ]  # fmt: skip
+    assert records[0]["raw"] == '{"featureName": "a",'
+    assert json.loads(records[1]["raw"]) == metric(yes=-1)
+    assert json.loads(records[2]["raw"]) == {"appName": 1}
+    assert json.loads(records[3]["raw"]) == {"featureName": 2}
+    assert records[4]["raw"] == "[" + line(metric()) + ","
+    assert records[1]["problems"][0]["message"] == "yes must be 0 or more, not -1"
+    # the raw items, fixed, load again
+    fixed = [json.loads(r["raw"]) for r in records[1:2]]
+    fixed[0]["yes"] = 1
+    assert load_text("\n".join(map(line, fixed))).metric_count == 1
+
+
+# --------------------------------------------------------------------------- progress, cancel
+
+
+def test_progress_reaches_the_total(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.ndjson", "\n".join(line(metric()) for _ in range(20_000)))
+    b = write(tmp_path, "b.json", json.dumps([metric()] * 20_000))
+    calls: list[tuple[int, int]] = []
+    load([a, b], progress=lambda done, total: calls.append((done, total)))
+    total = a.stat().st_size + b.stat().st_size
+    assert calls[-1] == (total, total)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert len(calls) >= total // CHUNK
+    assert all(t == total for _, t in calls)
+
+
+@pytest.mark.parametrize("name", ["m.ndjson", "m.json"])
+def test_cancel(tmp_path: Path, name: str) -> None:
+    items = [metric(f"f{i % 30}") for i in range(40_000)]
+    text = "\n".join(map(line, items)) if name.endswith("ndjson") else json.dumps(items)
+    path = write(tmp_path, name, text)
+    assert path.stat().st_size > 3 * CHUNK
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        load([path], cancel=cancel)
+    # cancelled while loading, as a GUI's Cancel button does
+    cancel = threading.Event()
+    calls: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        cancel.set()
+
+    with pytest.raises(Cancelled):
+        load([path], progress=progress, cancel=cancel)
+    assert len(calls) == 1
+    assert load([path], cancel=threading.Event()).metric_count == 40_000
+
+
+# --------------------------------------------------------------------------- the wire models
+
+
+AGREEMENT = [
+    metric(),
+    metric(timestamp="2026-11-20T10:00:00"),
+    metric(timestamp=None),
+    metric(yes=True),
+    metric(no="1"),
+    metric(variants={"a": 1.0}),
+    metric(variants={"a": -1}),
+    {"featureName": "a", "appName": "b"},
+    {"featureName": "a", "appName": "b", "environment": "c", "extra": [1]},
+    metric(timestamp="2026-13-01T00:00:00Z"),
+]
+
+
+@pytest.mark.parametrize("item", AGREEMENT)
+def test_items_are_validated_as_the_wire_model_validates_them(item: dict[str, Any]) -> None:
+    """The reader's dict-based validation is made from `BulkMetric`: same verdicts, same
+    locations, and the bytes sent are read back by the model as the same item."""
+    text = json.dumps(item)
+    try:
+        expected = BulkMetric.model_validate_json(text)
+    except ValidationError as exc:
+        with pytest.raises(ValidationError) as raised:
+            METRIC.validate_json(text)
+        assert [e["loc"] for e in raised.value.errors()] == [e["loc"] for e in exc.errors()]
+    else:
+        import pydantic_core
+
+        data = pydantic_core.to_json(METRIC.validate_json(text), exclude_none=True)
+        assert BulkMetric.model_validate_json(data) == expected
+
+
+def test_applications_are_validated_as_the_wire_model_validates_them() -> None:
+    good = {"appName": "a", "environment": "d", "instanceId": "i", "interval": 1.5,
+            "connectVia": [{"appName": "edge", "instanceId": "e"}], "started": BASE}  # fmt: skip
+    assert BulkApplication.model_validate(APPLICATION.validate_python(good)) == (
+        BulkApplication.model_validate(good)
+    )
+    bad = {**good, "connectVia": [{"appName": "edge"}], "strategies": "x"}
+    with pytest.raises(ValidationError) as ours:
+        APPLICATION.validate_python(bad)
+    with pytest.raises(ValidationError) as theirs:
+        BulkApplication.model_validate(bad)
+    assert [e["loc"] for e in ours.value.errors()] == [e["loc"] for e in theirs.value.errors()]
+
+
+def test_problem_as_text() -> None:
+    assert str(Problem("error", "f.json", 3, 7, "metrics[2].yes", "bad")) == (
+        "f.json:3:7: metrics[2].yes: bad"
+    )
+    assert str(Problem("error", "f.json", 3, None, None, "bad")) == "f.json:3: bad"
+    assert str(Problem("warning", "<clipboard>", None, 4, "[0]", "odd")) == "<clipboard>: [0]: odd"
