@@ -66,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_arguments(check)
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
+    from app.commands import metrics
+
+    metrics.add_arguments(
+        sub.add_parser(
+            "metrics",
+            help="validate metrics files, or upload them to a server",
+            description="Metrics batches: `validate` checks files, `upload` sends them with a "
+            "client token through a ledger that `--resume` continues. "
+            "Run `flagdesk metrics ACTION --help` for each.",
+        )
+    )
+
     from app.commands import profiles
 
     profiles.add_arguments(
@@ -123,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.commands import check
 
         return check.run(args)
+    if args.command == "metrics":
+        from app.commands import metrics
+
+        return metrics.run(args)
     return run_gui(verbose=args.verbose)
 
 

@@ -16,3 +16,12 @@ def config_dir() -> Path:
     folder."""
     override = os.environ.get("FLAGDESK_CONFIG_DIR")
     return Path(override) if override else Path(platformdirs.user_config_dir(APP_NAME))
+
+
+def data_dir() -> Path:
+    """The sandbox's database and the metrics uploads' ledgers: `FLAGDESK_DATA_DIR` when set,
+    else the platformdirs data folder."""
+    override = os.environ.get("FLAGDESK_DATA_DIR")
+    return (
+        Path(override) if override else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    )

@@ -234,6 +234,6 @@ class SandboxProcess:
 
 def default_db_path() -> Path:
     """The embedded sandbox's database, in the user's data folder."""
-    from platformdirs import user_data_path
+    from app.paths import data_dir
 
-    return user_data_path("flagdesk", appauthor=False) / "sandbox.sqlite3"
+    return data_dir() / "sandbox.sqlite3"

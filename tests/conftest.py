@@ -18,10 +18,15 @@ from sandbox.store import Store
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Profiles, window state and logs of the whole run in a folder of its own, never the
-    user's (child processes inherit the variables)."""
-    saved = {k: os.environ.get(k) for k in ("FLAGDESK_CONFIG_DIR", "FLAGDESK_LOG_DIR")}
+    """Profiles, window state, logs, the sandbox's default database and the metrics ledgers of
+    the whole run in folders of their own, never the user's (child processes inherit the
+    variables)."""
+    saved = {
+        k: os.environ.get(k)
+        for k in ("FLAGDESK_CONFIG_DIR", "FLAGDESK_LOG_DIR", "FLAGDESK_DATA_DIR")
+    }
     os.environ["FLAGDESK_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
+    os.environ["FLAGDESK_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
     os.environ["FLAGDESK_LOG_DIR"] = str(tmp_path_factory.mktemp("logs"))
     yield
     for key, value in saved.items():

@@ -1,0 +1,661 @@
+"""`flagdesk metrics validate|upload`: check metrics batches, and send them to a server through a
+ledger that a later `--resume` continues. No Qt, and light to import: the parser is built for
+every `flagdesk` command, so the metrics core, httpx and pydantic are imported by `run()`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from app.commands.connection import (
+    EXIT_OK,
+    EXIT_UNAUTHORISED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from app.connection import ConnectionSpec
+    from app.metrics import Batch
+    from app.metrics.ledger import Counts
+    from app.metrics.upload import Progress, Report
+
+#: some items were rejected by the server, or left out as invalid
+EXIT_INCOMPLETE = 1
+#: Ctrl+C: the ledger is consistent; `--resume` continues
+EXIT_CANCELLED = 130
+DEFAULT_MAX_BODY = 102_400
+#: the smallest body limit accepted: a body must hold at least one application and one metric
+MIN_MAX_BODY = 1_024
+#: problems printed before "... and N more"
+SHOWN_PROBLEMS = 50
+SHOWN_REJECTIONS = 20
+#: problems kept in the JSON summary
+SAVED_PROBLEMS = 1000
+INVALID_NAME = "invalid.ndjson"
+
+UPLOAD_DESCRIPTION = """\
+Read, validate and split the FILEs (bulk payloads {applications, metrics}, JSON arrays or NDJSON
+of metric items, SDK client-metrics payloads) into bodies of at most --max-body bytes, and send
+them to POST /api/client/metrics/bulk with a client token, --concurrency at a time. Admin API
+tokens and personal access tokens are refused on that endpoint by real servers: the client token
+comes from the variable named by --client-token-env (default FLAGDESK_CLIENT_TOKEN), or from the
+profile; when that is unset and the token of --token-env has the shape of a client token
+(project:environment.secret), that one is used. Tokens are never read from the command line.
+
+Invalid items are left out: the valid ones are uploaded, and the invalid ones are saved to
+invalid.ndjson in the upload's folder and counted in the report. Each upload keeps a ledger and
+a copy of its bodies in a folder of its own (default: under the user data folder; --folder
+chooses). 429, 502/503/504 and connection failures are retried with backoff; 400, 413 and 415
+are not, and the metric items of the rejected bodies are saved to rejected.json with the
+server's messages. After Ctrl+C, a crash or a network loss, --resume LEDGER sends exactly the
+bodies that got no answer.
+
+exit status:
+  0  every body accepted (with --dry-run: every item valid)
+  1  done, but some bodies were rejected or some items were invalid and left out
+  2  bad usage, or bad input: a FILE cannot be read, or holds no valid metric
+  3  the server was unreachable (or kept failing) after retries: bodies left pending, resume later
+  4  the token was refused (401/403): wrong token, or not a client token
+  130  cancelled with Ctrl+C: resume later
+"""
+
+VALIDATE_DESCRIPTION = """\
+Read and validate the FILEs without sending anything. Prints each problem as
+file:line:col: path: message (errors, then warnings about what a real Unleash accepts and then
+drops), and a summary.
+
+exit status:
+  0  every item is valid (warnings do not count)
+  2  some item is invalid, a FILE cannot be read, or bad usage
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from app.cli import add_connection_arguments
+
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    validate = sub.add_parser(
+        "validate",
+        help="check metrics files and print every problem",
+        description=VALIDATE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", type=Path, help="metrics files")
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
+
+    upload = sub.add_parser(
+        "upload",
+        help="send metrics files to a server (or --resume an upload)",
+        description=UPLOAD_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    upload.add_argument("files", nargs="*", metavar="FILE", type=Path,
+                        help="metrics files (none with --resume)")  # fmt: skip
+    add_connection_arguments(upload)
+    how = upload.add_argument_group("upload")
+    how.add_argument("--concurrency", type=_concurrency, default=4, metavar="N",
+                     help="requests at a time (default 4)")  # fmt: skip
+    how.add_argument("--attempts", type=_attempts, default=None, metavar="N",
+                     help="tries per body before the server counts as unreachable "
+                     "(default 6; backoff 0.5 s doubling to 8 s, with jitter)")  # fmt: skip
+    how.add_argument("--max-body", type=_max_body, default=None, metavar="BYTES",
+                     help=f"largest request body in bytes (default {DEFAULT_MAX_BODY:,}, "
+                     "the limit of Unleash)")  # fmt: skip
+    how.add_argument("--dry-run", action="store_true",
+                     help="read, validate, split and report; send nothing")  # fmt: skip
+    how.add_argument("--resume", metavar="LEDGER", type=Path,
+                     help="continue the upload of this ledger (its folder or ledger.jsonl); "
+                     "no FILE then. It goes to the ledger's server; --url or --profile, if "
+                     "given, must name that one")  # fmt: skip
+    how.add_argument("--folder", metavar="DIR", type=Path,
+                     help="keep the ledger and the bodies' copy here (a new folder)")  # fmt: skip
+    how.add_argument("--json", action="store_true", help="print one JSON object (the summary)")
+
+
+def _concurrency(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"{value}: choose 1 to 64")
+    return value
+
+
+def _attempts(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{value}: choose 1 to 100")
+    return value
+
+
+def _max_body(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+    if value < MIN_MAX_BODY:
+        raise argparse.ArgumentTypeError(f"{value}: a body needs at least {MIN_MAX_BODY} bytes")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "validate":
+        return validate(args)
+    return upload(args)
+
+
+# ---------------------------------------------------------------------------- validate
+
+
+def validate(args: argparse.Namespace) -> int:
+    out = _Output("validate", args.json)
+    try:
+        _check_files(args.files)
+    except UsageError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    try:
+        batch = _load(args.files)
+    except KeyboardInterrupt:
+        return out.fail(EXIT_CANCELLED, "cancelled")
+    problems = [*batch.problems, *batch.check(token_environment=None, known_features=None)]
+    errors = [p for p in problems if p.severity == "error"]
+    warnings = [p for p in problems if p.severity != "error"]
+    status = EXIT_USAGE if errors else EXIT_OK
+    summary: dict[str, Any] = {
+        "files": _sources(batch),
+        "metrics": batch.metric_count,
+        "invalid": batch.invalid_count,
+        "errors": len(errors),
+        "warnings": len(warnings),
+        "problems": [_problem_json(p) for p in problems],
+    }
+    if args.json:
+        out.json({**summary, "exit_status": status})
+        return status
+    for problem in [*errors, *warnings]:
+        print(_problem_line(problem))
+    print(
+        f"{len(args.files)} file{_s(len(args.files))}: {batch.metric_count:,} valid "
+        f"metric{_s(batch.metric_count)}, {batch.invalid_count:,} invalid; "
+        f"{len(errors):,} error{_s(len(errors))}, {len(warnings):,} warning{_s(len(warnings))}"
+    )
+    return status
+
+
+# ---------------------------------------------------------------------------- upload
+
+
+def upload(args: argparse.Namespace) -> int:
+    out = _Output("upload", args.json)
+    try:
+        if args.resume is not None:
+            return _resume(args, out)
+        if not args.files:
+            raise UsageError("give the FILEs to upload, or --resume LEDGER")
+        _check_files(args.files)
+        spec = None if args.dry_run else _connection(args, ledger_server=None)
+    except UsageError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    try:
+        batch = _load(args.files)
+    except KeyboardInterrupt:
+        return out.fail(EXIT_CANCELLED, "cancelled while reading; nothing was sent")
+    out.update(files=_sources(batch), metrics=batch.metric_count)
+    max_body = args.max_body or DEFAULT_MAX_BODY
+    if batch.metric_count == 0:
+        _report_problems(out, batch, spec)
+        return out.fail(EXIT_USAGE, "no valid metric to upload in " + _names(args.files))
+    if args.dry_run:
+        count = size = largest = 0
+        for body in batch.iter_bodies(max_body):
+            count += 1
+            size += len(body.data)
+            largest = max(largest, len(body.data))
+        invalid = _report_problems(out, batch, spec)
+        out.update(dry_run=True, bodies=count, bytes=size, largest_body=largest)
+        if not args.json:
+            sendable = batch.metric_count - batch.unsendable
+            print(
+                f"Would send {sendable:,} metric{_s(sendable)} in "
+                f"{count:,} bod{'y' if count == 1 else 'ies'} ({size:,} bytes, the largest "
+                f"{largest:,} of at most {max_body:,})"
+                + (f"; {invalid:,} invalid item{_s(invalid)} left out" if invalid else "")
+            )
+        return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+    assert spec is not None
+    return _send(args, out, spec, batch=batch, max_body=max_body)
+
+
+def _report_problems(out: _Output, batch: Batch, spec: ConnectionSpec | None) -> int:
+    """Print the problems (after the split, which adds items too large for any body) and put
+    them in the summary; returns the number of items left out."""
+    from app.metrics import token_environment
+
+    environment = token_environment(spec.client_token) if spec and spec.client_token else None
+    problems = [*batch.problems,
+                *batch.check(token_environment=environment, known_features=None)]  # fmt: skip
+    errors = sum(1 for p in problems if p.severity == "error")
+    invalid = batch.invalid_count + batch.unsendable
+    if not out.as_json:
+        _print_problems(problems, sys.stderr)
+    out.update(
+        invalid=invalid,
+        errors=errors,
+        warnings=len(problems) - errors,
+        problems=[_problem_json(p) for p in problems[:SAVED_PROBLEMS]],
+    )
+    return invalid
+
+
+def _resume(args: argparse.Namespace, out: _Output) -> int:
+    from app.metrics.ledger import Ledger, LedgerError
+
+    if args.files:
+        raise UsageError("--resume continues an upload: give no FILE with it")
+    if args.max_body is not None:
+        raise UsageError("--resume sends the bodies as they were split: no --max-body with it")
+    if args.dry_run:
+        raise UsageError("--resume and --dry-run do not go together")
+    try:
+        ledger = Ledger.open(args.resume, write=False)
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None
+    spec = _connection(args, ledger_server=ledger.server)
+    note = ledger.note
+    invalid_name = note.get("invalid_file")
+    out.update(
+        files=ledger.sources,
+        invalid=int(note.get("invalid", 0)),
+        invalid_file=str(ledger.folder / invalid_name) if invalid_name else None,
+        bodies=len(ledger.entries),
+        bytes=sum(e.size for e in ledger.entries),
+        resumed=True,
+    )
+    return _send(args, out, spec, resume=ledger.path)
+
+
+def _send(
+    args: argparse.Namespace,
+    out: _Output,
+    spec: ConnectionSpec,
+    *,
+    batch: Batch | None = None,
+    max_body: int | None = None,
+    resume: Path | None = None,
+) -> int:
+    from app.metrics.ledger import LedgerError
+
+    bar = _Bar(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        report, invalid_file = asyncio.run(_upload(spec, args, out, batch, max_body, resume, bar))
+    except LedgerError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    except KeyboardInterrupt:  # before the upload started: nothing was sent
+        return out.fail(EXIT_CANCELLED, "cancelled before anything was sent")
+    finally:
+        if bar is not None:
+            bar.finish()
+    invalid = int(out.data.get("invalid", 0))
+    if invalid_file is not None:
+        out.update(invalid_file=str(invalid_file))
+    out.update(**report.to_json())
+    status = _status(report, invalid)
+    if args.json:
+        return out.done(status)
+    _print_report(report, invalid, out.data.get("invalid_file"))
+    if report.stopped:
+        print(f"flagdesk metrics upload: {report.error}", file=sys.stderr)
+    if not report.complete:
+        print(
+            f"Resume with: flagdesk metrics upload --resume {report.ledger.parent}",
+            file=sys.stderr,
+        )
+    return status
+
+
+async def _upload(
+    spec: ConnectionSpec,
+    args: argparse.Namespace,
+    out: _Output,
+    batch: Batch | None,
+    max_body: int | None,
+    resume: Path | None,
+    bar: _Bar | None,
+) -> tuple[Report, Path | None]:
+    from app.metrics.upload import UPLOAD_RETRY, Upload
+
+    retry = UPLOAD_RETRY
+    if args.attempts is not None:
+        retry = dataclasses.replace(retry, attempts=args.attempts)
+    invalid_file: Path | None = None
+    async with spec.client() as client:
+        if resume is not None:
+            job = await Upload.resume(client, resume, concurrency=args.concurrency, retry=retry)
+        else:
+            assert batch is not None and max_body is not None
+            split = batch  # the note is made once the split has said what it left out
+
+            def note() -> dict[str, Any]:
+                invalid = split.invalid_count + split.unsendable
+                return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
+
+            job = await Upload.start(
+                client,
+                batch.iter_bodies(max_body),
+                folder=args.folder,
+                max_body=max_body,
+                sources=_sources(batch),
+                note=note,
+                concurrency=args.concurrency,
+                retry=retry,
+            )
+            if _report_problems(out, batch, spec):
+                invalid_file = job.ledger.folder / INVALID_NAME
+                await asyncio.to_thread(batch.write_invalid, invalid_file)
+        entries = job.ledger.entries
+        out.update(
+            folder=str(job.ledger.folder),
+            bodies=len(entries),
+            bytes=sum(e.size for e in entries),
+            largest_body=max((e.size for e in entries), default=0),
+        )
+        if not out.as_json:
+            print(f"Uploading to {client.base_url}; ledger {job.ledger.path}", file=sys.stderr)
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        interrupts = 0
+
+        def interrupted() -> None:
+            nonlocal interrupts
+            interrupts += 1
+            if interrupts == 1:
+                job.cancel()
+                print("\nCancelling: waiting for the requests in flight (Ctrl+C again to stop "
+                      "at once).", file=sys.stderr)  # fmt: skip
+            elif main is not None:
+                main.cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, interrupted)
+        try:
+            report = await job.run(progress=bar.update if bar is not None else None)
+        except asyncio.CancelledError:
+            from app.metrics.upload import CANCELLED
+
+            if main is not None:
+                main.uncancel()  # the second Ctrl+C, handled: finish the report
+            report = dataclasses.replace(
+                job.report(), stopped=CANCELLED, error="The upload was stopped at once."
+            )
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            job.close()
+    return report, invalid_file
+
+
+def _status(report: Report, invalid: int) -> int:
+    from app.metrics.upload import CANCELLED, LEDGER, UNAUTHORISED
+
+    if report.stopped == UNAUTHORISED:
+        return EXIT_UNAUTHORISED
+    if report.stopped == CANCELLED:
+        return EXIT_CANCELLED
+    if report.stopped == LEDGER:
+        return EXIT_USAGE
+    if report.stopped:  # unreachable, or the server refuses this endpoint
+        return EXIT_UNREACHABLE
+    if report.rejected.bodies or invalid:
+        return EXIT_INCOMPLETE
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- connection
+
+
+def _connection(args: argparse.Namespace, *, ledger_server: str | None) -> ConnectionSpec:
+    """Where to send, with a client token. With `ledger_server` (a resume), --url/--profile
+    may be left out, and must name that server if given."""
+    from app.api.client import normalise_base_url
+    from app.commands.connection import connection_from_args
+    from app.connection import ConnectionSpec
+    from app.metrics import token_environment
+
+    if args.profile:
+        spec = connection_from_args(args)
+    else:
+        url = args.url or ledger_server
+        if not url:
+            raise UsageError(
+                "say where to upload: --profile NAME, or --url URL with the client token in "
+                f"the environment variable named by --client-token-env "
+                f"(default {args.client_token_env})"
+            )
+        try:
+            url = normalise_base_url(url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
+        token = os.environ.get(args.token_env, "").strip()
+        client_token = os.environ.get(args.client_token_env, "").strip() or None
+        spec = ConnectionSpec(
+            url=url,
+            token=token,
+            client_token=client_token,
+            verify_tls=not args.insecure,
+            ca_bundle=args.ca_bundle,
+            label=url,
+        )
+    if ledger_server and normalise_base_url(ledger_server) != spec.url:
+        raise UsageError(
+            f"the ledger is an upload to {ledger_server}, not {spec.url}: resume it there "
+            "(leave out --url and --profile to use the ledger's server)"
+        )
+    if not spec.client_token:
+        if token_environment(spec.token) not in (None, "*"):  # --token-env has a client token
+            return dataclasses.replace(spec, client_token=spec.token)
+        where = (
+            f"the profile {args.profile!r} has none stored, and {args.client_token_env} is unset"
+            if args.profile
+            else f"the environment variable {args.client_token_env} holds none"
+        )
+        raise UsageError(
+            f"metrics need a client token, and {where}. Admin API tokens and personal access "
+            "tokens are refused on this endpoint by real servers: create a client (backend) "
+            f"token and put it in {args.client_token_env} (or name another variable with "
+            "--client-token-env)"
+        )
+    return spec
+
+
+# ---------------------------------------------------------------------------- input
+
+
+def _check_files(files: Sequence[Path]) -> None:
+    for path in files:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file")
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a file")
+        if not os.access(path, os.R_OK):
+            raise UsageError(f"{path}: cannot be read (permission denied)")
+
+
+def _load(files: Sequence[Path]) -> Batch:
+    from app.metrics import load
+
+    bar = _Bar(sys.stderr, label="reading") if sys.stderr.isatty() else None
+    try:
+        return load([str(p) for p in files], progress=bar.reading if bar else None)
+    finally:
+        if bar is not None:
+            bar.finish()
+
+
+def _sources(batch: Batch) -> list[dict[str, Any]]:
+    return [
+        {
+            "file": str(s.file),
+            "format": s.format,
+            "metrics": s.metrics,
+            "applications": s.applications,
+        }
+        for s in batch.sources
+    ]
+
+
+def _problem_json(problem: Any) -> dict[str, Any]:
+    return {
+        "severity": problem.severity,
+        "file": str(problem.file),
+        "line": problem.line,
+        "column": problem.column,
+        "path": problem.path,
+        "message": problem.message,
+    }
+
+
+def _problem_line(problem: Any) -> str:
+    text = str(problem)
+    return text if problem.severity == "error" else f"{text} (warning)"
+
+
+def _print_problems(problems: Sequence[Any], stream: TextIO) -> None:
+    ordered = sorted(problems, key=lambda p: p.severity != "error")
+    for problem in ordered[:SHOWN_PROBLEMS]:
+        print(_problem_line(problem), file=stream)
+    if len(ordered) > SHOWN_PROBLEMS:
+        print(f"... and {len(ordered) - SHOWN_PROBLEMS:,} more problems", file=stream)
+
+
+def _names(files: Sequence[Path]) -> str:
+    return ", ".join(str(f) for f in files)
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+# ---------------------------------------------------------------------------- output
+
+
+class _Output:
+    """The summary, printed as one JSON object with --json (also on failure)."""
+
+    def __init__(self, command: str, as_json: bool) -> None:
+        self.as_json = as_json
+        self.data: dict[str, Any] = {"command": command}
+
+    def update(self, **fields: Any) -> None:
+        self.data.update(fields)
+
+    def json(self, fields: dict[str, Any]) -> None:
+        print(json.dumps({**self.data, **fields}, indent=2, ensure_ascii=False))
+
+    def done(self, status: int) -> int:
+        if self.as_json:
+            self.json({"exit_status": status})
+        return status
+
+    def fail(self, status: int, message: str) -> int:
+        print(f"flagdesk metrics {self.data['command']}: {message}", file=sys.stderr)
+        if self.as_json:
+            self.json({"error": message, "exit_status": status})
+        return status
+
+
+def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
+    def row(label: str, bodies: str, metrics: str, extra: str = "") -> str:
+        return f"  {label:<9} {bodies:<16} {metrics}{extra}"
+
+    def counts(label: str, c: Counts, extra: str = "") -> str:
+        body = "body" if c.bodies == 1 else "bodies"
+        return row(
+            label, f"{c.bodies:>8,} {body}", f"{c.metrics:>12,} metric{_s(c.metrics)}", extra
+        )
+
+    print(f"Server  {report.server}")
+    print(f"Ledger  {report.ledger}")
+    print(counts("accepted", report.accepted))
+    saved = f" (saved to {report.rejected_file})" if report.rejected_file else ""
+    print(counts("rejected", report.rejected, saved))
+    print(counts("pending", report.pending))
+    if invalid:
+        where = f" (saved to {invalid_file})" if invalid_file else ""
+        print(row("invalid", "", f"{invalid:>12,} item{_s(invalid)} left out{where}"))
+    for rejection in report.rejections[:SHOWN_REJECTIONS]:
+        print(f"  body {rejection.body}: {rejection.status}: {rejection.message}")
+    if len(report.rejections) > SHOWN_REJECTIONS:
+        print(f"  ... and {len(report.rejections) - SHOWN_REJECTIONS} more rejected bodies")
+    if report.in_doubt:
+        print(
+            f"  {report.in_doubt} bod{'y was' if report.in_doubt == 1 else 'ies were'} sent "
+            "again after an answer that never came: the server may have counted "
+            f"{'it' if report.in_doubt == 1 else 'them'} twice."
+        )
+
+
+class _Bar:
+    """A one-line progress bar on a terminal (stderr): plain text, redrawn at most 10 times a
+    second."""
+
+    def __init__(self, stream: TextIO, label: str = "") -> None:
+        self.stream = stream
+        self.label = label
+        self._last = 0.0
+        self._drawn = False
+
+    def _draw(self, fraction: float, text: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        columns = _columns()
+        width = max(10, min(30, columns - len(text) - 10))
+        filled = int(width * min(1.0, max(0.0, fraction)))
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {fraction * 100:3.0f}% {text}"
+        self.stream.write("\r" + line[: columns - 1].ljust(columns - 1))
+        self.stream.flush()
+        self._drawn = True
+
+    def update(self, p: Progress) -> None:
+        done = p.requests_done == p.requests_total
+        retries = f"  {p.retries} retr{'y' if p.retries == 1 else 'ies'}" if p.retries else ""
+        self._draw(
+            p.fraction,
+            f"{p.requests_done:,}/{p.requests_total:,} requests  "
+            f"{p.metrics_done:,}/{p.metrics_total:,} metrics  "
+            f"{p.bytes_done / 1e6:.1f}/{p.bytes_total / 1e6:.1f} MB{retries}",
+            force=done,
+        )
+
+    def reading(self, done: int, total: int) -> None:
+        fraction = done / total if total else 1.0
+        self._draw(fraction, f"{self.label} {done / 1e6:.1f}/{total / 1e6:.1f} MB")
+
+    def finish(self) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._drawn = False
+
+
+def _columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns

@@ -1,0 +1,631 @@
+"""The ledger of one upload: which body of a batch reached the server, kept on disk so that a
+restart resumes where the last run stopped. No Qt here.
+
+An upload lives in a folder of its own (`<data dir>/uploads/<time>-<id>/`, or one given):
+
+    bodies.bin     the exact bytes of every body, one after the other (a newline between two)
+    ledger.jsonl   the journal: a header line, then one line per state change of a body
+    invalid.*      the items left out as invalid (written by the caller, named in the header)
+    rejected.json  the metric items of the bodies the server rejected, with its message
+
+A body goes `pending -> sent -> accepted | rejected`. `sent` means the request was written and
+no answer has come back; a retryable answer (429, 502/503/504) or a connection that was never
+made puts it back to `pending`. Resume sends exactly the bodies that are neither accepted nor
+rejected; a body left `sent` (the process died, or the connection broke, while its request was
+in flight) is *in doubt*: the server may have counted it, so sending it again may count it
+twice. The ledger says how many bodies were in doubt, so a report never hides that.
+
+**Why an append-only journal rather than SQLite.** Every state change is one short line
+appended to one file; a crash can only tear the last line, which is ignored (and cut off before
+the next append), so there is no recovery logic and no second file to keep consistent. The
+lines are written and fsync'ed on a thread of the ledger's own, coalescing the changes that
+arrive together into one fsync (group commit): the event loop (the GUI's, under qasync) never
+waits for the disk, and four concurrent requests cost one fsync, not four. SQLite in WAL mode
+would give the same safety with a schema, a connection that must stay on one thread and a
+commit per change on the caller's thread. The journal also reads with `cat` when a person asks
+what happened to an upload.
+
+**Why the bodies are copied.** Resume must send exactly the bytes the first run split, even
+when the input files have changed or gone; the copy is written and fsync'ed before the first
+request, and each body's SHA-256 is checked before it is sent again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from app.paths import data_dir
+
+try:  # POSIX: one process at a time may write a ledger
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+LEDGER_NAME = "ledger.jsonl"
+BODIES_NAME = "bodies.bin"
+REJECTED_NAME = "rejected.json"
+FORMAT = "flagdesk-metrics-ledger"
+VERSION = 1
+
+
+class BodyLike(Protocol):
+    """What the ledger needs of a body (`app.metrics.Body` fits)."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def metrics(self) -> int: ...
+    @property
+    def applications(self) -> int: ...
+
+
+#: anything JSON kept in the header; a callable is called once the bodies are written (the split
+#: knows only then what it left out)
+Note = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+
+
+class State(StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+FINAL = frozenset({State.ACCEPTED, State.REJECTED})
+
+
+class LedgerError(Exception):
+    """The ledger cannot be created, read or written; `str()` names the file and the problem."""
+
+
+class LedgerBusy(LedgerError):
+    """Another process is uploading from this ledger right now."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """One body of the batch and what became of it."""
+
+    index: int
+    offset: int
+    size: int
+    metrics: int
+    applications: int
+    sha256: str
+    state: State = State.PENDING
+    #: the server's status and message for a rejected body
+    status: int | None = None
+    message: str = ""
+    details: list[str] = field(default_factory=list)
+    #: requests made for this body, over every run
+    attempts: int = 0
+    #: attempts that ended without an answer after the request may have reached the server
+    unanswered: int = 0
+    #: why the last attempt did not succeed (for the report), "" when none failed
+    last_error: str = ""
+    #: a request was written and its outcome is not known yet
+    in_flight: bool = False
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL
+
+    @property
+    def in_doubt(self) -> bool:
+        """The server may have counted this body more than once (or, if not accepted, once)."""
+        return self.unanswered > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """How many bodies, and the metrics in them."""
+
+    bodies: int = 0
+    metrics: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.bodies + other.bodies, self.metrics + other.metrics)
+
+    def to_json(self) -> dict[str, int]:
+        return {"bodies": self.bodies, "metrics": self.metrics}
+
+
+def uploads_dir() -> Path:
+    """Where each upload gets its folder by default."""
+    return data_dir() / "uploads"
+
+
+def new_upload_folder(parent: Path | None = None) -> Path:
+    """A fresh folder named by the time (sortable) and a random suffix (unique)."""
+    parent = parent or uploads_dir()
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return parent / f"{stamp}-{secrets.token_hex(3)}"
+
+
+class Ledger:
+    """The journal and the copy of the bodies of one upload.
+
+    Make one with `Ledger.create(bodies, ...)` (blocking: it writes and fsyncs the copy, so call
+    it on a worker thread from an event loop) or open an existing one with `Ledger.open(path)`.
+    The `mark_*` methods change a body's state in memory at once and queue the journal line;
+    `sync()` waits until everything queued is on disk. Close it with `close()`.
+    """
+
+    def __init__(self, folder: Path, header: dict[str, Any], entries: list[Entry]) -> None:
+        self.folder = folder
+        self.path = folder / LEDGER_NAME
+        self.bodies_path = folder / str(header.get("bodies_file", BODIES_NAME))
+        self.header = header
+        self.entries = entries
+        self._by_index = {entry.index: entry for entry in entries}
+        self._journal: _Journal | None = None
+        self._bodies_fd: int | None = None
+
+    # ------------------------------------------------------------------ making and opening
+
+    @classmethod
+    def create(
+        cls,
+        bodies: Iterable[BodyLike],
+        *,
+        folder: Path | None = None,
+        server: str = "",
+        max_body: int | None = None,
+        sources: Iterable[Mapping[str, Any]] = (),
+        note: Note | None = None,
+    ) -> Ledger:
+        """Write the copy of `bodies` and a new journal into `folder` (made if needed, and it
+        must hold no ledger yet; default: a new folder under `uploads_dir()`), fsync both, and
+        return the ledger open for writing. `bodies` may be an iterator (`Batch.iter_bodies()`):
+        each body is written as it comes, so the batch's bodies are never all in memory.
+
+        `server` (the base URL, never a token), `max_body`, `sources` (what the batch was read
+        from) and `note` (anything JSON, such as where the invalid items went; or a callable
+        returning it, called after the bodies) are kept in the header for the report of a
+        later resume."""
+        folder = Path(folder) if folder is not None else new_upload_folder()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(f"Cannot make the upload folder {folder}: {exc.strerror}") from None
+        if (folder / LEDGER_NAME).exists():
+            raise LedgerError(f"{folder} already holds a ledger; resume it or choose another.")
+        seen: set[int] = set()
+        table: list[list[Any]] = []
+        bodies_path = folder / BODIES_NAME
+        try:
+            with open(bodies_path, "wb") as out:
+                offset = 0
+                for body in bodies:
+                    if body.index in seen:
+                        raise LedgerError(f"two bodies have the index {body.index}")
+                    seen.add(body.index)
+                    data = body.data
+                    out.write(data)
+                    out.write(b"\n")  # readable with `head`; not part of the body
+                    table.append([body.index, offset, len(data), body.metrics,
+                                  body.applications, hashlib.sha256(data).hexdigest()])  # fmt: skip
+                    offset += len(data) + 1
+                out.flush()
+                os.fsync(out.fileno())
+            header: dict[str, Any] = {
+                "format": FORMAT,
+                "version": VERSION,
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                "server": server,
+                "max_body": max_body,
+                "sources": [dict(s) for s in sources],
+                "note": dict((note() if callable(note) else note) or {}),
+                "bodies_file": BODIES_NAME,
+                "bodies": table,
+            }
+            tmp = folder / (LEDGER_NAME + ".tmp")
+            with open(tmp, "wb") as out:
+                out.write(_line(header))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, folder / LEDGER_NAME)
+            _fsync_dir(folder)
+        except OSError as exc:
+            raise LedgerError(
+                f"Cannot write the upload's ledger in {folder}: {exc.strerror or exc}"
+            ) from None
+        ledger = cls(folder, header, [_entry(row) for row in table])
+        ledger._open_for_writing(len(_line(header)))
+        return ledger
+
+    @classmethod
+    def open(cls, path: Path, *, write: bool = True) -> Ledger:
+        """Read the ledger at `path` (its folder or its `ledger.jsonl`) and, with `write`,
+        lock it (`LedgerBusy` if another process holds it) and open it for appending, cutting
+        off a torn last line first."""
+        path = Path(path)
+        journal = path / LEDGER_NAME if path.is_dir() else path
+        try:
+            raw = journal.read_bytes()
+        except FileNotFoundError:
+            raise LedgerError(f"{journal}: no such ledger") from None
+        except OSError as exc:
+            raise LedgerError(f"Cannot read {journal}: {exc.strerror}") from None
+        header, entries, good = _replay(journal, raw)
+        ledger = cls(journal.parent, header, entries)
+        if not ledger.bodies_path.is_file():
+            raise LedgerError(f"{ledger.bodies_path}: the copy of the bodies is missing")
+        if write:
+            ledger._open_for_writing(good)
+        return ledger
+
+    def _open_for_writing(self, good_size: int) -> None:
+        fd = os.open(self.path, os.O_RDWR)
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    raise LedgerBusy(
+                        f"{self.path} is in use: another flagdesk is uploading from it"
+                    ) from None
+            if os.fstat(fd).st_size != good_size:  # a torn last line: cut it off
+                os.ftruncate(fd, good_size)
+                os.fsync(fd)
+            os.lseek(fd, 0, os.SEEK_END)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._journal = _Journal(fd, self.path)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def server(self) -> str:
+        return str(self.header.get("server") or "")
+
+    @property
+    def max_body(self) -> int | None:
+        value = self.header.get("max_body")
+        return int(value) if isinstance(value, int) else None
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return list(self.header.get("sources") or [])
+
+    @property
+    def note(self) -> dict[str, Any]:
+        return dict(self.header.get("note") or {})
+
+    def entry(self, index: int) -> Entry:
+        return self._by_index[index]
+
+    def settle(self) -> None:
+        """Count every request still in flight as unanswered (in doubt): called when a run
+        starts, since a run that was cancelled never learnt their outcome."""
+        _settle(self.entries)
+
+    def unfinished(self) -> list[Entry]:
+        """The bodies to send: neither accepted nor rejected, in order."""
+        return [entry for entry in self.entries if not entry.final]
+
+    def counts(self, state: State) -> Counts:
+        chosen = [e for e in self.entries if e.state is state]
+        return Counts(len(chosen), sum(e.metrics for e in chosen))
+
+    @property
+    def total(self) -> Counts:
+        return Counts(len(self.entries), sum(e.metrics for e in self.entries))
+
+    def body(self, index: int) -> bytes:
+        """The exact bytes of body `index`, read from the copy and checked against the
+        SHA-256 recorded when it was made."""
+        entry = self._by_index[index]
+        if self._bodies_fd is None:
+            try:
+                self._bodies_fd = os.open(self.bodies_path, os.O_RDONLY)
+            except OSError as exc:
+                raise LedgerError(f"Cannot read {self.bodies_path}: {exc.strerror}") from None
+        data = os.pread(self._bodies_fd, entry.size, entry.offset)
+        if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
+            raise LedgerError(
+                f"{self.bodies_path}: body {index} is damaged (its bytes differ from the ones "
+                "recorded); it cannot be sent again"
+            )
+        return data
+
+    # ------------------------------------------------------------------ writing
+
+    def mark_sent(self, index: int) -> None:
+        """The request for body `index` is about to be written."""
+        entry = self._by_index[index]
+        entry.state = State.SENT
+        entry.attempts += 1
+        entry.in_flight = True
+        self._append({"i": index, "e": "sent"})
+
+    def mark_retry(self, index: int, why: str) -> None:
+        """The attempt certainly did not count: the server answered with a retryable status,
+        or the connection was never made. The body is pending again."""
+        entry = self._by_index[index]
+        entry.state = State.PENDING
+        entry.last_error = why
+        entry.in_flight = False
+        self._append({"i": index, "e": "retry", "why": why})
+
+    def mark_lost(self, index: int, why: str) -> None:
+        """The attempt ended without an answer after the request may have reached the server
+        (connection lost, no answer in time): the body stays `sent`, and is in doubt."""
+        entry = self._by_index[index]
+        entry.state = State.SENT
+        entry.unanswered += 1
+        entry.last_error = why
+        entry.in_flight = False
+        self._append({"i": index, "e": "lost", "why": why})
+
+    def mark_accepted(self, index: int) -> None:
+        entry = self._by_index[index]
+        entry.state = State.ACCEPTED
+        entry.in_flight = False
+        self._append({"i": index, "e": "accepted"})
+
+    def mark_rejected(
+        self, index: int, status: int, message: str, details: Sequence[str] = ()
+    ) -> None:
+        entry = self._by_index[index]
+        entry.state = State.REJECTED
+        entry.status = status
+        entry.message = message
+        entry.details = list(details)
+        entry.in_flight = False
+        record: dict[str, Any] = {"i": index, "e": "rejected", "status": status, "msg": message}
+        if details:
+            record["details"] = list(details)
+        self._append(record)
+
+    def _append(self, record: dict[str, Any]) -> None:
+        if self._journal is None:
+            raise LedgerError(f"{self.path} was opened read-only")
+        record["t"] = round(time.time(), 3)
+        self._journal.append(_line(record))
+
+    @property
+    def failure(self) -> LedgerError | None:
+        """Set when the journal could not be written (a full disk): stop uploading."""
+        return self._journal.failure if self._journal is not None else None
+
+    def sync(self, timeout: float | None = None) -> None:
+        """Block until every state change so far is on disk (raises `LedgerError` if the
+        journal could not be written)."""
+        if self._journal is not None:
+            self._journal.sync(timeout)
+
+    def close(self) -> None:
+        """Write what is queued, release the lock and close the files."""
+        if self._journal is not None:
+            journal, self._journal = self._journal, None
+            journal.close()
+        if self._bodies_fd is not None:
+            os.close(self._bodies_fd)
+            self._bodies_fd = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def write_rejected(self, path: Path | None = None) -> Path | None:
+        """Save the metric items of every rejected body, each with the server's status and
+        message, as one JSON document (default `rejected.json` in the folder). None, and no
+        file, when nothing was rejected."""
+        rejected = [e for e in self.entries if e.state is State.REJECTED]
+        if not rejected:
+            return None
+        path = path or self.folder / REJECTED_NAME
+        items = []
+        for entry in rejected:
+            try:
+                content = json.loads(self.body(entry.index))
+            except (LedgerError, ValueError):
+                content = {}
+            items.append(
+                {
+                    "body": entry.index,
+                    "status": entry.status,
+                    "message": entry.message,
+                    "details": entry.details,
+                    "applications": content.get("applications", []),
+                    "metrics": content.get("metrics", []),
+                }
+            )
+        document = {
+            "rejected_bodies": len(rejected),
+            "rejected_metrics": sum(e.metrics for e in rejected),
+            "server": self.server,
+            "rejected": items,
+        }
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise LedgerError(f"Cannot write {path}: {exc.strerror}") from None
+        return path
+
+
+# ---------------------------------------------------------------------------- the journal
+
+
+class _Journal:
+    """Appends lines to the journal and fsyncs them on a thread of its own (group commit)."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd = fd
+        self._path = path
+        self._cond = threading.Condition()
+        self._queue: list[bytes] = []
+        self._queued = 0  # lines handed over so far
+        self._durable = 0  # lines written and fsync'ed so far
+        self._closing = False
+        self.failure: LedgerError | None = None
+        self._thread = threading.Thread(target=self._run, name="ledger-journal", daemon=True)
+        self._thread.start()
+
+    def append(self, line: bytes) -> None:
+        with self._cond:
+            if self.failure is not None:
+                raise self.failure
+            if self._closing:
+                raise LedgerError(f"{self._path} is closed")
+            self._queue.append(line)
+            self._queued += 1
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._closing:
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                lines, self._queue = self._queue, []
+                upto = self._queued
+            try:
+                _write_all(self._fd, b"".join(lines))
+                os.fsync(self._fd)
+            except OSError as exc:
+                with self._cond:
+                    self.failure = LedgerError(
+                        f"Cannot write the ledger {self._path}: {exc.strerror or exc}"
+                    )
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._durable = upto
+                self._cond.notify_all()
+
+    def sync(self, timeout: float | None = None) -> None:
+        with self._cond:
+            target = self._queued
+            self._cond.wait_for(
+                lambda: self._durable >= target or self.failure is not None, timeout
+            )
+            if self.failure is not None:
+                raise self.failure
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)  # also releases the lock
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (POSIX; a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _entry(row: Sequence[Any]) -> Entry:
+    index, offset, size, metrics, applications, digest = row
+    return Entry(int(index), int(offset), int(size), int(metrics), int(applications), str(digest))
+
+
+def _replay(journal: Path, raw: bytes) -> tuple[dict[str, Any], list[Entry], int]:
+    """The header, the entries with their states, and the size of the journal's good part
+    (everything up to the last complete line)."""
+    end = raw.rfind(b"\n") + 1  # a last line without its newline is torn: ignored
+    lines = raw[:end].split(b"\n")[:-1]
+    if not lines:
+        raise LedgerError(f"{journal}: empty or torn before its header was complete")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        raise LedgerError(f"{journal}:1: the header is not JSON") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise LedgerError(f"{journal}:1: not a flagdesk metrics ledger")
+    if header.get("version") != VERSION:
+        raise LedgerError(
+            f"{journal}:1: ledger version {header.get('version')!r}; this flagdesk reads "
+            f"version {VERSION}"
+        )
+    try:
+        entries = [_entry(row) for row in header["bodies"]]
+    except (KeyError, TypeError, ValueError):
+        raise LedgerError(f"{journal}:1: the header's list of bodies is damaged") from None
+    by_index = {entry.index: entry for entry in entries}
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            record = json.loads(line)
+            entry = by_index[record["i"]]
+            event = record["e"]
+        except (ValueError, KeyError, TypeError):
+            if number == len(lines):  # a damaged last line is a torn one
+                end -= len(line) + 1
+                break
+            raise LedgerError(f"{journal}:{number}: not a ledger record") from None
+        if entry.final:
+            continue  # an outcome is final
+        if event == "sent":
+            entry.state = State.SENT
+            entry.attempts += 1
+            entry.in_flight = True
+        elif event == "retry":
+            entry.state = State.PENDING
+            entry.last_error = str(record.get("why", ""))
+            entry.in_flight = False
+        elif event == "lost":
+            entry.state = State.SENT
+            entry.unanswered += 1
+            entry.last_error = str(record.get("why", ""))
+            entry.in_flight = False
+        elif event == "accepted":
+            entry.state = State.ACCEPTED
+            entry.in_flight = False
+        elif event == "rejected":
+            entry.state = State.REJECTED
+            entry.status = int(record.get("status", 0))
+            entry.message = str(record.get("msg", ""))
+            entry.details = [str(d) for d in record.get("details", [])]
+            entry.in_flight = False
+    _settle(entries)
+    return header, entries, end
+
+
+def _settle(entries: Iterable[Entry]) -> None:
+    for entry in entries:
+        if entry.in_flight:  # the run ended while this request was in flight
+            entry.unanswered += 1
+            entry.in_flight = False

@@ -1,0 +1,137 @@
+"""Resume after a crash, on either side.
+
+- The sandbox is killed (SIGKILL) in the middle of an upload and restarted on the same
+  database; Resume sends exactly the bodies without an outcome. Every body whose 202 was
+  received is stored exactly once; a body the ledger marks in doubt (in flight when the server
+  died) is stored once or twice, and the test knows which bodies those are.
+- The uploading process is killed (SIGKILL) in the middle of an upload; Resume from the ledger
+  on disk finishes the job with the same guarantee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from app.api.client import AdminClient, RetryPolicy
+from app.metrics.ledger import LEDGER_NAME, Ledger, State
+from app.metrics.upload import UNREACHABLE, Progress, Report, Upload
+from sandbox.process import SandboxProcess
+from tests.metrics.test_upload import assert_stored_exactly, make_bodies
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
+
+
+def sandbox_on(db: Path, admin: str, client: str) -> SandboxProcess:
+    return SandboxProcess(db, "--empty", admin_token=admin, client_token=client).start()
+
+
+def test_sandbox_killed_mid_upload_then_resume_counts_each_answered_body_once(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "db.sqlite3"
+    admin = "*:*." + secrets.token_hex(16)
+    client_token = "default:development." + secrets.token_hex(16)
+    bodies = make_bodies(60, "killed", per_body=150)
+    folder = tmp_path / "up"
+    first_sb = sandbox_on(db, admin, client_token)
+    second_sb: SandboxProcess | None = None
+
+    async def main() -> tuple[Report, Report, set[int], set[int], dict[int, int]]:
+        nonlocal second_sb
+        async with AdminClient(first_sb.url, admin, client_token=client_token) as client:
+            upload = await Upload.start(client, bodies, folder=folder, retry=QUICK)
+
+            def kill_midway(p: Progress) -> None:
+                if p.accepted >= 15 and first_sb.running:
+                    first_sb.kill()  # no shutdown handler runs
+
+            first = await upload.run(progress=kill_midway)
+            answered = {e.index for e in upload.ledger.entries if e.state is State.ACCEPTED}
+            doubtful = {e.index for e in upload.ledger.entries if e.in_doubt}
+            upload.close()
+        second_sb = sandbox_on(db, admin, client_token)
+        async with AdminClient(second_sb.url, admin, client_token=client_token) as client:
+            resumed = await Upload.resume(client, folder, retry=QUICK)
+            second = await resumed.run()
+            counted = await assert_stored_exactly(client, bodies, resumed.ledger)
+            resumed.close()
+        return first, second, answered, doubtful, counted
+
+    try:
+        first, second, answered, doubtful, counted = asyncio.run(main())
+    finally:
+        first_sb.stop()
+        if second_sb is not None:
+            second_sb.stop()
+    assert first.stopped == UNREACHABLE and "gave up after 3 attempts" in first.error
+    assert 15 <= first.accepted.bodies < 60 and first.pending.bodies == 60 - len(answered)
+    assert second.complete and second.accepted.bodies == 60 and second.stopped == ""
+    assert second.requests == first.pending.bodies  # exactly the unfinished bodies, once each
+    assert not answered & doubtful
+    assert all(counted[i] == 1 for i in answered)  # nothing counted twice that had its 202
+    assert {i for i, k in counted.items() if k > 1} <= doubtful
+    assert second.in_doubt == len(doubtful)
+
+
+CHILD = """
+import asyncio, sys, time
+sys.path.insert(0, {root!r})
+from app.api.client import AdminClient
+from app.metrics.upload import Upload
+
+async def main():
+    async with AdminClient({url!r}, "", client_token={token!r}) as client:
+        upload = await Upload.resume(client, {folder!r}, concurrency=4)
+        # slow the loop down, so the parent's SIGKILL lands in the middle of the upload
+        await upload.run(progress=lambda p: time.sleep(0.01))
+        upload.close()
+
+asyncio.run(main())
+"""
+
+
+def test_uploader_killed_mid_upload_then_resume_finishes_exactly(tmp_path: Path) -> None:
+    bodies = make_bodies(80, "uploader-killed", per_body=60)
+    folder = tmp_path / "up"
+    with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        Ledger.create(bodies, folder=folder, server=sb.url).close()
+        script = textwrap.dedent(CHILD).format(
+            root=str(ROOT), url=sb.url, token=sb.client_token, folder=str(folder)
+        )
+        child = subprocess.Popen([sys.executable, "-c", script])
+        journal = folder / LEDGER_NAME
+        deadline = time.monotonic() + 60
+        while journal.read_bytes().count(b'"e":"accepted"') < 10:
+            assert child.poll() is None, "the upload ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+
+        killed = Ledger.open(folder, write=False)
+        answered = {e.index for e in killed.entries if e.state is State.ACCEPTED}
+        doubtful = {e.index for e in killed.entries if e.in_doubt}
+        assert 10 <= len(answered) < 80
+
+        async def resume() -> tuple[Report, dict[int, int]]:
+            async with AdminClient(sb.url, sb.admin_token, client_token=sb.client_token) as c:
+                upload = await Upload.resume(c, folder)
+                report = await upload.run()
+                counted = await assert_stored_exactly(c, bodies, upload.ledger)
+                upload.close()
+                return report, counted
+
+        report, counted = asyncio.run(resume())
+    assert report.complete and report.accepted.bodies == 80
+    assert report.requests == 80 - len(answered)
+    assert all(counted[i] == 1 for i in answered)
+    assert {i for i, k in counted.items() if k > 1} <= doubtful
