@@ -9,17 +9,18 @@ streaming and validate with pydantic's JSON parser in one pass.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Annotated, Any
 
-import pydantic_core
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
@@ -30,23 +31,137 @@ from sandbox.store import (
     ApiError,
     Principal,
     Store,
-    WireBody,
 )
 
 #: Unleash's default body limit for the client API: 100 kB, 102,400 bytes accepted.
 BULK_BODY_LIMIT = 102_400
 SERVER_NAME = "flagdesk sandbox"
+#: chunks of a streamed answer read ahead of the client (each a few hundred kB)
+STREAM_AHEAD = 4
 
 
-def json_response(body: BaseModel | list[Any] | WireBody, status: int = 200) -> Response:
-    if isinstance(body, dict):
-        content = pydantic_core.to_json(body)
-    elif isinstance(body, list):
+def json_response(body: BaseModel | list[Any], status: int = 200) -> Response:
+    if isinstance(body, list):
         content = b"[" + b",".join(item.model_dump_json(exclude_unset=True).encode()
                                    for item in body) + b"]"  # fmt: skip
     else:
         content = body.model_dump_json(exclude_unset=True).encode()
     return Response(content, status_code=status, media_type="application/json")
+
+
+class ChunkPump:
+    """The chunks of an answer, made on a thread of its own and handed to the event loop.
+
+    Why a thread with a read-only connection of its own (rather than pages read on the loop
+    thread, a short query each between awaits): the answer is read in one transaction, so it is
+    one consistent snapshot even while other requests write (WAL lets a reader run beside the
+    writer); the loop keeps serving other requests while 100,000 rows are read and encoded
+    (SQLite lets go of the GIL while it steps); and no statement is ever left open on the
+    loop's connection across an await, where another request's write transaction would
+    interleave with it. The producer runs at most `ahead` chunks in front of the client, and
+    stops (closing its generator, then calling `on_end`) as soon as `stop()` is called: when
+    the response ends, complete or cut off by a client that went away.
+    """
+
+    def __init__(
+        self,
+        produce: Callable[[], Iterator[bytes]],
+        *,
+        ahead: int = STREAM_AHEAD,
+        on_end: Callable[[], object] | None = None,
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
+        self._room = threading.Semaphore(ahead)
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(produce, on_end), name="sandbox-answer", daemon=True
+        )
+        self._thread.start()
+
+    def _run(
+        self, produce: Callable[[], Iterator[bytes]], on_end: Callable[[], object] | None
+    ) -> None:
+        try:
+            chunks = produce()
+            try:
+                for chunk in chunks:
+                    self._room.acquire()
+                    if self._stopped.is_set():
+                        return
+                    self._hand(chunk)
+            finally:
+                if isinstance(chunks, Generator):
+                    chunks.close()  # ends its read transaction now, not when collected
+            self._hand(None)
+        except BaseException as exc:  # handed over: the response raises it on the loop
+            self._hand(exc)
+        finally:
+            if on_end is not None:
+                on_end()
+
+    def _hand(self, item: bytes | BaseException | None) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is left to read
+            self._stopped.set()
+
+    async def next(self) -> bytes | None:
+        """The next chunk; None after the last; raises what the producer raised."""
+        item = await self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        if item is not None:
+            self._room.release()
+        return item
+
+    async def chunks(self, first: bytes) -> AsyncIterator[bytes]:
+        yield first
+        while (chunk := await self.next()) is not None:
+            yield chunk
+
+    def stop(self) -> None:
+        """Make the producer stop at its next chunk (waking it if it waits for room)."""
+        self._stopped.set()
+        self._room.release()
+
+
+class PumpedResponse(StreamingResponse):
+    """A JSON answer streamed from a `ChunkPump`, which is stopped however the response ends."""
+
+    def __init__(self, pump: ChunkPump, first: bytes) -> None:
+        super().__init__(pump.chunks(first), media_type="application/json")
+        self.pump = pump
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.pump.stop()
+
+
+async def streamed_json(store: Store, answer: Callable[[Store], Iterator[bytes]]) -> Response:
+    """An answer of up to 100,000 items, streamed as `answer` makes its chunks, so the client
+    parses the first ones while the server reads the rest. `answer` runs on a `ChunkPump`
+    thread over a read-only connection of its own (closed when it ends); the first chunk is
+    awaited before the response starts, so a failure to read is still a plain 500. A database
+    in memory cannot be opened twice: there `answer` runs on the loop thread, whole, at once."""
+    reader = store.reader()
+    if reader is None:
+        return Response(b"".join(answer(store)), media_type="application/json")
+    try:
+        pump = ChunkPump(lambda: answer(reader), on_end=reader.conn.close)
+    except BaseException:
+        reader.conn.close()
+        raise
+    try:
+        first = await pump.next()
+    except BaseException:  # the producer failed, or this request was cancelled: let it go
+        pump.stop()
+        raise
+    if first is None:  # nothing at all (an answer always has its envelope)
+        return Response(b"", media_type="application/json")
+    return PumpedResponse(pump, first)
 
 
 def error_response(error: ApiError) -> Response:
@@ -269,7 +384,7 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
     @app.get("/api/admin/user-admin/inactive", tags=["users"])
     async def inactive_users(who: Admin) -> Response:
         require_root(who, (ADMIN_ROLE,), "list inactive users")
-        return json_response(store.inactive_users())
+        return await streamed_json(store, Store.inactive_users)
 
     @app.get("/api/admin/user-admin/{id}", tags=["users"])
     async def get_user(id: int, who: Admin) -> Response:
@@ -335,7 +450,7 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
 
     @app.get("/api/admin/archive/features/{projectId}", tags=["archive"], deprecated=True)
     async def archived_features(projectId: str, _: Admin) -> Response:
-        return json_response(store.archived_features(projectId))
+        return await streamed_json(store, lambda reading: reading.archived_features(projectId))
 
     @app.get("/api/admin/personal-dashboard/{projectId}", tags=["dashboard"])
     async def personal_dashboard(projectId: str, who: Admin) -> Response:

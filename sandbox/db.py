@@ -185,6 +185,14 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (feature, app_name, environment, window_start, variant)
     ) WITHOUT ROWID;
     """,
+    # 1 -> 2: indexes in the order of the two answers that run to 100,000 items, so that they
+    # stream their first items at once instead of sorting every row first
+    """
+    CREATE INDEX features_archived ON features(project, archived_at DESC, name)
+        WHERE archived_at IS NOT NULL;
+    CREATE INDEX users_last_login ON users(coalesce(seen_at, created_at))
+        WHERE account_type = 'User';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

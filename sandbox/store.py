@@ -16,11 +16,14 @@ import secrets
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import pydantic_core
 
 from app.api import models as m
 from sandbox.db import now_ms
@@ -101,25 +104,77 @@ def to_dt(ms: int | None) -> datetime | None:
 
 def to_wire_time(ms: int | None) -> str | None:
     """Integer milliseconds as the API's RFC 3339 text ("2026-01-02T03:04:05.006Z")."""
-    if ms is None:
-        return None
+    return None if ms is None else _wire_time(ms)
+
+
+def _wire_time(ms: int) -> str:
     seconds, millis = divmod(ms, 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
-def sql_wire_time(column: str) -> str:
-    """SQL for `to_wire_time(column)`, computed by SQLite (integer arithmetic: exact to the ms)."""
-    return (
-        f"CASE WHEN {column} IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', {column} / 1000,"
-        f" 'unixepoch') || printf('.%03dZ', {column} % 1000) END"
-    )
+#: The two answers that run to 100,000 items (inactive users, archived flags) are made of plain
+#: JSON values a chunk at a time (building a pydantic model per item took seconds). Their keys are
+#: the wire models' fields; tests/api and tests/compat parse these answers with those same models,
+#: which keeps the two in step.
+#:
+#: Items per chunk of a streamed answer (`Store.inactive_users`, `Store.archived_features`): a
+#: few thousand, so the first bytes leave after milliseconds and the client parses one chunk
+#: while the server reads the next.
+CHUNK_ITEMS = 2000
 
 
-#: A response body built as plain JSON values rather than wire models: for the two answers that
-#: run to 100,000 items (inactive users, archived flags), where building a pydantic model per item
-#: took seconds. The keys are the wire models' fields; tests/api and tests/compat parse these
-#: answers with those same models, which keeps the two in step.
-WireBody = dict[str, Any]
+def json_chunks(key: str, pages: Iterable[list[Any]]) -> Iterator[bytes]:
+    """`{"version":1,"<key>":[...]}` with a chunk per non-empty page of items: the same bytes
+    `pydantic_core.to_json` writes for the whole body (compact, no spaces), without holding it."""
+    head = b'{"version":1,' + pydantic_core.to_json(key) + b":["
+    first = True
+    for page in pages:
+        if page:
+            yield (head if first else b",") + pydantic_core.to_json(page)[1:-1]
+            first = False
+    yield (head if first else b"") + b"]}"
+
+
+#: `Store.inactive_users`, in the `users_last_login` index's order (its entries end with the
+#: rowid, `id`); the range on the indexed value is implied by the inactivity test and skips the
+#: active users. Parameters: the cutoff, twice.
+INACTIVE_USERS_QUERY = (
+    "SELECT id, name, email, username, seen_at, created_at, pat_seen_at FROM users"
+    " WHERE account_type = 'User' AND coalesce(seen_at, created_at) < ?"
+    " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
+    " ORDER BY coalesce(seen_at, created_at), id"
+)
+
+#: `Store.archived_features`, in the `features_archived` index's order, each flag with its
+#: environments as a JSON array of [name, enabled, last seen] (by primary key, per flag).
+#: Parameter: the project.
+ARCHIVED_FEATURES_QUERY = (
+    "SELECT name, type, description, created_at, archived_at, impression_data,"
+    " (SELECT json_group_array(json_array(fe.environment, fe.enabled,"
+    "   (SELECT max(cm.updated_at) FROM client_metrics cm"
+    "    WHERE cm.feature = fe.feature AND cm.environment = fe.environment)))"
+    "  FROM feature_environments fe WHERE fe.feature = f.name)"
+    " FROM features f WHERE project = ? AND archived_at IS NOT NULL"
+    " ORDER BY archived_at DESC, name"
+)
+
+
+class WireTimes(dict[int | None, str | None]):
+    """`to_wire_time` remembered per distinct value within one answer, read as `times[ms]`:
+    among 100,000 flags or users the same few thousand times come back again and again
+    (formatting each one took 0.4 s for an archive). A dict, so a known time costs one lookup;
+    it starts afresh past `limit` values, so memory stays bounded."""
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        super().__init__({None: None})
+        self.limit = limit
+
+    def __missing__(self, ms: int | None) -> str | None:
+        if len(self) >= self.limit:
+            self.clear()
+            self[None] = None
+        text = self[ms] = to_wire_time(ms)
+        return text
 
 
 def _stale(feature_type: str, created_at: int, now: int) -> bool:
@@ -166,6 +221,33 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+    def reader(self) -> Store | None:
+        """A Store on a read-only connection of its own to the same database file, for reading
+        a large answer on a worker thread while this Store's connection stays with the event
+        loop (WAL lets readers run beside the writer). The caller closes its `conn`. None when
+        the database lives in memory, where no second connection can reach it."""
+        path = next((row[2] for row in self.conn.execute("PRAGMA database_list")
+                     if row[1] == "main"), "")  # fmt: skip
+        if not path:
+            return None
+        conn = sqlite3.connect(
+            Path(path).as_uri() + "?mode=ro", uri=True, isolation_level=None,
+            check_same_thread=False, timeout=30,
+        )  # fmt: skip
+        # room for the pages of one 100,000-item answer (allocated only as they are read)
+        conn.execute("PRAGMA cache_size = -65536")
+        return Store(conn, inactive_days=self.inactive_days, clock=self.clock)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every query in it sees the same committed state, so an answer
+        read in pages is whole and consistent even while other requests write."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")
 
     def setting(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
@@ -419,19 +501,25 @@ class Store:
                             f"**{label}**")  # fmt: skip
         return self.get_user(user_id)
 
-    def inactive_users(self) -> WireBody:
-        """The `InactiveUsers` body as wire JSON values (see `WireBody`)."""
+    def inactive_users(self) -> Generator[bytes, None, None]:
+        """The `InactiveUsers` body, compact JSON in chunks of CHUNK_ITEMS users, read in one
+        snapshot. An index holds the users in the answer's order, so the first chunk is read
+        without sorting them all first (see INACTIVE_USERS_QUERY)."""
         cutoff = self.clock() - self.inactive_days * DAY_MS
-        rows = self.conn.execute(
-            f"SELECT id, name, email, username, {sql_wire_time('seen_at')},"
-            f" {sql_wire_time('created_at')}, {sql_wire_time('pat_seen_at')} FROM users"
-            " WHERE account_type = 'User'"
-            " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
-            " ORDER BY coalesce(seen_at, created_at), id",
-            (cutoff,),
-        )
-        keys = ("id", "name", "email", "username", "seenAt", "createdAt", "patSeenAt")
-        return {"version": 1, "inactiveUsers": [dict(zip(keys, row, strict=True)) for row in rows]}
+        wire = WireTimes()
+        with (
+            self.snapshot() as c,
+            closing(c.execute(INACTIVE_USERS_QUERY, (cutoff, cutoff))) as rows,
+        ):
+            pages = (
+                [
+                    {"id": id_, "name": name, "email": email, "username": username,
+                     "seenAt": wire[seen], "createdAt": wire[created], "patSeenAt": wire[pat]}
+                    for id_, name, email, username, seen, created, pat in page
+                ]
+                for page in iter(lambda: rows.fetchmany(CHUNK_ITEMS), [])
+            )  # fmt: skip
+            yield from json_chunks("inactiveUsers", pages)
 
     # ------------------------------------------------------------------ groups
 
@@ -688,58 +776,65 @@ class Store:
                         summary=f"**{by.user_name}** archived feature flag `{name}` "
                         f"in project **{project}**")  # fmt: skip
 
-    def archived_features(self, project: str) -> WireBody:
-        """The `ArchivedFeatures` body as wire JSON values (see `WireBody`)."""
-        rows = self.conn.execute(
-            "SELECT name, type, description, project, created_at, archived_at, impression_data"
-            " FROM features WHERE project = ? AND archived_at IS NOT NULL"
-            " ORDER BY archived_at DESC, name",
-            (project,),
-        ).fetchall()
-        last_seen = dict(
-            ((feature, env), seen)
-            for feature, env, seen in self.conn.execute(
-                "SELECT cm.feature, cm.environment, max(cm.updated_at) FROM client_metrics cm"
-                " JOIN features f ON f.name = cm.feature"
-                " WHERE f.project = ? AND f.archived_at IS NOT NULL"
-                " GROUP BY cm.feature, cm.environment",
-                (project,),
-            )
-        )
-        environments: dict[str, list[dict[str, Any]]] = {}
-        latest: dict[str, int] = {}
-        for feature, env, enabled in self.conn.execute(
-            "SELECT fe.feature, fe.environment, fe.enabled"
-            " FROM feature_environments fe JOIN features f ON f.name = fe.feature"
-            " JOIN environments e ON e.name = fe.environment"
-            " WHERE f.project = ? AND f.archived_at IS NOT NULL ORDER BY e.sort_order",
-            (project,),
-        ):
-            seen = last_seen.get((feature, env))
-            environments.setdefault(feature, []).append(
-                {"name": env, "lastSeenAt": to_wire_time(seen), "enabled": bool(enabled)}
-            )
-            if seen is not None and seen > latest.get(feature, -1):
-                latest[feature] = seen
+    def archived_features(self, project: str) -> Generator[bytes, None, None]:
+        """The `ArchivedFeatures` body, compact JSON in chunks of CHUNK_ITEMS flags, read in one
+        snapshot. An index holds a project's archived flags newest first, so the first chunk
+        is read without sorting them all first (see ARCHIVED_FEATURES_QUERY). Each flag's
+        environments come with it as a small JSON array; most flags share a few such arrays,
+        so each distinct one is made into wire values once per chunk (measured on 100,000
+        flags: 0.7 s in all, against 0.8 s with a query per chunk for the chunk's
+        environments, and 1.65 s for the whole body at once before).
+
+        An unknown project has no archived flags: `{"version":1,"features":[]}`, as Unleash."""
         now = self.clock()
-        return {
-            "version": 1,
-            "features": [
-                {
-                    "name": name,
-                    "type": type_,
-                    "description": description,
-                    "project": project_,
-                    "stale": _stale(type_, created, now),
-                    "impressionData": bool(impression),
-                    "createdAt": to_wire_time(created),
-                    "archivedAt": to_wire_time(archived),
-                    "lastSeenAt": to_wire_time(latest.get(name)),
-                    "environments": environments.get(name, []),
-                }
-                for name, type_, description, project_, created, archived, impression in rows
-            ],
-        }
+        wire = WireTimes()
+        with (
+            self.snapshot() as c,
+            closing(c.execute(ARCHIVED_FEATURES_QUERY, (project,))) as flags,
+        ):
+            # the answer lists a flag's environments in the environments' order
+            rank = {
+                name: i
+                for i, (name,) in enumerate(
+                    c.execute("SELECT name FROM environments ORDER BY sort_order, name")
+                )
+            }
+
+            def environments(found: str) -> tuple[list[dict[str, Any]], str | None]:
+                """A flag's environments as wire values, and when it was last seen in any."""
+                entries = sorted((e for e in json.loads(found) if e[0] in rank),
+                                 key=lambda e: rank[e[0]])  # fmt: skip
+                latest = max((e[2] for e in entries if e[2] is not None), default=None)
+                return [
+                    {"name": env, "lastSeenAt": wire[seen], "enabled": bool(enabled)}
+                    for env, enabled, seen in entries
+                ], wire[latest]
+
+            def page_of(rows: list[Any]) -> list[dict[str, Any]]:
+                shared: dict[str, tuple[list[dict[str, Any]], str | None]] = {}
+                items = []
+                for name, type_, description, created, archived, impression, found in rows:
+                    envs = shared.get(found)
+                    if envs is None:
+                        envs = shared[found] = environments(found)
+                    items.append(
+                        {
+                            "name": name,
+                            "type": type_,
+                            "description": description,
+                            "project": project,
+                            "stale": _stale(type_, created, now),
+                            "impressionData": bool(impression),
+                            "createdAt": wire[created],
+                            "archivedAt": wire[archived],
+                            "lastSeenAt": envs[1],
+                            "environments": envs[0],
+                        }
+                    )
+                return items
+
+            pages = map(page_of, iter(lambda: flags.fetchmany(CHUNK_ITEMS), []))
+            yield from json_chunks("features", pages)
 
     def add_strategy(
         self,

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
+import pydantic_core
 import pytest
+import uvicorn
 
 from app.api.models import (
     ArchivedFeatures,
@@ -18,6 +27,18 @@ from app.api.models import (
     SystemOwner,
     UserList,
     UserOwner,
+)
+from sandbox import db
+from sandbox.app import create_app, wrap
+from sandbox.demo import load_demo
+from sandbox.process import SandboxProcess
+from sandbox.server import bind
+from sandbox.store import (
+    ARCHIVED_FEATURES_QUERY,
+    DAY_MS,
+    INACTIVE_USERS_QUERY,
+    Store,
+    to_wire_time,
 )
 from tests.sandbox.conftest import assert_error
 
@@ -42,6 +63,14 @@ def test_reads_need_an_admin_side_token(demo_sandbox, path):
 
 
 # ------------------------------------------------------------------ 3: archived features
+
+
+def sql_wire_time(column: str) -> str:
+    """The old inactive-users code's SQL for `to_wire_time(column)`."""
+    return (
+        f"CASE WHEN {column} IS NULL THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%S', {column} / 1000,"
+        f" 'unixepoch') || printf('.%03dZ', {column} % 1000) END"
+    )
 
 
 def test_archived_features_envelope_and_fields(demo_sandbox):
@@ -255,3 +284,288 @@ def test_using_a_personal_token_makes_a_user_active(sandbox, personal_token):
     token = personal_token(sandbox, "leon.weber")
     httpx.get(sandbox.url + "/api/admin/projects", headers={"Authorization": token})
     assert "leon.weber" not in names()
+
+
+# ------------------------------------------------------------------ 3 and 6, streamed
+# The two answers that run to 100,000 items are streamed in chunks as they are read; these tests
+# hold them to the bytes the whole-body implementation sent (kept below as it was).
+
+
+def whole_inactive_users(store: Store) -> bytes:
+    """The body as the sandbox built it before streaming: all of it, then `to_json`."""
+    cutoff = store.clock() - store.inactive_days * DAY_MS
+    rows = store.conn.execute(
+        f"SELECT id, name, email, username, {sql_wire_time('seen_at')},"
+        f" {sql_wire_time('created_at')}, {sql_wire_time('pat_seen_at')} FROM users"
+        " WHERE account_type = 'User'"
+        " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
+        " ORDER BY coalesce(seen_at, created_at), id",
+        (cutoff,),
+    )
+    keys = ("id", "name", "email", "username", "seenAt", "createdAt", "patSeenAt")
+    body = {"version": 1, "inactiveUsers": [dict(zip(keys, row, strict=True)) for row in rows]}
+    return pydantic_core.to_json(body)
+
+
+def whole_archived_features(store: Store, project: str) -> bytes:
+    """The body as the sandbox built it before streaming: all of it, then `to_json`."""
+    rows = store.conn.execute(
+        "SELECT name, type, description, project, created_at, archived_at, impression_data"
+        " FROM features WHERE project = ? AND archived_at IS NOT NULL"
+        " ORDER BY archived_at DESC, name",
+        (project,),
+    ).fetchall()
+    last_seen = {
+        (feature, env): seen
+        for feature, env, seen in store.conn.execute(
+            "SELECT cm.feature, cm.environment, max(cm.updated_at) FROM client_metrics cm"
+            " JOIN features f ON f.name = cm.feature"
+            " WHERE f.project = ? AND f.archived_at IS NOT NULL"
+            " GROUP BY cm.feature, cm.environment",
+            (project,),
+        )
+    }
+    environments: dict[str, list[dict[str, Any]]] = {}
+    latest: dict[str, int] = {}
+    for feature, env, enabled in store.conn.execute(
+        "SELECT fe.feature, fe.environment, fe.enabled"
+        " FROM feature_environments fe JOIN features f ON f.name = fe.feature"
+        " JOIN environments e ON e.name = fe.environment"
+        " WHERE f.project = ? AND f.archived_at IS NOT NULL ORDER BY e.sort_order",
+        (project,),
+    ):
+        seen = last_seen.get((feature, env))
+        environments.setdefault(feature, []).append(
+            {"name": env, "lastSeenAt": to_wire_time(seen), "enabled": bool(enabled)}
+        )
+        if seen is not None and seen > latest.get(feature, -1):
+            latest[feature] = seen
+    features = [
+        {
+            "name": name,
+            "type": type_,
+            "description": description,
+            "project": project_,
+            "stale": store.is_stale(type_, created),
+            "impressionData": bool(impression),
+            "createdAt": to_wire_time(created),
+            "archivedAt": to_wire_time(archived),
+            "lastSeenAt": to_wire_time(latest.get(name)),
+            "environments": environments.get(name, []),
+        }
+        for name, type_, description, project_, created, archived, impression in rows
+    ]
+    return pydantic_core.to_json({"version": 1, "features": features})
+
+
+@contextmanager
+def store_of(sb: SandboxProcess) -> Iterator[Store]:
+    """A Store on the running sandbox's database (WAL: reading beside the server is fine)."""
+    conn = db.connect(sb.db)
+    try:
+        yield Store(conn)
+    finally:
+        conn.close()
+
+
+PROJECTS = ("default", "web-shop", "payments", "mobile-app")
+ODD_TEXT = 'Quotes " and \\ backslashes,\ttabs,\nnew lines, \x01\x1f controls, é, 😀 and \u2028.'
+
+
+def test_streamed_answers_are_the_bytes_of_the_whole_body_answers(sandbox):
+    """Same keys, order, times, nulls and escapes as before, sightings and odd text included."""
+    with sandbox.admin() as admin, sandbox.client() as client:
+        created = admin.post(
+            "/api/admin/projects/web-shop/features",
+            json={"name": "odd-text", "description": ODD_TEXT, "impressionData": True},
+        )
+        assert created.status_code == 201, created.text
+        metric = {"featureName": "odd-text", "appName": "web", "environment": "development",
+                  "yes": 1, "no": 0}  # fmt: skip
+        sent = client.post(
+            "/api/client/metrics/bulk", json={"applications": [], "metrics": [metric]}
+        )
+        assert sent.status_code == 202, sent.text
+        assert admin.delete("/api/admin/projects/web-shop/features/odd-text").status_code == 202
+        answers = {p: admin.get(f"/api/admin/archive/features/{p}") for p in PROJECTS}
+        inactive = admin.get("/api/admin/user-admin/inactive")
+    with store_of(sandbox) as store:
+        for project, r in answers.items():
+            assert r.status_code == 200 and r.headers["content-type"] == "application/json"
+            assert r.headers.get("transfer-encoding") == "chunked", "streamed, not sent whole"
+            assert r.content == whole_archived_features(store, project), project
+            ArchivedFeatures.model_validate_json(r.content)
+        assert inactive.headers.get("transfer-encoding") == "chunked"
+        assert inactive.content == whole_inactive_users(store)
+        assert len(InactiveUsers.model_validate_json(inactive.content).inactiveUsers) == 12
+    [odd] = [f for f in answers["web-shop"].json()["features"] if f["name"] == "odd-text"]
+    assert odd["description"] == ODD_TEXT and odd["impressionData"] is True
+    assert odd["lastSeenAt"] is not None and odd["environments"][0]["lastSeenAt"] is not None
+
+
+def test_an_archive_with_no_archived_flags_is_an_empty_list(demo_sandbox):
+    with demo_sandbox.admin() as http:
+        for project in ("mobile-app", "no-such-project"):  # the demo archived none in mobile-app
+            r = http.get(f"/api/admin/archive/features/{project}")
+            assert r.status_code == 200 and r.content == b'{"version":1,"features":[]}'
+
+
+SCALE = 30_000  # 15 chunks of each answer: more than the server buffers for a client
+
+
+@pytest.fixture(scope="module")
+def scaled_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
+    path = tmp_path_factory.mktemp("scaled") / "scaled.sqlite3"
+    with SandboxProcess(path, "--scale", str(SCALE)) as sb:
+        yield sb
+
+
+def test_large_answers_arrive_complete_and_in_order(scaled_sandbox):
+    with scaled_sandbox.admin() as http:
+        inactive = http.get("/api/admin/user-admin/inactive")
+        archive = http.get("/api/admin/archive/features/default")
+    with store_of(scaled_sandbox) as store:
+        assert inactive.content == whole_inactive_users(store)
+        assert archive.content == whole_archived_features(store, "default")
+    users = InactiveUsers.model_validate_json(inactive.content).inactiveUsers
+    assert len(users) == SCALE + 12 and len({u.id for u in users}) == len(users)
+    keys = [((u.seenAt or u.createdAt), u.id) for u in users]
+    assert keys == sorted(keys)
+    flags = ArchivedFeatures.model_validate_json(archive.content).features
+    assert len(flags) > SCALE and len({f.name for f in flags}) == len(flags)
+    assert all(f.project == "default" for f in flags)
+    order = [(-f.archivedAt.timestamp(), f.name) for f in flags]  # newest first, then by name
+    assert order == sorted(order)
+
+
+def test_a_client_gone_midway_stops_the_reader_and_the_next_request_is_whole(scaled_sandbox):
+    sb = scaled_sandbox
+    path = "/api/admin/archive/features/default"
+    with sb.admin() as http:  # a write, so the answer's snapshot is one the WAL must keep
+        r = http.post("/api/admin/projects/payments/features", json={"name": "midway-probe"})
+        assert r.status_code == 201, r.text
+    probe = sqlite3.connect(sb.db, isolation_level=None)
+    try:
+        probe.execute("PRAGMA busy_timeout = 0")
+        host, port = sb.url.removeprefix("http://").split(":")
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32_768)  # a slow reader
+        stalled.connect((host, int(port)))
+        stalled.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n"
+                        f"Authorization: {sb.admin_token}\r\n\r\n".encode())  # fmt: skip
+        received = b""
+        while b"\r\n\r\n" not in received or len(received) < 100_000:
+            data = stalled.recv(65_536)
+            assert data, received[:500]
+            received += data
+        assert received.startswith(b"HTTP/1.1 200 "), received[:500]
+        # midway: the answer's reader still holds its snapshot, so the WAL cannot be reset
+        assert probe.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 1
+        with sb.admin() as http:  # the server answers others meanwhile
+            other = InactiveUsers.model_validate_json(
+                http.get("/api/admin/user-admin/inactive").content
+            )
+        assert len(other.inactiveUsers) == SCALE + 12
+        stalled.close()  # unread data: the peer gets a reset
+        # the reader ends its transaction once it sees the client went away (waited for here
+        # by SQLite's busy handler; a reader left running would keep the checkpoint busy)
+        probe.execute("PRAGMA busy_timeout = 30000")
+        assert probe.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+    finally:
+        probe.close()
+    with sb.admin() as http:
+        whole = http.get(path)
+    assert whole.status_code == 200
+    flags = ArchivedFeatures.model_validate_json(whole.content).features
+    assert len(flags) > SCALE and whole.content.endswith(b"]}")
+
+
+def test_large_answers_are_read_in_index_order_without_a_sort(scaled_sandbox):
+    """The first chunk is ready after a few thousand rows only if no step sorts them all."""
+    queries = [(INACTIVE_USERS_QUERY, (0, 0), "users_last_login"),
+               (ARCHIVED_FEATURES_QUERY, ("default",), "features_archived")]  # fmt: skip
+    fresh = db.connect(":memory:")
+    with store_of(scaled_sandbox) as store:
+        for conn in (fresh, store.conn):
+            for query, args, index in queries:
+                plan = " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + query, args))
+                assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+    fresh.close()
+
+
+@contextmanager
+def served_in_thread(store: Store) -> Iterator[str]:
+    """The sandbox app over `store`, on a real socket, served by uvicorn on a thread here: for a
+    database in memory, which a `flagdesk serve` child cannot share."""
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(wrap(create_app(store)), log_level="warning",
+                                           lifespan="off", http="httptools"))  # fmt: skip
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+def test_a_database_in_memory_answers_whole(tmp_path):
+    """No second connection can open an in-memory database: there the answer is read on the
+    loop thread at once, and is still the same body."""
+    store = Store(db.connect(":memory:"))
+    assert store.reader() is None
+    store.initialise()
+    load_demo(store)
+    token, _ = store.ensure_token("admin", None)
+    expected = {p: whole_archived_features(store, p) for p in PROJECTS}
+    expected["inactive"] = whole_inactive_users(store)
+    with (
+        served_in_thread(store) as url,
+        httpx.Client(base_url=url, headers={"Authorization": token}, timeout=30) as http,
+    ):
+        got = {p: http.get(f"/api/admin/archive/features/{p}").content for p in PROJECTS}
+        got["inactive"] = http.get("/api/admin/user-admin/inactive").content
+    store.conn.close()
+    assert got == expected
+    assert len(InactiveUsers.model_validate_json(got["inactive"]).inactiveUsers) == 12
+    assert sum(len(ArchivedFeatures.model_validate_json(got[p]).features) for p in PROJECTS) == 15
+
+
+def test_a_failure_midway_cuts_the_answer_short(tmp_path, monkeypatch):
+    """Once bytes have left, a failure cannot become an error status: the connection is cut
+    before the end, so a client never takes part of an answer for all of it. Before the first
+    byte it is still a 500."""
+    store = Store(db.connect(tmp_path / "db.sqlite3"))
+    store.initialise()
+    load_demo(store)
+    token, _ = store.ensure_token("admin", None)
+    whole = Store.archived_features
+
+    def failing_midway(self: Store, project: str) -> Iterator[bytes]:
+        with closing(whole(self, project)) as chunks:
+            yield next(chunks)
+        raise RuntimeError("the disk went away")
+
+    def failing_at_once(self: Store, project: str) -> Iterator[bytes]:
+        raise RuntimeError("the disk went away")
+        yield b""
+
+    with served_in_thread(store) as url:
+
+        def get() -> httpx.Response:  # a connection each: uvicorn drops one after a failure
+            url_path = url + "/api/admin/archive/features/web-shop"
+            return httpx.get(url_path, headers={"Authorization": token}, timeout=30)
+
+        monkeypatch.setattr(Store, "archived_features", failing_midway)
+        with pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"):
+            get()
+        monkeypatch.setattr(Store, "archived_features", failing_at_once)
+        assert get().status_code == 500
+        monkeypatch.setattr(Store, "archived_features", whole)
+        assert len(ArchivedFeatures.model_validate_json(get().content).features) >= 5
+    store.conn.close()
