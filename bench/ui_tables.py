@@ -11,6 +11,7 @@ the `DataTable`), and measures for each table:
 - sort: a click on a column header (a string column), to the re-sorted rows painted;
 - keystroke: one character typed in the filter box, to the filtered rows painted;
 - stall: the longest the GUI thread went without turning its event loop while loading;
+- closed: closing the window, to its rows freed (the next table is measured after that);
 - peak RSS of this process (the GUI) at the end.
 
 Sort and keystroke are medians over --runs. Goals (issue 5): shown within 1.5 s, sort under
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -49,6 +51,26 @@ from ui.table import DataTable
 from ui.tool_page import ToolPage
 
 GOALS = {"shown_s_max": 1.5, "sort_ms_max": 150, "keystroke_ms_max": 50, "rss_mb_max": 300}
+
+
+class GcMeter:
+    """The longest cyclic garbage collection (they stop every thread), by generation."""
+
+    def __init__(self) -> None:
+        self.longest: dict[int, float] = {}
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            ms = (time.perf_counter() - self._started) * 1000
+            gen = info["generation"]
+            self.longest[gen] = max(self.longest.get(gen, 0.0), ms)
+
+    def report(self) -> dict[str, float]:
+        return {f"gen{g}": round(ms, 1) for g, ms in sorted(self.longest.items())}
 
 
 class StallMeter:
@@ -104,7 +126,7 @@ async def measure_table(
         content.open_item(open_item)
     table = page.content.findChildren(DataTable)[0]
     model = table.model
-    await until(lambda: model.total_count > 0 and table.isVisible())
+    await until(lambda t=table: t.model.total_count > 0 and t.isVisible())
     await painted(app)
     shown_s = time.perf_counter() - started
     meter.stop()
@@ -134,8 +156,13 @@ async def measure_table(
         keystroke_ms.append((time.perf_counter() - t) * 1000)
     table.filter_edit.clear()
     await painted(app)
+    del table, model, header
+    t = time.perf_counter()
     page.close_page()
     page.deleteLater()
+    del page, content
+    await painted(app)  # the page and its rows are gone before the next table is measured
+    closed_ms = (time.perf_counter() - t) * 1000
     return {
         "rows": rows,
         "shown_s": round(shown_s, 3),
@@ -144,6 +171,7 @@ async def measure_table(
         "keystroke_ms": round(statistics.median(keystroke_ms), 1),
         "keystroke_ms_max": round(max(keystroke_ms), 1),
         "longest_stall_ms": meter.longest,
+        "closed_ms": round(closed_ms, 1),
     }
 
 
@@ -172,6 +200,7 @@ def main() -> int:
     )  # remembered column widths and sort orders from a real desktop would change the figures
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # pages come and go; the loop ends with the bench
+    collections = GcMeter()
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-") as tmp:
         t = time.perf_counter()
         sandbox = SandboxProcess(Path(tmp) / "scale.sqlite3", "--empty", "--scale", str(args.scale))
@@ -201,6 +230,7 @@ def main() -> int:
                 "sandbox_prepared_s": round(prepared_s, 1),
                 **tables,
                 "peak_rss_mb": round(rss_mb, 1),
+                "longest_gc_ms": collections.report(),
                 "goal": GOALS,
                 "met": met,
             }

@@ -193,6 +193,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX users_last_login ON users(coalesce(seen_at, created_at))
         WHERE account_type = 'User';
     """,
+    # 2 -> 3: a project's first flag (its onboarding status, in every project list) without
+    # sorting all its flags: 0.2 s per list with 100,000 flags, which held every other request
+    """
+    CREATE INDEX features_first ON features(project, created_at, name);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

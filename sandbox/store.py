@@ -617,9 +617,9 @@ class Store:
         ).fetchone()
         if first is None:
             return m.OnboardingStatusPlain(status="onboarding-started")
-        seen = self.conn.execute(
-            "SELECT 1 FROM client_metrics cm JOIN features f ON f.name = cm.feature"
-            " WHERE f.project = ? LIMIT 1",
+        seen = self.conn.execute(  # metrics first: a project can have 100,000s of flags
+            "SELECT 1 FROM client_metrics cm WHERE EXISTS"
+            " (SELECT 1 FROM features f WHERE f.name = cm.feature AND f.project = ?) LIMIT 1",
             (project,),
         ).fetchone()
         if seen is not None:

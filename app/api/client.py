@@ -62,6 +62,7 @@ from app.api.models import (
     Group,
     GroupList,
     Health,
+    InactiveUser,
     InactiveUsers,
     PersonalDashboardProjectDetails,
     ProjectList,
@@ -284,23 +285,41 @@ class AdminClient:
             "PUT", f"/api/admin/user-admin/{int(user_id)}", changes, User, only_set=True
         )
 
-    async def inactive_users(self) -> InactiveUsers:
+    async def inactive_users(
+        self, *, on_items: Callable[[list[InactiveUser]], None] | None = None
+    ) -> InactiveUsers:
         """Operation 6, `GET /api/admin/user-admin/inactive`: users with no login in 180 days,
-        one entry per user (Unleash 8.2 can list a user once per old personal access token)."""
-        result = await self._get_streamed(
-            "/api/admin/user-admin/inactive", InactiveUsers, "inactiveUsers"
-        )
+        one entry per user (Unleash 8.2 can list a user once per old personal access token).
+
+        With `on_items`, the users are handed to it a piece at a time as they arrive (a window
+        builds its rows meanwhile) and the result's list stays empty."""
         seen: set[int] = set()
-        unique = []
-        for user in result.inactiveUsers:
-            if user.id not in seen:
-                seen.add(user.id)
-                unique.append(user)
-        if len(unique) != len(result.inactiveUsers):
-            log.debug(
-                "inactive users: dropped %d duplicates", len(result.inactiveUsers) - len(unique)
-            )
-            result.inactiveUsers = unique
+        dropped = 0
+
+        def unique(users: list[InactiveUser]) -> list[InactiveUser]:
+            nonlocal dropped
+            kept = []
+            for user in users:
+                if user.id not in seen:
+                    seen.add(user.id)
+                    kept.append(user)
+            dropped += len(users) - len(kept)
+            return kept
+
+        def take(users: list[InactiveUser]) -> None:
+            if on_items is not None:
+                on_items(unique(users))
+
+        result = await self._get_streamed(
+            "/api/admin/user-admin/inactive",
+            InactiveUsers,
+            "inactiveUsers",
+            on_items=take if on_items is not None else None,
+        )
+        if on_items is None:
+            result.inactiveUsers = unique(result.inactiveUsers)
+        if dropped:
+            log.debug("inactive users: dropped %d duplicates", dropped)
         return result
 
     # ------------------------------------------------------------------ groups
@@ -329,19 +348,29 @@ class AdminClient:
             f"/api/admin/personal-dashboard/{_segment(project)}", PersonalDashboardProjectDetails
         )
 
-    async def archived_features(self, project: str) -> ArchivedFeatures:
+    async def archived_features(
+        self, project: str, *, on_items: Callable[[list[ArchivedFeature]], None] | None = None
+    ) -> ArchivedFeatures:
         """Operation 3: a project's archived features in the spec's shape, from every server.
 
         Where `GET /api/admin/archive/features/:projectId` exists it is used; where it does not
         (removed in Unleash 7.0) the search API is read page by page until `total`, and the
-        items are mapped onto the spec's fields."""
+        items are mapped onto the spec's fields. With `on_items`, the flags are handed to it a
+        piece at a time as they arrive and the result's list stays empty."""
         caps = await self.capabilities()
         if caps.archive_endpoint:
             return await self._get_streamed(
-                f"/api/admin/archive/features/{_segment(project)}", ArchivedFeatures, "features"
+                f"/api/admin/archive/features/{_segment(project)}",
+                ArchivedFeatures,
+                "features",
+                on_items=on_items,
             )
         await self._require("archived_features")
-        return await self._archived_by_search(project)
+        result = await self._archived_by_search(project)
+        if on_items is not None:
+            on_items(result.features)  # sorted only once all pages are in: one piece
+            result.features = []
+        return result
 
     async def _archived_by_search(self, project: str) -> ArchivedFeatures:
         features: list[ArchivedFeature] = []
@@ -452,15 +481,24 @@ class AdminClient:
         response = await self._send("GET", path, params=params, idempotent=True)
         return await self._parse(response, model, f"GET {path}")
 
-    async def _get_streamed(self, path: str, model: type[M], field: str) -> M:
+    async def _get_streamed(
+        self,
+        path: str,
+        model: type[M],
+        field: str,
+        *,
+        on_items: Callable[[list[Any]], None] | None = None,
+    ) -> M:
         """`_get` for an answer whose list `field` can hold 100,000 items: the items are
         validated piece by piece as the bytes arrive (see `app.api.streaming`), so the work
         overlaps the download, the event loop keeps turning, and the body is never held whole.
-        An answer of another shape is read whole and parsed as `_get` would."""
+        An answer of another shape is read whole and parsed as `_get` would. With `on_items`
+        each piece goes to it as soon as it is validated, and the result's list stays empty."""
         request = f"GET {path}"
         (item_type,) = typing.get_args(model.model_fields[field].annotation)
         stream: ListStream[Any] = ListStream(field, item_type)
         items: list[Any] = []
+        take = on_items if on_items is not None else items.extend
         head: list[bytes] = []  # the bytes before the first item, in case it is read whole
         whole = False
         response = await self._send("GET", path, idempotent=True, stream=True)
@@ -475,14 +513,20 @@ class AdminClient:
                         for start in range(0, len(chunk), PIECE_BYTES):
                             if start:  # a large chunk: let the loop turn between pieces
                                 await asyncio.sleep(0)
-                            items.extend(stream.feed(chunk[start : start + PIECE_BYTES]))
+                            piece = stream.feed(chunk[start : start + PIECE_BYTES])
+                            if piece:
+                                take(piece)
                     except NotStreamable:
                         whole = True
                     if stream.started:
                         head.clear()
                 if whole or not stream.started:
-                    return await self._parse(response, model, request, b"".join(head))
-                items.extend(stream.finish())
+                    return self._hand_over(
+                        await self._parse(response, model, request, b"".join(head)),
+                        field,
+                        on_items,
+                    )
+                take(stream.finish())
         except httpx.TransportError as exc:
             error = self._unreachable(exc)
             log.info("%s: %s (while reading the answer)", request, error.reason)
@@ -494,7 +538,9 @@ class AdminClient:
         except BadJson:
             raise self._not_json(response, request) from None
         except NotStreamable:
-            return await self._parse(response, model, request, b"".join(head))
+            return self._hand_over(
+                await self._parse(response, model, request, b"".join(head)), field, on_items
+            )
         finally:
             await response.aclose()
         try:
@@ -503,6 +549,14 @@ class AdminClient:
             raise self._bad_response(exc, response, model.__name__, request) from None
         setattr(envelope, field, items)
         return envelope
+
+    @staticmethod
+    def _hand_over(result: M, field: str, on_items: Callable[[list[Any]], None] | None) -> M:
+        """An answer read whole: its list goes to `on_items` as one piece, if there is one."""
+        if on_items is not None:
+            on_items(getattr(result, field))
+            setattr(result, field, [])
+        return result
 
     async def _write(
         self, method: str, path: str, body: BaseModel, model: type[M], *, only_set: bool = False

@@ -2,9 +2,9 @@
 archived flags (`AdminClient.archived_features`, which reads the spec's endpoint or, on servers
 without it, the search API) in a `TableModel`, and holds the flag selected for the detail pane.
 
-The rows are the wire's `ArchivedFeature`s. A project can hold 100,000 of them: the sort keys are
-made on a worker thread (`prepare_rows`), the GUI thread only swaps lists, and the filter's texts
-follow on a worker thread once the rows are shown.
+The rows are the wire's `ArchivedFeature`s. A project can hold 100,000 of them: their filter texts
+and sort keys are made on a worker thread a piece at a time while the answer downloads
+(`RowPipeline`); the GUI thread only swaps lists.
 
 The spec marks a flag's `lastSeenAt` and `environments` as deprecated; they are still the only
 place the server says where and when a flag was last seen, so they are shown. QtCore only.
@@ -23,7 +23,7 @@ from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
 from app.api.streaming import paused_gc
 from app.viewmodels.choices import ChoicesModel, project_choices
 from app.viewmodels.session import Session
-from app.viewmodels.table import Column, TableModel, cell_text, prepare_rows
+from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
 
 #: the window's states
@@ -259,21 +259,20 @@ class ArchiveBrowserModel(ToolViewModel):
 
     async def _load(self, project: str) -> None:
         client = await self.session.client()
-        with paused_gc():
-            archived = await client.archived_features(project)
-            # the keys of the column sorted by, off the GUI thread, which then only swaps lists
-            # and sorts; the filter's texts (0.6 s for 100,000 rows) follow once it is shown
-            sort = self.table.sort_state
-            prepared = await asyncio.to_thread(
-                prepare_rows,
-                COLUMNS,
-                archived.features,
-                [sort[0]] if sort is not None else [],
-                haystacks=False,
-            )
+        # filter texts and the sorted column's keys are made on a worker thread while the answer
+        # downloads: the GUI thread then only swaps lists and sorts
+        sort = self.table.sort_state
+        rows: RowPipeline[ArchivedFeature, ArchivedFeature] = RowPipeline(
+            COLUMNS, list, [sort[0]] if sort is not None else []
+        )
+        try:
+            with paused_gc():
+                await client.archived_features(project, on_items=rows.add)
+                prepared = await rows.result()
+        finally:
+            rows.close()
         keep = self.selected.name if self.selected is not None else None
         self.table.set_prepared(prepared)
-        self.run(self.table.prepare_haystacks(), busy=False)
         self.loaded_project = project
         # the same flag stays selected after F5; a flag of another project does not
         row = self.table.row_of(lambda f: f.name == keep) if keep is not None else -1

@@ -1,9 +1,9 @@
 """`InactiveUsersModel`: users with no login in 180 days (`GET /api/admin/user-admin/inactive`),
 as a table sorted, filtered, copied and exported by `TableModel`.
 
-The answer can hold 100,000 users: its rows are plain `InactiveRow`s built with `prepare_rows` on
-a worker thread, so the GUI thread only swaps lists and sorts precomputed keys; the filter's texts
-follow on a worker thread once the rows are shown.
+The answer can hold 100,000 users: its rows are plain `InactiveRow`s, built with their filter
+texts and sort keys on a worker thread a piece at a time while the answer downloads
+(`RowPipeline`), so the GUI thread only swaps lists and sorts on precomputed keys.
 
 "Days inactive" counts from the latest of the last login (`seenAt`) and the account's creation
 (`createdAt`), whichever is later; the cell's tooltip says which. The personal access token's last
@@ -16,7 +16,6 @@ QtCore only: no QtWidgets below `app/`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from app.api.models import InactiveUser
 from app.api.streaming import paused_gc
 from app.viewmodels.session import Session
-from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
+from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
 from app.viewmodels.users import LoadPhase, load_phase
 
@@ -97,13 +96,8 @@ INACTIVE_COLUMNS: list[Column[InactiveRow]] = [
 DAYS_COLUMN = 3
 
 
-def prepare_inactive(
-    users: Iterable[InactiveUser], now: datetime, sort_columns: Iterable[int] = ()
-) -> PreparedRows[InactiveRow]:
-    """The rows and the sort keys of `sort_columns`; the filter's texts are made once the rows
-    are shown (`TableModel.prepare_haystacks`). No Qt: runs on a worker thread."""
-    rows = [inactive_row(u, now) for u in users]
-    return prepare_rows(INACTIVE_COLUMNS, rows, sort_columns, haystacks=False)
+#: the loading text counts the users arrived in steps of this many
+PROGRESS_STEP = 10_000
 
 
 def count_text(shown: int, total: int) -> str:
@@ -148,17 +142,26 @@ class InactiveUsersModel(ToolViewModel):
 
     async def _load(self) -> None:
         client = await self.session.client()
-        with paused_gc():
-            result = await client.inactive_users()
-            now = datetime.now(UTC)
-            self.set_status(f"Preparing {len(result.inactiveUsers):,} rows…")
-            sort = self.table.sort_state
-            prepared = await asyncio.to_thread(
-                prepare_inactive, result.inactiveUsers, now, [sort[0]] if sort else []
-            )
+        now = datetime.now(UTC)
+        sort = self.table.sort_state
+        rows = RowPipeline(
+            INACTIVE_COLUMNS,
+            lambda users: [inactive_row(u, now) for u in users],
+            [sort[0]] if sort else [],
+        )
+
+        def arrived(users: list[InactiveUser]) -> None:
+            rows.add(users)
+            if rows.count // PROGRESS_STEP != (rows.count - len(users)) // PROGRESS_STEP:
+                self.set_status(f"Loading inactive users… {rows.count:,} so far")
+
+        try:
+            with paused_gc():
+                await client.inactive_users(on_items=arrived)
+                prepared = await rows.result()
+        finally:
+            rows.close()
         self.table.set_prepared(prepared)
-        # the filter's texts (0.6 s for 100,000 rows) once the rows are on screen
-        self.run(self.table.prepare_haystacks(), busy=False)
         self.loaded = True
         self.rows_loaded.emit()
         self.phase_changed.emit()

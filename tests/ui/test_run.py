@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads child processes in /proc")
 def test_run_starts_and_stops_the_embedded_sandbox(tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"))
+    env.pop("FLAGDESK_DATA_DIR", None)  # the default: the platform's user data folder
     png = tmp_path / "main_window.png"
     proc = subprocess.run(
         [sys.executable, "-X", "faulthandler", "-m", "tests.ui.run_driver", str(png)],
@@ -67,6 +68,7 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_closes_the_app_and_stops_the_sandbox(tmp_path: Path, signum: int) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_DATA_HOME=str(tmp_path / "data"))
+    env.pop("FLAGDESK_DATA_DIR", None)  # the default: the platform's user data folder
     db = tmp_path / "data" / "flagdesk" / "sandbox.sqlite3"
     proc = subprocess.Popen(
         [sys.executable, "-m", "app"],

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import QApplication
 from app.viewmodels.table import (
     MISSING,
     Column,
+    PreparedRows,
+    RowPipeline,
     TableModel,
     cell_text,
     prepare_rows,
@@ -99,38 +102,38 @@ def test_cell_texts(qtbot: Any) -> None:
     assert model.text(0, 3) == seen.astimezone().strftime("%Y-%m-%d %H:%M")
     assert model.data(model.index(0, 2), Qt.ItemDataRole.TextAlignmentRole) is not None
     prepared = prepare_rows(COLUMNS, PEOPLE)
-    assert prepared.haystacks is not None
     assert "asa@example.com" in prepared.haystacks[0] and "åsa" in prepared.haystacks[0]
 
 
-def test_rows_shown_before_their_filter_texts(qtbot: Any, qloop: Any, arun: Any) -> None:
-    """A large table is shown without the filter's texts; they are made on a worker thread
-    afterwards, or at once when a filter is typed before that."""
-    model: TableModel[Person] = TableModel(COLUMNS)
-    model.set_prepared(prepare_rows(COLUMNS, PEOPLE, haystacks=False))
-    assert not model.haystacks_ready and model.total_count == len(PEOPLE)
-    model.set_filter("example.com")  # typed before the texts were made
-    assert model.haystacks_ready
-    assert model.shown_count == sum(1 for p in PEOPLE if p.email and "example.com" in p.email)
+def test_a_row_pipeline_prepares_pieces_in_order(qtbot: Any, qloop: Any, arun: Any) -> None:
+    """Pieces handed in as they arrive come out as one `PreparedRows`, in arrival order, with
+    the filter texts and the sort keys asked for, as `prepare_rows` makes them in one go."""
+    names: list[str] = [p.name for p in PEOPLE]
 
-    model.set_filter("")
-    model.set_prepared(prepare_rows(COLUMNS, PEOPLE[:2], haystacks=False))
-    arun(model.prepare_haystacks())
-    assert model.haystacks_ready
-    model.set_filter(PEOPLE[1].name.upper())
-    assert [p.name for p in model.rows] == [PEOPLE[1].name]
+    async def pieces() -> PreparedRows[Person]:
+        pipeline: RowPipeline[str, Person] = RowPipeline(
+            COLUMNS, lambda items: [next(p for p in PEOPLE if p.name == n) for n in items], [2]
+        )
+        for start in range(0, len(names), 3):
+            pipeline.add(names[start : start + 3])
+            await asyncio.sleep(0)
+        assert pipeline.count == len(PEOPLE)
+        return await pipeline.result()
 
-    model.set_filter("")
-    model.set_prepared(prepare_rows(COLUMNS, PEOPLE, haystacks=False))
+    joined = arun(pieces())
+    whole = prepare_rows(COLUMNS, PEOPLE, [2])
+    assert joined.rows == whole.rows
+    assert joined.haystacks == whole.haystacks
+    assert joined.keys == whole.keys
 
-    async def replaced_meanwhile() -> None:
-        making = asyncio.ensure_future(model.prepare_haystacks())
-        await asyncio.sleep(0)  # it has started: it holds the rows and waits on its thread
-        model.set_prepared(prepare_rows(COLUMNS, PEOPLE[:1], haystacks=False))
-        await making
+    async def abandoned() -> None:
+        pipeline: RowPipeline[Person, Person] = RowPipeline(COLUMNS, list)
+        pipeline.add(PEOPLE)
+        pipeline.close()  # a cancelled load: nothing more is prepared
+        with pytest.raises(RuntimeError):
+            pipeline.add(PEOPLE)
 
-    arun(replaced_meanwhile())
-    assert not model.haystacks_ready  # texts made for rows no longer shown are not kept
+    arun(abandoned())
 
 
 def test_data_table_filters_counts_copies_and_exports(
