@@ -411,6 +411,10 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
     async def list_projects(_: Admin) -> Response:
         return json_response(store.list_projects())
 
+    @app.get("/api/admin/projects/{project}/features", tags=["features"])
+    async def project_features(project: str, _: Admin) -> Response:
+        return json_response(store.project_features(project))
+
     @app.post("/api/admin/projects/{project}/features", status_code=201, tags=["features"])
     async def create_feature(project: str, body: m.CreateFeature, who: Admin) -> Response:
         require_root(who, (ADMIN_ROLE, EDITOR_ROLE), "create flags")

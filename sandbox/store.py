@@ -744,6 +744,15 @@ class Store:
             stale=self.is_stale(row["type"], row["created_at"]),
         )
 
+    def project_features(self, project: str) -> m.FeatureList:
+        """A project's flags, not the archived ones, by name."""
+        self._project_row(project)
+        rows = self.conn.execute(
+            "SELECT * FROM features WHERE project = ? AND archived_at IS NULL ORDER BY name",
+            (project,),
+        ).fetchall()
+        return m.FeatureList(version=1, features=[self._feature(r) for r in rows])
+
     def create_feature(self, project: str, req: m.CreateFeature, by: Principal) -> m.Feature:
         self._project_row(project)
         now = self.clock()

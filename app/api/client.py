@@ -56,6 +56,7 @@ from app.api.models import (
     CurrentUser,
     ErrorBody,
     Feature,
+    FeatureList,
     FeatureMetricsRaw,
     FeatureStrategy,
     FeatureUsage,
@@ -339,6 +340,24 @@ class AdminClient:
     async def list_projects(self) -> ProjectList:
         """`GET /api/admin/projects`."""
         return await self._get("/api/admin/projects", ProjectList)
+
+    async def project_features(self, project: str) -> FeatureList:
+        """`GET /api/admin/projects/:projectId/features`: the project's flags, not archived."""
+        return await self._get(f"/api/admin/projects/{_segment(project)}/features", FeatureList)
+
+    async def feature_names(self) -> set[str]:
+        """The name of every flag on the server that is not archived, project by project (four
+        projects at a time): what the metrics tool checks a batch's feature names against, as
+        Unleash stores no metrics for a name it does not know."""
+        projects = (await self.list_projects()).projects
+        gate = asyncio.Semaphore(4)
+
+        async def names(project: str) -> list[str]:
+            async with gate:
+                return [f.name for f in (await self.project_features(project)).features]
+
+        found = await asyncio.gather(*(names(p.id) for p in projects))
+        return {name for group in found for name in group}
 
     async def personal_dashboard(self, project: str) -> PersonalDashboardProjectDetails:
         """Operation 4, `GET /api/admin/personal-dashboard/:projectId`. Unleash answers an admin

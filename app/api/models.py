@@ -360,6 +360,13 @@ class Feature(Response):
     stale: bool | None = None
 
 
+class FeatureList(Response):
+    """`GET /api/admin/projects/:projectId/features`: a project's flags (not the archived)."""
+
+    version: int = 1
+    features: list[Feature]
+
+
 ConstraintOperator = Literal[
     "NOT_IN", "IN", "STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS", "NUM_EQ", "NUM_GT",
     "NUM_GTE", "NUM_LT", "NUM_LTE", "DATE_AFTER", "DATE_BEFORE", "SEMVER_EQ", "SEMVER_GT",

@@ -26,6 +26,7 @@ from app.commands.connection import (
 )
 
 if TYPE_CHECKING:
+    from app.api.client import AdminClient
     from app.connection import ConnectionSpec
     from app.metrics import Batch
     from app.metrics.ledger import Counts
@@ -242,14 +243,17 @@ def upload(args: argparse.Namespace) -> int:
     return _send(args, out, spec, batch=batch, max_body=max_body)
 
 
-def _report_problems(out: _Output, batch: Batch, spec: ConnectionSpec | None) -> int:
+def _report_problems(
+    out: _Output, batch: Batch, spec: ConnectionSpec | None, known: set[str] | None = None
+) -> int:
     """Print the problems (after the split, which adds items too large for any body) and put
-    them in the summary; returns the number of items left out."""
+    them in the summary; returns the number of items left out. `known`: the server's flag
+    names, when it could be asked."""
     from app.metrics import token_environment
 
     environment = token_environment(spec.client_token) if spec and spec.client_token else None
     problems = [*batch.problems,
-                *batch.check(token_environment=environment, known_features=None)]  # fmt: skip
+                *batch.check(token_environment=environment, known_features=known)]  # fmt: skip
     errors = sum(1 for p in problems if p.severity == "error")
     invalid = batch.invalid_count + batch.unsendable
     if not out.as_json:
@@ -261,6 +265,20 @@ def _report_problems(out: _Output, batch: Batch, spec: ConnectionSpec | None) ->
         problems=[_problem_json(p) for p in problems[:SAVED_PROBLEMS]],
     )
     return invalid
+
+
+async def _known_features(client: AdminClient, out: _Output) -> set[str] | None:
+    """The server's flag names, to warn about metrics Unleash would not store; None (and a
+    line saying why) when the token cannot list them."""
+    from app.api.errors import ClientError
+
+    try:
+        return await client.feature_names()
+    except ClientError as exc:
+        out.update(features_checked=False)
+        if not out.as_json:
+            print(f"Feature names not checked against the server: {exc}", file=sys.stderr)
+        return None
 
 
 def _resume(args: argparse.Namespace, out: _Output) -> int:
@@ -365,7 +383,8 @@ async def _upload(
                 concurrency=args.concurrency,
                 retry=retry,
             )
-            if _report_problems(out, batch, spec):
+            known = await _known_features(client, out)
+            if _report_problems(out, batch, spec, known):
                 invalid_file = job.ledger.folder / INVALID_NAME
                 await asyncio.to_thread(batch.write_invalid, invalid_file)
         entries = job.ledger.entries

@@ -249,6 +249,26 @@ def test_features_archive_and_strategies(sandbox: SandboxProcess) -> None:
     assert archive.features[0].name == "checkout.one-click"
 
 
+def test_feature_names_are_the_flags_not_archived_of_every_project(
+    sandbox: SandboxProcess,
+) -> None:
+    async def job(c: AdminClient) -> tuple[set[str], set[str], set[str]]:
+        before = await c.feature_names()
+        await c.create_feature("default", CreateFeature(name="names.kept"))
+        await c.create_feature("default", CreateFeature(name="names.archived"))
+        await c.archive_feature("default", "names.archived")
+        projects = {p.id for p in (await c.list_projects()).projects}
+        listed = {
+            f.name for p in sorted(projects) for f in (await c.project_features(p)).features
+        }
+        return before, await c.feature_names(), listed
+
+    before, after, listed = with_client(sandbox, job)
+    assert after == before | {"names.kept"}  # the archived flag is not a name it knows
+    assert after == listed
+    assert len(before) > 5  # the demo's flags, in more than one project
+
+
 def test_bulk_metrics_with_the_client_token(sandbox: SandboxProcess) -> None:
     hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     batch = BulkMetrics(

@@ -222,6 +222,25 @@ def test_archived_features_come_through_the_search_api(
     asyncio.run(body())
 
 
+def test_feature_names_list_the_flags_of_every_project(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
+) -> None:
+    """What the metrics tool checks a batch's names against: `GET
+    /api/admin/projects/:id/features` per project, archived flags left out."""
+    kept, archived = unique("names-kept"), unique("names-archived")
+
+    async def body() -> set[str]:
+        async with admin(peer) as client:
+            await new_feature(client, cleanup, kept)
+            await new_feature(client, cleanup, archived)
+            await client.archive_feature("default", archived)
+            return await client.feature_names()
+
+    names = asyncio.run(body())
+    assert kept in names
+    assert archived not in names
+
+
 # ---------------------------------------------------------------------------- 4 dashboard
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from app.api.client import AdminClient
+from app.api.models import CreateFeature
 from app.metrics import load
 from app.metrics.ledger import LEDGER_NAME, Ledger, State
 from sandbox.process import SandboxProcess
@@ -293,6 +294,28 @@ def test_a_client_token_in_token_env_is_used(sandbox: SandboxProcess, tmp_path: 
                       env={"MY_TOKEN": sandbox.client_token}, data=tmp_path)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert summary(result)["accepted"]["metrics"] == 1
+
+
+def test_names_the_server_does_not_know_are_warned_about(tmp_path: Path) -> None:
+    """With a token that can list flags, metrics for a name the server has no flag of get a
+    warning (Unleash answers 202 and stores nothing for them); the upload goes on."""
+    with SandboxProcess(tmp_path / "demo.sqlite3") as demo:  # the demo data: flags to know
+
+        async def create() -> None:
+            async with AdminClient(demo.url, demo.admin_token) as client:
+                await client.create_feature("default", CreateFeature(name="cli-known"))
+
+        run(create())
+        path = write_ndjson(tmp_path / "m.ndjson", [metric("cli-known"), metric("cli-unheard")])
+        env = {**tokens(demo), "FLAGDESK_TOKEN": demo.admin_token}
+        result = flagdesk("upload", path, "--url", demo.url, "--json", env=env, data=tmp_path)
+        assert result.returncode == 0, result.stderr
+        warned = [p["message"] for p in summary(result)["problems"] if "not known" in p["message"]]
+        assert len(warned) == 1 and "cli-unheard" in warned[0] and "cli-known" not in warned[0]
+        # a token that cannot list flags: said so, and the upload still goes through
+        text = flagdesk("upload", path, "--url", demo.url, env=tokens(demo), data=tmp_path)
+        assert text.returncode == 0, text.stderr
+        assert "Feature names not checked against the server" in text.stderr
 
 
 def test_dry_run_sends_nothing(sandbox: SandboxProcess, tmp_path: Path) -> None:
