@@ -8,6 +8,9 @@ Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
+import shutil
 import sys
 import tempfile
 import time
@@ -153,6 +156,58 @@ async def _archive_selected(content: Any) -> None:
     content.table.view.selectRow(1)
 
 
+SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "samples"
+_metrics_folder: list[Path] = []
+
+
+def _metrics_scratch() -> Path:
+    """A folder for the metrics steps' generated batch, removed when the run ends (the
+    uploads' ledgers go to the run's private data folder, see `main`)."""
+    if not _metrics_folder:
+        folder = Path(tempfile.mkdtemp(prefix="flagdesk-screenshots-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _metrics_folder.append(folder)
+    return _metrics_folder[0]
+
+
+async def _metrics_read(content: Any, paths: list[Path]) -> None:
+    content.add_files([str(p) for p in paths])
+    await until(lambda: not content.model.loading and not content.model.busy)
+
+
+async def _metrics_preview(content: Any) -> None:
+    import subprocess
+
+    batch = _metrics_scratch() / "usage.ndjson"
+    command = [sys.executable, str(SAMPLES / "generate.py"), "--metrics", "4000", "--hours",
+               "12", "--seed", "7", "--out", str(batch)]  # fmt: skip
+    await asyncio.to_thread(subprocess.run, command, check=True)
+    await _metrics_read(content, [batch, SAMPLES / "bulk.json", SAMPLES / "sdk.json"])
+    content.tabs.setCurrentIndex(1)
+
+
+async def _metrics_problems(content: Any) -> None:
+    await _metrics_read(content, [SAMPLES / "invalid.ndjson", SAMPLES / "invalid.json"])
+    content.tabs.setCurrentIndex(2)
+    content.problems.view.selectRow(0)
+
+
+async def _metrics_upload(content: Any, max_body: int) -> None:
+    content.max_body_spin.setValue(max_body)
+    content.upload_button.click()
+    await until(lambda: content.model.report is not None and not content.model.uploading)
+    await idle(content)
+
+
+async def _metrics_uploaded(content: Any) -> None:
+    await _metrics_upload(content, 102_400)
+
+
+async def _metrics_rejected(content: Any) -> None:
+    """A body limit above the server's: the larger bodies get 413, each reported."""
+    await _metrics_upload(content, 150_000)
+
+
 STEPS: tuple[Step, ...] = (
     ("groups", "groups", _groups_loaded),
     ("groups-filled", "groups", _group_filled),
@@ -170,6 +225,10 @@ STEPS: tuple[Step, ...] = (
     ("context_usage", "context_usage", _open("region")),
     ("context_usage-empty", "context_usage", _open("tenantId")),
     ("metrics_upload", "metrics_upload", _nothing),
+    ("metrics_upload-preview", "metrics_upload", _metrics_preview),
+    ("metrics_upload-problems", "metrics_upload", _metrics_problems),
+    ("metrics_upload-uploaded", "metrics_upload", _metrics_uploaded),
+    ("metrics_upload-rejected", "metrics_upload", _metrics_rejected),
 )
 
 
@@ -249,6 +308,12 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
 
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/screenshots")
+    # the window layouts and data of a desktop would change the pictures, and the steps would
+    # write into them: a folder of the run's own for both
+    private = Path(tempfile.mkdtemp(prefix="flagdesk-screenshots-home-"))
+    os.environ["FLAGDESK_CONFIG_DIR"] = str(private / "config")
+    os.environ["FLAGDESK_DATA_DIR"] = str(private / "data")
+    atexit.register(shutil.rmtree, private, True)
     app = QApplication(sys.argv[:1])
     app.setStyle("Fusion")  # the same look on every machine, so screenshots compare
     app.setQuitOnLastWindowClosed(False)  # each window is closed after its picture

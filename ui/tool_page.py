@@ -47,6 +47,9 @@ class ToolContent(QWidget):
     open_requested = Signal(str, object)
     #: what the window shows now ("Web shop (web-shop)"), for a window of its own's title
     title_changed = Signal(str)
+    #: the window is of use where the tool is not available (the metrics tool reads and checks
+    #: files with no connection): the page still says why, but leaves the window enabled
+    usable_when_unavailable = False
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -166,7 +169,8 @@ class ToolPage(QWidget):
         self.connections_button.setVisible(m.session.ready or m.session.state == "failed")
         self.note.setVisible(bool(m.note) and not reason)
         self.note.setText(m.note[:1].upper() + m.note[1:] + "." if m.note else "")
-        self.content.setEnabled(m.available)
+        usable = self.tool_content is not None and self.tool_content.usable_when_unavailable
+        self.content.setEnabled(m.available or usable)
 
     # ------------------------------------------------------------------ the content
 
@@ -183,6 +187,7 @@ class ToolPage(QWidget):
             self.tool_content = cls(self.model.session)
             self.tool_content.open_requested.connect(self.open_requested)
             self.content_layout.addWidget(self.tool_content)
+            self.on_model_availability_changed()
         return self.tool_content
 
     def open_item(self, item: Any) -> None:
@@ -192,8 +197,9 @@ class ToolPage(QWidget):
             content.open_item(item)
 
     def refresh(self) -> None:
-        if self.tool_content is not None and self.model.available:
-            self.tool_content.refresh()
+        content = self.tool_content
+        if content is not None and (self.model.available or content.usable_when_unavailable):
+            content.refresh()
 
     def focus_filter(self) -> None:
         from ui.table import DataTable  # not at start-up

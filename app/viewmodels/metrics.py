@@ -1,0 +1,1352 @@
+"""`MetricsToolModel`: the metrics tool's window state: the files and pastes of a batch, their
+problems, the preview (totals, rows, the chart's bars), and the upload with its ledger.
+
+The same steps as `flagdesk metrics upload` (`app/commands/metrics.py`), driven from the loop:
+
+- Each input (one file, or one paste) is read into a `Batch` of its own by `app.metrics.load`
+  on a worker thread, with a byte progress and a cancel event. One batch per input, not one for
+  all: adding a file reads only that file (not the 100 MB read before it again), and Remove drops
+  one batch. The preview adds the inputs' sums together (`merge_totals`); the upload chains
+  their bodies into one ledger (`chain_bodies`).
+- Loading is offline work: it goes on when the connection changes. An upload runs with a client
+  of its own (the connection's URL and TLS settings, with the client token), so a connection
+  switch stops it gracefully (`Upload.cancel`: the requests in flight get their answers) rather
+  than killing requests whose answers the ledger then never learns.
+- The client token: the connection's when the capabilities say it works on the metrics endpoint;
+  otherwise the person types one, kept in memory per server URL for this run, unless they save
+  it into the connection's profile.
+
+QtCore only: no QtWidgets below `app/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shutil
+import threading
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.api.errors import ClientError
+from app.metrics import (
+    MAX_BODY,
+    Batch,
+    Body,
+    Cancelled,
+    Count,
+    Problem,
+    Row,
+    Totals,
+    load,
+    load_text,
+    token_environment,
+    window_text,
+)
+from app.metrics.ledger import Counts, Ledger, LedgerError, uploads_dir
+from app.metrics.upload import (
+    CANCELLED,
+    DEFAULT_CONCURRENCY,
+    WRONG_TOKEN,
+    Progress,
+    Rejection,
+    Report,
+    Upload,
+)
+from app.viewmodels.session import Session
+from app.viewmodels.table import Column, PreparedRows, TableModel, prepare_rows
+from app.viewmodels.tools import ToolViewModel
+
+if TYPE_CHECKING:
+    from app.connection import ConnectionSpec
+
+#: the file of invalid items in an upload's folder (the command line's name too)
+INVALID_NAME = "invalid.ndjson"
+#: the smallest body limit offered: a body must hold an application and a metric
+MIN_MAX_BODY = 1_024
+MAX_CONCURRENCY = 64
+#: features drawn one by one in the chart; the rest are one "others" bar
+TOP_FEATURES = 8
+#: hour windows drawn one by one; more are drawn in groups of consecutive windows
+MAX_WINDOW_BARS = 72
+
+FORMAT_LABELS = {
+    "bulk": "bulk payload",
+    "array": "JSON array",
+    "ndjson": "NDJSON",
+    "sdk": "SDK payload",
+}
+FORMAT_HELP = {
+    "bulk": "A bulk payload: {applications, metrics}, as POST /api/client/metrics/bulk takes it",
+    "array": "A JSON array of metric items",
+    "ndjson": "NDJSON: one metric item a line",
+    "sdk": "An SDK's client-metrics payload (appName, bucket.toggles), converted to metric items",
+}
+FORMATS_TEXT = (
+    "Formats: a bulk payload {applications, metrics}, a JSON array of metric items, NDJSON "
+    "(one metric item a line), or an SDK's client-metrics payload {appName, bucket: {toggles}}."
+)
+EMPTY_TEXT = (
+    "Add metrics files with Add files… or by dropping them here, or paste a batch with "
+    "Ctrl+V. Nothing is sent until you press Upload. " + FORMATS_TEXT
+)
+#: why the window asks for a client token (the reason is the same on every server)
+WHY_CLIENT_TOKEN = (
+    "Metrics are sent with a client (backend) token: admin API tokens and personal access "
+    "tokens are refused on this endpoint by real servers."
+)
+#: why feature names are checked (Unleash's behaviour with names it does not know)
+FEATURES_WHY = "Unleash answers 202 to metrics of flags it does not know, and stores nothing."
+
+#: what the files part of the window shows
+EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
+
+
+def _plural(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def megabytes(n: int) -> str:
+    """Bytes as a person reads them: "512 bytes", "84 kB", "12.3 MB"."""
+    if n < 1000:
+        return _plural(n, "byte")
+    if n < 1_000_000:
+        return f"{n / 1000:.0f} kB"
+    return f"{n / 1_000_000:.1f} MB"
+
+
+# ---------------------------------------------------------------------------- inputs
+
+
+@dataclass(eq=False)
+class Input:
+    """One file or one paste, read into a batch of its own."""
+
+    #: the path as given, or "<clipboard>", "<clipboard 2>"...
+    name: str
+    batch: Batch
+    path: Path | None = None
+    #: the pasted text (kept so F5 can read it again)
+    text: str | None = None
+
+    @property
+    def pasted(self) -> bool:
+        return self.path is None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRow:
+    """A row of the sources table: one input, in the format it was found to be in."""
+
+    input: Input
+    file: str
+    #: FORMAT_LABELS' label; None when the input could not be read as any format
+    format: str | None
+    format_help: str
+    metrics: int
+    applications: int
+    invalid: int
+    size: int
+    errors: int
+    warnings: int
+
+    @property
+    def name(self) -> str:
+        """The file's name without its folder (the table's cell; the tooltip has the path)."""
+        return self.file if self.input.pasted else os.path.basename(self.file) or self.file
+
+
+def source_rows(inputs: Sequence[Input]) -> list[SourceRow]:
+    rows = []
+    for item in inputs:
+        batch = item.batch
+        errors = sum(1 for p in batch.problems if p.severity == "error")
+        warnings = len(batch.problems) - errors
+        if batch.sources:
+            for s in batch.sources:
+                row = SourceRow(item, s.file, FORMAT_LABELS.get(s.format, s.format),
+                                FORMAT_HELP.get(s.format, ""), s.metrics, s.applications,
+                                s.invalid, s.size, errors, warnings)  # fmt: skip
+                rows.append(row)
+        else:  # unreadable, empty, or a broken document: nothing of it is in the batch
+            size = item.path.stat().st_size if item.path and item.path.is_file() else 0
+            if item.text is not None:
+                size = len(item.text.encode("utf-8"))
+            row = SourceRow(item, item.name, None, "Not read: see its problems", 0, 0,
+                            batch.invalid_count, size, errors, warnings)  # fmt: skip
+            rows.append(row)
+    return rows
+
+
+def _file_tooltip(row: SourceRow) -> str:
+    what = "Pasted from the clipboard" if row.input.pasted else row.file
+    if row.errors or row.warnings:
+        what += f"\n{_plural(row.errors, 'error')}, {_plural(row.warnings, 'warning')}"
+    return what
+
+
+SOURCE_COLUMNS: list[Column[SourceRow]] = [
+    Column("File", lambda r: r.name, tooltip=_file_tooltip, width=34),
+    Column("Format", lambda r: r.format, tooltip=lambda r: r.format_help),
+    Column("Metrics", lambda r: r.metrics, numeric=True),
+    Column("Applications", lambda r: r.applications, numeric=True,
+           tooltip=lambda r: "Application items (registrations) read from it"),
+    Column("Invalid", lambda r: r.invalid, numeric=True,
+           tooltip=lambda r: "Items left out of the upload: see Problems"),
+    Column("Size", lambda r: megabytes(r.size), numeric=True, sort_key=lambda r: r.size),
+]  # fmt: skip
+
+
+def _short_file(p: Problem) -> str:
+    return p.file if p.file.startswith("<") else os.path.basename(p.file) or p.file
+
+
+PROBLEM_COLUMNS: list[Column[Problem]] = [
+    Column("Severity", lambda p: p.severity, width=12),
+    Column("File", _short_file, tooltip=lambda p: p.file, width=17),
+    Column("Line", lambda p: p.line, numeric=True, width=6),
+    Column("Column", lambda p: p.column, numeric=True, width=9),
+    Column("JSON path", lambda p: p.path, width=27),
+    Column("Message", lambda p: p.message, tooltip=lambda p: str(p)),
+]
+
+ROW_COLUMNS: list[Column[Row]] = [
+    Column("Feature", lambda r: r.feature, width=26),
+    Column("Application", lambda r: r.app),
+    Column("Environment", lambda r: r.environment),
+    Column("Hour window (UTC)", lambda r: r.window_text or None,
+           tooltip=lambda r: None if r.window is not None
+           else "No timestamp: the server counts these at the time it receives them",
+           sort_key=lambda r: (r.window is None, r.window or 0)),
+    Column("Yes", lambda r: r.yes, numeric=True),
+    Column("No", lambda r: r.no, numeric=True),
+    Column("Variants", lambda r: r.variants, numeric=True,
+           tooltip=lambda r: "The sum of the variant counts"),
+]  # fmt: skip
+
+
+def rejection_details(r: Rejection) -> str | None:
+    return "\n".join(r.details) if r.details else None
+
+
+REJECTION_COLUMNS: list[Column[Rejection]] = [
+    Column("Body", lambda r: r.body, numeric=True),
+    Column("Status", lambda r: r.status, numeric=True),
+    Column("Metrics", lambda r: r.metrics, numeric=True),
+    Column("Server's message", lambda r: r.message, tooltip=rejection_details),
+]
+
+
+def counted(noun: str, plural: str | None = None) -> Callable[[int, int], str]:
+    """A table's count line: "5 files", or "2 of 5 files" while a filter hides some."""
+
+    def text(shown: int, total: int) -> str:
+        if shown == total:
+            return _plural(total, noun, plural)
+        return f"{shown:,} of {_plural(total, noun, plural)}"
+
+    return text
+
+
+# ---------------------------------------------------------------------------- preview
+
+
+def merge_totals(parts: Sequence[Totals]) -> Totals:
+    """The totals of several batches as one: rows of the same feature, application,
+    environment and window are added together."""
+    if len(parts) == 1:
+        return parts[0]
+    sums: dict[tuple[str, str, str, int | None], list[int]] = {}
+    variants: dict[str, int] = {}
+    application_items = 0
+    for part in parts:
+        for r in part.rows:
+            s = sums.setdefault((r.feature, r.app, r.environment, r.window), [0, 0, 0, 0])
+            s[0] += r.metrics
+            s[1] += r.yes
+            s[2] += r.no
+            s[3] += r.variants
+        for name, n in part.variants.items():
+            variants[name] = variants.get(name, 0) + n
+        application_items += part.application_items
+
+    def window_key(w: int | None) -> tuple[bool, int]:
+        return (w is None, w or 0)
+
+    rows = [
+        Row(f, a, e, w, *s)
+        for (f, a, e, w), s in sorted(
+            sums.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], window_key(kv[0][3]))
+        )
+    ]
+    tables: list[dict[Any, list[int]]] = [{}, {}, {}, {}, {}]
+    total = [0, 0, 0, 0]
+    for r in rows:
+        values = (r.metrics, r.yes, r.no, r.variants)
+        keys = (r.feature, r.app, r.environment, r.window, (r.feature, r.window))
+        for table, key in zip(tables, keys, strict=True):
+            into = table.setdefault(key, [0, 0, 0, 0])
+            for i in range(4):
+                into[i] += values[i]
+        for i in range(4):
+            total[i] += values[i]
+    features, apps, envs, windows, feature_windows = tables
+    return Totals(
+        rows=rows,
+        total=Count(*total),
+        features={k: Count(*v) for k, v in features.items()},
+        applications={k: Count(*v) for k, v in apps.items()},
+        environments={k: Count(*v) for k, v in envs.items()},
+        windows={
+            k: Count(*v) for k, v in sorted(windows.items(), key=lambda kv: window_key(kv[0]))
+        },
+        feature_windows={
+            k: Count(*v)
+            for k, v in sorted(
+                feature_windows.items(), key=lambda kv: (kv[0][0], window_key(kv[0][1]))
+            )
+        },
+        variants=dict(sorted(variants.items())),
+        application_items=application_items,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One bar of the chart: yes and no stacked."""
+
+    label: str
+    yes: int
+    no: int
+    tooltip: str = ""
+    #: a second line under the label (the date under an hour), "" for none
+    sublabel: str = ""
+    #: the bar of every feature past the top ones
+    others: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.yes + self.no
+
+
+def _bar_tip(title: str, count: Count) -> str:
+    return f"{title}\n{count.yes:,} yes, {count.no:,} no ({_plural(count.metrics, 'metric item')})"
+
+
+def feature_bars(totals: Totals, top: int = TOP_FEATURES) -> list[Bar]:
+    """The `top` features by volume (yes + no), then one bar for all the others."""
+    ranked = sorted(totals.features.items(), key=lambda kv: (-(kv[1].yes + kv[1].no), kv[0]))
+    shown = ranked if len(ranked) <= top else ranked[: top - 1]
+    bars = [Bar(name, c.yes, c.no, _bar_tip(name, c)) for name, c in shown]
+    rest = ranked[len(shown) :]
+    if rest:
+        yes = sum(c.yes for _, c in rest)
+        no = sum(c.no for _, c in rest)
+        metrics = sum(c.metrics for _, c in rest)
+        tip = _bar_tip(f"{len(rest):,} other features", Count(metrics, yes, no))
+        bars.append(Bar(f"{len(rest):,} others", yes, no, tip, others=True))
+    return bars
+
+
+def _hour_label(window: int | None) -> tuple[str, str]:
+    """("09:00", "2026-11-20") for a window start; ("none", "no time") without one."""
+    if window is None:
+        return "none", "no time"
+    text = window_text(window)  # 2026-11-20T09:00:00Z
+    if "T" not in text:
+        return text, ""
+    day, _, clock = text.partition("T")
+    return clock[:5], day
+
+
+def window_bars(totals: Totals, most: int = MAX_WINDOW_BARS) -> list[Bar]:
+    """One bar per hour window, in time order (metrics without timestamp last); past `most`
+    windows, consecutive windows are drawn together so the bars stay readable."""
+    items = list(totals.windows.items())
+    timed = [(w, c) for w, c in items if w is not None]
+    untimed = [c for w, c in items if w is None]
+    group = max(1, -(-len(timed) // most))
+    bars: list[Bar] = []
+    for start in range(0, len(timed), group):
+        chunk = timed[start : start + group]
+        first = chunk[0][0]
+        yes = sum(c.yes for _, c in chunk)
+        no = sum(c.no for _, c in chunk)
+        metrics = sum(c.metrics for _, c in chunk)
+        clock, day = _hour_label(first)
+        title = f"Hour window {window_text(first)}"
+        if len(chunk) > 1:
+            title = f"{len(chunk)} hour windows from {window_text(first)}"
+        bars.append(Bar(clock, yes, no, _bar_tip(title, Count(metrics, yes, no)), day))
+    for c in untimed:
+        bars.append(Bar("none", c.yes, c.no, _bar_tip("Metrics without timestamp", c), "no time"))
+    return bars
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the preview shows of the inputs together; made on a worker thread."""
+
+    totals: Totals
+    rows: PreparedRows[Row]
+    features: list[Bar]
+    windows: list[Bar]
+
+    @property
+    def figures(self) -> list[tuple[str, int, str]]:
+        """(title, value, explanation) for the totals line."""
+        t = self.totals
+        return [
+            ("Metrics", t.total.metrics, "Valid metric items"),
+            ("Yes", t.total.yes, "The sum of the yes counts"),
+            ("No", t.total.no, "The sum of the no counts"),
+            ("Variants", t.total.variants, "The sum of the variant counts"),
+            ("Applications", len(t.applications), "Applications (appName) the metrics name"),
+            ("Features", len(t.features), "Features the metrics name"),
+            ("Hour windows", len(t.windows), "One-hour windows the metrics fall in"),
+        ]
+
+
+def make_preview(batches: Sequence[Batch], sort_columns: Iterable[int] = ()) -> Preview:
+    """No Qt: runs on a worker thread."""
+    totals = merge_totals([b.totals() for b in batches]) if batches else merge_totals([])
+    return Preview(
+        totals,
+        prepare_rows(ROW_COLUMNS, totals.rows, sort_columns),
+        feature_bars(totals),
+        window_bars(totals),
+    )
+
+
+# ---------------------------------------------------------------------------- uploads
+
+
+def chain_bodies(batches: Sequence[Batch], max_body: int) -> Iterator[Body]:
+    """The bodies of every batch, numbered on: one ledger for all the inputs. Each body holds
+    the applications its own metrics need, so bodies of two batches never depend on each
+    other."""
+    index = 0
+    for batch in batches:
+        for body in batch.iter_bodies(max_body):
+            yield dataclasses.replace(body, index=index)
+            index += 1
+
+
+def write_invalid(batches: Sequence[Batch], path: Path) -> int:
+    """Every batch's invalid items (and items too large for any body) into one file, one JSON
+    object a line (`Batch.write_invalid`'s format). Blocking: run it on a worker thread."""
+    if len(batches) == 1:
+        return batches[0].write_invalid(path)
+    count = 0
+    part = path.with_name(path.name + ".part")
+    try:
+        with open(path, "wb") as out:
+            for batch in batches:
+                count += batch.write_invalid(part)
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out)
+    finally:
+        with contextlib.suppress(OSError):
+            part.unlink()
+    return count
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """An upload whose ledger still holds bodies without an outcome."""
+
+    folder: Path
+    server: str
+    created: datetime | None
+    pending: Counts
+    total: Counts
+    in_doubt: int
+
+    @property
+    def label(self) -> str:
+        when = self.created.astimezone().strftime("%Y-%m-%d %H:%M") if self.created else "?"
+        return (
+            f"{when} · {self.server or 'unknown server'} · "
+            f"{self.pending.bodies:,} of {_plural(self.total.bodies, 'body', 'bodies')} "
+            f"pending ({_plural(self.pending.metrics, 'metric')})"
+        )
+
+
+def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
+    """The uploads under `folder` (default `uploads_dir()`) with bodies still pending, newest
+    first. Folders that hold no readable ledger are passed over. Blocking: worker thread."""
+    folder = folder or uploads_dir()
+    try:
+        children = sorted((p for p in folder.iterdir() if p.is_dir()), reverse=True)
+    except OSError:
+        return []
+    found = []
+    for child in children:
+        try:
+            ledger = Ledger.open(child, write=False)
+        except LedgerError:
+            continue
+        unfinished = ledger.unfinished()
+        if not unfinished:
+            continue
+        created = None
+        with contextlib.suppress(TypeError, ValueError):
+            created = datetime.fromisoformat(str(ledger.header.get("created")))
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=UTC)
+        found.append(
+            Unfinished(
+                folder=child,
+                server=ledger.server,
+                created=created,
+                pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
+                total=ledger.total,
+                in_doubt=sum(1 for e in ledger.entries if e.in_doubt),
+            )
+        )
+    return found
+
+
+def progress_text(p: Progress) -> str:
+    """The progress line: "12 of 40 requests · 6,000 of 20,000 metrics · 0.5 of 2.0 MB",
+    and the retries."""
+    text = (
+        f"{p.requests_done:,} of {p.requests_total:,} requests · "
+        f"{p.metrics_done:,} of {p.metrics_total:,} metrics · "
+        f"{p.bytes_done / 1e6:.1f} of {p.bytes_total / 1e6:.1f} MB"
+    )
+    if p.retries:
+        text += f" · {_plural(p.retries, 'retry', 'retries')}"
+    return text
+
+
+def _same_server(a: str, b: str) -> bool:
+    return a.rstrip("/").casefold() == b.rstrip("/").casefold()
+
+
+# ---------------------------------------------------------------------------- the model
+
+
+class MetricsToolModel(ToolViewModel):
+    """The metrics tool: inputs, problems, preview and uploads (see the module)."""
+
+    #: the list of inputs changed (the sources table is already updated)
+    inputs_changed = Signal()
+    #: `phase` changed
+    phase_changed = Signal()
+    #: (bytes read, bytes in all) while loading
+    load_progress = Signal(int, int)
+    #: the preview was made again (`preview`)
+    preview_changed = Signal()
+    #: the problems were gathered again (the problems table is already updated)
+    problems_changed = Signal()
+    #: what the upload part can do changed: `upload_reason`, `needs_token`, `uploading`...
+    upload_state_changed = Signal()
+    #: a `Progress` of the running upload
+    upload_progress = Signal(object)
+    #: `report` changed (a new one, or None)
+    report_changed = Signal()
+    #: `unfinished` was read again
+    unfinished_changed = Signal()
+    #: a remark on the last thing done ("Reading was cancelled…"), "" to clear it
+    notice_changed = Signal(str)
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__("metrics_upload", session, parent)
+        self.sources: TableModel[SourceRow] = TableModel(SOURCE_COLUMNS, self)
+        self.problems: TableModel[Problem] = TableModel(PROBLEM_COLUMNS, self)
+        self.rows: TableModel[Row] = TableModel(ROW_COLUMNS, self)
+        self.rejections: TableModel[Rejection] = TableModel(REJECTION_COLUMNS, self)
+        self._inputs: list[Input] = []
+        self._pastes = 0
+        self.preview: Preview | None = None
+        #: server checks' problems, separate so a new token or connection redoes only them
+        self._checks: list[Problem] = []
+        #: the server's flag names (None: not known, see `features_note`), and for which
+        #: connection (its `Capabilities`) they were read
+        self.known_features: set[str] | None = None
+        self._known_for: object = None
+        self._known_task: asyncio.Task[None] | None = None
+        self._known_error = ""
+        # loading
+        self._load_task: asyncio.Task[None] | None = None
+        #: set when a load or an upload starts, cleared in the task's last step (so a window
+        #: never sees the task done while the model still says it runs)
+        self._loading = False
+        self._uploading = False
+        self._cancel_load: threading.Event | None = None
+        self.load_error = ""
+        self.loaded_bytes = (0, 0)
+        self._generation = 0
+        # uploading
+        self._typed_tokens: dict[str, str] = {}
+        self._profile_cache: tuple[object, str | None] = (object(), None)
+        self._upload_task: asyncio.Task[None] | None = None
+        self._job: Upload | None = None
+        #: why the last upload or resume could not start ("" when it did): shown with Retry
+        self.upload_error = ""
+        self._retry: Callable[[], object] | None = None
+        self.progress: Progress | None = None
+        self.report: Report | None = None
+        #: where the last upload put its invalid items (None: there were none)
+        self.invalid_file: Path | None = None
+        self.invalid_left_out = 0
+        self.unfinished: list[Unfinished] = []
+        self.token_message = ""
+        self.notice = ""
+        session.state_changed.connect(self._on_session_state_changed)
+
+    # ------------------------------------------------------------------ ToolViewModel
+
+    def start(self) -> None:
+        """The window is built: offline work needs no connection, so nothing waits for one."""
+        self._started = True
+        self.refresh_unfinished()
+        self._recheck()
+
+    def load(self) -> None:
+        self._recheck()
+
+    def reset(self) -> None:
+        self._recheck()
+
+    def refresh(self) -> None:
+        """F5: read every file again (they may have changed) and the unfinished uploads."""
+        self.reload()
+        self.refresh_unfinished()
+
+    def cancel_tasks(self) -> None:
+        """A new connection (or the end): loading goes on (it needs no server); an upload
+        stops gracefully, its requests in flight getting their answers. Once closed, everything
+        is cancelled at once."""
+        if self.closed:
+            if self._cancel_load is not None:
+                self._cancel_load.set()
+            if self._job is not None:
+                self._job.cancel()
+            super().cancel_tasks()
+            return
+        if self._job is not None:
+            self._job.cancel()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.session.state_changed.disconnect(self._on_session_state_changed)
+        super().close()
+
+    def _on_session_state_changed(self) -> None:
+        if not self.closed:
+            self._recheck()
+
+    # ------------------------------------------------------------------ state
+
+    def set_notice(self, text: str) -> None:
+        """A remark that outlives the task that made it (a status is cleared when the model
+        stops being busy)."""
+        self.notice = text
+        if not self.closed:
+            self.notice_changed.emit(text)
+
+    @property
+    def inputs(self) -> list[Input]:
+        return list(self._inputs)
+
+    @property
+    def batches(self) -> list[Batch]:
+        return [i.batch for i in self._inputs]
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    @property
+    def uploading(self) -> bool:
+        return self._uploading
+
+    @property
+    def phase(self) -> str:
+        """What the files part shows: EMPTY, LOADING, FAILED or CONTENT."""
+        if self.loading:
+            return LOADING
+        if self.load_error:
+            return FAILED
+        return CONTENT if self._inputs else EMPTY
+
+    @property
+    def metric_count(self) -> int:
+        return sum(b.metric_count for b in self.batches)
+
+    @property
+    def invalid_count(self) -> int:
+        return sum(b.invalid_count for b in self.batches)
+
+    @property
+    def all_problems(self) -> list[Problem]:
+        """Loading's problems (and the last split's), then the server checks', errors first."""
+        problems = [p for b in self.batches for p in b.problems] + self._checks
+        return sorted(problems, key=lambda p: p.severity != "error")
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for p in self.all_problems if p.severity == "error")
+
+    @property
+    def warning_count(self) -> int:
+        return sum(1 for p in self.all_problems if p.severity != "error")
+
+    def summary(self) -> str:
+        """The toolbar's line: "2 files · 1,234 metrics · 3 invalid · 2 errors, 1 warning"."""
+        if not self._inputs:
+            return "No files yet"
+        files = sum(1 for i in self._inputs if not i.pasted)
+        pastes = len(self._inputs) - files
+        parts = []
+        if files:
+            parts.append(_plural(files, "file"))
+        if pastes:
+            parts.append(_plural(pastes, "paste"))
+        parts.append(_plural(self.metric_count, "metric"))
+        if self.invalid_count:
+            parts.append(f"{self.invalid_count:,} invalid")
+        errors, warnings = self.error_count, self.warning_count
+        if errors or warnings:
+            parts.append(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
+        return " · ".join(parts)
+
+    # ------------------------------------------------------------------ inputs
+
+    def add_files(self, paths: Iterable[str | Path]) -> asyncio.Task[None] | None:
+        """Read `paths` (on a worker thread) and add them; files already listed are passed
+        over. None when there is nothing new, or a load is running."""
+        known = {i.path.resolve() for i in self._inputs if i.path is not None}
+        new: list[Path] = []
+        for p in paths:
+            path = Path(p)
+            if path.resolve() in known or path.resolve() in {n.resolve() for n in new}:
+                continue
+            new.append(path)
+        if not new:
+            self.set_notice("Those files are listed already.")
+            return None
+        return self._start_load([(str(p), p, None) for p in new])
+
+    def add_text(self, text: str) -> asyncio.Task[None] | None:
+        """Read a batch pasted from the clipboard."""
+        if not text.strip():
+            self.set_notice("The clipboard holds no text to read.")
+            return None
+        self._pastes += 1
+        name = "<clipboard>" if self._pastes == 1 else f"<clipboard {self._pastes}>"
+        return self._start_load([(name, None, text)])
+
+    def reload(self) -> asyncio.Task[None] | None:
+        """Read every input again, files from disk (F5, Retry)."""
+        items = [(i.name, i.path, i.text) for i in self._inputs]
+        if not items:
+            self.load_error = ""
+            self.phase_changed.emit()
+            return None
+        return self._start_load(items, replace=True)
+
+    def remove(self, inputs: Iterable[Input]) -> None:
+        gone = {id(i) for i in inputs}
+        if not gone or self.loading:
+            return
+        self._inputs = [i for i in self._inputs if id(i) not in gone]
+        self._changed()
+
+    def clear(self) -> None:
+        if self.loading:
+            return
+        self._inputs = []
+        self.load_error = ""
+        self._changed()
+
+    def cancel_load(self) -> None:
+        if self._cancel_load is not None:
+            self._cancel_load.set()
+
+    def _start_load(
+        self, items: list[tuple[str, Path | None, str | None]], *, replace: bool = False
+    ) -> asyncio.Task[None] | None:
+        if self.loading:
+            return None
+        self.load_error = ""
+        self.loaded_bytes = (0, 0)
+        self._cancel_load = threading.Event()
+        self.set_notice("")
+        self._loading = True
+        coro = self._load(items, self._cancel_load, replace)
+        self._load_task = self.run(self._until_done(coro, "load"))
+        self._load_task.add_done_callback(lambda _: self._ended("load"))
+        self.phase_changed.emit()
+        self.upload_state_changed.emit()
+        return self._load_task
+
+    async def _load(
+        self,
+        items: list[tuple[str, Path | None, str | None]],
+        cancel: threading.Event,
+        replace: bool,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        sizes = []
+        for _, path, text in items:
+            if path is not None:
+                try:
+                    sizes.append(path.stat().st_size)
+                except OSError:
+                    sizes.append(0)
+            else:
+                sizes.append(len((text or "").encode("utf-8")))
+        total = sum(sizes)
+        read: list[Input] = []
+        offset = 0
+        try:
+            for (name, path, text), size in zip(items, sizes, strict=True):
+                self.set_status(f"Reading {os.path.basename(name) or name}…")
+
+                def progress(done: int, _total: int, base: int = offset) -> None:
+                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                        loop.call_soon_threadsafe(self._on_load_progress, base + done, total)
+
+                if path is not None:
+                    batch = await asyncio.to_thread(load, [path], progress=progress, cancel=cancel)
+                else:
+                    batch = await asyncio.to_thread(load_text, text or "", name)
+                    self._on_load_progress(offset + size, total)
+                read.append(Input(name, batch, path, text))
+                offset += size
+            self.set_status("Adding up the preview…")
+            batches = [i.batch for i in read]
+            if not replace:
+                batches = [*self.batches, *batches]
+            sort = self.rows.sort_state
+            preview = await asyncio.to_thread(make_preview, batches, [sort[0]] if sort else [])
+        except Cancelled:
+            self.set_notice("Reading was cancelled: nothing of it was added.")
+            return
+        except asyncio.CancelledError:
+            cancel.set()  # the worker thread stops at its next chunk
+            raise
+        except (OSError, MemoryError) as exc:
+            self.load_error = f"{type(exc).__name__}: {exc}"
+            self.set_error(self.load_error)
+            return
+        self._inputs = read if replace else [*self._inputs, *read]
+        self._show(preview)
+
+    async def _until_done(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        try:
+            await coro
+        finally:
+            self._ended(what)
+
+    def _ended(self, what: str) -> None:
+        """A load or an upload ended (once, from the task's last step, or from its done
+        callback when it was cancelled before it ran)."""
+        if what == "load":
+            if not self._loading:
+                return
+            self._loading = False
+            self._cancel_load = None
+        else:
+            if not self._uploading:
+                return
+            self._uploading = False
+        if not self.closed:
+            self.phase_changed.emit()
+            self.upload_state_changed.emit()
+
+    def _on_load_progress(self, done: int, total: int) -> None:
+        self.loaded_bytes = (done, total)
+        if not self.closed:
+            self.load_progress.emit(done, total)
+
+    def _changed(self) -> None:
+        """The inputs changed without reading anything: make the preview again."""
+        self._generation += 1
+        generation = self._generation
+        batches = self.batches
+        if sum(b.metric_count for b in batches) < 50_000:
+            self._show(make_preview(batches))
+            return
+
+        async def later() -> None:
+            preview = await asyncio.to_thread(make_preview, batches)
+            if generation == self._generation:
+                self._show(preview)
+
+        self.run(later())
+
+    def _show(self, preview: Preview) -> None:
+        self._generation += 1
+        self.preview = preview
+        self.sources.set_rows(source_rows(self._inputs))
+        self.rows.set_prepared(preview.rows)
+        self._recheck()
+        if not self.closed:
+            self.inputs_changed.emit()
+            self.preview_changed.emit()
+            self.phase_changed.emit()
+
+    # ------------------------------------------------------------------ problems
+
+    def _recheck(self) -> None:
+        """Gather the problems again, with the server checks for the token in use now."""
+        token = self.upload_token
+        environment = token_environment(token) if token else None
+        connection = self.session.capabilities if self.session.ready else None
+        if connection is not self._known_for:  # another server: its names are to be read
+            self.known_features, self._known_for, self._known_error = None, connection, ""
+            self._known_task = None
+        if connection is not None and self.batches and self._known_task is None:
+            self._known_task = self.run(self._read_feature_names(connection), busy=False)
+        known = self.known_features
+        self._checks = [
+            p
+            for b in self.batches
+            for p in b.check(token_environment=environment, known_features=known)
+        ]
+        self.problems.set_rows(self.all_problems)
+        if not self.closed:
+            self.problems_changed.emit()
+            self.upload_state_changed.emit()
+
+    async def _read_feature_names(self, connection: object) -> None:
+        """The server's flag names, once per connection, then the checks again."""
+        try:
+            client = await self.session.client()
+            names = await client.feature_names()
+        except ClientError as exc:
+            if connection is self._known_for:
+                self._known_error = str(exc)
+                self._recheck()
+            return
+        if connection is self._known_for:
+            self.known_features = names
+            self._recheck()
+
+    @property
+    def checks_note(self) -> str:
+        """What the server checks did and did not look at."""
+        token = self.upload_token
+        environment = token_environment(token) if token else None
+        if environment in (None, "*"):
+            env = "Environments are not checked: " + (
+                "no client token yet." if not token else "the client token is for every one."
+            )
+        else:
+            env = f"Metrics are checked against the client token's environment, {environment!r}."
+        return f"{env} {self.features_note}"
+
+    @property
+    def features_note(self) -> str:
+        """Whether feature names were checked against the server's flags, and why it matters."""
+        if self.known_features is not None:
+            count = len(self.known_features)
+            return (
+                f"Feature names are checked against the server's {count:,} "
+                f"flag{'s' if count != 1 else ''} (archived ones left out): {FEATURES_WHY}"
+            )
+        if self._known_error:
+            return f"Feature names are not checked: {self._known_error}. {FEATURES_WHY}"
+        if self._known_for is not None:
+            return "Feature names are being checked against the server's flags…"
+        return (
+            f"Feature names are checked against the server's flags once connected. {FEATURES_WHY}"
+        )
+
+    def save_invalid(self, path: str | Path) -> asyncio.Task[int | None]:
+        """Write the invalid items (and any too large for a body) to `path`."""
+        batches = self.batches
+
+        async def save() -> int:
+            try:
+                count = await asyncio.to_thread(write_invalid, batches, Path(path))
+            except OSError as exc:
+                self.set_notice(f"Could not save the invalid items to {path}: {exc}")
+                raise
+            self.set_notice(f"{_plural(count, 'invalid item')} saved to {path}.")
+            return count
+
+        return self.run(save(), busy=False)
+
+    # ------------------------------------------------------------------ the client token
+
+    def _connection_spec(self) -> ConnectionSpec | None:
+        s = self.session
+        return s.connection.spec if s.ready and s.connection is not None else None
+
+    @property
+    def connection_token(self) -> str | None:
+        """The connection's client token when it works on the metrics endpoint."""
+        spec = self._connection_spec()
+        caps = self.session.capabilities
+        if spec is None or caps is None or not caps.operation("metrics_upload").available:
+            return None
+        if spec.client_token:
+            return spec.client_token
+        return spec.token if caps.token_kind == "client" else None
+
+    @property
+    def needs_token(self) -> bool:
+        """Connected, but the connection has no client token that works: one must be typed."""
+        return self._connection_spec() is not None and self.connection_token is None
+
+    @property
+    def typed_token(self) -> str:
+        return self._typed_tokens.get(self.session.url, "")
+
+    def set_typed_token(self, token: str) -> None:
+        """The client token typed for this server: kept in memory only, for this run."""
+        token = token.strip()
+        url = self.session.url
+        if not url or self._typed_tokens.get(url, "") == token:
+            return
+        if token:
+            self._typed_tokens[url] = token
+        else:
+            self._typed_tokens.pop(url, None)
+        self.token_message = ""
+        self._recheck()
+
+    @property
+    def upload_token(self) -> str | None:
+        """The client token an upload would use now."""
+        return self.connection_token or (self.typed_token or None)
+
+    @property
+    def token_source(self) -> str:
+        if self.connection_token:
+            return "the connection's client token"
+        if self.typed_token:
+            return "the client token typed here (kept in memory for this run)"
+        return ""
+
+    @property
+    def token_reason(self) -> str:
+        """Why a token must be typed: the capability's reason and why only a client token."""
+        spec = self._connection_spec()
+        caps = self.session.capabilities
+        if spec is None or not spec.client_token:
+            head = "This connection has no client token."
+        else:
+            reason = caps.operation("metrics_upload").reason if caps is not None else ""
+            head = (reason or "The connection's client token does not work here").rstrip(".")
+            head += "."
+        return f"{head} {WHY_CLIENT_TOKEN}"
+
+    @property
+    def profile_name(self) -> str | None:
+        """The saved profile of the current connection, where a typed token can be kept."""
+        s = self.session
+        connection = s.connection
+        if connection is None or s.is_sandbox:
+            return None
+        if self._profile_cache[0] is connection:
+            return self._profile_cache[1]
+        from app.profiles import ProfileError
+
+        name: str | None = None
+        try:
+            profile = s.store.get(connection.name)
+            if _same_server(profile.url, connection.spec.url):
+                name = profile.name
+        except ProfileError:
+            name = None
+        self._profile_cache = (connection, name)
+        return name
+
+    def save_token_to_profile(self) -> asyncio.Task[None] | None:
+        """Keep the typed token in the connection's profile (where its tokens are kept), then
+        connect again so the capabilities see it."""
+        name, token = self.profile_name, self.typed_token
+        if name is None or not token or self.uploading:
+            return None
+        store = self.session.store
+
+        def save() -> None:
+            store.save(store.get(name), client_token=token, replace=name)
+
+        async def save_and_reconnect() -> None:
+            from app.profiles import ProfileError
+
+            try:
+                await asyncio.to_thread(save)
+            except ProfileError as exc:
+                self.token_message = f"The token was not saved: {exc}"
+                self.upload_state_changed.emit()
+                return
+            self.token_message = f"Saved in the profile {name!r}."
+            self.upload_state_changed.emit()
+            self.session.retry()
+
+        return self.run(save_and_reconnect(), busy=False)
+
+    # ------------------------------------------------------------------ upload
+
+    @property
+    def upload_reason(self) -> str:
+        """Why Upload cannot be pressed now ("" when it can)."""
+        s = self.session
+        if self.uploading:
+            return "An upload is running."
+        if self.loading:
+            return "Wait until the files are read."
+        if not self._inputs:
+            return "Add files (or paste a batch) to upload."
+        if self.metric_count == 0:
+            return "Nothing to upload: no valid metric in the files."
+        if not s.ready:
+            why = f" ({s.message})" if s.message else ""
+            return (
+                f"Not connected{why}. Files can still be read and checked; uploading needs a "
+                "connection (File > Connections)."
+            )
+        if self.upload_token is None:
+            return "Type a client token above to upload."
+        return ""
+
+    def resume_reason(self, item: Unfinished | None) -> str:
+        """Why this unfinished upload cannot be resumed now ("" when it can)."""
+        if item is None:
+            return "No unfinished upload."
+        if self.uploading:
+            return "An upload is running."
+        if not self.session.ready:
+            return f"Not connected: connect to {item.server} to resume it."
+        if item.server and not _same_server(item.server, self.session.url):
+            return f"This upload went to {item.server}: connect to that server to resume it."
+        if self.upload_token is None:
+            return "Type a client token above to resume."
+        return ""
+
+    def _upload_spec(self) -> ConnectionSpec:
+        spec = self._connection_spec()
+        token = self.upload_token
+        if spec is None or token is None:
+            raise ClientError(self.upload_reason or "Not connected.")
+        return dataclasses.replace(spec, client_token=token)
+
+    def upload(
+        self, max_body: int = MAX_BODY, concurrency: int = DEFAULT_CONCURRENCY
+    ) -> asyncio.Task[None] | None:
+        """Split the batch into bodies of at most `max_body` bytes and send them,
+        `concurrency` at a time, through a new ledger."""
+        if self.upload_reason:
+            return None
+        max_body = max(MIN_MAX_BODY, int(max_body))
+        concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
+        batches = self.batches
+        sources = [
+            {"file": s.file, "format": s.format, "metrics": s.metrics,
+             "applications": s.applications}
+            for b in batches for s in b.sources
+        ]  # fmt: skip
+        spec = self._upload_spec()
+        self._retry = lambda: self.upload(max_body, concurrency)
+        return self._start_upload(self._upload(spec, batches, sources, max_body, concurrency))
+
+    def resume(
+        self, item: Unfinished, concurrency: int = DEFAULT_CONCURRENCY
+    ) -> asyncio.Task[None] | None:
+        """Send the bodies of an unfinished upload that have no outcome yet."""
+        if self.resume_reason(item):
+            return None
+        concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
+        spec = self._upload_spec()
+        self._retry = lambda: self.resume(item, concurrency)
+        return self._start_upload(self._resume(spec, item.folder, concurrency))
+
+    def retry_upload(self) -> None:
+        """Retry after an upload that could not start (or stopped): the same action again."""
+        if self._retry is not None:
+            self._retry()
+
+    def cancel_upload(self) -> None:
+        """Stop: no new request; the ones in flight get their answers; the ledger keeps the
+        rest for Resume."""
+        if self._job is not None:
+            self._job.cancel()
+
+    def _start_upload(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        self.upload_error = ""
+        self.progress = None
+        self.report = None
+        self.invalid_file = None
+        self.invalid_left_out = 0
+        self.rejections.clear()
+        self._uploading = True
+        self._upload_task = self.run(self._until_done(coro, "upload"))
+        self._upload_task.add_done_callback(lambda _: self._ended("upload"))
+        self.report_changed.emit()
+        self.upload_state_changed.emit()
+        return self._upload_task
+
+    async def _upload(
+        self,
+        spec: ConnectionSpec,
+        batches: list[Batch],
+        sources: list[dict[str, Any]],
+        max_body: int,
+        concurrency: int,
+    ) -> None:
+        self.set_status("Splitting the batch into bodies…")
+        invalid_left_out = [0]
+
+        def note() -> dict[str, Any]:
+            invalid = sum(b.invalid_count + b.unsendable for b in batches)
+            invalid_left_out[0] = invalid
+            return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
+
+        async with spec.client() as client:
+            try:
+                job = await Upload.start(
+                    client,
+                    chain_bodies(batches, max_body),
+                    max_body=max_body,
+                    sources=sources,
+                    note=note,
+                    concurrency=concurrency,
+                )
+            except (LedgerError, OSError) as exc:
+                self._upload_failed(str(exc))
+                return
+            self._recheck()  # the split's problems (items too large for any body)
+            self.invalid_left_out = invalid_left_out[0]
+            if self.invalid_left_out:
+                path = job.ledger.folder / INVALID_NAME
+                try:
+                    await asyncio.to_thread(write_invalid, batches, path)
+                    self.invalid_file = path
+                except OSError as exc:
+                    self.set_error(f"Could not save the invalid items to {path}: {exc}")
+            await self._run(job)
+
+    async def _resume(self, spec: ConnectionSpec, folder: Path, concurrency: int) -> None:
+        self.set_status("Opening the ledger…")
+        async with spec.client() as client:
+            try:
+                job = await Upload.resume(client, folder, concurrency=concurrency)
+            except LedgerError as exc:
+                self._upload_failed(str(exc))
+                return
+            note = job.ledger.note
+            self.invalid_left_out = int(note.get("invalid") or 0)
+            name = note.get("invalid_file")
+            self.invalid_file = job.ledger.folder / str(name) if name else None
+            await self._run(job)
+
+    async def _run(self, job: Upload) -> None:
+        self._job = job
+        self.progress = job.progress()
+        self.upload_state_changed.emit()
+        self.set_status(f"Uploading to {job.client.base_url}…")
+        try:
+            report = await job.run(progress=self._on_upload_progress)
+        except asyncio.CancelledError:
+            report = dataclasses.replace(
+                job.report(), stopped=CANCELLED, error="The upload was stopped at once."
+            )
+            self._set_report(report)
+            raise
+        finally:
+            job.close()
+            self._job = None
+        self._set_report(report)
+        self.refresh_unfinished()
+
+    def _on_upload_progress(self, progress: Progress) -> None:
+        self.progress = progress
+        if not self.closed:
+            self.upload_progress.emit(progress)
+
+    def _set_report(self, report: Report) -> None:
+        self.report = report
+        self.rejections.set_rows(report.rejections)
+        if report.stopped and report.stopped != CANCELLED:
+            self.set_error(report.error)
+        if not self.closed:
+            self.report_changed.emit()
+            self.upload_state_changed.emit()
+
+    def _upload_failed(self, message: str) -> None:
+        self.upload_error = message
+        self.set_error(message)
+        if not self.closed:
+            self.report_changed.emit()
+            self.upload_state_changed.emit()
+
+    @property
+    def report_heading(self) -> str:
+        r = self.report
+        if r is None:
+            return ""
+        if not r.complete:
+            return "The upload stopped."
+        if r.rejected.bodies:
+            return "The upload finished: some bodies were rejected."
+        return "The upload finished: every body was accepted."
+
+    def report_lines(self) -> list[str]:
+        """The end report as sentences, for the window and for tests."""
+        r = self.report
+        if r is None:
+            return []
+
+        def counts(c: Counts) -> str:
+            return f"{_plural(c.bodies, 'body', 'bodies')}, {_plural(c.metrics, 'metric')}"
+
+        lines = [
+            f"Accepted: {counts(r.accepted)}.",
+            f"Rejected: {counts(r.rejected)}."
+            + (f" Their items are saved in {r.rejected_file}." if r.rejected_file else ""),
+            f"Pending: {counts(r.pending)}.",
+        ]
+        if self.invalid_left_out:
+            where = f", saved in {self.invalid_file}" if self.invalid_file else ""
+            lines.append(f"Invalid items left out: {self.invalid_left_out:,}{where}.")
+        if r.in_doubt:
+            lines.append(
+                f"{_plural(r.in_doubt, 'body was', 'bodies were')} sent again after an answer "
+                "that never came: the server may have counted "
+                + ("it twice." if r.in_doubt == 1 else "them twice.")
+            )
+        if r.stopped:
+            lines.append(r.error or "The upload stopped.")
+            if r.stopped == "unauthorised" and WRONG_TOKEN not in r.error:
+                lines.append(WRONG_TOKEN)
+        if not r.complete:
+            lines.append("Resume sends exactly the bodies still pending.")
+        return lines
+
+    @property
+    def report_folder(self) -> Path | None:
+        return self.report.ledger.parent if self.report is not None else None
+
+    # ------------------------------------------------------------------ unfinished uploads
+
+    def refresh_unfinished(self) -> asyncio.Task[None] | None:
+        """Read the unfinished uploads again (on a worker thread)."""
+        if self.closed:
+            return None
+
+        async def scan() -> None:
+            found = await asyncio.to_thread(find_unfinished)
+            if self._job is not None:  # the one running is not "unfinished"
+                running = self._job.ledger.folder
+                found = [u for u in found if u.folder != running]
+            self.unfinished = found
+            if not self.closed:
+                self.unfinished_changed.emit()
+                self.upload_state_changed.emit()
+
+        return self.run(scan(), busy=False)

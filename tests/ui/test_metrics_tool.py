@@ -1,0 +1,555 @@
+"""The metrics tool (`MetricsTool` over `MetricsToolModel`) against real sandboxes over HTTP:
+the samples' formats, counts and problems (offline too), a bad file's problems with file,
+line, column and JSON path, paste and drop, cancelling a read, an upload whose stored counts
+equal the file's, Cancel then Resume with exact totals, a connection without a client token
+(asked for, then used), and an upload that cannot start (its error, then Retry)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractScrollArea,
+    QApplication,
+    QLabel,
+    QWidget,
+)
+
+from app.api.client import AdminClient
+from app.connection import ConnectionSpec
+from app.metrics import load
+from app.metrics.upload import Progress
+from app.profiles import Profile, ProfileStore
+from app.viewmodels.metrics import (
+    CONTENT,
+    EMPTY,
+    MetricsToolModel,
+    SourceRow,
+)
+from app.viewmodels.session import FAILED, READY, Session
+from sandbox.process import SandboxProcess
+from tests.conftest import MemoryKeyring
+from ui.metrics_tool import MetricsTool
+from ui.states import StatePanel
+from ui.tool_page import ToolPage
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "resources" / "samples"
+GENERATE = SAMPLES / "generate.py"
+
+Key = tuple[str, str, str, int | None]
+
+
+@pytest.fixture(autouse=True)
+def _uploads_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Ledgers in this test's folder, never the user's data folder."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(data))
+    return data
+
+
+@pytest.fixture
+def empty_sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
+    """A sandbox with no data of its own: what it stores is what the test sent."""
+    with SandboxProcess(tmp_path / "empty.sqlite3", "--empty") as sb:
+        yield sb
+
+
+@pytest.fixture
+def offline(qloop: Any, tmp_path: Path) -> Session:
+    """A session that never connected."""
+    return Session(ProfileStore(tmp_path / "offline-config"), health_interval=0)
+
+
+def open_tool(qtbot: Any, session: Session) -> MetricsTool:
+    tool = MetricsTool(session)
+    qtbot.addWidget(tool)
+    tool.resize(1000, 700)
+    tool.show()
+    qtbot.waitUntil(lambda: not tool.model.busy, timeout=10_000)
+    return tool
+
+
+def wait_loaded(qtbot: Any, model: MetricsToolModel, timeout: int = 60_000) -> None:
+    qtbot.waitUntil(lambda: not model.loading and not model.busy, timeout=timeout)
+
+
+def wait_uploaded(qtbot: Any, model: MetricsToolModel, timeout: int = 120_000) -> None:
+    qtbot.waitUntil(
+        lambda: not model.uploading and (model.report is not None or bool(model.upload_error)),
+        timeout=timeout,
+    )
+
+
+def generate(path: Path, metrics: int, *extra: str) -> Path:
+    subprocess.run(
+        [sys.executable, str(GENERATE), "--metrics", str(metrics), "--out", str(path), *extra],
+        check=True,
+    )
+    return path
+
+
+def file_rows(path: Path) -> dict[Key, tuple[int, int, int]]:
+    """The file's sums per feature, application, environment and window, read by the core."""
+    batch = load([path])
+    assert not batch.errors
+    return {
+        (r.feature, r.app, r.environment, r.window): (r.yes, r.no, r.variants)
+        for r in batch.totals().rows
+    }
+
+
+async def stored_rows(client: AdminClient, features: set[str]) -> dict[Key, tuple[int, int, int]]:
+    """What the sandbox stores for these features, in the same shape."""
+    out: dict[Key, tuple[int, int, int]] = {}
+    for feature in sorted(features):
+        raw = await client.feature_metrics_raw(feature, hours_back=48)
+        for w in raw.data:
+            assert w.featureName is not None and w.appName is not None
+            key = (w.featureName, w.appName, w.environment, int(w.timestamp.timestamp() * 1000))
+            assert key not in out
+            out[key] = (w.yes, w.no, sum(w.variants.values()))
+    return out
+
+
+def rows_by_file(tool: MetricsTool) -> dict[str, SourceRow]:
+    return {row.name: row for row in tool.source_rows()}
+
+
+def unnamed_controls(tool: MetricsTool) -> list[str]:
+    """Tab by tab, every control that takes focus and lacks an objectName or a name for
+    screen readers (its accessible name, its own text, or its buddy label's text); the same
+    rule as tests/ui/test_shell.py, on every tab rather than the first."""
+    problems = []
+    for tab in range(tool.tabs.count()):
+        tool.tabs.setCurrentIndex(tab)
+        for widget in [tool, *tool.findChildren(QWidget)]:
+            if widget.focusPolicy() == Qt.FocusPolicy.NoFocus or not widget.isVisibleTo(tool):
+                continue
+            if isinstance(widget, QAbstractScrollArea) and not isinstance(
+                widget, QAbstractItemView
+            ):
+                continue
+            name = widget.objectName()
+            text = getattr(widget, "text", None)
+            buddies = [b for b in tool.findChildren(QLabel) if b.buddy() is widget and b.text()]
+            said = widget.accessibleName() or (callable(text) and str(text()).strip()) or buddies
+            if not name or name.startswith("qt_") or not said:
+                problems.append(f"tab {tab}: {type(widget).__name__} {name!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------------- offline
+
+
+def test_the_samples_load_offline_with_formats_counts_and_problems(
+    qtbot: Any, offline: Session
+) -> None:
+    """Not connected: every sample is read and checked, its format and counts shown; Upload
+    is disabled and says why."""
+    tool = open_tool(qtbot, offline)
+    model = tool.model
+    assert tool.files_states.state == StatePanel.EMPTY
+    assert "Add files" in tool.files_states.empty_label.text()
+    assert "NDJSON" in tool.files_states.empty_label.text()
+    samples = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".ndjson"))
+    assert len(samples) == 7
+    tool.add_files([str(p) for p in samples])
+    wait_loaded(qtbot, model)
+    assert model.phase == CONTENT
+    assert tool.files_states.state == StatePanel.CONTENT
+    rows = rows_by_file(tool)
+    assert {name: row.format for name, row in rows.items()} == {
+        "array.json": "JSON array",
+        "broken.json": "bulk payload",
+        "bulk.json": "bulk payload",
+        "invalid.json": "bulk payload",
+        "invalid.ndjson": "NDJSON",
+        "metrics.ndjson": "NDJSON",
+        "sdk.json": "SDK payload",
+    }
+    for path in samples:  # the counts are the core's, file by file
+        batch = load([path])
+        source = batch.sources[0]
+        row = rows[path.name]
+        assert (row.metrics, row.applications, row.invalid) == (
+            source.metrics,
+            source.applications,
+            source.invalid,
+        ), path.name
+    assert (rows["bulk.json"].metrics, rows["bulk.json"].applications) == (5, 2)
+    assert (rows["sdk.json"].metrics, rows["broken.json"].invalid) == (3, 1)
+    assert model.metric_count == sum(load([p]).metric_count for p in samples) == 24
+    assert tool.tabs.tabText(0) == "Files (7)"
+    # the preview adds every file together
+    preview = model.preview
+    assert preview is not None
+    assert preview.totals.total.metrics == 24
+    assert sum(r.yes for r in model.rows.all_rows) == preview.totals.total.yes
+    assert tool.figure_labels["Metrics"].text() == "24"
+    assert sum(b.yes for b in tool.feature_chart.bars) == preview.totals.total.yes
+    assert sum(b.no for b in tool.window_chart.bars) == preview.totals.total.no
+    assert len(tool.feature_chart.bars) == 8 and tool.feature_chart.bars[-1].label.endswith(
+        "others"
+    )
+    tool.tabs.setCurrentIndex(1)
+    assert not tool.grab().isNull()  # the charts paint
+    # problems of every file, errors first
+    problems = model.problems.all_rows
+    assert problems[0].severity == "error"
+    assert [p.severity for p in problems] == sorted(p.severity for p in problems)
+    broken = [p for p in problems if p.file.endswith("broken.json")]
+    assert [(p.severity, p.line, p.column) for p in broken] == [("error", 5, 146)]
+    assert "JSON syntax error" in broken[0].message
+    assert tool.tabs.tabText(2) == f"Problems ({len(problems)})"
+    assert "checked against the server's flags once connected" in tool.checks_label.text()
+    # offline: nothing can be sent, and the window says so
+    assert not tool.upload_button.isEnabled()
+    assert "Not connected" in model.upload_reason
+    assert "read and checked" in model.upload_reason
+    assert tool.upload_reason.text() == model.upload_reason
+    assert unnamed_controls(tool) == []
+    # Remove one file, then Clear
+    tool.sources.view.selectRow(tool.model.sources.row_of(lambda r: r.name == "bulk.json"))
+    assert tool.remove_button.isEnabled()
+    tool.remove_button.click()
+    qtbot.waitUntil(lambda: "bulk.json" not in rows_by_file(tool))
+    assert model.metric_count == 19
+    tool.clear_button.click()
+    qtbot.waitUntil(lambda: model.phase == EMPTY)
+    assert tool.files_states.state == StatePanel.EMPTY
+
+
+def test_a_bad_file_shows_each_problem_with_file_line_column_and_path(
+    qtbot: Any, offline: Session, tmp_path: Path
+) -> None:
+    tool = open_tool(qtbot, offline)
+    model = tool.model
+    tool.add_files([str(SAMPLES / "invalid.ndjson")])
+    wait_loaded(qtbot, model)
+    table = model.problems
+    found = {(p.line, p.column, p.path, p.severity) for p in table.all_rows}
+    assert (2, 84, "[1]", "error") in found  # a syntax error: line and column
+    assert (3, None, "[2].featureName", "error") in found  # a schema error: its JSON path
+    assert (9, None, "[8].variants.blue", "error") in found
+    assert (7, None, "[6]", "warning") in found  # yes and no both 0
+    syntax = next(p for p in table.all_rows if p.line == 2)
+    assert str(syntax).startswith(f"{SAMPLES / 'invalid.ndjson'}:2:84: [1]: JSON syntax error")
+    # the cells as shown: the file's name, line, column, path, message
+    row = table.row_of(lambda p: p.line == 2)
+    assert table.row_texts(row)[:5] == ["error", "invalid.ndjson", "2", "84", "[1]"]
+    # filter, and copy what is shown
+    tool.tabs.setCurrentIndex(2)
+    tool.problems.filter_edit.setText("variants")
+    assert table.shown_count == 1
+    tool.problems.view.selectRow(0)
+    assert tool.problems.view.copy_selection() == 1
+    copied = QGuiApplication.clipboard().text()
+    assert copied.startswith("error\tinvalid.ndjson\t9\t—\t[8].variants.blue\t")
+    # the invalid items saved to a file of their own, one per line with their problems
+    assert tool.save_invalid_button.isEnabled()
+    out = tmp_path / "left-out.ndjson"
+    task = model.save_invalid(out)
+    qtbot.waitUntil(task.done)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == model.invalid_count == 8
+    assert {r["line"] for r in records} == {2, 3, 4, 5, 8, 9, 10, 12}
+    assert str(out) in tool.notice_label.text()
+
+
+def test_paste_and_drop_add_inputs(qtbot: Any, offline: Session) -> None:
+    tool = open_tool(qtbot, offline)
+    model = tool.model
+    QGuiApplication.clipboard().setText((SAMPLES / "metrics.ndjson").read_text())
+    tool.activateWindow()
+    qtbot.waitUntil(tool.isActiveWindow)
+    tool.sources.view.setFocus()
+    qtbot.keyClick(tool.sources.view, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    wait_loaded(qtbot, model)
+    rows = rows_by_file(tool)
+    assert list(rows) == ["<clipboard>"]
+    assert (rows["<clipboard>"].format, rows["<clipboard>"].metrics) == ("NDJSON", 5)
+    # a drop of two files adds both (and a file already listed is not read twice)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(SAMPLES / n)) for n in ("sdk.json", "array.json")])
+    at, how = QPoint(20, 20), Qt.DropAction.CopyAction
+    left, none = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(at, how, mime, left, none)
+    QApplication.sendEvent(tool, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(tool, QDropEvent(QPointF(at), how, mime, left, none))
+    wait_loaded(qtbot, model)
+    assert set(rows_by_file(tool)) == {"<clipboard>", "sdk.json", "array.json"}
+    assert model.metric_count == 5 + 3 + 4
+    assert model.add_files([SAMPLES / "sdk.json"]) is None
+    assert "listed already" in model.notice
+    # F5 reads every input again, the paste included
+    tool.refresh()
+    wait_loaded(qtbot, model)
+    assert set(rows_by_file(tool)) == {"<clipboard>", "sdk.json", "array.json"}
+    assert model.metric_count == 12
+
+
+def test_reading_a_large_file_shows_bytes_and_can_be_cancelled(
+    qtbot: Any, offline: Session, tmp_path: Path
+) -> None:
+    big = generate(tmp_path / "big.ndjson", 150_000, "--seed", "5")
+    tool = open_tool(qtbot, offline)
+    model = tool.model
+    seen: list[tuple[int, int]] = []
+
+    def on_progress(done: int, total: int) -> None:
+        seen.append((done, total))
+        model.cancel_load()
+
+    model.load_progress.connect(on_progress)
+    tool.add_files([str(big)])
+    assert tool.files_states.state == StatePanel.LOADING
+    assert tool.load_cancel_button.isVisible()
+    assert not tool.add_button.isEnabled()
+    wait_loaded(qtbot, model)
+    assert seen and seen[0][1] == big.stat().st_size and seen[0][0] < seen[0][1]
+    assert model.inputs == [] and model.phase == EMPTY
+    assert "cancelled" in model.notice
+    assert tool.add_button.isEnabled()
+
+
+# ---------------------------------------------------------------------------- uploads
+
+
+def test_feature_names_are_checked_against_the_servers_flags(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Connected, the window reads the server's flag names once and warns about metrics of a
+    name it has no flag of (Unleash would store nothing for them)."""
+    path = tmp_path / "names.ndjson"
+    items = [
+        {"featureName": name, "appName": "web", "environment": "development", "yes": 1, "no": 1}
+        for name in ("profile-beta", "no-such-flag-anywhere")
+    ]
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    session = connect(demo_sandbox, client_token=demo_sandbox.client_token)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(path)])
+    wait_loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.known_features is not None, timeout=20_000)
+    assert "profile-beta" in model.known_features
+    unknown = [p.message for p in model.problems.all_rows if "not known" in p.message]
+    assert len(unknown) == 1 and "no-such-flag-anywhere" in unknown[0], unknown
+    assert "checked against the server's" in tool.checks_label.text()
+
+
+def test_an_upload_stores_exactly_the_files_counts(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    batch = generate(tmp_path / "batch.ndjson", 3_000, "--seed", "11")
+    bulk = generate(tmp_path / "batch.json", 500, "--seed", "12", "--format", "bulk")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(batch), str(bulk)])
+    wait_loaded(qtbot, model)
+    assert tool.upload_button.isEnabled(), model.upload_reason
+    assert "the connection's client token" in tool.server_label.text()
+    assert "'development'" in tool.checks_label.text()  # the client token's environment
+    tool.max_body_spin.setValue(20_000)
+    tool.upload_button.click()
+    assert model.uploading and tool.cancel_button.isEnabled()
+    wait_uploaded(qtbot, model)
+    report = model.report
+    assert report is not None and report.complete, model.report_lines()
+    assert report.accepted.metrics == 3_500 and report.rejected.bodies == 0
+    assert report.accepted.bodies > 20  # split by the body limit chosen
+    assert tool.progress_bar.value() == tool.progress_bar.maximum() == report.accepted.bodies
+    assert "3,500 of 3,500 metrics" in tool.progress_label.text()
+    assert "Accepted:" in tool.report_label.text() and tool.open_folder_button.isVisible()
+    assert report.ledger.parent.parent == tmp_path / "data" / "uploads"
+    expected: dict[Key, list[int]] = {}
+    for path in (batch, bulk):
+        for key, counts in file_rows(path).items():
+            into = expected.setdefault(key, [0, 0, 0])
+            for i in range(3):
+                into[i] += counts[i]
+    client = arun(session.client())
+    stored = arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000)
+    assert stored == {k: tuple(v) for k, v in expected.items()}
+    assert model.unfinished == []
+
+
+def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    batch = generate(tmp_path / "batch.ndjson", 2_000, "--seed", "21")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(batch)])
+    wait_loaded(qtbot, model)
+
+    def cancel_after_five(progress: Progress) -> None:
+        if progress.requests_done >= 5:
+            tool.cancel_button.click()
+
+    model.upload_progress.connect(cancel_after_five)
+    tool.max_body_spin.setValue(2_048)
+    tool.concurrency_spin.setValue(1)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    model.upload_progress.disconnect(cancel_after_five)
+    first = model.report
+    assert first is not None and not first.complete and first.stopped == "cancelled"
+    assert first.accepted.bodies >= 5 and first.pending.bodies > 0 and first.in_doubt == 0
+    assert "Resume sends exactly the bodies still pending." in model.report_lines()
+    # the unfinished upload is offered for Resume
+    qtbot.waitUntil(lambda: len(model.unfinished) == 1)
+    unfinished = model.unfinished[0]
+    assert unfinished.folder == first.ledger.parent
+    assert unfinished.pending.bodies == first.pending.bodies
+    assert empty_sandbox.url in tool.unfinished_combo.currentText()
+    assert tool.resume_button.isEnabled(), tool.resume_reason.text()
+    tool.resume_button.click()
+    wait_uploaded(qtbot, model)
+    second = model.report
+    assert second is not None and second.complete, model.report_lines()
+    assert second.accepted.metrics == 2_000 and second.in_doubt == 0
+    expected = file_rows(batch)
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+    qtbot.waitUntil(lambda: model.unfinished == [])
+    assert not tool.unfinished_combo.isEnabled()
+
+
+def test_without_a_client_token_the_window_asks_for_one(
+    qtbot: Any, qloop: Any, empty_sandbox: SandboxProcess, arun: Any, tmp_path: Path
+) -> None:
+    session = Session(ProfileStore(tmp_path / "config"), health_interval=0)
+    session.open_spec(ConnectionSpec(empty_sandbox.url, empty_sandbox.admin_token,
+                                     label="no client token"))  # fmt: skip
+    qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
+    assert session.state == READY, session.message
+    try:
+        batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "31")
+        tool = open_tool(qtbot, session)
+        model = tool.model
+        tool.add_files([str(batch)])
+        wait_loaded(qtbot, model)
+        tool.tabs.setCurrentIndex(3)
+        assert model.needs_token and tool.token_box.isVisible()
+        assert (
+            "admin API tokens and personal access tokens are refused on this endpoint by real "
+            "servers" in tool.token_reason.text()
+        )
+        assert "This connection has no client token." in tool.token_reason.text()
+        assert not tool.upload_button.isEnabled()
+        assert model.upload_reason == "Type a client token above to upload."
+        assert tool.token_edit.echoMode() == tool.token_edit.EchoMode.Password
+        assert "Environments are not checked" in tool.checks_label.text()
+        # the admin token is refused, and the report says why
+        tool.token_edit.setText(empty_sandbox.admin_token)
+        assert tool.upload_button.isEnabled()
+        tool.upload_button.click()
+        wait_uploaded(qtbot, model)
+        assert model.report is not None and model.report.stopped == "unauthorised"
+        assert "refused on this endpoint by real servers" in tool.report_label.text()
+        # a client token, typed: used for this server, in memory only
+        tool.token_edit.clear()
+        qtbot.keyClicks(tool.token_edit, empty_sandbox.client_token)
+        assert model.typed_token == empty_sandbox.client_token
+        assert "'development'" in tool.checks_label.text()
+        assert "typed here" in tool.server_label.text()
+        tool.upload_button.click()
+        wait_uploaded(qtbot, model)
+        report = model.report
+        assert report is not None and report.complete and report.accepted.metrics == 300
+        expected = file_rows(batch)
+        client = arun(session.client())
+        assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+        assert unnamed_controls(tool) == []  # with the token box and a report shown
+        kept = [p for p in (tmp_path / "config").rglob("*") if p.is_file()]
+        assert not any(empty_sandbox.client_token in p.read_text() for p in kept)  # memory only
+        tool.close_content()
+    finally:
+        arun(session.aclose())
+
+
+def test_a_typed_client_token_saved_in_the_profile_is_the_connections_from_then_on(
+    qtbot: Any, qloop: Any, empty_sandbox: SandboxProcess, arun: Any, tmp_path: Path,
+    memory_keyring: MemoryKeyring,
+) -> None:  # fmt: skip
+    store = ProfileStore(tmp_path / "config")
+    store.save(Profile(name="Staging", url=empty_sandbox.url), token=empty_sandbox.admin_token)
+    session = Session(store, health_interval=0)
+    session.open_profile("Staging")
+    qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
+    assert session.state == READY, session.message
+    try:
+        tool = open_tool(qtbot, session)
+        model = tool.model
+        tool.tabs.setCurrentIndex(3)
+        assert model.needs_token and model.profile_name == "Staging"
+        assert tool.save_token_button.isVisible() and not tool.save_token_button.isEnabled()
+        tool.token_edit.setText(empty_sandbox.client_token)
+        assert tool.save_token_button.isEnabled()
+        tool.save_token_button.click()
+        qtbot.waitUntil(lambda: session.state == READY and not model.needs_token, timeout=30_000)
+        assert memory_keyring.passwords[("flagdesk", "Staging/client")] == (
+            empty_sandbox.client_token
+        )
+        assert store.get("Staging").has_client_token
+        assert model.connection_token == empty_sandbox.client_token
+        assert not tool.token_box.isVisible()
+        assert "the connection's client token" in tool.server_label.text()
+        tool.close_content()
+    finally:
+        arun(session.aclose())
+
+
+def test_an_upload_that_cannot_start_shows_why_and_retry_sends_it(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be\n")
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(blocker))
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(SAMPLES / "bulk.json")])
+    wait_loaded(qtbot, model)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is None
+    assert str(blocker) in model.upload_error
+    assert "could not start" in tool.report_label.text()
+    assert tool.retry_button.isVisible() and tool.tabs.currentIndex() == 3
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(tmp_path / "data"))
+    tool.retry_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.upload_error == "" and not tool.retry_button.isVisible()
+    assert model.report is not None and model.report.complete
+    assert model.report.accepted.metrics == 5
+
+
+# ---------------------------------------------------------------------------- in its page
+
+
+def test_in_its_page_the_tool_reads_files_while_not_connected(
+    qtbot: Any, offline: Session, tool_page: Callable[..., ToolPage]
+) -> None:
+    page = tool_page("metrics_upload", offline)
+    assert page.banner.isVisible()  # the page says why uploads cannot be made
+    tool = page.tool_content
+    assert isinstance(tool, MetricsTool)
+    assert tool.add_button.isEnabled()
