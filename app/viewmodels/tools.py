@@ -18,11 +18,14 @@ def tool_available(session: Session, key: str) -> bool:
 
 class SessionViewModel(ViewModel):
     """A view-model bound to the session: on a new connection it cancels what it was doing and
-    calls `on_connection_changed()`; its errors also reach the status bar."""
+    calls `on_connection_changed()`; its errors also reach the status bar, and leave it when
+    they are over (the error cleared, or the window closed) unless another has come since."""
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
+        #: the last error this model put in the status bar
+        self._reported = ""
         session.connection_changed.connect(self._on_session_connection_changed)
         self.error_changed.connect(self._on_error)
 
@@ -37,12 +40,23 @@ class SessionViewModel(ViewModel):
         """Override: reload for the new connection."""
 
     def _on_error(self, text: str) -> None:
-        if text and not self.closed:
+        if self.closed:
+            return
+        if text:
+            self._reported = text
             self.session.report_error(text)
+        else:
+            self._withdraw_error()
+
+    def _withdraw_error(self) -> None:
+        if self._reported and self.session.last_error == self._reported:
+            self.session.report_error("")
+        self._reported = ""
 
     def close(self) -> None:
         if not self.closed:
             self.session.connection_changed.disconnect(self._on_session_connection_changed)
+            self._withdraw_error()
         super().close()
 
 

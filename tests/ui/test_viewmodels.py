@@ -169,3 +169,27 @@ def test_a_task_cancelled_before_it_starts_ends_busy(qtbot: Any, qloop: Any) -> 
     with qtbot.waitSignal(model.busy_changed, check_params_cb=lambda busy: not busy):
         task.cancel()
     assert task.cancelled() and not model.busy and not model.tasks
+
+
+def test_a_windows_error_leaves_the_status_bar_when_it_is_over(
+    qtbot: Any, qloop: Any, tmp_path: Any
+) -> None:
+    """The status bar's last error is withdrawn when the window that reported it clears it or
+    closes, but not when another error has taken its place."""
+    from app.profiles import ProfileStore
+    from app.viewmodels.session import Session
+    from app.viewmodels.tools import SessionViewModel
+
+    session = Session(ProfileStore(tmp_path), health_interval=0)
+    archive, users = SessionViewModel(session), SessionViewModel(session)
+    archive.set_error("No project nope on this server")
+    assert session.last_error == "No project nope on this server"
+    archive.set_error("")  # loaded fine after all
+    assert session.last_error == ""
+
+    archive.set_error("No project nope on this server")
+    users.set_error("403 NoAccessError")
+    archive.set_error("")  # not the error shown any more: it stays
+    assert session.last_error == "403 NoAccessError"
+    users.close()  # its window closed: its error goes with it
+    assert session.last_error == ""
