@@ -14,7 +14,8 @@ the `DataTable`), and measures for each table:
 - closed: closing the window, to its rows freed (the next table is measured after that);
 - peak RSS of this process (the GUI) at the end.
 
-Sort and keystroke are medians over --runs. Goals (issue 5): shown within 1.5 s, sort under
+Each window is opened --runs times (shown: the median, and the slowest as shown_s_max); sort
+and keystroke are medians over --runs in the first. Goals (issue 5): shown within 1.5 s, sort under
 150 ms, keystroke under 50 ms, RSS under 300 MB. Exactly one JSON object goes to stdout.
 """
 
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import gc
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,6 +50,7 @@ from app.viewmodels.catalogue import TOOLS_BY_KEY
 from app.viewmodels.session import READY, Session
 from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess
+from ui.main_window import share_the_interpreter
 from ui.table import DataTable
 from ui.tool_page import ToolPage
 
@@ -112,8 +116,10 @@ async def painted(app: QApplication) -> None:
 
 
 async def measure_table(
-    app: QApplication, session: Session, key: str, open_item: Any, runs: int
+    app: QApplication, session: Session, key: str, open_item: Any, runs: int, interact: bool
 ) -> dict[str, Any]:
+    """Open the tool's window and wait for its rows on screen; with `interact`, then sort and
+    filter `runs` times each; close it."""
     page = ToolPage(ToolModel(TOOLS_BY_KEY[key], session))
     page.resize(1100, 700)
     meter = StallMeter()
@@ -134,7 +140,7 @@ async def measure_table(
 
     sort_ms: list[float] = []
     header = table.view.horizontalHeader()
-    for run in range(runs):
+    for run in range(runs if interact else 0):
         for column in (0, 1):  # two string columns, alternating, so every click sorts anew
             order = Qt.SortOrder.AscendingOrder if run % 2 else Qt.SortOrder.DescendingOrder
             t = time.perf_counter()
@@ -143,7 +149,7 @@ async def measure_table(
             sort_ms.append((time.perf_counter() - t) * 1000)
 
     keystroke_ms: list[float] = []
-    for _ in range(runs):
+    for _ in range(runs if interact else 0):
         table.filter_edit.clear()
         await painted(app)
         t = time.perf_counter()
@@ -165,13 +171,35 @@ async def measure_table(
     closed_ms = (time.perf_counter() - t) * 1000
     return {
         "rows": rows,
-        "shown_s": round(shown_s, 3),
+        "shown_s": shown_s,
+        "sort_ms": sort_ms,
+        "keystroke_ms": keystroke_ms,
+        "longest_stall_ms": meter.longest,
+        "closed_ms": closed_ms,
+    }
+
+
+async def measure_tool(
+    app: QApplication, session: Session, key: str, open_item: Any, runs: int
+) -> dict[str, Any]:
+    """The window opened `runs` times (shown: the median and the slowest); sorts and filter
+    keystrokes `runs` times each in the first."""
+    opened = [
+        await measure_table(app, session, key, open_item, runs, interact=run == 0)
+        for run in range(runs)
+    ]
+    shown = [o["shown_s"] for o in opened]
+    sort_ms, keystroke_ms = opened[0]["sort_ms"], opened[0]["keystroke_ms"]
+    return {
+        "rows": opened[0]["rows"],
+        "shown_s": round(statistics.median(shown), 3),
+        "shown_s_max": round(max(shown), 3),
         "sort_ms": round(statistics.median(sort_ms), 1),
         "sort_ms_max": round(max(sort_ms), 1),
         "keystroke_ms": round(statistics.median(keystroke_ms), 1),
         "keystroke_ms_max": round(max(keystroke_ms), 1),
-        "longest_stall_ms": meter.longest,
-        "closed_ms": round(closed_ms, 1),
+        "longest_stall_ms": max(o["longest_stall_ms"] for o in opened),
+        "closed_ms": round(max(o["closed_ms"] for o in opened), 1),
     }
 
 
@@ -183,8 +211,8 @@ async def bench(app: QApplication, sandbox: SandboxProcess, runs: int) -> dict[s
         if session.state != READY:
             raise SystemExit(f"could not connect: {session.message}")
         try:
-            inactive = await measure_table(app, session, "inactive_users", None, runs)
-            archive = await measure_table(app, session, "archived_features", "default", runs)
+            inactive = await measure_tool(app, session, "inactive_users", None, runs)
+            archive = await measure_tool(app, session, "archived_features", "default", runs)
         finally:
             await session.aclose()
     return {"inactive_users": inactive, "archived_features": archive}
@@ -195,11 +223,14 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    layout = tempfile.mkdtemp(prefix="flagdesk-bench-layout-")
+    atexit.register(shutil.rmtree, layout, True)
     os.environ.setdefault(
-        "FLAGDESK_CONFIG_DIR", tempfile.mkdtemp(prefix="flagdesk-bench-layout-")
+        "FLAGDESK_CONFIG_DIR", layout
     )  # remembered column widths and sort orders from a real desktop would change the figures
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # pages come and go; the loop ends with the bench
+    share_the_interpreter()  # as `ui.main_window.run` does
     collections = GcMeter()
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-") as tmp:
         t = time.perf_counter()

@@ -5,7 +5,7 @@ Why it reads the way it does:
 
 - The GUI runs `load()` on a worker thread, and its event loop must never wait long for the GIL,
   so no single C call may take long: files are read 1 MiB at a time, and items are validated
-  2,000 at a time (a few milliseconds a call). NDJSON lines are validated as one JSON array per
+  500 at a time (under a millisecond a call). NDJSON lines are validated as one JSON array per
   slice; the items of JSON documents (bulk payloads, arrays) are found by the `},{` between
   them and validated the same way, or, where that does not hold (an invalid item, a string
   holding `},{`), cut one by one by the standard library's scanner (`raw_decode`). A document
@@ -48,8 +48,9 @@ from app.metrics.split import Segment, key_path
 CHUNK = 1 << 20
 #: bytes looked at to tell NDJSON from a JSON document
 HEAD = 64 << 10
-#: items validated in one call (a few milliseconds: the GIL is held throughout)
-SLICE = 2000
+#: items validated in one call (under a millisecond: the GIL is held throughout, and a GUI
+#: thread beside it waits that long for each call it makes into Python)
+SLICE = 500
 #: an item of a JSON document longer than this is taken as a syntax error (a string or object
 #: never closed), not as a reason to read on
 MAX_ITEM = 16 << 20

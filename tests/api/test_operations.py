@@ -258,9 +258,7 @@ def test_feature_names_are_the_flags_not_archived_of_every_project(
         await c.create_feature("default", CreateFeature(name="names.archived"))
         await c.archive_feature("default", "names.archived")
         projects = {p.id for p in (await c.list_projects()).projects}
-        listed = {
-            f.name for p in sorted(projects) for f in (await c.project_features(p)).features
-        }
+        listed = {f.name for p in sorted(projects) for f in (await c.project_features(p)).features}
         return before, await c.feature_names(), listed
 
     before, after, listed = with_client(sandbox, job)
