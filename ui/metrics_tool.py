@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt, QUrl
 from PySide6.QtGui import (
@@ -84,6 +84,15 @@ YES_COLOURS = ("#3a9a4b", "#55b866")
 NO_COLOURS = ("#c0645c", "#d4847c")
 
 
+class Ink(NamedTuple):
+    """A chart's colours in the current palette."""
+
+    yes: QColor
+    no: QColor
+    text: QColor
+    grid: QColor
+
+
 def _is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
@@ -140,18 +149,19 @@ class BarChart(QWidget):
 
     # ------------------------------------------------------------------ drawing
 
-    def _colours(self) -> tuple[QColor, QColor, QColor, QColor]:
+    def _colours(self) -> Ink:
         palette = self.palette()
         dark = _is_dark(palette)
         text = palette.color(QPalette.ColorRole.WindowText)
         grid = QColor(text)
         grid.setAlpha(45)
-        return QColor(YES_COLOURS[dark]), QColor(NO_COLOURS[dark]), text, grid
+        return Ink(QColor(YES_COLOURS[dark]), QColor(NO_COLOURS[dark]), text, grid)
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        yes_c, no_c, text_c, grid_c = self._colours()
+        ink = self._colours()
+        yes_c, no_c, text_c = ink.yes, ink.no, ink.text
         fm = QFontMetrics(self.font())
         line = fm.height()
         area = self.rect().adjusted(4, 2, -6, -4)
@@ -178,20 +188,12 @@ class BarChart(QWidget):
             painter.drawText(plot, Qt.AlignmentFlag.AlignCenter, "No metrics to show")
             return
         if self.horizontal:
-            self._paint_horizontal(painter, plot, fm, yes_c, no_c, text_c, grid_c)
+            self._paint_horizontal(painter, plot, fm, ink)
         else:
-            self._paint_columns(painter, plot, fm, yes_c, no_c, text_c, grid_c)
+            self._paint_columns(painter, plot, fm, ink)
 
-    def _paint_horizontal(
-        self,
-        p: QPainter,
-        plot: QRect,
-        fm: QFontMetrics,
-        yes_c: QColor,
-        no_c: QColor,
-        text_c: QColor,
-        grid_c: QColor,
-    ) -> None:
+    def _paint_horizontal(self, p: QPainter, plot: QRect, fm: QFontMetrics, ink: Ink) -> None:
+        yes_c, no_c, text_c, grid_c = ink
         line = fm.height()
         # the scale is the features' own: the "others" bar (often the largest) is cut short
         # with a break mark and its figure, so it does not flatten every other bar
@@ -245,16 +247,8 @@ class BarChart(QWidget):
             )
             self._hit.append((row, bar))
 
-    def _paint_columns(
-        self,
-        p: QPainter,
-        plot: QRect,
-        fm: QFontMetrics,
-        yes_c: QColor,
-        no_c: QColor,
-        text_c: QColor,
-        grid_c: QColor,
-    ) -> None:
+    def _paint_columns(self, p: QPainter, plot: QRect, fm: QFontMetrics, ink: Ink) -> None:
+        yes_c, no_c, text_c, grid_c = ink
         line = fm.height()
         top = _nice_max(max(b.total for b in self.bars))
         axis_w = max(fm.horizontalAdvance(compact(top * k / 4)) for k in range(5)) + 6

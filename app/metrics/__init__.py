@@ -12,6 +12,7 @@ from app.metrics.batch import (
     Row,
     Source,
     Totals,
+    merge_totals,
     token_environment,
     window_text,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Totals",
     "load",
     "load_text",
+    "merge_totals",
     "token_environment",
     "window_text",
 ]

@@ -9,7 +9,7 @@ items are read, so a GUI can show a million metrics without walking them again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -272,48 +272,7 @@ class Batch:
         return self._totals
 
     def _make_totals(self) -> Totals:
-        rows = [
-            Row(f, a, e, w, s[0], s[1], s[2], s[3])
-            for (f, a, e, w), s in sorted(
-                self._sums.items(),
-                key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], _window_key(kv[0][3])),
-            )
-        ]
-        features: dict[str, list[int]] = {}
-        apps: dict[str, list[int]] = {}
-        envs: dict[str, list[int]] = {}
-        windows: dict[int | None, list[int]] = {}
-        feature_windows: dict[tuple[str, int | None], list[int]] = {}
-        total = [0, 0, 0, 0]
-        for row in rows:
-            sums = (row.metrics, row.yes, row.no, row.variants)
-            for table, key in (
-                (features, row.feature),
-                (apps, row.app),
-                (envs, row.environment),
-            ):
-                _add(table.setdefault(key, [0, 0, 0, 0]), sums)
-            _add(windows.setdefault(row.window, [0, 0, 0, 0]), sums)
-            _add(feature_windows.setdefault((row.feature, row.window), [0, 0, 0, 0]), sums)
-            _add(total, sums)
-        return Totals(
-            rows=rows,
-            total=Count(*total),
-            features={k: Count(*v) for k, v in features.items()},
-            applications={k: Count(*v) for k, v in apps.items()},
-            environments={k: Count(*v) for k, v in envs.items()},
-            windows={
-                k: Count(*v) for k, v in sorted(windows.items(), key=lambda kv: _window_key(kv[0]))
-            },
-            feature_windows={
-                k: Count(*v)
-                for k, v in sorted(
-                    feature_windows.items(), key=lambda kv: (kv[0][0], _window_key(kv[0][1]))
-                )
-            },
-            variants=dict(sorted(self._variants.items())),
-            application_items=self.application_count,
-        )
+        return totals_of(self._sums, self._variants, self.application_count)
 
     # ------------------------------------------------------------------ server checks
 
@@ -370,6 +329,68 @@ class Batch:
                         )
                     )
         return out
+
+
+#: (feature, application, environment, window) -> [metrics, yes, no, variants]
+Sums = dict[tuple[str, str, str, int | None], list[int]]
+
+
+def totals_of(sums: Sums, variants: dict[str, int], application_items: int) -> Totals:
+    """The preview's aggregates from the sums per feature, application, environment and
+    window."""
+    rows = [
+        Row(f, a, e, w, s[0], s[1], s[2], s[3])
+        for (f, a, e, w), s in sorted(
+            sums.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], _window_key(kv[0][3]))
+        )
+    ]
+    features: dict[str, list[int]] = {}
+    apps: dict[str, list[int]] = {}
+    envs: dict[str, list[int]] = {}
+    windows: dict[int | None, list[int]] = {}
+    feature_windows: dict[tuple[str, int | None], list[int]] = {}
+    total = [0, 0, 0, 0]
+    for row in rows:
+        counts = (row.metrics, row.yes, row.no, row.variants)
+        for table, key in ((features, row.feature), (apps, row.app), (envs, row.environment)):
+            _add(table.setdefault(key, [0, 0, 0, 0]), counts)
+        _add(windows.setdefault(row.window, [0, 0, 0, 0]), counts)
+        _add(feature_windows.setdefault((row.feature, row.window), [0, 0, 0, 0]), counts)
+        _add(total, counts)
+    return Totals(
+        rows=rows,
+        total=Count(*total),
+        features={k: Count(*v) for k, v in features.items()},
+        applications={k: Count(*v) for k, v in apps.items()},
+        environments={k: Count(*v) for k, v in envs.items()},
+        windows={
+            k: Count(*v) for k, v in sorted(windows.items(), key=lambda kv: _window_key(kv[0]))
+        },
+        feature_windows={
+            k: Count(*v)
+            for k, v in sorted(
+                feature_windows.items(), key=lambda kv: (kv[0][0], _window_key(kv[0][1]))
+            )
+        },
+        variants=dict(sorted(variants.items())),
+        application_items=application_items,
+    )
+
+
+def merge_totals(parts: Sequence[Totals]) -> Totals:
+    """The totals of several batches as one: rows of the same feature, application,
+    environment and window are added together."""
+    if len(parts) == 1:
+        return parts[0]
+    sums: Sums = {}
+    variants: dict[str, int] = {}
+    for part in parts:
+        for r in part.rows:
+            _add(sums.setdefault((r.feature, r.app, r.environment, r.window), [0, 0, 0, 0]),
+                 (r.metrics, r.yes, r.no, r.variants))  # fmt: skip
+        for name, n in part.variants.items():
+            variants[name] = variants.get(name, 0) + n
+    return totals_of(sums, variants, sum(part.application_items for part in parts))
 
 
 def _add(into: list[int], sums: tuple[int, int, int, int]) -> None:

@@ -47,6 +47,7 @@ from app.metrics import (
     Totals,
     load,
     load_text,
+    merge_totals,
     token_environment,
     window_text,
 )
@@ -256,66 +257,6 @@ def counted(noun: str, plural: str | None = None) -> Callable[[int, int], str]:
 
 
 # ---------------------------------------------------------------------------- preview
-
-
-def merge_totals(parts: Sequence[Totals]) -> Totals:
-    """The totals of several batches as one: rows of the same feature, application,
-    environment and window are added together."""
-    if len(parts) == 1:
-        return parts[0]
-    sums: dict[tuple[str, str, str, int | None], list[int]] = {}
-    variants: dict[str, int] = {}
-    application_items = 0
-    for part in parts:
-        for r in part.rows:
-            s = sums.setdefault((r.feature, r.app, r.environment, r.window), [0, 0, 0, 0])
-            s[0] += r.metrics
-            s[1] += r.yes
-            s[2] += r.no
-            s[3] += r.variants
-        for name, n in part.variants.items():
-            variants[name] = variants.get(name, 0) + n
-        application_items += part.application_items
-
-    def window_key(w: int | None) -> tuple[bool, int]:
-        return (w is None, w or 0)
-
-    rows = [
-        Row(f, a, e, w, *s)
-        for (f, a, e, w), s in sorted(
-            sums.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], window_key(kv[0][3]))
-        )
-    ]
-    tables: list[dict[Any, list[int]]] = [{}, {}, {}, {}, {}]
-    total = [0, 0, 0, 0]
-    for r in rows:
-        values = (r.metrics, r.yes, r.no, r.variants)
-        keys = (r.feature, r.app, r.environment, r.window, (r.feature, r.window))
-        for table, key in zip(tables, keys, strict=True):
-            into = table.setdefault(key, [0, 0, 0, 0])
-            for i in range(4):
-                into[i] += values[i]
-        for i in range(4):
-            total[i] += values[i]
-    features, apps, envs, windows, feature_windows = tables
-    return Totals(
-        rows=rows,
-        total=Count(*total),
-        features={k: Count(*v) for k, v in features.items()},
-        applications={k: Count(*v) for k, v in apps.items()},
-        environments={k: Count(*v) for k, v in envs.items()},
-        windows={
-            k: Count(*v) for k, v in sorted(windows.items(), key=lambda kv: window_key(kv[0]))
-        },
-        feature_windows={
-            k: Count(*v)
-            for k, v in sorted(
-                feature_windows.items(), key=lambda kv: (kv[0][0], window_key(kv[0][1]))
-            )
-        },
-        variants=dict(sorted(variants.items())),
-        application_items=application_items,
-    )
 
 
 @dataclass(frozen=True, slots=True)

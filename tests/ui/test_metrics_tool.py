@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api.client import AdminClient
 from app.connection import ConnectionSpec
 from app.metrics import load
 from app.metrics.upload import Progress
@@ -38,6 +37,8 @@ from app.viewmodels.metrics import (
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring
+from tests.metrics.test_upload import file_rows as upload_file_rows
+from tests.metrics.test_upload import stored_rows
 from ui.metrics_tool import MetricsTool
 from ui.states import StatePanel
 from ui.tool_page import ToolPage
@@ -102,23 +103,7 @@ def file_rows(path: Path) -> dict[Key, tuple[int, int, int]]:
     """The file's sums per feature, application, environment and window, read by the core."""
     batch = load([path])
     assert not batch.errors
-    return {
-        (r.feature, r.app, r.environment, r.window): (r.yes, r.no, r.variants)
-        for r in batch.totals().rows
-    }
-
-
-async def stored_rows(client: AdminClient, features: set[str]) -> dict[Key, tuple[int, int, int]]:
-    """What the sandbox stores for these features, in the same shape."""
-    out: dict[Key, tuple[int, int, int]] = {}
-    for feature in sorted(features):
-        raw = await client.feature_metrics_raw(feature, hours_back=48)
-        for w in raw.data:
-            assert w.featureName is not None and w.appName is not None
-            key = (w.featureName, w.appName, w.environment, int(w.timestamp.timestamp() * 1000))
-            assert key not in out
-            out[key] = (w.yes, w.no, sum(w.variants.values()))
-    return out
+    return upload_file_rows(batch)
 
 
 def rows_by_file(tool: MetricsTool) -> dict[str, SourceRow]:
