@@ -2,10 +2,11 @@
 
 Four tabs over one batch: Files (the sources with their formats and counts; empty, loading with
 a byte progress and Cancel, or failed with Retry), Preview (totals, a chart of yes/no per
-feature and per hour window, and the rows), Problems (errors and warnings with file, line,
-column and JSON path; Save invalid items…) and Upload (the client token, body limit and
-concurrency, Upload / Cancel, the progress in requests, the end report, and Resume for
-unfinished uploads). Files come from Add files…, drag and drop, or the clipboard (Ctrl+V).
+feature and per hour window, the rows, and the application items), Problems (errors and
+warnings with file, line, column and JSON path; Save invalid items…) and Upload (the client
+token, body limit and concurrency, Upload / Cancel, the progress in requests, the end report,
+and Resume for unfinished uploads). Files come from Add files…, drag and drop, or the
+clipboard (Ctrl+V).
 
 The chart is drawn here with QPainter: QtCharts is in PySide6-Addons only (153 MiB more).
 Everything else comes from the view-model; this module only shows and forwards.
@@ -48,6 +49,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QSplitter,
+    QStyle,
     QTabWidget,
     QToolTip,
     QVBoxLayout,
@@ -64,6 +66,7 @@ from app.viewmodels.metrics import (
     LOADING,
     MAX_CONCURRENCY,
     MIN_MAX_BODY,
+    NO_APPLICATIONS_TEXT,
     TOP_FEATURES,
     Bar,
     MetricsToolModel,
@@ -82,6 +85,8 @@ STEM = "metrics"
 #: yes and no, in light and dark palettes: green, and a greyed red that reads on both
 YES_COLOURS = ("#3a9a4b", "#55b866")
 NO_COLOURS = ("#c0645c", "#d4847c")
+#: application items the preview shows without scrolling
+APPLICATION_ROWS = 4
 
 
 class Ink(NamedTuple):
@@ -499,10 +504,34 @@ class MetricsTool(ToolContent):
         row.addWidget(self.feature_chart, 1)
         row.addWidget(self.window_chart, 1)
         splitter.addWidget(charts)
+        # under the rows, the application items: a short table as high as its rows need (up
+        # to APPLICATION_ROWS, then it scrolls), or one line saying there are none
+        lower = QWidget()
+        lower.setObjectName(f"{STEM}PreviewTables")
+        tables = QVBoxLayout(lower)
+        tables.setContentsMargins(0, 0, 0, 0)
+        tables.setSpacing(8)
         self.rows = DataTable(f"{STEM}Rows", self.model.rows, noun="rows", stretch_column=0)
-        splitter.addWidget(self.rows)
+        tables.addWidget(self.rows, 1)
+        self.applications = DataTable(
+            f"{STEM}Applications", self.model.applications, noun="application items",
+            stretch_column=None, count_text=counted("application item"),
+        )  # fmt: skip
+        # the nine columns are often wider than the window: each keeps its fitted width (the
+        # table scrolls), and the last one takes what room is left
+        self.applications.view.horizontalHeader().setStretchLastSection(True)
+        tables.addWidget(self.applications, 0)
+        self.no_applications_label = _label(
+            f"{STEM}NoApplications", NO_APPLICATIONS_TEXT, wrap=False, quiet=True
+        )
+        self.no_applications_label.hide()
+        tables.addWidget(self.no_applications_label, 0)
+        splitter.addWidget(lower)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        header = self.applications.view.horizontalHeader()
+        header.sectionResized.connect(self._fit_applications_height)
+        header.geometriesChanged.connect(self._fit_applications_height)
         layout.addWidget(splitter, 1)
         self.preview_states = StatePanel(f"{STEM}Preview", body)
         self.tabs.addTab(self.preview_states, "Preview")
@@ -835,8 +864,28 @@ class MetricsTool(ToolContent):
             label.setAccessibleName(f"{title}: {value:,}")
         self.feature_chart.set_bars(preview.features)
         self.window_chart.set_bars(preview.windows)
+        has_applications = self.model.applications.total_count > 0
+        self.applications.setVisible(has_applications)
+        self.no_applications_label.setVisible(not has_applications)
+        self._fit_applications_height()
         self.preview_states.show_content()
         self.summary_label.setText(self.model.summary())
+
+    def _fit_applications_height(self, *_: object) -> None:
+        """The applications table as high as its rows need (at most APPLICATION_ROWS, then it
+        scrolls), so that a batch of two registrations leaves the metric rows their room."""
+        view = self.applications.view
+        header = view.horizontalHeader()
+        count = self.model.applications.total_count  # not the filter's: typing keeps the height
+        rows = min(max(count, 1), APPLICATION_ROWS)
+        height = header.sizeHint().height() + rows * view.verticalHeader().defaultSectionSize()
+        height += 2 * view.frameWidth()
+        scroll = view.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, view)
+        width = view.width() - 2 * view.frameWidth() - (scroll if count > APPLICATION_ROWS else 0)
+        if header.length() > width:  # the horizontal scroll bar takes a row's place
+            height += scroll
+        if view.height() != height or view.minimumHeight() != height:
+            view.setFixedHeight(height)
 
     def on_model_problems_changed(self) -> None:
         m = self.model

@@ -3,6 +3,7 @@ bodies (`split`), upload with a ledger (`upload`, `ledger`). No Qt here."""
 
 from app.metrics.batch import (
     MAX_BODY,
+    ApplicationItem,
     Batch,
     Body,
     Cancelled,
@@ -20,6 +21,7 @@ from app.metrics.read import load, load_text
 
 __all__ = [
     "MAX_BODY",
+    "ApplicationItem",
     "Batch",
     "Body",
     "Cancelled",

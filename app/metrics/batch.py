@@ -156,6 +156,74 @@ class Totals:
     application_items: int
 
 
+@dataclass(frozen=True, slots=True)
+class ApplicationItem:
+    """One distinct application item (registration) of a batch, as it will be sent: what the
+    preview lists beside the metrics, read back from the stored bytes (already validated)."""
+
+    app: str
+    environment: str
+    instance_id: str
+    sdk_version: str | None
+    #: milliseconds since the epoch, whether the item gave an integer or a date-time string
+    #: (a string without offset is taken as UTC, as for metric timestamps); None when absent
+    started: int | None
+    #: seconds
+    interval: float | None
+    strategies: tuple[str, ...]
+    #: (appName, instanceId) of each proxy or Edge the SDK connects through
+    connect_via: tuple[tuple[str, str], ...]
+    #: the path as given, or "<clipboard>"
+    file: str
+    line: int | None
+    #: JSON path within the file, like "applications[1]"; "" for an SDK payload's one item
+    path: str
+
+    @property
+    def started_text(self) -> str:
+        """`started` as RFC 3339 in UTC, like the preview's hour windows; "" when absent."""
+        return window_text(self.started)
+
+
+def _started_ms(value: object) -> int | None:
+    """An application item's `started` (an integer, or the date-time string pydantic wrote)
+    in milliseconds since the epoch."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return delta // timedelta(milliseconds=1)
+
+
+def _application_item(data: bytes, file: str, line: int | None, path: str) -> ApplicationItem:
+    item = json.loads(data)
+    via = tuple(
+        (str(v.get("appName", "")), str(v.get("instanceId", "")))
+        for v in item.get("connectVia") or ()
+    )
+    interval = item.get("interval")
+    return ApplicationItem(
+        app=item["appName"],
+        environment=item["environment"],
+        instance_id=item["instanceId"],
+        sdk_version=item.get("sdkVersion"),
+        started=_started_ms(item.get("started")),
+        interval=interval if isinstance(interval, int | float) else None,
+        strategies=tuple(item.get("strategies") or ()),
+        connect_via=via,
+        file=file,
+        line=line,
+        path=path,
+    )
+
+
 def _window_key(window: int | None) -> tuple[bool, int]:
     return (window is None, window or 0)
 
@@ -203,6 +271,16 @@ class Batch:
     def application_count(self) -> int:
         """Distinct application items."""
         return sum(len(items) for items in self._applications.values())
+
+    def application_items(self) -> list[ApplicationItem]:
+        """The distinct application items, grouped by application in order of first
+        appearance, each with the file, line and JSON path it came from. Parsed from the stored
+        bytes on every call: run it where a batch of many items may take a moment."""
+        return [
+            _application_item(data, file, line, path)
+            for items in self._applications.values()
+            for data, file, line, path in items
+        ]
 
     # ------------------------------------------------------------------ bodies
 
@@ -416,6 +494,7 @@ def token_environment(token: str) -> str | None:
 
 __all__ = [
     "MAX_BODY",
+    "ApplicationItem",
     "Batch",
     "Body",
     "Cancelled",

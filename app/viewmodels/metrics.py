@@ -38,6 +38,7 @@ from PySide6.QtCore import QObject, Signal
 from app.api.errors import ClientError
 from app.metrics import (
     MAX_BODY,
+    ApplicationItem,
     Batch,
     Body,
     Cancelled,
@@ -205,8 +206,13 @@ SOURCE_COLUMNS: list[Column[SourceRow]] = [
 ]  # fmt: skip
 
 
+def _short_name(file: str) -> str:
+    """A file's name without its folder ("<clipboard>" as it is)."""
+    return file if file.startswith("<") else os.path.basename(file) or file
+
+
 def _short_file(p: Problem) -> str:
-    return p.file if p.file.startswith("<") else os.path.basename(p.file) or p.file
+    return _short_name(p.file)
 
 
 PROBLEM_COLUMNS: list[Column[Problem]] = [
@@ -231,6 +237,59 @@ ROW_COLUMNS: list[Column[Row]] = [
     Column("Variants", lambda r: r.variants, numeric=True,
            tooltip=lambda r: "The sum of the variant counts"),
 ]  # fmt: skip
+
+
+#: the preview's text when no input holds an application item
+NO_APPLICATIONS_TEXT = "No application items in this batch (metrics items only)"
+
+
+def _seconds(value: float | None) -> float | int | None:
+    """An interval as written: 15, not 15.0."""
+    if value is None:
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def _via_text(item: ApplicationItem) -> str | None:
+    return ", ".join(f"{app} ({instance})" for app, instance in item.connect_via) or None
+
+
+def _application_source(item: ApplicationItem) -> str:
+    where = item.file + (f":{item.line}" if item.line is not None else "")
+    return f"{where} {item.path}" if item.path else where
+
+
+def _strategies_tip(item: ApplicationItem) -> str | None:
+    if not item.strategies:
+        return "No strategies listed"
+    return f"{_plural(len(item.strategies), 'strategy', 'strategies')}:\n" + "\n".join(
+        item.strategies
+    )
+
+
+#: what the narrow window shows first (the table scrolls): who registers, when and how often
+APPLICATION_COLUMNS: list[Column[ApplicationItem]] = [
+    Column("Application", lambda a: a.app, tooltip=_application_source),
+    Column("Environment", lambda a: a.environment),
+    Column("Instance", lambda a: a.instance_id, tooltip=lambda a: a.instance_id),
+    Column("Started (UTC)", lambda a: a.started_text or None,
+           tooltip=lambda a: None if a.started is not None
+           else "No started time: Unleash 8.2 refuses a body holding this item",
+           sort_key=lambda a: (a.started is None, a.started or 0)),
+    Column("Interval (s)", lambda a: _seconds(a.interval), numeric=True,
+           sort_key=lambda a: (a.interval is None, a.interval or 0)),
+    Column("SDK version", lambda a: a.sdk_version, tooltip=lambda a: a.sdk_version),
+    Column("Strategies", lambda a: ", ".join(a.strategies) or None,
+           tooltip=_strategies_tip),
+    Column("Connect via", _via_text, tooltip=_via_text),
+    Column("File", lambda a: _short_name(a.file), tooltip=_application_source),
+]  # fmt: skip
+
+
+def application_rows(batches: Sequence[Batch]) -> list[ApplicationItem]:
+    """The application items of every input, one after the other: each input's are sent in
+    its own bodies, so an item found in two files is listed (and sent) once per file."""
+    return [item for batch in batches for item in batch.application_items()]
 
 
 def rejection_details(r: Rejection) -> str | None:
@@ -339,6 +398,8 @@ class Preview:
     rows: PreparedRows[Row]
     features: list[Bar]
     windows: list[Bar]
+    #: the application items of every input (`application_rows`)
+    applications: PreparedRows[ApplicationItem]
 
     @property
     def figures(self) -> list[tuple[str, int, str]]:
@@ -355,14 +416,20 @@ class Preview:
         ]
 
 
-def make_preview(batches: Sequence[Batch], sort_columns: Iterable[int] = ()) -> Preview:
-    """No Qt: runs on a worker thread."""
+def make_preview(
+    batches: Sequence[Batch],
+    sort_columns: Iterable[int] = (),
+    application_sort_columns: Iterable[int] = (),
+) -> Preview:
+    """No Qt: runs on a worker thread. `sort_columns` and `application_sort_columns`: the
+    columns the rows and the applications tables are sorted by (their keys made here)."""
     totals = merge_totals([b.totals() for b in batches]) if batches else merge_totals([])
     return Preview(
         totals,
         prepare_rows(ROW_COLUMNS, totals.rows, sort_columns),
         feature_bars(totals),
         window_bars(totals),
+        prepare_rows(APPLICATION_COLUMNS, application_rows(batches), application_sort_columns),
     )
 
 
@@ -504,6 +571,8 @@ class MetricsToolModel(ToolViewModel):
         self.sources: TableModel[SourceRow] = TableModel(SOURCE_COLUMNS, self)
         self.problems: TableModel[Problem] = TableModel(PROBLEM_COLUMNS, self)
         self.rows: TableModel[Row] = TableModel(ROW_COLUMNS, self)
+        #: the preview's application items, of every input
+        self.applications: TableModel[ApplicationItem] = TableModel(APPLICATION_COLUMNS, self)
         self.rejections: TableModel[Rejection] = TableModel(REJECTION_COLUMNS, self)
         self._inputs: list[Input] = []
         self._pastes = 0
@@ -769,8 +838,7 @@ class MetricsToolModel(ToolViewModel):
             batches = [i.batch for i in read]
             if not replace:
                 batches = [*self.batches, *batches]
-            sort = self.rows.sort_state
-            preview = await asyncio.to_thread(make_preview, batches, [sort[0]] if sort else [])
+            preview = await asyncio.to_thread(make_preview, batches, *self._preview_sort_columns())
         except Cancelled:
             self.set_notice("Reading was cancelled: nothing of it was added.")
             return
@@ -811,17 +879,25 @@ class MetricsToolModel(ToolViewModel):
         if not self.closed:
             self.load_progress.emit(done, total)
 
+    def _preview_sort_columns(self) -> tuple[list[int], list[int]]:
+        """The columns the rows and the applications tables are sorted by."""
+        rows, apps = self.rows.sort_state, self.applications.sort_state
+        return ([rows[0]] if rows else []), ([apps[0]] if apps else [])
+
     def _changed(self) -> None:
         """The inputs changed without reading anything: make the preview again."""
         self._generation += 1
         generation = self._generation
         batches = self.batches
-        if sum(b.metric_count for b in batches) < 50_000:
-            self._show(make_preview(batches))
+        sort_columns = self._preview_sort_columns()
+        # application items are parsed again (about 8 µs each): many go to a worker thread
+        small = sum(b.application_count for b in batches) < 2_000
+        if small and sum(b.metric_count for b in batches) < 50_000:
+            self._show(make_preview(batches, *sort_columns))
             return
 
         async def later() -> None:
-            preview = await asyncio.to_thread(make_preview, batches)
+            preview = await asyncio.to_thread(make_preview, batches, *sort_columns)
             if generation == self._generation:
                 self._show(preview)
 
@@ -832,6 +908,7 @@ class MetricsToolModel(ToolViewModel):
         self.preview = preview
         self.sources.set_rows(source_rows(self._inputs))
         self.rows.set_prepared(preview.rows)
+        self.applications.set_prepared(preview.applications)
         self._recheck()
         if not self.closed:
             self.inputs_changed.emit()

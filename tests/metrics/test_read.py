@@ -13,7 +13,15 @@ import pytest
 from pydantic import ValidationError
 
 from app.api.models import BulkApplication, BulkMetric
-from app.metrics import Batch, Cancelled, Problem, load, load_text, token_environment
+from app.metrics import (
+    ApplicationItem,
+    Batch,
+    Cancelled,
+    Problem,
+    load,
+    load_text,
+    token_environment,
+)
 from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, METRIC
 
 HOUR = 3_600_000
@@ -526,6 +534,85 @@ def test_applications_without_started_or_interval(tmp_path: Path) -> None:
          "empty body) to a body holding it; give both started and interval"),
     ]  # fmt: skip
     assert batch.application_count == 3
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+
+
+def test_the_application_items_of_the_samples() -> None:
+    """Each distinct application item with its fields as sent, `started` in milliseconds
+    whether it was a date-time string or an integer, and where it came from."""
+    bulk = SAMPLES / "bulk.json"
+    items = load([bulk]).application_items()
+    assert items == [
+        ApplicationItem(
+            app="web-frontend",
+            environment="development",
+            instance_id="web-frontend-7f9c",
+            sdk_version="unleash-client-node:6.1.0",
+            started=int(datetime(2026, 11, 20, 8, 12, tzinfo=UTC).timestamp() * 1000),
+            interval=15,
+            strategies=("default", "flexibleRollout"),
+            connect_via=(),
+            file=str(bulk),
+            line=3,
+            path="applications[0]",
+        ),
+        ApplicationItem(
+            app="checkout-service",
+            environment="development",
+            instance_id="checkout-service-2b41",
+            sdk_version="unleash-client-java:9.2.0",
+            started=1795162320000,  # given as an integer
+            interval=15,
+            strategies=(),
+            connect_via=(("unleash-edge", "edge-pod-bghzv5"),),
+            file=str(bulk),
+            line=12,
+            path="applications[1]",
+        ),
+    ]
+    assert [i.started_text for i in items] == ["2026-11-20T08:12:00Z"] * 2
+    sdk = SAMPLES / "sdk.json"
+    (item,) = load([sdk]).application_items()
+    assert item == ApplicationItem(
+        app="checkout-service",
+        environment="development",
+        instance_id="checkout-service-2b41",
+        sdk_version="unleash-client-java:9.2.0",
+        started=int(datetime(2026, 11, 20, 11, tzinfo=UTC).timestamp() * 1000),
+        interval=3600,  # bucket.stop - bucket.start
+        strategies=(),
+        connect_via=(),
+        file=str(sdk),
+        line=None,
+        path="",
+    )
+    assert item.started_text == "2026-11-20T11:00:00Z"
+    # metric items only: no application item
+    assert load([SAMPLES / "metrics.ndjson"]).application_items() == []
+    # an item found again in a second file is one item, of the first file
+    assert load([bulk, sdk, bulk]).application_items() == [*items, item]
+
+
+def test_application_items_started_in_utc(tmp_path: Path) -> None:
+    """An offset is taken into account, a time without one is UTC, and an item without
+    started (which a server refuses, with a warning) has none."""
+    apps = [
+        {"appName": "a", "environment": "d", "instanceId": "1", "interval": 10.5,
+         "started": "2026-11-20T12:00:00+02:00"},
+        {"appName": "b", "environment": "d", "instanceId": "1", "interval": 10,
+         "started": "2026-11-20T10:00:00"},
+        {"appName": "c", "environment": "d", "instanceId": "1"},
+    ]  # fmt: skip
+    path = write(tmp_path, "b.json", json.dumps({"applications": apps, "metrics": []}))
+    items = load([path]).application_items()
+    assert [(i.app, i.started, i.started_text, i.interval) for i in items] == [
+        ("a", BASE, "2026-11-20T10:00:00Z", 10.5),
+        ("b", BASE, "2026-11-20T10:00:00Z", 10),
+        ("c", None, "", None),
+    ]
+    assert [i.path for i in items] == ["applications[0]", "applications[1]", "applications[2]"]
 
 
 def test_check_against_the_token_and_the_server(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring
 from tests.metrics.test_upload import file_rows as upload_file_rows
 from tests.metrics.test_upload import stored_rows
-from ui.metrics_tool import MetricsTool
+from ui.metrics_tool import APPLICATION_ROWS, MetricsTool
 from ui.states import StatePanel
 from ui.tool_page import ToolPage
 
@@ -212,6 +212,84 @@ def test_the_samples_load_offline_with_formats_counts_and_problems(
     tool.clear_button.click()
     qtbot.waitUntil(lambda: model.phase == EMPTY)
     assert tool.files_states.state == StatePanel.EMPTY
+
+
+def test_the_preview_lists_the_application_items(
+    qtbot: Any, offline: Session, tmp_path: Path
+) -> None:
+    """The application items of every input, as sent, in a table fitted to its rows; a batch
+    of metric items only has none, and the preview says so."""
+    tool = open_tool(qtbot, offline)
+    model = tool.model
+    tool.add_files([str(SAMPLES / n) for n in ("bulk.json", "sdk.json", "metrics.ndjson")])
+    wait_loaded(qtbot, model)
+    tool.tabs.setCurrentIndex(1)
+    table = model.applications
+    assert [c.title for c in table.columns] == [
+        "Application", "Environment", "Instance", "Started (UTC)", "Interval (s)",
+        "SDK version", "Strategies", "Connect via", "File",
+    ]  # fmt: skip
+    java, node = "unleash-client-java:9.2.0", "unleash-client-node:6.1.0"
+    shown = sorted(table.row_texts(r) for r in range(table.shown_count))
+    assert shown == [
+        ["checkout-service", "development", "checkout-service-2b41", "2026-11-20T08:12:00Z",
+         "15", java, "—", "unleash-edge (edge-pod-bghzv5)", "bulk.json"],
+        ["checkout-service", "development", "checkout-service-2b41", "2026-11-20T11:00:00Z",
+         "3600", java, "—", "—", "sdk.json"],
+        ["web-frontend", "development", "web-frontend-7f9c", "2026-11-20T08:12:00Z",
+         "15", node, "default, flexibleRollout", "—", "bulk.json"],
+    ]  # fmt: skip
+    web = table.row_of(lambda a: a.app == "web-frontend")
+    tip = table.data(table.index(web, 8), Qt.ItemDataRole.ToolTipRole)
+    assert tip == f"{SAMPLES / 'bulk.json'}:3 applications[0]"
+    assert table.data(table.index(web, 6), Qt.ItemDataRole.ToolTipRole) == (
+        "2 strategies:\ndefault\nflexibleRollout"
+    )
+    assert tool.applications.isVisible() and not tool.no_applications_label.isVisible()
+    assert tool.applications.count_label.text() == "3 application items"
+    # as high as its rows: each on screen, no vertical scrolling, and no room for more
+    view = tool.applications.view
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() == 0)
+    bottom = view.visualRect(table.index(table.shown_count - 1, 0)).bottom()
+    assert bottom < view.viewport().height() <= bottom + view.verticalHeader().defaultSectionSize()
+    assert tool.rows.view.height() > view.height()  # the metric rows keep the room
+    # the filter works on its cells, and the table keeps its height meanwhile
+    height = view.height()
+    tool.applications.filter_edit.setText("edge-pod")
+    assert table.shown_count == 1 and table.rows[0].connect_via == (
+        ("unleash-edge", "edge-pod-bghzv5"),
+    )
+    qtbot.wait(50)
+    assert view.height() == height
+    tool.applications.filter_edit.clear()
+    assert unnamed_controls(tool) == []
+    # many items: the table stays that high, and scrolls
+    apps = [
+        {"appName": f"app-{n}", "environment": "development", "instanceId": f"i-{n}",
+         "interval": 15, "started": 1795162320000}
+        for n in range(APPLICATION_ROWS + 3)
+    ]  # fmt: skip
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps({"applications": apps, "metrics": []}))
+    tool.add_files([str(many)])
+    wait_loaded(qtbot, model)
+    tool.tabs.setCurrentIndex(1)
+    assert table.total_count == 3 + APPLICATION_ROWS + 3
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0)
+    rows_seen = view.viewport().height() // view.verticalHeader().defaultSectionSize()
+    assert rows_seen == APPLICATION_ROWS
+    model.remove([i for i in model.inputs if i.name == str(many)])
+    # metric items only: the table gives way to one line
+    model.remove([i for i in model.inputs if not i.name.endswith(".ndjson")])
+    qtbot.waitUntil(lambda: table.total_count == 0)
+    tool.tabs.setCurrentIndex(1)
+    assert model.metric_count == 5
+    assert not tool.applications.isVisible()
+    assert tool.no_applications_label.isVisible()
+    assert tool.no_applications_label.text() == (
+        "No application items in this batch (metrics items only)"
+    )
+    assert unnamed_controls(tool) == []
 
 
 def test_a_bad_file_shows_each_problem_with_file_line_column_and_path(
