@@ -512,18 +512,54 @@ class AdminClient:
         validated piece by piece as the bytes arrive (see `app.api.streaming`), so the work
         overlaps the download, the event loop keeps turning, and the body is never held whole.
         An answer of another shape is read whole and parsed as `_get` would. With `on_items`
-        each piece goes to it as soon as it is validated, and the result's list stays empty."""
+        each piece goes to it as soon as it is validated, and the result's list stays empty.
+
+        A connection lost in the middle of the answer is retried like any failed read, as long
+        as no item has gone to `on_items` yet (they cannot be taken back); after that it is
+        raised, and the caller starts over."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._stream_once(path, model, field, on_items)
+            except _LostMidAnswer as lost:
+                if lost.handed or attempt >= self.retry.attempts:
+                    raise lost.error from None
+                delay = self.retry.backoff(attempt, self._rng)
+                log.info("GET %s: %s while reading the answer; retry %d in %.2f s",
+                         path, lost.error.reason, attempt, delay)  # fmt: skip
+                await self._sleep(delay)
+
+    async def _stream_once(
+        self,
+        path: str,
+        model: type[M],
+        field: str,
+        on_items: Callable[[list[Any]], None] | None,
+    ) -> M:
         request = f"GET {path}"
         (item_type,) = typing.get_args(model.model_fields[field].annotation)
         stream: ListStream[Any] = ListStream(field, item_type)
         items: list[Any] = []
-        take = on_items if on_items is not None else items.extend
+        handed = False
+
+        def take(piece: list[Any]) -> None:
+            nonlocal handed
+            if on_items is None:
+                items.extend(piece)
+            elif piece:
+                handed = True
+                on_items(piece)
+
         head: list[bytes] = []  # the bytes before the first item, in case it is read whole
+        first = b""  # the answer's first bytes, to say what it is when it is not JSON
         whole = False
         response = await self._send("GET", path, idempotent=True, stream=True)
         try:
             with paused_gc():
                 async for chunk in response.aiter_bytes():
+                    if len(first) < 1024:
+                        first += chunk[: 1024 - len(first)]
                     if whole or not stream.started:
                         head.append(chunk)
                     if whole:
@@ -532,9 +568,7 @@ class AdminClient:
                         for start in range(0, len(chunk), PIECE_BYTES):
                             if start:  # a large chunk: let the loop turn between pieces
                                 await asyncio.sleep(0)
-                            piece = stream.feed(chunk[start : start + PIECE_BYTES])
-                            if piece:
-                                take(piece)
+                            take(stream.feed(chunk[start : start + PIECE_BYTES]))
                     except NotStreamable:
                         whole = True
                     if stream.started:
@@ -547,15 +581,13 @@ class AdminClient:
                     )
                 take(stream.finish())
         except httpx.TransportError as exc:
-            error = self._unreachable(exc)
-            log.info("%s: %s (while reading the answer)", request, error.reason)
-            raise error from None
+            raise _LostMidAnswer(self._unreachable(exc), handed) from None
         except ItemsInvalid as exc:
             raise self._bad_response(
                 exc.error, response, model.__name__, request, prefix=(exc.field, exc.first)
             ) from None
         except BadJson:
-            raise self._not_json(response, request) from None
+            raise self._not_json(response, request, first) from None
         except NotStreamable:
             return self._hand_over(
                 await self._parse(response, model, request, b"".join(head)), field, on_items
@@ -608,7 +640,9 @@ class AdminClient:
                 return await self._parse_large(content, model)
             return model.model_validate_json(content)
         except ValidationError as exc:
-            raise self._bad_response(exc, response, model.__name__, request) from None
+            raise self._bad_response(
+                exc, response, model.__name__, request, content=content
+            ) from None
         except _SliceInvalid as exc:
             raise self._bad_response(
                 exc.error, response, model.__name__, request, prefix=exc.prefix
@@ -659,10 +693,12 @@ class AdminClient:
         request: str,
         *,
         prefix: tuple[str, int] | None = None,
+        content: bytes | None = None,
     ) -> e.BadResponse:
+        """`content`: the body, when it was read apart from `response` (a streamed answer)."""
         first = exc.errors()[0]
         if first["type"] in ("json_invalid", "json_type"):
-            return self._not_json(response, request)
+            return self._not_json(response, request, content)
         loc = tuple(first["loc"])
         if prefix is not None and loc and isinstance(loc[0], int):  # a slice's item: its place
             loc = (prefix[0], prefix[1] + loc[0], *loc[1:])
@@ -677,9 +713,11 @@ class AdminClient:
             field=self._scrub(field),
         )
 
-    def _not_json(self, response: httpx.Response, request: str) -> e.BadResponse:
+    def _not_json(
+        self, response: httpx.Response, request: str, content: bytes | None = None
+    ) -> e.BadResponse:
         kind = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
-        looks = "an HTML page" if _looks_like_html(response) else f"not JSON ({kind})"
+        looks = "an HTML page" if _looks_like_html(response, content) else f"not JSON ({kind})"
         return e.BadResponse(
             self._scrub(
                 f"{request}: the server answered {response.status_code} with {looks}, "
@@ -821,6 +859,16 @@ class AdminClient:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+class _LostMidAnswer(Exception):
+    """The connection failed while a streamed answer was read; `handed`: items had already
+    gone to the caller's `on_items`."""
+
+    def __init__(self, error: e.ServerUnreachable, handed: bool) -> None:
+        super().__init__(error.reason)
+        self.error = error
+        self.handed = handed
 
 
 class _SliceInvalid(Exception):
@@ -1015,10 +1063,12 @@ def _looks_like_json(response: httpx.Response) -> bool:
     return response.content.lstrip()[:1] in (b"{", b"[")
 
 
-def _looks_like_html(response: httpx.Response) -> bool:
+def _looks_like_html(response: httpx.Response, content: bytes | None = None) -> bool:
+    """`content`: the body (or its start), when it was read apart from `response`."""
     if "html" in response.headers.get("content-type", ""):
         return True
-    return response.content.lstrip()[:1] == b"<"
+    body = response.content if content is None else content
+    return body.lstrip()[:1] == b"<"
 
 
 class _TextOf(HTMLParser):

@@ -58,6 +58,17 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Cut:
+    """Announce `body` whole (its Content-Length), send its first `after` bytes, then close:
+    a connection lost in the middle of an answer."""
+
+    body: bytes
+    after: int
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
+
+
+@dataclass(frozen=True)
 class Drop:
     """Read the request, then close the connection without a word."""
 
@@ -67,7 +78,7 @@ class Hang:
     """Read the request and never answer (until the server stops)."""
 
 
-Action = Reply | Drop | Hang
+Action = Reply | Cut | Drop | Hang
 
 
 @dataclass(frozen=True)
@@ -180,6 +191,7 @@ class FaultServer:
         reason = _REASONS.get(action.status, "Whatever")
         lines = [f"HTTP/1.1 {action.status} {reason}", f"Content-Length: {len(action.body)}"]
         lines += [f"{name}: {value}" for name, value in action.headers.items()]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + action.body)
+        sent = action.body[: action.after] if isinstance(action, Cut) else action.body
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + sent)
         await writer.drain()
-        return True
+        return not isinstance(action, Cut)

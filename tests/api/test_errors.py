@@ -28,7 +28,16 @@ from app.api.models import (
     UpdateUser,
 )
 from app.api.streaming import PIECE_BYTES, ListStream
-from tests.api.faults import CA_BUNDLE, Drop, FaultServer, Hang, Reply, closed_port, server_tls
+from tests.api.faults import (
+    CA_BUNDLE,
+    Cut,
+    Drop,
+    FaultServer,
+    Hang,
+    Reply,
+    closed_port,
+    server_tls,
+)
 
 T = TypeVar("T")
 Op = Callable[[AdminClient], Awaitable[object]]
@@ -524,6 +533,60 @@ def test_a_streamed_list_cut_short_is_a_bad_response() -> None:
     error = failure(canned(200, body[:-5000])[0], lambda c: c.inactive_users())
     assert isinstance(error, e.BadResponse)
     assert "not JSON" in str(error)
+
+
+def test_streamed_answers_that_are_not_json_over_a_real_socket() -> None:
+    """A streamed read consumes the body as it comes: what is wrong with it is still said from
+    the bytes seen (the response itself holds none)."""
+    users = jsonb({"version": 1, "inactiveUsers": [{"id": i} for i in range(20_000)]})
+
+    async def go() -> list[BaseException]:
+        async with FaultServer(
+            Reply(200, b"OK", {"Content-Type": "text/plain"}),
+            Reply(200, b"<!doctype html><p>app</p>", {"Content-Type": "application/octet-stream"}),
+            Reply(200, users[:-5000]),  # whole as sent, but not the whole JSON
+        ) as server:
+            errors: list[BaseException] = []
+            async with AdminClient(server.url, TOKEN, retry=ONCE) as client:
+                for _ in range(3):
+                    try:
+                        await client.inactive_users()
+                    except e.ClientError as exc:
+                        errors.append(exc)
+            return errors
+
+    plain, page, cut = run(go())
+    assert type(plain) is e.BadResponse and "not JSON (text/plain)" in str(plain)
+    assert type(page) is e.BadResponse and "an HTML page" in str(page)
+    assert type(cut) is e.BadResponse and "not JSON (application/json)" in str(cut)
+
+
+def test_a_streamed_read_lost_midway_is_retried_until_items_were_handed_out() -> None:
+    users = [{"id": i, "name": f"User {i}"} for i in range(20_000)]
+    body = jsonb({"version": 1, "inactiveUsers": users})
+    retry = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.001)
+
+    async def go() -> tuple[int, int, BaseException | None, int]:
+        async with FaultServer(Cut(body, len(body) // 2), Reply(200, body)) as server:
+            async with AdminClient(server.url, TOKEN, retry=retry) as client:
+                result = await client.inactive_users()  # lost, then read again whole
+                first_requests = len(server.requests)
+            server.script[:] = [Cut(body, len(body) // 2), Reply(200, body)]
+            server.requests.clear()
+            handed: list[Any] = []
+            failure: BaseException | None = None
+            async with AdminClient(server.url, TOKEN, retry=retry) as client:
+                try:
+                    await client.inactive_users(on_items=handed.extend)
+                except e.ClientError as exc:
+                    failure = exc
+            return len(result.inactiveUsers), first_requests, failure, len(server.requests)
+
+    count, requests, failure, requests_with_items = run(go())
+    assert (count, requests) == (20_000, 2)
+    # items had gone to the caller: not read again (they would come twice), the loss is raised
+    assert isinstance(failure, e.ConnectionLost), failure
+    assert requests_with_items == 1
 
 
 def test_an_answer_of_another_shape_is_parsed_whole() -> None:
