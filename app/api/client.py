@@ -555,6 +555,7 @@ class AdminClient:
         first = b""  # the answer's first bytes, to say what it is when it is not JSON
         whole = False
         response = await self._send("GET", path, idempotent=True, stream=True)
+        self._count(+1)  # a request in flight until its answer is read, as for the others
         try:
             with paused_gc():
                 async for chunk in response.aiter_bytes():
@@ -593,6 +594,7 @@ class AdminClient:
                 await self._parse(response, model, request, b"".join(head)), field, on_items
             )
         finally:
+            self._count(-1)
             await response.aclose()
         try:
             envelope = model.model_validate({**stream.envelope, field: []})

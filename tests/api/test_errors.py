@@ -906,3 +906,19 @@ def test_an_unknown_transport_failure_is_server_unreachable() -> None:
     error = failure(httpx.MockTransport(handler))
     assert type(error) is e.ServerUnreachable
     assert error.reason == "odd failure near ***"
+
+
+def test_a_streamed_read_counts_as_in_flight_until_its_answer_is_read() -> None:
+    """The status bar's request count: a 38 MB answer is still a request in flight while its
+    body arrives, not only until its headers do."""
+    body = jsonb({"version": 1, "inactiveUsers": [{"id": i} for i in range(20_000)]})
+    seen: list[int] = []
+
+    async def go() -> int:
+        async with AdminClient(BASE, TOKEN, transport=canned(200, body)[0], retry=ONCE) as c:
+            await c.inactive_users(on_items=lambda users: seen.append(c.in_flight))
+            return c.in_flight
+
+    after = run(go())
+    assert seen and set(seen) == {1}
+    assert after == 0
