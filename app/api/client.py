@@ -854,6 +854,8 @@ class AdminClient:
         )
         if isinstance(error, e.RateLimited):
             error.retry_after = retry_after_seconds(response.headers.get("retry-after"))
+        if 300 <= status < 400 and response.headers.get("location"):
+            error.location = self._scrub(str(response.url.join(response.headers["location"])))
         return error
 
     def _scrub(self, text: str) -> str:

@@ -120,6 +120,8 @@ class ApiError(ClientError):
         self.method = method
         self.path = path
         self.hint = hint
+        #: where a 3xx answer points (its Location header, made absolute); "" otherwise
+        self.location = ""
         where = f" ({method} {path})" if method and path else ""
         text = f"{status} {name}{where}"
         said = message

@@ -8,7 +8,7 @@ import json
 import shutil
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.api import errors as e
 from app.api.capabilities import Capabilities
@@ -23,20 +23,24 @@ from app.commands.connection import (
     connection_from_args,
 )
 
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
 
-async def probe(spec: ConnectionSpec) -> Capabilities:
-    async with spec.client() as client:
+
+async def probe(client: AdminClient) -> Capabilities:
+    async with client:
         return await client.capabilities()
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         spec = connection_from_args(args)
-    except UsageError as exc:
+        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
+    except (UsageError, ValueError) as exc:
         print(f"flagdesk check: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        caps = asyncio.run(probe(spec))
+        caps = asyncio.run(probe(client))
     except (e.ServerUnreachable, e.BadResponse) as exc:
         return _failed(args, spec, EXIT_UNREACHABLE, "unreachable", exc)
     except (e.Unauthorized, e.Forbidden) as exc:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from app.connection import ConnectionSpec
     from app.metrics import Batch
     from app.metrics.ledger import Counts
-    from app.metrics.upload import Progress, Report
+    from app.metrics.upload import Progress, Report, Upload
 
 #: some items were rejected by the server, or left out as invalid
 EXIT_INCOMPLETE = 1
@@ -60,14 +60,19 @@ invalid.ndjson in the upload's folder and counted in the report. Each upload kee
 a copy of its bodies in a folder of its own (default: under the user data folder; --folder
 chooses). 429, 502/503/504 and connection failures are retried with backoff; 400, 413 and 415
 are not, and the metric items of the rejected bodies are saved to rejected.json with the
-server's messages. After Ctrl+C, a crash or a network loss, --resume LEDGER sends exactly the
-bodies that got no answer.
+server's messages. A body that got no answer to a request (a lost connection, no answer in
+time, a gateway's 502 or 504) may have been counted: the report says how many are in doubt. A
+redirect (3xx) stops the upload: use the URL the server points to. After Ctrl+C, a crash or a
+network loss, --resume LEDGER sends exactly the bodies not accepted or rejected.
 
 exit status:
   0  every body accepted (with --dry-run: every item valid)
-  1  done, but some bodies were rejected or some items were invalid and left out
-  2  bad usage, or bad input: a FILE cannot be read, or holds no valid metric
-  3  the server was unreachable (or kept failing) after retries: bodies left pending, resume later
+  1  done, but some bodies were rejected or some items were left out (invalid, or too large
+     for any body)
+  2  bad usage, or bad input: a FILE cannot be read, or holds no valid metric; the --ca-bundle
+     cannot be read; the items left out cannot be saved (nothing is sent then)
+  3  the server was unreachable (or kept failing) after retries, or cannot take metrics at this
+     URL (a redirect, no such endpoint): bodies left pending, resume later
   4  the token was refused (401/403): wrong token, or not a client token
   130  cancelled with Ctrl+C: resume later
 """
@@ -255,7 +260,7 @@ def _report_problems(
     problems = [*batch.problems,
                 *batch.check(token_environment=environment, known_features=known)]  # fmt: skip
     errors = sum(1 for p in problems if p.severity == "error")
-    invalid = batch.invalid_count + batch.unsendable
+    invalid = batch.left_out
     if not out.as_json:
         _print_problems(problems, sys.stderr)
     out.update(
@@ -322,7 +327,7 @@ def _send(
     bar = _Bar(sys.stderr) if sys.stderr.isatty() else None
     try:
         report, invalid_file = asyncio.run(_upload(spec, args, out, batch, max_body, resume, bar))
-    except LedgerError as exc:
+    except (LedgerError, UsageError) as exc:
         return out.fail(EXIT_USAGE, str(exc))
     except KeyboardInterrupt:  # before the upload started: nothing was sent
         return out.fail(EXIT_CANCELLED, "cancelled before anything was sent")
@@ -362,7 +367,11 @@ async def _upload(
     if args.attempts is not None:
         retry = dataclasses.replace(retry, attempts=args.attempts)
     invalid_file: Path | None = None
-    async with spec.client() as client:
+    try:
+        client = spec.client()
+    except (ValueError, OSError) as exc:  # an unreadable --ca-bundle
+        raise UsageError(str(exc)) from None
+    async with client:
         if resume is not None:
             job = await Upload.resume(client, resume, concurrency=args.concurrency, retry=retry)
         else:
@@ -370,7 +379,7 @@ async def _upload(
             split = batch  # the note is made once the split has said what it left out
 
             def note() -> dict[str, Any]:
-                invalid = split.invalid_count + split.unsendable
+                invalid = split.left_out
                 return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
 
             job = await Upload.start(
@@ -383,50 +392,73 @@ async def _upload(
                 concurrency=args.concurrency,
                 retry=retry,
             )
-            known = await _known_features(client, out)
-            if _report_problems(out, batch, spec, known):
-                invalid_file = job.ledger.folder / INVALID_NAME
-                await asyncio.to_thread(batch.write_invalid, invalid_file)
-        entries = job.ledger.entries
-        out.update(
-            folder=str(job.ledger.folder),
-            bodies=len(entries),
-            bytes=sum(e.size for e in entries),
-            largest_body=max((e.size for e in entries), default=0),
-        )
-        if not out.as_json:
-            print(f"Uploading to {client.base_url}; ledger {job.ledger.path}", file=sys.stderr)
-        loop = asyncio.get_running_loop()
-        main = asyncio.current_task()
-        interrupts = 0
-
-        def interrupted() -> None:
-            nonlocal interrupts
-            interrupts += 1
-            if interrupts == 1:
-                job.cancel()
-                print("\nCancelling: waiting for the requests in flight (Ctrl+C again to stop "
-                      "at once).", file=sys.stderr)  # fmt: skip
-            elif main is not None:
-                main.cancel()
-
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, interrupted)
         try:
-            report = await job.run(progress=bar.update if bar is not None else None)
-        except asyncio.CancelledError:
-            from app.metrics.upload import CANCELLED
-
-            if main is not None:
-                main.uncancel()  # the second Ctrl+C, handled: finish the report
-            report = dataclasses.replace(
-                job.report(), stopped=CANCELLED, error="The upload was stopped at once."
-            )
+            if batch is not None:
+                known = await _known_features(client, out)
+                if _report_problems(out, batch, spec, known):
+                    invalid_file = job.ledger.folder / INVALID_NAME
+                    await _write_invalid(batch, invalid_file, job.ledger.folder)
+            report = await _run(job, client.base_url, out, bar)
         finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
             job.close()
     return report, invalid_file
+
+
+async def _write_invalid(batch: Batch, path: Path, folder: Path) -> None:
+    """Save the items left out; if that fails nothing is sent (exit 2): a person would not
+    know which items were left out."""
+    try:
+        await asyncio.to_thread(batch.write_invalid, path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot save the items left out to {path}: {exc.strerror or exc}. Nothing was "
+            f"sent; the ledger is kept: `flagdesk metrics upload --resume {folder}` sends the "
+            "valid items anyway"
+        ) from None
+
+
+async def _run(job: Upload, server: str, out: _Output, bar: _Bar | None) -> Report:
+    """`job.run()` with Ctrl+C: the first cancels (the requests in flight get their answers),
+    the second stops at once (they are counted in doubt)."""
+    from app.metrics.upload import CANCELLED
+
+    entries = job.ledger.entries
+    out.update(
+        folder=str(job.ledger.folder),
+        bodies=len(entries),
+        bytes=sum(e.size for e in entries),
+        largest_body=max((e.size for e in entries), default=0),
+    )
+    if not out.as_json:
+        print(f"Uploading to {server}; ledger {job.ledger.path}", file=sys.stderr)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    interrupts = 0
+
+    def interrupted() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            job.cancel()
+            print("\nCancelling: waiting for the requests in flight (Ctrl+C again to stop "
+                  "at once).", file=sys.stderr)  # fmt: skip
+        elif main is not None:
+            main.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+    try:
+        return await job.run(progress=bar.update if bar is not None else None)
+    except asyncio.CancelledError:
+        if main is not None:
+            main.uncancel()  # the second Ctrl+C, handled: finish the report
+        # run() has recorded the requests in flight in doubt before it raised
+        return dataclasses.replace(
+            job.report(), stopped=CANCELLED, error="The upload was stopped at once."
+        )
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def _status(report: Report, invalid: int) -> int:
@@ -622,11 +654,7 @@ def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
     if len(report.rejections) > SHOWN_REJECTIONS:
         print(f"  ... and {len(report.rejections) - SHOWN_REJECTIONS} more rejected bodies")
     if report.in_doubt:
-        print(
-            f"  {report.in_doubt} bod{'y was' if report.in_doubt == 1 else 'ies were'} sent "
-            "again after an answer that never came: the server may have counted "
-            f"{'it' if report.in_doubt == 1 else 'them'} twice."
-        )
+        print(f"  {report.in_doubt_text}")
 
 
 class _Bar:

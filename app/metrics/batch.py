@@ -239,6 +239,8 @@ class Batch:
         self.invalid_count = 0
         #: metric items the last `bodies()` call left out because too large for any body
         self.unsendable = 0
+        #: application items the last `bodies()` call left out because too large for any body
+        self.unsendable_applications = 0
         # appName -> segments of compact metric bytes, in order of first appearance
         self._groups: dict[str, list[Segment]] = {}
         # appName -> distinct application items as (bytes, file, line, path)
@@ -294,6 +296,7 @@ class Batch:
         yield from pack(self._groups, self._applications, max_body, unsendable)
         self._unsendable = unsendable
         self.unsendable = sum(1 for u in unsendable if u.kind == "metric")
+        self.unsendable_applications = len(unsendable) - self.unsendable
         self._split_problems = [
             Problem(
                 "error",
@@ -310,10 +313,17 @@ class Batch:
     def bodies(self, max_body: int = MAX_BODY) -> list[Body]:
         """The request bodies, each at most `max_body` bytes and valid on its own: together they
         hold every valid metric exactly once (except items too large for any body, which get an
-        error problem and count in `unsendable`) and every distinct application item."""
+        error problem and count in `unsendable`) and every distinct application item (except
+        those too large for any body: `unsendable_applications`)."""
         return list(self.iter_bodies(max_body))
 
     # ------------------------------------------------------------------ invalid items
+
+    @property
+    def left_out(self) -> int:
+        """Items not sent: invalid ones, and (after `bodies()`) metric and application items
+        too large for any body. What `write_invalid` writes, one record each."""
+        return self.invalid_count + self.unsendable + self.unsendable_applications
 
     def write_invalid(self, path: Path) -> int:
         """Save the items left out (invalid, or too large for the last `bodies()`) to `path`,

@@ -8,19 +8,23 @@ An upload lives in a folder of its own (`<data dir>/uploads/<time>-<id>/`, or on
     invalid.*      the items left out as invalid (written by the caller, named in the header)
     rejected.json  the metric items of the bodies the server rejected, with its message
 
-A body goes `pending -> sent -> accepted | rejected`. `sent` means the request was written and
-no answer has come back; a retryable answer (429, 502/503/504) or a connection that was never
-made puts it back to `pending`. Resume sends exactly the bodies that are neither accepted nor
-rejected; a body left `sent` (the process died, or the connection broke, while its request was
-in flight) is *in doubt*: the server may have counted it, so sending it again may count it
-twice. The ledger says how many bodies were in doubt, so a report never hides that.
+A body goes `pending -> sent -> accepted | rejected`. `sent` means the request may have been
+written and no answer has come back; an answer that certainly was not counted (429, 503) or a
+connection that was never made puts it back to `pending`. The `sent` line is on disk (fsynced)
+before the request starts: `mark_sent` returns a `Durable` the uploader awaits, so a process
+killed at any moment leaves every request that may have reached the server recorded. Resume
+sends exactly the bodies that are neither accepted nor rejected; a body left `sent` (the process
+died, or the connection broke, while its request was in flight; or a gateway answered 502 or
+504) is *in doubt*: the server may have counted it, so sending it again may count it twice.
+The ledger says how many bodies were in doubt, so a report never hides that.
 
 **Why an append-only journal rather than SQLite.** Every state change is one short line
 appended to one file; a crash can only tear the last line, which is ignored (and cut off before
 the next append), so there is no recovery logic and no second file to keep consistent. The
 lines are written and fsync'ed on a thread of the ledger's own, coalescing the changes that
 arrive together into one fsync (group commit): the event loop (the GUI's, under qasync) never
-waits for the disk, and four concurrent requests cost one fsync, not four. SQLite in WAL mode
+blocks on the disk (a worker awaits its `sent` line's `Durable`, the loop goes on), and four
+concurrent requests cost one fsync, not four. SQLite in WAL mode
 would give the same safety with a schema, a connection that must stay on one thread and a
 commit per change on the caller's thread. The journal also reads with `cat` when a person asks
 what happened to an upload.
@@ -32,6 +36,7 @@ request, and each body's SHA-256 is checked before it is sent again.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -39,13 +44,14 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.metrics.batch import Cancelled
 from app.paths import data_dir
 
 try:  # POSIX: one process at a time may write a ledger
@@ -94,6 +100,68 @@ class LedgerError(Exception):
 
 class LedgerBusy(LedgerError):
     """Another process is uploading from this ledger right now."""
+
+
+class Durable:
+    """A journal line on its way to disk, done once it is written and fsynced (or the journal
+    failed: then `error` says why). `await durable` from an event loop (the loop is never
+    blocked; the journal thread wakes it with `call_soon_threadsafe`), `wait()` from a thread.
+    """
+
+    __slots__ = ("_callbacks", "_event", "_lock", "error")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self.error: LedgerError | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until the line is on disk; raises `LedgerError` if it could not be written."""
+        self._event.wait(timeout)
+        if self.error is not None:
+            raise self.error
+
+    def add_done_callback(self, callback: Callable[[], None]) -> None:
+        """Call `callback()` once done: on the journal thread, or at once if done already."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def _complete(self, error: LedgerError | None) -> None:
+        with self._lock:
+            self.error = error
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._landed().__await__()
+
+    async def _landed(self) -> None:
+        if not self._event.is_set():
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile
+                    loop.call_soon_threadsafe(_resolve, future)
+
+            self.add_done_callback(wake)
+            await future
+        if self.error is not None:
+            raise self.error
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 @dataclass(slots=True)
@@ -162,7 +230,8 @@ class Ledger:
     Make one with `Ledger.create(bodies, ...)` (blocking: it writes and fsyncs the copy, so call
     it on a worker thread from an event loop) or open an existing one with `Ledger.open(path)`.
     The `mark_*` methods change a body's state in memory at once and queue the journal line;
-    `sync()` waits until everything queued is on disk. Close it with `close()`.
+    `mark_sent` returns the `Durable` of its line, to await before the request starts; `sync()`
+    waits until everything queued is on disk. Close it with `close()`.
     """
 
     def __init__(self, folder: Path, header: dict[str, Any], entries: list[Entry]) -> None:
@@ -187,6 +256,7 @@ class Ledger:
         max_body: int | None = None,
         sources: Iterable[Mapping[str, Any]] = (),
         note: Note | None = None,
+        cancel: threading.Event | None = None,
     ) -> Ledger:
         """Write the copy of `bodies` and a new journal into `folder` (made if needed, and it
         must hold no ledger yet; default: a new folder under `uploads_dir()`), fsync both, and
@@ -196,8 +266,13 @@ class Ledger:
         `server` (the base URL, never a token), `max_body`, `sources` (what the batch was read
         from) and `note` (anything JSON, such as where the invalid items went; or a callable
         returning it, called after the bodies) are kept in the header for the report of a
-        later resume."""
+        later resume.
+
+        `cancel` is checked before each body and after the last: once set, `Cancelled` is
+        raised and what was written so far is removed (no ledger is left: nothing of it was
+        sent). Once the journal's header is in place the ledger is complete, and kept."""
         folder = Path(folder) if folder is not None else new_upload_folder()
+        made = not folder.exists()
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -211,6 +286,8 @@ class Ledger:
             with open(bodies_path, "wb") as out:
                 offset = 0
                 for body in bodies:
+                    if cancel is not None and cancel.is_set():
+                        raise Cancelled("the upload was cancelled while its bodies were written")
                     if body.index in seen:
                         raise LedgerError(f"two bodies have the index {body.index}")
                     seen.add(body.index)
@@ -220,6 +297,8 @@ class Ledger:
                     table.append([body.index, offset, len(data), body.metrics,
                                   body.applications, hashlib.sha256(data).hexdigest()])  # fmt: skip
                     offset += len(data) + 1
+                if cancel is not None and cancel.is_set():  # the split's last step was long
+                    raise Cancelled("the upload was cancelled while its bodies were written")
                 out.flush()
                 os.fsync(out.fileno())
             header: dict[str, Any] = {
@@ -244,6 +323,9 @@ class Ledger:
             raise LedgerError(
                 f"Cannot write the upload's ledger in {folder}: {exc.strerror or exc}"
             ) from None
+        except Cancelled:
+            _remove_partial(folder, made)
+            raise
         ledger = cls(folder, header, [_entry(row) for row in table])
         ledger._open_for_writing(len(_line(header)))
         return ledger
@@ -346,17 +428,22 @@ class Ledger:
 
     # ------------------------------------------------------------------ writing
 
-    def mark_sent(self, index: int) -> None:
-        """The request for body `index` is about to be written."""
+    def mark_sent(self, index: int) -> Durable:
+        """The request for body `index` is about to be written. Start it only once the returned
+        `Durable` is done: then a process killed during the request leaves the body `sent` (in
+        doubt) on disk, never `pending` while the server may have counted it."""
         entry = self._by_index[index]
         entry.state = State.SENT
         entry.attempts += 1
         entry.in_flight = True
-        self._append({"i": index, "e": "sent"})
+        durable = Durable()
+        self._append({"i": index, "e": "sent"}, durable)
+        return durable
 
     def mark_retry(self, index: int, why: str) -> None:
-        """The attempt certainly did not count: the server answered with a retryable status,
-        or the connection was never made. The body is pending again."""
+        """The attempt certainly did not count: the server answered 429 or 503 (or another
+        status meaning it did not process the body), or the request never left (no
+        connection was made, or it was not started). The body is pending again."""
         entry = self._by_index[index]
         entry.state = State.PENDING
         entry.last_error = why
@@ -365,7 +452,8 @@ class Ledger:
 
     def mark_lost(self, index: int, why: str) -> None:
         """The attempt ended without an answer after the request may have reached the server
-        (connection lost, no answer in time): the body stays `sent`, and is in doubt."""
+        (connection lost, no answer in time, a gateway's 502 or 504): the body stays `sent`,
+        and is in doubt."""
         entry = self._by_index[index]
         entry.state = State.SENT
         entry.unanswered += 1
@@ -393,11 +481,11 @@ class Ledger:
             record["details"] = list(details)
         self._append(record)
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any], durable: Durable | None = None) -> None:
         if self._journal is None:
             raise LedgerError(f"{self.path} was opened read-only")
         record["t"] = round(time.time(), 3)
-        self._journal.append(_line(record))
+        self._journal.append(_line(record), durable)
 
     @property
     def failure(self) -> LedgerError | None:
@@ -475,6 +563,8 @@ class _Journal:
         self._path = path
         self._cond = threading.Condition()
         self._queue: list[bytes] = []
+        #: the `Durable`s of the lines in `_queue`, done after the fsync that holds them
+        self._waiting: list[Durable] = []
         self._queued = 0  # lines handed over so far
         self._durable = 0  # lines written and fsync'ed so far
         self._closing = False
@@ -482,13 +572,15 @@ class _Journal:
         self._thread = threading.Thread(target=self._run, name="ledger-journal", daemon=True)
         self._thread.start()
 
-    def append(self, line: bytes) -> None:
+    def append(self, line: bytes, durable: Durable | None = None) -> None:
         with self._cond:
             if self.failure is not None:
                 raise self.failure
             if self._closing:
                 raise LedgerError(f"{self._path} is closed")
             self._queue.append(line)
+            if durable is not None:
+                self._waiting.append(durable)
             self._queued += 1
             self._cond.notify_all()
 
@@ -500,6 +592,7 @@ class _Journal:
                 if not self._queue:
                     return
                 lines, self._queue = self._queue, []
+                waiting, self._waiting = self._waiting, []
                 upto = self._queued
             try:
                 _write_all(self._fd, b"".join(lines))
@@ -509,11 +602,17 @@ class _Journal:
                     self.failure = LedgerError(
                         f"Cannot write the ledger {self._path}: {exc.strerror or exc}"
                     )
+                    waiting += self._waiting  # queued meanwhile: never written either
+                    self._waiting = []
                     self._cond.notify_all()
+                for durable in waiting:
+                    durable._complete(self.failure)
                 return
             with self._cond:
                 self._durable = upto
                 self._cond.notify_all()
+            for durable in waiting:
+                durable._complete(None)
 
     def sync(self, timeout: float | None = None) -> None:
         with self._cond:
@@ -531,6 +630,16 @@ class _Journal:
         self._thread.join()
         with contextlib.suppress(OSError):
             os.close(self._fd)  # also releases the lock
+
+
+def _remove_partial(folder: Path, made: bool) -> None:
+    """Remove what a cancelled `Ledger.create` wrote (and the folder, if it made it)."""
+    for name in (BODIES_NAME, LEDGER_NAME + ".tmp"):
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()
+    if made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def _write_all(fd: int, data: bytes) -> None:

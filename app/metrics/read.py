@@ -19,6 +19,10 @@ Why it reads the way it does:
   broken NDJSON line is one error; the other lines load.
 - Warnings of one kind beyond the first `LISTED` of a file are counted, not listed one by one:
   a file of a million timestamps in seconds gives a hundred warnings and a summary.
+- An item nested deeper than `MAX_DEPTH` arrays and objects is left out with one error, in
+  every format: that is where pydantic's JSON parser (NDJSON lines, runs of items) stops, and
+  the same rule is applied where the standard library's scanner reads. An item so deep that
+  the scanner itself gives up (about 1,000 levels) breaks its document like a syntax error.
 """
 
 from __future__ import annotations
@@ -58,6 +62,11 @@ MAX_ITEM = 16 << 20
 LISTED = 100
 #: a broken document's text is copied into the invalid-items file up to this size
 RAW_DOCUMENT = 1 << 20
+#: levels of an item: the item is level 1, a value inside an array or object one level below
+#: it. pydantic-core's JSON parser refuses deeper ones (tests/metrics/test_read.py checks this
+#: is still its limit)
+MAX_DEPTH = 201
+TOO_DEEP = f"nested too deeply (more than {MAX_DEPTH:,} levels)"
 #: 2000-01-01T00:00:00Z in milliseconds
 Y2000_MS = 946_684_800_000
 Y2000_S = Y2000_MS // 1000
@@ -217,6 +226,54 @@ _WS = re.compile(r"[ \t\n\r]*")
 _BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
+#: what `_nesting` looks at: brackets and the quotes that start strings
+_NESTING = re.compile(r'[\[\]{}"]')
+#: the rest of a string after its opening quote
+_STRING_REST = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _nesting(text: str, pos: int) -> tuple[int, int]:
+    """Scan the array or object starting at `text[pos]` without recursion: where it ends (just
+    after its closing bracket; -1 when the text ends first) and where its nesting first goes
+    beyond `MAX_DEPTH` (the position of the bracket opening the array or object whose contents
+    are too deep; -1 when none is). An array or object at level n holding anything puts that
+    one level below, as pydantic-core counts."""
+    depth = 0
+    deep = -1
+    at = pos
+    while True:
+        found = _NESTING.search(text, at)
+        if found is None:
+            return -1, deep
+        char = found.group()
+        at = found.end()
+        if char == '"':
+            rest = _STRING_REST.match(text, at)
+            if rest is None:
+                return -1, deep
+            at = rest.end()
+        elif char in "[{":
+            depth += 1
+            if depth >= MAX_DEPTH and deep < 0:
+                inside = _WS.match(text, at)
+                empty = inside is not None and text[inside.end() : inside.end() + 1] in ("]", "}")
+                if depth + (0 if empty else 1) > MAX_DEPTH:
+                    deep = found.start()
+        else:
+            depth -= 1
+            if depth <= 0:
+                return at, deep
+
+
+def _may_be_deep(text: str | bytes, start: int, end: int) -> bool:
+    """Cheaply: whether `text[start:end]` holds enough brackets to be nested too deeply."""
+    if end - start < MAX_DEPTH:
+        return False
+    if isinstance(text, bytes):
+        return text.count(b"[", start, end) + text.count(b"{", start, end) >= MAX_DEPTH
+    return text.count("[", start, end) + text.count("{", start, end) >= MAX_DEPTH
+
+
 def _line_syntax(line: bytes) -> tuple[int | None, str]:
     """Column and message of the syntax error in an NDJSON line pydantic found not JSON."""
     try:
@@ -224,12 +281,18 @@ def _line_syntax(line: bytes) -> tuple[int | None, str]:
     except UnicodeDecodeError as exc:
         column = len(line[: exc.start].decode("utf-8", "replace")) + 1
         return column, "the line is not UTF-8 text"
+    if _may_be_deep(line, 0, len(line)):
+        _, deep = _nesting(text, 0)
+        if deep >= 0:
+            return deep + 1, "the item is " + TOO_DEEP
     try:
         _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             return exc.colno, "unexpected text after the item (NDJSON has one item a line)"
         return exc.colno, _syntax(exc.msg)
+    except RecursionError:
+        return None, "the item is " + TOO_DEEP
     return None, "JSON syntax error"
 
 
@@ -239,6 +302,15 @@ class _Broken(Exception):
     def __init__(self, line: int | None, column: int | None, message: str) -> None:
         super().__init__(message)
         self.line, self.column, self.message = line, column, message
+
+
+class _TooDeep(_Broken):
+    """A value read whole, nested deeper than `MAX_DEPTH`: `buf[start:end]`. A list of items
+    leaves that item out; anywhere else it breaks the document."""
+
+    def __init__(self, line: int, column: int, start: int, end: int) -> None:
+        super().__init__(line, column, "JSON value " + TOO_DEEP)
+        self.start, self.end = start, end
 
 
 class _Restart(Exception):
@@ -783,11 +855,22 @@ class _Text:
                     raise self.broken(message, exc.pos) from None
                 self.fill()
                 continue
+            except RecursionError:  # the scanner's own limit (about 1,000 levels)
+                line, column = self.where(start)
+                raise _Broken(line, column, "JSON value " + TOO_DEEP) from None
             if end >= len(self.buf) and not self.eof:  # a number may go on in the next chunk
                 self.fill()
                 continue
+            if _may_be_deep(self.buf, start, end):
+                _, deep = _nesting(self.buf, start)
+                if deep >= 0:
+                    line, column = self.where(deep)
+                    raise _TooDeep(line, column, start, end)
             self.pos = end
             return value, start, end
+
+
+_ITEM_TOO_DEEP = "the item is " + TOO_DEEP
 
 
 class _Items:
@@ -834,7 +917,15 @@ class _Items:
                     if taken:
                         index += taken
                         continue
-                value, start, end = text.value()
+                try:
+                    value, start, end = text.value()
+                except _TooDeep as deep:
+                    path = f"{self.prefix}[{index}]"
+                    raw = text.buf[deep.start : deep.end]
+                    self.file.reject_syntax(deep.line, deep.column, path, _ITEM_TOO_DEEP, raw)
+                    text.pos = deep.end
+                    index += 1
+                    continue
                 self.values.append(value)
                 self.starts.append(start)
                 self.ends.append(end)
@@ -1119,7 +1210,7 @@ def _ms(moment: datetime | int) -> int:
 def _json_object(line: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

@@ -9,15 +9,22 @@ No Qt here: the command line runs it with `asyncio.run`, the GUI on the qasync l
 way. Each body goes through the ledger (`app.metrics.ledger`) before and after its request, so
 the ledger always tells which bodies the server has.
 
-What each outcome does:
+What each outcome does ("pending again": the attempt certainly was not counted, `mark_retry`;
+"in doubt": the server may have counted it, `mark_lost`):
 
 - 2xx: accepted.
 - 400, 413, 415, 422 and the other 4xx not named below; 500: rejected, not retried, reported
   per body with the server's message.
 - 429: pending again; every worker pauses for `Retry-After` (a backoff when absent). A wait
   over `RetryPolicy.max_retry_after` stops the upload.
-- 408, 502, 503, 504; connection refused, lost or timed out: pending again after a backoff with
-  jitter (`RetryPolicy`); `attempts` failures in a row of one body stop the upload (unreachable).
+- 408, 503; connection refused, host not found, no connection in time (connect timeout, or no
+  free connection in the pool): pending again after a backoff with jitter (`RetryPolicy`).
+- 502, 504 (a gateway answered: the server behind it may have stored the body); connection
+  lost, no answer in time: in doubt, and sent again after a backoff with jitter.
+- `attempts` failures in a row of one body (of the two kinds above) stop the upload
+  (unreachable).
+- 3xx: the upload stops, naming the `Location` the server points to (the client follows no
+  redirect: a redirected POST may be replayed or turned into a GET); use that URL.
 - 401, 403: the upload stops: the token is unknown, or of the wrong kind (admin and personal
   tokens are refused on this endpoint by real servers).
 - 404, 405, 501 and the other 5xx, a TLS failure: the upload stops; this server cannot take
@@ -25,8 +32,13 @@ What each outcome does:
 
 "Stops" means no new request is started, the requests in flight get their answers, and every
 body not accepted or rejected stays in the ledger for `resume`. `cancel()` stops the same way;
-cancelling the task running `run()` stops at once and leaves the requests in flight `sent` (in
-doubt), which is also consistent.
+cancelling the task running `run()` stops at once: the requests in flight are recorded in doubt
+(no answer will come), which is also consistent.
+
+A request starts only once its body's `sent` line is on disk (`Ledger.mark_sent` returns a
+`Durable` the worker awaits; the journal thread's group commit makes that one fsync per batch of
+workers): a process killed at any moment leaves every body the server may have counted `sent`
+in the ledger, so Resume reports it in doubt rather than silently sending it again.
 
 Why the uploader retries rather than the client: a retry is a new attempt in the ledger
 (`sent` again), and a connection lost after the request was written must be recorded as
@@ -40,11 +52,14 @@ import asyncio
 import contextlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
@@ -58,7 +73,11 @@ UPLOAD_RETRY = RetryPolicy(attempts=6, base_delay=0.5, max_delay=8.0, max_retry_
 #: 429s a body may get in a row before the upload gives up (each waited out)
 MAX_RATE_LIMITED = 50
 
-RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
+#: retried; the server certainly did not count the body
+RETRY_STATUSES = frozenset({408, 429, 503})
+#: retried, but recorded in doubt: a gateway answered, and the server behind it may have
+#: stored the body before the gateway gave up on it
+GATEWAY_STATUSES = frozenset({502, 504})
 STOP_STATUSES = frozenset({401, 403, 404, 405})
 
 #: why an upload stopped before every body had an outcome
@@ -124,8 +143,10 @@ class Report:
     accepted: Counts
     rejected: Counts
     pending: Counts
-    #: bodies whose request got no answer at least once, after it may have reached the server:
-    #: the server may have counted them twice
+    #: bodies a request of which got no answer (the connection was lost, no answer in time, a
+    #: 502 or 504 from a gateway, the upload stopped at once while it was in flight) after it
+    #: may have reached the server: the server may have counted them, and once more for each
+    #: time they were sent again
     in_doubt: int
     rejections: tuple[Rejection, ...]
     #: the metric items of the rejected bodies, with the server's messages (None: none)
@@ -149,6 +170,11 @@ class Report:
     def total(self) -> Counts:
         return self.accepted + self.rejected + self.pending
 
+    @property
+    def in_doubt_text(self) -> str:
+        """The sentence about the bodies in doubt, for every report ("" when none)."""
+        return in_doubt_text(self.in_doubt)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ledger": str(self.ledger),
@@ -166,6 +192,21 @@ class Report:
             "retries": self.retries,
             "elapsed_s": round(self.elapsed, 3),
         }
+
+
+def in_doubt_text(bodies: int) -> str:
+    """What is known of `bodies` in doubt, no more: "" when none."""
+    if bodies <= 0:
+        return ""
+    if bodies == 1:
+        return (
+            "1 body got no answer to a request: the server may have counted it; resending it "
+            "may count it twice."
+        )
+    return (
+        f"{bodies:,} bodies got no answer to a request: the server may have counted them; "
+        "resending them may count them twice."
+    )
 
 
 class _Stop(Exception):
@@ -239,20 +280,38 @@ class Upload:
         note: Note | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         retry: RetryPolicy | None = None,
+        cancel: threading.Event | None = None,
     ) -> Upload:
         """Write the ledger and the copy of `bodies` (on a worker thread: 100 MB take a
         fraction of a second, not to be spent on the GUI's loop) and return the upload, ready
         to `run()`. `bodies` may be an iterator such as `Batch.iter_bodies()`, consumed on that
-        thread. `folder`: where (default: a new folder under the user data folder)."""
-        ledger = await asyncio.to_thread(
-            Ledger.create,
-            bodies,
-            folder=folder,
-            server=client.base_url,
-            max_body=max_body,
-            sources=list(sources),
-            note=note,
+        thread. `folder`: where (default: a new folder under the user data folder).
+
+        `cancel`, once set, stops the writing between two bodies: `Cancelled` is raised and no
+        ledger is left. Cancelling the task does the same and then waits for the thread, so
+        that no ledger stays open (and locked) behind it; a ledger the thread completed
+        meanwhile is closed, and can be resumed (nothing of it was sent)."""
+        stop = cancel if cancel is not None else threading.Event()
+        creation = asyncio.ensure_future(
+            asyncio.to_thread(
+                Ledger.create,
+                bodies,
+                folder=folder,
+                server=client.base_url,
+                max_body=max_body,
+                sources=list(sources),
+                note=note,
+                cancel=stop,
+            )
         )
+        try:
+            ledger = await asyncio.shield(creation)
+        except asyncio.CancelledError:
+            stop.set()
+            await _outlive(creation)
+            if not creation.cancelled() and creation.exception() is None:
+                creation.result().close()
+            raise
         return cls(client, ledger, concurrency=concurrency, retry=retry)
 
     @classmethod
@@ -265,8 +324,16 @@ class Upload:
         retry: RetryPolicy | None = None,
     ) -> Upload:
         """Open the ledger at `ledger` (its folder or file) for the bodies still unfinished.
-        The caller chooses the server: normally `Ledger.open(...).server`, the one it was for."""
-        opened = await asyncio.to_thread(Ledger.open, ledger)
+        The caller chooses the server: normally `Ledger.open(...).server`, the one it was for.
+        Cancelling the task closes the ledger the thread opened meanwhile (its lock too)."""
+        opening = asyncio.ensure_future(asyncio.to_thread(Ledger.open, ledger))
+        try:
+            opened = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            await _outlive(opening)
+            if not opening.cancelled() and opening.exception() is None:
+                opening.result().close()
+            raise
         return cls(client, opened, concurrency=concurrency, retry=retry)
 
     def close(self) -> None:
@@ -324,8 +391,11 @@ class Upload:
             try:
                 results = await asyncio.gather(*workers, return_exceptions=True)
             except asyncio.CancelledError:
+                # stopped at once: each worker records its request in flight as in doubt
+                # before this returns, so that `report()` counts it
                 for worker in workers:
                     worker.cancel()
+                await _outlive(asyncio.gather(*workers, return_exceptions=True))
                 raise
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, _Stop):
@@ -402,7 +472,7 @@ class Upload:
         """Send one body until it has an outcome, or the upload stops."""
         ledger = self.ledger
         index = entry.index
-        data = ledger.body(index)
+        data = b""  # read at the first attempt (a body is never empty: it has its envelope)
         failures = 0  # transient failures in a row
         limited = 0  # 429s in a row
         while True:
@@ -410,10 +480,25 @@ class Upload:
                 return
             if ledger.failure is not None:
                 raise ledger.failure
-            ledger.mark_sent(index)
+            written = ledger.mark_sent(index)
+            try:
+                if not data:  # read (and checked) while the journal's fsync runs
+                    data = ledger.body(index)
+                await written  # the `sent` line is on disk before the request starts
+            except BaseException:  # cancelled, a damaged copy, or the journal failed: not sent
+                with contextlib.suppress(LedgerError):
+                    ledger.mark_retry(index, "not sent")
+                raise
+            if self._stopping():  # stopped while the line was written: do not start it
+                ledger.mark_retry(index, "not sent: the upload stopped")
+                return
             self._requests += 1
             try:
                 await self.client.send_bulk_metrics(data, retry=False)
+            except asyncio.CancelledError:
+                with contextlib.suppress(LedgerError):
+                    ledger.mark_lost(index, "stopped while the request was in flight")
+                raise
             except e.RateLimited as exc:
                 ledger.mark_retry(index, f"{exc.status} rate limited")
                 limited += 1
@@ -436,11 +521,17 @@ class Upload:
                 self._retried(wait)
                 continue
             except e.ApiError as exc:
-                if exc.status in RETRY_STATUSES:
-                    ledger.mark_retry(index, f"{exc.status} {exc.name}")
+                if exc.status in RETRY_STATUSES or exc.status in GATEWAY_STATUSES:
+                    if exc.status in GATEWAY_STATUSES:
+                        ledger.mark_lost(index, f"{exc.status} {exc.name}")
+                    else:
+                        ledger.mark_retry(index, f"{exc.status} {exc.name}")
                     failures += 1
                     await self._backoff(failures, str(exc))
                     continue
+                if 300 <= exc.status < 400:
+                    ledger.mark_retry(index, f"{exc.status} {exc.name}")  # not processed
+                    raise _Stop(REFUSED, _redirected(self.client.base_url, exc)) from None
                 if exc.status in STOP_STATUSES or exc.status > 500:
                     ledger.mark_retry(index, f"{exc.status} {exc.name}")  # not processed
                     if exc.status in (401, 403):
@@ -459,7 +550,7 @@ class Upload:
                 ledger.mark_retry(index, exc.reason)
                 raise _Stop(UNREACHABLE, str(exc)) from None
             except e.ServerUnreachable as exc:
-                if isinstance(exc, e.ConnectionRefused | e.HostNotFound):
+                if _never_sent(exc):
                     ledger.mark_retry(index, exc.reason)
                 else:
                     ledger.mark_lost(index, exc.reason)
@@ -503,6 +594,43 @@ class Upload:
     def _emit(self) -> None:
         if self._progress is not None:
             self._progress(self.progress())
+
+
+def _never_sent(exc: e.ServerUnreachable) -> bool:
+    """No byte of the request reached the server: nothing listens, the name does not resolve,
+    or no connection was made in time (connect timeout, or none free in the pool)."""
+    if isinstance(exc, e.ConnectionRefused | e.HostNotFound):
+        return True
+    cause: BaseException | None = exc
+    for _ in range(4):  # the client raises its error from (or while handling) httpx's
+        if cause is None:
+            break
+        cause = cause.__cause__ or cause.__context__
+        if isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+            return True
+    return False
+
+
+def _redirected(server: str, exc: e.ApiError) -> str:
+    """A 3xx: the client follows no redirect, so every body would fail the same way."""
+    location = str(getattr(exc, "location", "") or "")
+    if location:
+        return (
+            f"{server}: the server answered {exc.status} and points to {location}: use that "
+            "URL. The bodies not sent stay pending in the ledger."
+        )
+    return (
+        f"{server}: the server answered {exc.status} (a redirect to another URL): use the URL "
+        "it points to. The bodies not sent stay pending in the ledger."
+    )
+
+
+async def _outlive(future: asyncio.Future[Any]) -> None:
+    """Wait until `future` is done, even if the task waiting is cancelled meanwhile (the
+    caller re-raises the cancellation it is handling)."""
+    while not future.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({future})
 
 
 class _Done:

@@ -600,6 +600,9 @@ class MetricsToolModel(ToolViewModel):
         self._profile_cache: tuple[object, str | None] = (object(), None)
         self._upload_task: asyncio.Task[None] | None = None
         self._job: Upload | None = None
+        #: set by Cancel (or a new connection) while an upload starts or runs: checked between
+        #: the steps before `_job` exists (the split, the ledger, the invalid items' file)
+        self._cancel_upload: threading.Event | None = None
         #: why the last upload or resume could not start ("" when it did): shown with Retry
         self.upload_error = ""
         self._retry: Callable[[], object] | None = None
@@ -639,12 +642,10 @@ class MetricsToolModel(ToolViewModel):
         if self.closed:
             if self._cancel_load is not None:
                 self._cancel_load.set()
-            if self._job is not None:
-                self._job.cancel()
+            self.cancel_upload()
             super().cancel_tasks()
             return
-        if self._job is not None:
-            self._job.cancel()
+        self.cancel_upload()
 
     def close(self) -> None:
         if not self.closed:
@@ -870,6 +871,7 @@ class MetricsToolModel(ToolViewModel):
             if not self._uploading:
                 return
             self._uploading = False
+            self._cancel_upload = None
         if not self.closed:
             self.phase_changed.emit()
             self.upload_state_changed.emit()
@@ -1171,7 +1173,10 @@ class MetricsToolModel(ToolViewModel):
         ]  # fmt: skip
         spec = self._upload_spec()
         self._retry = lambda: self.upload(max_body, concurrency)
-        return self._start_upload(self._upload(spec, batches, sources, max_body, concurrency))
+        cancel = threading.Event()
+        return self._start_upload(
+            self._upload(spec, batches, sources, max_body, concurrency, cancel), cancel
+        )
 
     def resume(
         self, item: Unfinished, concurrency: int = DEFAULT_CONCURRENCY
@@ -1182,7 +1187,8 @@ class MetricsToolModel(ToolViewModel):
         concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
         spec = self._upload_spec()
         self._retry = lambda: self.resume(item, concurrency)
-        return self._start_upload(self._resume(spec, item.folder, concurrency))
+        cancel = threading.Event()
+        return self._start_upload(self._resume(spec, item.folder, concurrency, cancel), cancel)
 
     def retry_upload(self) -> None:
         """Retry after an upload that could not start (or stopped): the same action again."""
@@ -1191,17 +1197,23 @@ class MetricsToolModel(ToolViewModel):
 
     def cancel_upload(self) -> None:
         """Stop: no new request; the ones in flight get their answers; the ledger keeps the
-        rest for Resume."""
+        rest for Resume. Before the first request (splitting, writing the ledger or the
+        invalid items), nothing is sent: see `_upload`."""
+        if self._cancel_upload is not None:
+            self._cancel_upload.set()
         if self._job is not None:
             self._job.cancel()
 
-    def _start_upload(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _start_upload(
+        self, coro: Coroutine[Any, Any, None], cancel: threading.Event
+    ) -> asyncio.Task[None]:
         self.upload_error = ""
         self.progress = None
         self.report = None
         self.invalid_file = None
         self.invalid_left_out = 0
         self.rejections.clear()
+        self._cancel_upload = cancel
         self._uploading = True
         self._upload_task = self.run(self._until_done(coro, "upload"))
         self._upload_task.add_done_callback(lambda _: self._ended("upload"))
@@ -1216,16 +1228,26 @@ class MetricsToolModel(ToolViewModel):
         sources: list[dict[str, Any]],
         max_body: int,
         concurrency: int,
+        cancel: threading.Event,
     ) -> None:
+        """Split, write the ledger and the invalid items, then send. `cancel` (Cancel, or a
+        new connection) is checked between those steps and inside the split: set during the
+        split, nothing is left (the half-written ledger is removed); set once the ledger is
+        complete, it is closed and kept for Resume. Either way nothing is sent."""
         self.set_status("Splitting the batch into bodies…")
         invalid_left_out = [0]
 
         def note() -> dict[str, Any]:
-            invalid = sum(b.invalid_count + b.unsendable for b in batches)
+            invalid = sum(b.left_out for b in batches)
             invalid_left_out[0] = invalid
             return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
 
-        async with spec.client() as client:
+        try:
+            client = spec.client()
+        except (ValueError, OSError) as exc:  # an unreadable CA bundle
+            self._upload_failed(str(exc))
+            return
+        async with client:
             try:
                 job = await Upload.start(
                     client,
@@ -1234,24 +1256,39 @@ class MetricsToolModel(ToolViewModel):
                     sources=sources,
                     note=note,
                     concurrency=concurrency,
+                    cancel=cancel,
                 )
+            except Cancelled:
+                self._recheck()
+                self.set_notice("The upload was cancelled while it was split: nothing was sent.")
+                return
             except (LedgerError, OSError) as exc:
                 self._upload_failed(str(exc))
                 return
-            self._recheck()  # the split's problems (items too large for any body)
-            self.invalid_left_out = invalid_left_out[0]
-            if self.invalid_left_out:
-                path = job.ledger.folder / INVALID_NAME
-                try:
-                    await asyncio.to_thread(write_invalid, batches, path)
-                    self.invalid_file = path
-                except OSError as exc:
-                    self.set_error(f"Could not save the invalid items to {path}: {exc}")
-            await self._run(job)
+            try:
+                self._recheck()  # the split's problems (items too large for any body)
+                self.invalid_left_out = invalid_left_out[0]
+                if self.invalid_left_out:  # even when cancelled: the ledger kept names it
+                    path = job.ledger.folder / INVALID_NAME
+                    try:
+                        await asyncio.to_thread(write_invalid, batches, path)
+                        self.invalid_file = path
+                    except OSError as exc:
+                        self.set_error(f"Could not save the invalid items to {path}: {exc}")
+                await self._run(job, cancel)
+            finally:
+                job.close()
 
-    async def _resume(self, spec: ConnectionSpec, folder: Path, concurrency: int) -> None:
+    async def _resume(
+        self, spec: ConnectionSpec, folder: Path, concurrency: int, cancel: threading.Event
+    ) -> None:
         self.set_status("Opening the ledger…")
-        async with spec.client() as client:
+        try:
+            client = spec.client()
+        except (ValueError, OSError) as exc:  # an unreadable CA bundle
+            self._upload_failed(str(exc))
+            return
+        async with client:
             try:
                 job = await Upload.resume(client, folder, concurrency=concurrency)
             except LedgerError as exc:
@@ -1261,9 +1298,17 @@ class MetricsToolModel(ToolViewModel):
             self.invalid_left_out = int(note.get("invalid") or 0)
             name = note.get("invalid_file")
             self.invalid_file = job.ledger.folder / str(name) if name else None
-            await self._run(job)
+            await self._run(job, cancel)
 
-    async def _run(self, job: Upload) -> None:
+    async def _run(self, job: Upload, cancel: threading.Event) -> None:
+        if cancel.is_set():  # cancelled before the first request: the ledger stays for Resume
+            job.close()
+            self.set_notice(
+                "The upload was cancelled before anything was sent; its ledger is kept in "
+                f"{job.ledger.folder} for Resume."
+            )
+            self.refresh_unfinished()
+            return
         self._job = job
         self.progress = job.progress()
         self.upload_state_changed.emit()
@@ -1271,6 +1316,7 @@ class MetricsToolModel(ToolViewModel):
         try:
             report = await job.run(progress=self._on_upload_progress)
         except asyncio.CancelledError:
+            # run() recorded the requests in flight in doubt before it raised
             report = dataclasses.replace(
                 job.report(), stopped=CANCELLED, error="The upload was stopped at once."
             )
@@ -1333,11 +1379,7 @@ class MetricsToolModel(ToolViewModel):
             where = f", saved in {self.invalid_file}" if self.invalid_file else ""
             lines.append(f"Invalid items left out: {self.invalid_left_out:,}{where}.")
         if r.in_doubt:
-            lines.append(
-                f"{_plural(r.in_doubt, 'body was', 'bodies were')} sent again after an answer "
-                "that never came: the server may have counted "
-                + ("it twice." if r.in_doubt == 1 else "them twice.")
-            )
+            lines.append(r.in_doubt_text)
         if r.stopped:
             lines.append(r.error or "The upload stopped.")
             if r.stopped == "unauthorised" and WRONG_TOKEN not in r.error:

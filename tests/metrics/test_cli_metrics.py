@@ -20,7 +20,7 @@ import pytest
 
 from app.api.client import AdminClient
 from app.api.models import CreateFeature
-from app.metrics import load
+from app.metrics import Body, load
 from app.metrics.ledger import LEDGER_NAME, Ledger, State
 from sandbox.process import SandboxProcess
 from tests.api.faults import closed_port
@@ -190,6 +190,76 @@ def test_invalid_items_are_left_out_saved_and_exit_1(
     assert text.returncode == 1
     assert f"{path}:2: [1].no: " in text.stderr
     assert re.search(r"invalid\s+2 items left out \(saved to .+invalid\.ndjson\)", text.stdout)
+
+
+def big_application_batch(path: Path, feature: str) -> Path:
+    """A bulk payload whose one application item takes over 2,048 bytes on its own."""
+    application = {"appName": "cli-app", "environment": "development", "instanceId": "i",
+                   "started": 1_700_000_000_000, "interval": 10,
+                   "sdkVersion": "x" * 3_000}  # fmt: skip
+    path.write_text(json.dumps({"applications": [application], "metrics": [metric(feature)]}))
+    return path
+
+
+def test_an_application_too_large_for_any_body_is_left_out_saved_and_exit_1(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    path = big_application_batch(tmp_path / "bigapp.json", "cli-bigapp")
+    dry = flagdesk("upload", path, "--dry-run", "--max-body", "2048", "--json", data=tmp_path)
+    assert dry.returncode == 1, dry.stderr
+    out = summary(dry)
+    assert out["invalid"] == 1 and out["errors"] == 1
+    assert "application item cannot be sent" in out["problems"][0]["message"]
+    sent = flagdesk("upload", path, "--url", sandbox.url, "--max-body", "2048", "--json",
+                    env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert sent.returncode == 1, sent.stderr
+    out = summary(sent)
+    assert out["invalid"] == 1 and out["accepted"]["metrics"] == 1
+    (record,) = [json.loads(line) for line in Path(out["invalid_file"]).read_text().splitlines()]
+    assert record["problems"][0]["path"] == "applications[0]"
+    assert json.loads(record["raw"])["sdkVersion"] == "x" * 3_000
+
+
+def test_an_unreadable_ca_bundle_is_a_usage_error(sandbox: SandboxProcess, tmp_path: Path) -> None:
+    path = write_ndjson(tmp_path / "m.ndjson", [metric("cli-ca")])
+    missing = tmp_path / "missing-ca.pem"
+    result = flagdesk("upload", path, "--url", sandbox.url, "--ca-bundle", missing, "--json",
+                      env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"The CA bundle {missing} cannot be read" in summary(result)["error"]
+    assert not (tmp_path / "uploads").exists()  # no ledger either
+    folder = tmp_path / "to-resume"
+    data = json.dumps({"applications": [], "metrics": [metric("cli-ca")]}).encode()
+    Ledger.create([Body(0, data, 1, 0)], folder=folder, server=sandbox.url).close()
+    resumed = flagdesk("upload", "--resume", folder, "--ca-bundle", missing,
+                       env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert f"The CA bundle {missing} cannot be read" in resumed.stderr
+    assert stored(sandbox, {"cli-ca"}) == {}
+    check = subprocess.run(
+        [sys.executable, "-m", "app", "check", "--url", sandbox.url, "--ca-bundle", str(missing)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "FLAGDESK_TOKEN": sandbox.admin_token},
+    )  # fmt: skip
+    assert check.returncode == 2 and "Traceback" not in check.stderr
+    assert f"flagdesk check: The CA bundle {missing} cannot be read" in check.stderr
+
+
+def test_invalid_items_that_cannot_be_saved_stop_the_upload_before_anything_is_sent(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    path = write_ndjson(tmp_path / "m.ndjson", [metric("cli-nosave"), "not json"])
+    folder = tmp_path / "up"
+    (folder / "invalid.ndjson").mkdir(parents=True)  # where the file should go: a folder
+    result = flagdesk("upload", path, "--url", sandbox.url, "--folder", folder,
+                      env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"cannot save the items left out to {folder / 'invalid.ndjson'}" in result.stderr
+    assert "Nothing was sent" in result.stderr
+    assert stored(sandbox, {"cli-nosave"}) == {}
+    ledger = Ledger.open(folder)  # closed, and kept for --resume
+    assert [e.state for e in ledger.entries] == [State.PENDING]
+    ledger.close()
 
 
 def test_rejected_bodies_are_reported_saved_and_exit_1(

@@ -1,19 +1,28 @@
 """The ledger on disk: the copy of the bodies, the journal's replay, a torn last line, a damaged
-copy, the lock, what a killed process leaves behind, and the rejected items' file."""
+copy, the lock, what a killed process leaves behind, the rejected items' file, a `sent` line
+durable only once fsynced (and a full disk failing every line waiting), and a cancelled
+creation leaving nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import app.metrics.ledger as ledger_module
+from app.metrics import Cancelled
 from app.metrics.ledger import (
     BODIES_NAME,
     LEDGER_NAME,
@@ -229,3 +238,84 @@ def test_uploads_go_under_the_data_folder(tmp_path: Path, monkeypatch: pytest.Mo
     with Ledger.create(bodies(1)) as ledger:
         assert ledger.folder.parent == tmp_path / "uploads"
         assert ledger.path == ledger.folder / LEDGER_NAME
+
+
+class HeldDisk:
+    """The ledger module's `os` with a journal write or fsync that waits for `release` (and
+    then, with `fail`, fails as a full disk does)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.release = threading.Event()
+        self.fail = fail
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: bytes) -> int:
+        self.release.wait()
+        if self.fail:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return os.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        self.release.wait()
+        os.fsync(fd)
+
+
+def test_a_sent_line_is_durable_only_once_written_and_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mark_sent` returns a `Durable` the uploader awaits before it starts the request."""
+    with Ledger.create(bodies(), folder=tmp_path) as ledger:
+        disk = HeldDisk()
+        monkeypatch.setattr(ledger_module, "os", disk)
+        first = ledger.mark_sent(0)
+        assert not first.done()  # the disk has not finished
+        disk.release.set()
+        first.wait(30)
+        assert first.done() and first.error is None
+        assert b'{"i":0,"e":"sent"' in (tmp_path / LEDGER_NAME).read_bytes()
+
+        async def awaited() -> bytes:
+            await ledger.mark_sent(1)
+            return (tmp_path / LEDGER_NAME).read_bytes()
+
+        assert b'{"i":1,"e":"sent"' in asyncio.run(awaited())
+
+
+def test_a_journal_that_cannot_be_written_fails_every_waiting_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No worker waits forever for a line a full disk will never take."""
+    ledger = Ledger.create(bodies(), folder=tmp_path)
+    disk = HeldDisk(fail=True)
+    monkeypatch.setattr(ledger_module, "os", disk)
+    first = ledger.mark_sent(0)
+    second = ledger.mark_sent(1)
+    disk.release.set()
+    for durable in (first, second):
+        with pytest.raises(LedgerError, match="No space left on device"):
+            durable.wait(30)
+    with pytest.raises(LedgerError, match="No space left on device"):
+        ledger.mark_sent(2)
+    assert isinstance(ledger.failure, LedgerError)
+    ledger.close()
+
+
+def test_create_stops_when_cancelled_and_leaves_nothing(tmp_path: Path) -> None:
+    made = bodies()
+    cancel = threading.Event()
+
+    def cancelled_after_two() -> Iterator[FakeBody]:
+        yield from made[:2]
+        cancel.set()
+        yield from made[2:]
+
+    with pytest.raises(Cancelled):
+        Ledger.create(cancelled_after_two(), folder=tmp_path / "up", cancel=cancel)
+    assert not (tmp_path / "up").exists()
+    existing = tmp_path / "given"
+    existing.mkdir()
+    with pytest.raises(Cancelled):
+        Ledger.create(made, folder=existing, cancel=cancel)
+    assert existing.is_dir() and list(existing.iterdir()) == []  # a folder given is kept

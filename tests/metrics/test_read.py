@@ -1,5 +1,6 @@
 """Loading metrics: formats, every kind of bad input with its file, line, column and path,
-warnings, the preview's sums, invalid items, progress and cancel."""
+warnings, the preview's sums, invalid items, progress and cancel; items nested too deeply are
+left out alike in every format, and never escape as RecursionError."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from app.metrics import (
     load_text,
     token_environment,
 )
-from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, METRIC
+from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, MAX_DEPTH, METRIC
 
 HOUR = 3_600_000
 #: 2026-11-20T10:00:00Z
@@ -807,3 +808,85 @@ def test_problem_as_text() -> None:
     )
     assert str(Problem("error", "f.json", 3, None, None, "bad")) == "f.json:3: bad"
     assert str(Problem("warning", "<clipboard>", None, 4, "[0]", "odd")) == "<clipboard>: [0]: odd"
+
+
+# --------------------------------------------------------------------------- deep nesting
+
+GOOD = '{"featureName":"a","appName":"b","environment":"development","yes":1}'
+
+
+def deep_item(levels: int, shape: str) -> str:
+    """A valid metric item whose ignored key `x` takes it to `levels` levels (the item is level
+    1, a value inside it level 2...), as arrays or objects, ending in a value or empty."""
+    inner = levels - 1  # levels below the item
+    if shape == "arrays":
+        value = "[" * (inner - 1) + "1" + "]" * (inner - 1)
+    elif shape == "empty arrays":
+        value = "[" * inner + "]" * inner
+    else:  # objects
+        value = '{"k":' * (inner - 1) + '"v"' + "}" * (inner - 1)
+    return GOOD[:-1] + ',"x":' + value + "}"
+
+
+def as_format(fmt: str, items: list[str]) -> str:
+    if fmt == "ndjson":
+        return "\n".join(items) + "\n"
+    if fmt == "array":
+        return "[" + ",".join(items) + "]"
+    return '{"applications":[],"metrics":[' + ",".join(items) + "]}"
+
+
+@pytest.mark.parametrize("shape", ["arrays", "empty arrays", "objects"])
+def test_max_depth_is_where_pydantic_stops(shape: str) -> None:
+    """NDJSON lines are parsed by pydantic; JSON documents by the standard library's scanner,
+    with MAX_DEPTH applied: the two agree only while MAX_DEPTH is pydantic's limit."""
+    METRIC.validate_json(deep_item(MAX_DEPTH, shape))
+    with pytest.raises(ValidationError, match="recursion limit"):
+        METRIC.validate_json(deep_item(MAX_DEPTH + 1, shape))
+
+
+@pytest.mark.parametrize("fmt", ["ndjson", "array", "bulk"])
+@pytest.mark.parametrize("shape", ["arrays", "empty arrays", "objects"])
+def test_every_format_takes_and_leaves_out_the_same_depths(fmt: str, shape: str) -> None:
+    deepest = load_text(as_format(fmt, [GOOD, deep_item(MAX_DEPTH, shape)]))
+    assert (deepest.metric_count, deepest.invalid_count, deepest.errors) == (2, 0, [])
+    too_deep = load_text(as_format(fmt, [GOOD, deep_item(MAX_DEPTH + 1, shape), GOOD]))
+    assert (too_deep.metric_count, too_deep.invalid_count) == (2, 1)
+    problem = only(too_deep)
+    index = "[1]" if fmt != "bulk" else "metrics[1]"
+    assert problem.path == index and problem.line is not None and problem.column is not None
+    assert problem.message == f"the item is nested too deeply (more than {MAX_DEPTH} levels)"
+
+
+def test_the_reviewers_300_levels_are_left_out_in_both_formats(tmp_path: Path) -> None:
+    item = deep_item(300, "arrays")
+    for name, text in (("d300.ndjson", item + "\n"), ("d300.json", f"[{item}]")):
+        batch = load([write(tmp_path, name, text)])
+        assert batch.metric_count == 0 and batch.invalid_count == 1
+        assert "nested too deeply" in only(batch).message
+
+
+@pytest.mark.parametrize("levels", [2_000, 100_000])
+@pytest.mark.parametrize("fmt", ["ndjson", "array", "bulk"])
+def test_an_item_too_deep_for_any_parser_is_a_problem_not_an_exception(
+    tmp_path: Path, fmt: str, levels: int
+) -> None:
+    """Past about 1,000 levels the standard library's scanner raises RecursionError: an NDJSON
+    line is left out, a JSON document cannot be read on (one error for its file)."""
+    text = as_format(fmt, [GOOD, deep_item(levels, "arrays")])
+    for batch in (load_text(text), load([write(tmp_path, f"deep.{fmt}", text)])):
+        problem = only(batch)
+        assert "nested too deeply" in problem.message and problem.line is not None
+        if fmt == "ndjson":
+            assert (batch.metric_count, batch.invalid_count, problem.line) == (1, 1, 2)
+            # the bracket at level MAX_DEPTH, whose contents go one level too deep
+            assert problem.column == len(GOOD[:-1] + ',"x":') + MAX_DEPTH - 1
+        else:
+            assert batch.metric_count == 0 and "nothing of this file is loaded" in problem.message
+
+
+def test_a_deep_first_line_does_not_break_format_detection(tmp_path: Path) -> None:
+    text = deep_item(5_000, "arrays") + "\n" + GOOD + "\n" + GOOD + "\n"
+    batch = load([write(tmp_path, "first.ndjson", text)])
+    assert batch.sources[0].format == "ndjson"
+    assert (batch.metric_count, batch.invalid_count) == (2, 1)

@@ -1,5 +1,6 @@
 """Splitting a batch into request bodies: each within the limit on its exact bytes, valid on its
-own with the applications its metrics use; together exactly the valid metrics, once each."""
+own with the applications its metrics use; together exactly the valid metrics, once each; an
+item too large for any body (metric or application) left out, counted and saved."""
 
 from __future__ import annotations
 
@@ -172,6 +173,29 @@ def test_an_item_too_large_for_any_body(tmp_path: Path) -> None:
     # a larger limit: nothing left out, and the old problem is gone
     assert sum(b.metrics for b in batch.bodies(5_000)) == 3
     assert batch.unsendable == 0 and batch.errors == []
+
+
+def test_an_application_item_too_large_for_any_body_is_left_out_and_counted(
+    tmp_path: Path,
+) -> None:
+    """Every item not sent counts as left out, an application item as much as a metric."""
+    big = application("web", sdkVersion="x" * 3_000)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"applications": [big], "metrics": [metric("a", "web")]}))
+    batch = load([path])
+    assert batch.left_out == 0
+    metrics, parsed = sent(batch.bodies(2_048), 2_048)
+    assert sum(metrics.values()) == 1 and all(not b.applications for b in parsed)
+    assert (batch.unsendable, batch.unsendable_applications, batch.left_out) == (0, 1, 1)
+    (problem,) = batch.errors
+    assert problem.path == "applications[0]" and "application item cannot be sent" in (
+        problem.message
+    )
+    saved = tmp_path / "invalid.ndjson"
+    assert batch.write_invalid(saved) == batch.left_out == 1
+    assert json.loads(json.loads(saved.read_text())["raw"]) == big
+    batch.bodies()  # the default limit takes it: nothing left out any more
+    assert batch.left_out == 0 and batch.errors == []
 
 
 def test_an_item_that_fits_only_without_its_applications(tmp_path: Path) -> None:

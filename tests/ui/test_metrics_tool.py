@@ -1,14 +1,17 @@
 """The metrics tool (`MetricsTool` over `MetricsToolModel`) against real sandboxes over HTTP:
 the samples' formats, counts and problems (offline too), a bad file's problems with file,
 line, column and JSON path, paste and drop, cancelling a read, an upload whose stored counts
-equal the file's, Cancel then Resume with exact totals, a connection without a client token
-(asked for, then used), and an upload that cannot start (its error, then Retry)."""
+equal the file's, Cancel then Resume with exact totals, Cancel or a new connection while the
+batch is split (nothing sent, no ledger left), an application item too large for any body
+counted as left out, a connection without a client token (asked for, then used), and an upload
+that cannot start (its error, then Retry)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+import app.viewmodels.metrics as metrics_model
 from app.connection import ConnectionSpec
 from app.metrics import load
 from app.metrics.upload import Progress
@@ -492,6 +496,132 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
     assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
     qtbot.waitUntil(lambda: model.unfinished == [])
     assert not tool.unfinished_combo.isEnabled()
+
+
+def hold_the_split(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Make the split stop after its first body until `release` is set (a long split of a large
+    batch); `splitting` is set once it stopped there."""
+    real = metrics_model.chain_bodies
+    splitting, release = threading.Event(), threading.Event()
+
+    def held(batches: Any, max_body: int) -> Iterator[Any]:
+        bodies = real(batches, max_body)
+        yield next(bodies)
+        splitting.set()
+        release.wait(60)
+        yield from bodies
+
+    monkeypatch.setattr(metrics_model, "chain_bodies", held)
+    return splitting, release
+
+
+def ledgers_under(data: Path) -> list[Path]:
+    return sorted(data.glob("uploads/*/ledger.jsonl"))
+
+
+@pytest.mark.parametrize("how", ["cancel", "new connection"])
+def test_cancel_or_a_new_connection_while_splitting_sends_nothing(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str,
+) -> None:  # fmt: skip
+    """Before the first request there is no upload to cancel yet: Cancel (or a new
+    connection) during the split must still stop it. The half-written ledger is removed."""
+    batch = generate(tmp_path / "batch.ndjson", 1_000, "--seed", "31")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(batch)])
+    wait_loaded(qtbot, model)
+    splitting, release = hold_the_split(monkeypatch)
+    tool.max_body_spin.setValue(2_048)
+    tool.upload_button.click()
+    qtbot.waitUntil(splitting.is_set, timeout=30_000)
+    assert model.uploading and tool.cancel_button.isEnabled()
+    if how == "cancel":
+        tool.cancel_button.click()
+    else:
+        session.retry()  # the window's connection changes: what it did is cancelled
+    release.set()
+    qtbot.waitUntil(lambda: not model.uploading, timeout=60_000)
+    assert model.report is None and model.upload_error == ""
+    assert model.notice == "The upload was cancelled while it was split: nothing was sent."
+    assert ledgers_under(tmp_path / "data") == []
+    expected = file_rows(batch)
+    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == {}
+
+
+def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Cancel once the ledger is complete (here while the invalid items are written): nothing
+    is sent, and the ledger is closed and offered for Resume, which sends it all."""
+    good = generate(tmp_path / "batch.ndjson", 500, "--seed", "32")
+    path = tmp_path / "with-invalid.ndjson"
+    path.write_text(good.read_text() + "not json\n")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(path)])
+    wait_loaded(qtbot, model)
+    real = metrics_model.write_invalid
+    writing, release = threading.Event(), threading.Event()
+
+    def held(batches: Any, target: Path) -> int:
+        writing.set()
+        release.wait(60)
+        return real(batches, target)
+
+    monkeypatch.setattr(metrics_model, "write_invalid", held)
+    tool.upload_button.click()
+    qtbot.waitUntil(writing.is_set, timeout=30_000)
+    tool.cancel_button.click()
+    release.set()
+    qtbot.waitUntil(lambda: not model.uploading, timeout=60_000)
+    assert model.report is None
+    (ledger,) = ledgers_under(tmp_path / "data")
+    assert model.notice == (
+        "The upload was cancelled before anything was sent; its ledger is kept in "
+        f"{ledger.parent} for Resume."
+    )
+    expected = file_rows(good)
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == {}
+    qtbot.waitUntil(lambda: len(model.unfinished) == 1)
+    assert model.unfinished[0].pending.metrics == 500
+    tool.resume_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.complete
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+
+
+def test_an_application_too_large_for_any_body_counts_as_left_out(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    application = {"appName": "web", "environment": "development", "instanceId": "i",
+                   "started": 1_700_000_000_000, "interval": 10,
+                   "sdkVersion": "x" * 3_000}  # fmt: skip
+    item = {"featureName": "ui-bigapp", "appName": "web", "environment": "development",
+            "yes": 1, "no": 1}  # fmt: skip
+    path = tmp_path / "bigapp.json"
+    path.write_text(json.dumps({"applications": [application], "metrics": [item]}))
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(path)])
+    wait_loaded(qtbot, model)
+    tool.max_body_spin.setValue(2_048)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    report = model.report
+    assert report is not None and report.complete and report.accepted.metrics == 1
+    assert model.invalid_left_out == 1 and model.invalid_file is not None
+    assert f"Invalid items left out: 1, saved in {model.invalid_file}." in model.report_lines()
+    (record,) = model.invalid_file.read_text().splitlines()
+    assert json.loads(record)["problems"][0]["path"] == "applications[0]"
 
 
 def test_without_a_client_token_the_window_asks_for_one(
