@@ -35,6 +35,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from app.api.streaming import paused_gc
+
 T = TypeVar("T")
 S = TypeVar("S")
 
@@ -397,7 +399,8 @@ class TableModel(QAbstractTableModel, Generic[T]):
     def _sort_keys(self, column: int) -> list[Any]:
         keys = self._keys.get(column)
         if keys is None:
-            keys = column_sort_keys(self._columns[column], self._all)
+            with paused_gc():  # 100,000 keys are kept: no collections walking them (or others)
+                keys = column_sort_keys(self._columns[column], self._all)
             self._keys[column] = keys
         return keys
 
