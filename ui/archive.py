@@ -14,7 +14,6 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -203,7 +202,6 @@ class ArchiveBrowser(ToolContent):
         self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states, 1)
 
-        self._return_focus: QWidget | None = None
         self.model.changed.connect(self.on_model_changed)
         self.model.start()
         self.on_model_changed()
@@ -263,13 +261,6 @@ class ArchiveBrowser(ToolContent):
     def on_model_changed(self) -> None:
         m = self.model
         state = m.state
-        # the page with the focus may be hidden by the switch: the focus comes back to where it
-        # was in the content once that shows again, and goes to Retry on an error
-        focus = QApplication.focusWidget()
-        if focus is not None and not self.states.isAncestorOf(focus):
-            focus = None  # elsewhere: none of this window's business
-        if focus is not None and self.states.content.isAncestorOf(focus):
-            self._return_focus = focus
         if state == LOADING:
             self.states.show_loading(m.loading_text)
         elif state == ERROR:
@@ -278,9 +269,3 @@ class ArchiveBrowser(ToolContent):
             self.states.show_content()
         else:  # empty, or nothing asked for yet
             self.states.show_empty(m.empty_title, m.empty_text)
-        current = self.states.currentWidget()
-        if focus is not None and current is not None and not current.isAncestorOf(focus):
-            if state == ERROR:
-                self.states.retry_button.setFocus()
-            elif state == CONTENT and self._return_focus is not None:
-                self._return_focus.setFocus()

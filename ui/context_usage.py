@@ -12,7 +12,6 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -190,7 +189,6 @@ class ContextUsageViewer(ToolContent):
         layout.addWidget(self.states, 1)
 
         self._shown_groups: object = None  # the groups the tree was last built from
-        self._return_focus: QWidget | None = None
         self.model.changed.connect(self.on_model_changed)
         self.model.start()
         self.on_model_changed()
@@ -255,13 +253,6 @@ class ContextUsageViewer(ToolContent):
     def on_model_changed(self) -> None:
         m = self.model
         state = m.state
-        # the page with the focus may be hidden by the switch: the focus comes back to where it
-        # was in the content once that shows again, and goes to Retry on an error
-        focus = QApplication.focusWidget()
-        if focus is not None and not self.states.isAncestorOf(focus):
-            focus = None  # elsewhere: none of this window's business
-        if focus is not None and self.states.content.isAncestorOf(focus):
-            self._return_focus = focus
         if state == LOADING:
             self.states.show_loading(m.loading_text)
         elif state == ERROR:
@@ -280,12 +271,6 @@ class ContextUsageViewer(ToolContent):
             self.states.show_content()
         else:  # empty, or nothing asked for yet
             self.states.show_empty(m.empty_title, m.empty_text)
-        current = self.states.currentWidget()
-        if focus is not None and current is not None and not current.isAncestorOf(focus):
-            if state == ERROR:
-                self.states.retry_button.setFocus()
-            elif state == CONTENT and self._return_focus is not None:
-                self._return_focus.setFocus()
 
     def copy(self, strategies: list[ContextFieldStrategy]) -> int:
         if not strategies:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QProgressBar,
@@ -30,7 +31,10 @@ def _centred_label(name: str, text: str = "") -> QLabel:
 
 class StatePanel(QStackedWidget):
     """Shows `content`, or instead a loading, empty or error page. Object names start with
-    `stem`: `<stem>Loading`, `<stem>Empty`, `<stem>Error`, `<stem>RetryButton`..."""
+    `stem`: `<stem>Loading`, `<stem>Empty`, `<stem>Error`, `<stem>RetryButton`...
+
+    The focus is kept across the switches: when the page holding it is hidden, it goes to
+    Retry on an error page, and back to where it was in the content once that shows again."""
 
     retry_requested = Signal()
 
@@ -81,6 +85,8 @@ class StatePanel(QStackedWidget):
         self.content = content
         self.addWidget(content)
         self.setCurrentWidget(content)
+        #: where the focus was in the content, to put it back when the content shows again
+        self._return_focus: QWidget | None = None
 
     def _message_page(self, name: str, icon_name: str) -> tuple[QWidget, QLabel, QLabel]:
         page = QWidget()
@@ -120,21 +126,35 @@ class StatePanel(QStackedWidget):
             return self.ERROR
         return self.CONTENT
 
+    def _switch(self, page: QWidget) -> None:
+        focus = QApplication.focusWidget()
+        if focus is not None and not self.isAncestorOf(focus):
+            focus = None  # elsewhere: none of this panel's business
+        if focus is not None and self.content.isAncestorOf(focus):
+            self._return_focus = focus
+        self.setCurrentWidget(page)
+        if focus is None or page.isAncestorOf(focus):
+            return
+        if page is self.error_page and not self.retry_button.isHidden():
+            self.retry_button.setFocus()
+        elif page is self.content and self._return_focus is not None:
+            self._return_focus.setFocus()
+
     def show_loading(self, text: str = "") -> None:
         self.loading_label.setText(text or "Loading…")
-        self.setCurrentWidget(self.loading_page)
+        self._switch(self.loading_page)
 
     def show_empty(self, title: str, text: str = "") -> None:
         self.empty_title.setText(title)
         self.empty_label.setText(text)
         self.empty_label.setVisible(bool(text))
-        self.setCurrentWidget(self.empty_page)
+        self._switch(self.empty_page)
 
     def show_error(self, title: str, text: str, *, can_retry: bool = True) -> None:
         self.error_title.setText(title)
         self.error_label.setText(text)
         self.retry_button.setVisible(can_retry)
-        self.setCurrentWidget(self.error_page)
+        self._switch(self.error_page)
 
     def show_content(self) -> None:
-        self.setCurrentWidget(self.content)
+        self._switch(self.content)
