@@ -1,0 +1,33 @@
+"""Small facts and notations of the wire contract that every layer shares: the client, the
+sandbox, the metrics tool and the GUI. No imports beyond the standard library."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+#: The largest body `POST /api/client/metrics/bulk` accepts, in bytes (the spec's limit, and
+#: Unleash's: its body parser refuses more with 413).
+BULK_METRICS_BODY_LIMIT = 102_400
+
+
+def key_path(name: str) -> str:
+    """A property name as a JSON path step: `.name`, or `["odd name"]` when it needs quoting."""
+    if name and all(c.isalnum() or c in "_-" for c in name):
+        return "." + name
+    return "[" + json.dumps(name, ensure_ascii=False) + "]"
+
+
+def json_path(loc: Sequence[int | str], *, root: str = "") -> str:
+    """A location (pydantic's `loc`, or any sequence of keys and indexes) as a JSON path in the
+    one notation flagdesk shows everywhere: `("users", 0, "user", "id")` -> `users[0].user.id`;
+    with `root="$"`, `$.users[0].user.id` (the JSONPath form Unleash's error details use).
+    Keys that need quoting are written `["odd name"]`."""
+    out = root
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            step = key_path(str(part))
+            out += step[1:] if (step.startswith(".") and not out) else step
+    return out
