@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
@@ -32,8 +33,8 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
             spec = spec_of(profile, store)
         except MissingToken as exc:
             raise UsageError(
-                f"{exc} Store one with `flagdesk profiles add {profile.name} --url "
-                f"{profile.url} --replace`."
+                f"{exc} Store one with `flagdesk profiles add {shlex.quote(profile.name)} "
+                f"--url {shlex.quote(profile.url)} --replace`."
             ) from None
         except ProfileError as exc:
             raise UsageError(str(exc)) from None

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -346,7 +347,7 @@ def _send(
         print(f"flagdesk metrics upload: {report.error}", file=sys.stderr)
     if not report.complete:
         print(
-            f"Resume with: flagdesk metrics upload --resume {report.ledger.parent}",
+            f"Resume with: {resume_command(report.ledger.parent)}",
             file=sys.stderr,
         )
     return status
@@ -412,7 +413,7 @@ async def _write_invalid(batch: Batch, path: Path, folder: Path) -> None:
     except OSError as exc:
         raise UsageError(
             f"cannot save the items left out to {path}: {exc.strerror or exc}. Nothing was "
-            f"sent; the ledger is kept: `flagdesk metrics upload --resume {folder}` sends the "
+            f"sent; the ledger is kept: `{resume_command(folder)}` sends the "
             "valid items anyway"
         ) from None
 
@@ -459,6 +460,11 @@ async def _run(job: Upload, server: str, out: _Output, bar: _Bar | None) -> Repo
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
+
+
+def resume_command(folder: Path) -> str:
+    """The command that resumes the upload in `folder`, quoted for a shell."""
+    return f"flagdesk metrics upload --resume {shlex.quote(str(folder))}"
 
 
 def _status(report: Report, invalid: int) -> int:

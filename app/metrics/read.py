@@ -45,6 +45,7 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 from app.api.models import BulkApplication, BulkMetric, TimeValue
+from app.api.wire import json_path
 from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, Problem, Source, window_text
 from app.metrics.split import Segment, key_path
 
@@ -1064,7 +1065,15 @@ def _read_object(text: _Text, file: _File) -> None:
     end_line, _ = text.where(text.pos)
     if streamed or "applications" in other or "metrics" in other:
         for key in ("applications", "metrics"):
-            if key in other:
+            if key not in other and key not in streamed:  # the spec requires both
+                file.error(
+                    start_line,
+                    None,
+                    json_path((key,)),
+                    f"{key} is missing: a bulk payload needs both applications and metrics "
+                    "(arrays; the spec requires both, an empty one is fine)",
+                )
+            elif key in other:
                 file.error(
                     lines[key],
                     None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -161,3 +162,22 @@ def test_check_with_a_profile_imports_no_qt(demo_sandbox: SandboxProcess, tmp_pa
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["server"]["kind"] == "sandbox"
+
+
+def test_a_suggested_command_quotes_a_profile_name_with_spaces(
+    demo_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A profile whose token is gone: the command `flagdesk check` suggests can be pasted into
+    a shell as it is, also when the name holds a space."""
+    env = {"FLAGDESK_CONFIG_DIR": str(tmp_path), "FLAGDESK_TOKEN": demo_sandbox.admin_token}
+    added = flagdesk("profiles", "add", "My Staging", "--url", demo_sandbox.url,
+                     "--token-store", "file", env=env)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    (tmp_path / "tokens.json").write_text("{}\n")  # the token is no longer stored
+    result = flagdesk(
+        "check", "--profile", "My Staging", env={"FLAGDESK_CONFIG_DIR": str(tmp_path)}
+    )
+    assert result.returncode == 2
+    command = result.stderr.split("`")[1]
+    assert command == f"flagdesk profiles add 'My Staging' --url {demo_sandbox.url} --replace"
+    assert shlex.split(command)[3] == "My Staging"

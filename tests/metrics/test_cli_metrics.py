@@ -122,6 +122,19 @@ def test_validate_prints_each_problem_where_it_is_and_exits_2(tmp_path: Path) ->
     assert {p["severity"] for p in as_json["problems"]} == {"error", "warning"}
 
 
+def test_validate_a_bulk_payload_without_metrics_exits_2(tmp_path: Path) -> None:
+    """The spec requires `metrics` in a bulk payload: its absence is an error with the file and
+    the JSON path, not "0 valid metrics ... 0 errors" and exit 0."""
+    path = tmp_path / "no-metrics.json"
+    path.write_text(json.dumps({"applications": []}))
+    result = flagdesk("validate", path)
+    assert result.returncode == 2, result.stdout
+    assert result.stdout.splitlines()[0].startswith(f"{path}:1: metrics: metrics is missing")
+    assert (
+        result.stdout.splitlines()[-1] == "1 file: 0 valid metrics, 0 invalid; 1 error, 0 warnings"
+    )
+
+
 def test_validate_a_missing_file_exits_2(tmp_path: Path) -> None:
     result = flagdesk("validate", tmp_path / "nope.json")
     assert result.returncode == 2

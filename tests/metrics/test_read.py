@@ -890,3 +890,21 @@ def test_a_deep_first_line_does_not_break_format_detection(tmp_path: Path) -> No
     batch = load([write(tmp_path, "first.ndjson", text)])
     assert batch.sources[0].format == "ndjson"
     assert (batch.metric_count, batch.invalid_count) == (2, 1)
+
+
+@pytest.mark.parametrize("missing", ["metrics", "applications"])
+def test_a_bulk_payload_without_a_required_list_is_an_error(tmp_path: Path, missing: str) -> None:
+    """The spec requires both `applications` and `metrics` in a bulk payload: a file without
+    one is an error naming the file and the missing field's JSON path, not "0 errors"."""
+    present = "applications" if missing == "metrics" else "metrics"
+    path = write(tmp_path, "b.json", json.dumps({present: []}, indent=1))
+    batch = load([path])
+    problem = only(batch)
+    assert (problem.severity, problem.file, problem.line, problem.path) == (
+        "error",
+        str(path),
+        1,
+        missing,
+    )
+    assert problem.message.startswith(f"{missing} is missing: a bulk payload needs both")
+    assert batch.errors == [problem]
