@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.models import ArchivedFeature
+from app.text import counted
 from app.viewmodels.archive import (
     ARCHIVED_COLUMN,
     CONTENT,
@@ -34,7 +35,6 @@ from app.viewmodels.archive import (
     ERROR,
     LOADING,
     ArchiveBrowserModel,
-    count_text,
 )
 from app.viewmodels.session import Session
 from ui.picker import Picker
@@ -179,7 +179,7 @@ class ArchiveBrowser(ToolContent):
             STEM,
             self.model.table,
             noun="archived flags",
-            count_text=count_text,
+            count_text=counted("archived flag"),
             stretch_column=2,  # the description
         )
         if not self.table.restored:

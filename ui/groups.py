@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 from PySide6.QtCore import QByteArray, QEvent, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QPalette, QShortcut
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.models import User
+from app.text import counted
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.groups import (
     MAPPINGS,
@@ -41,6 +42,7 @@ from app.viewmodels.groups import (
 )
 from app.viewmodels.session import CONNECTING, Session
 from ui.avatar import avatar_pixmap
+from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -54,7 +56,6 @@ SPLITTER_KEY = "groups/splitter"
 #: the form's widest when the groups list is hidden; Qt's "no limit"
 FORM_ALONE_WIDTH, WIDGET_SIZE_MAX = 720, 16_777_215
 #: error texts: a red that reads on a light and on a dark window colour
-ERROR_ON_LIGHT, ERROR_ON_DARK = "#b3261e", "#ff8a80"
 
 
 def _label(name: str, text: str = "", *, wrap: bool = True) -> QLabel:
@@ -532,7 +533,7 @@ class GroupEditor(ToolContent):
             "groupsList",
             self.model.groups,
             noun="groups",
-            count_text=_count_text,
+            count_text=counted("group"),
             stretch_column=3,  # the SSO mappings take what is left (elided, in a tooltip)
         )
         if not self.table.restored:
@@ -880,8 +881,7 @@ class GroupEditor(ToolContent):
             self._paint_errors()
 
     def _paint_errors(self) -> None:
-        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
-        style = f"color: {ERROR_ON_DARK if dark else ERROR_ON_LIGHT};"
+        style = f"color: {error_color(self)};"
         for label in (
             self.name_error,
             self.description_error,
@@ -892,12 +892,6 @@ class GroupEditor(ToolContent):
         ):
             if label.styleSheet() != style:
                 label.setStyleSheet(style)
-
-
-def _count_text(shown: int, total: int) -> str:
-    if shown == total:
-        return f"{total:,} group{'' if total == 1 else 's'}"
-    return f"{shown:,} of {total:,} groups"
 
 
 def _scrolled(name: str, widget: QWidget) -> QScrollArea:

@@ -14,7 +14,7 @@ from app.viewmodels.inactive_users import (
     INACTIVE_DAYS,
     InactiveRow,
     InactiveUsersModel,
-    count_text,
+    inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
 from ui.states import StatePanel
@@ -38,7 +38,7 @@ class InactiveUsersView(ToolContent):
             "inactiveUsers",
             self.model.table,
             noun="inactive users",
-            count_text=count_text,
+            count_text=inactive_count_text,
             stretch_column=None,
         )
         if not self.table.restored:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.api.operations import TOKEN_LABELS
+from app.text import plural
 from app.viewmodels.catalogue import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from ui import excepthook
 from ui.icons import icon, icon_path
@@ -365,7 +366,7 @@ class MainWindow(QMainWindow):
     def on_session_activity_changed(self, in_flight: int) -> None:
         self.activity_bar.setVisible(in_flight > 0)
         self.activity_label.setVisible(in_flight > 0)
-        self.activity_label.setText(f"{in_flight} request{'s' if in_flight != 1 else ''}")
+        self.activity_label.setText(plural(in_flight, "request"))
 
     def on_session_error_reported(self, text: str) -> None:
         self.error_button.setVisible(bool(text))

@@ -76,6 +76,7 @@ from app.viewmodels.metrics import (
     progress_text,
 )
 from app.viewmodels.session import Session
+from ui.palette import is_dark
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_page import ToolContent
@@ -96,10 +97,6 @@ class Ink(NamedTuple):
     no: QColor
     text: QColor
     grid: QColor
-
-
-def _is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def compact(n: float) -> str:
@@ -156,7 +153,7 @@ class BarChart(QWidget):
 
     def _colours(self) -> Ink:
         palette = self.palette()
-        dark = _is_dark(palette)
+        dark = is_dark(palette)
         text = palette.color(QPalette.ColorRole.WindowText)
         grid = QColor(text)
         grid.setAlpha(45)

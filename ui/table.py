@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.text import counted
 from app.viewmodels.table import TableModel
 from ui.settings import window_settings
 
@@ -32,12 +33,6 @@ from ui.settings import window_settings
 COLUMN_PADDING = 24
 #: rows whose texts a column is fitted to
 FIT_ROWS = 60
-
-
-def default_count_text(shown: int, total: int) -> str:
-    if shown == total:
-        return f"{total:,} row{'' if total == 1 else 's'}"
-    return f"{shown:,} of {total:,} rows"
 
 
 def filter_edit(stem: str, noun: str) -> QLineEdit:
@@ -109,7 +104,7 @@ class DataTable(QWidget):
         self.stem = stem
         self.model = model
         self.noun = noun
-        self._count_text = count_text or default_count_text
+        self._count_text = count_text or counted("row")
         self.setObjectName(f"{stem}DataTable")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeyEvent, QPalette
+from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.models import User
+from app.text import counted
 from app.viewmodels.table import cell_text
 from app.viewmodels.users import (
     EMAIL,
@@ -39,23 +40,13 @@ from app.viewmodels.users import (
     unavailable_reason,
     user_label,
 )
+from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_page import ToolContent
 
 SPLITTER_KEY = "users/splitter"
-
-
-def users_count_text(shown: int, total: int) -> str:
-    noun = "user" if total == 1 else "users"
-    return f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
-
-
-def error_color(widget: QWidget) -> str:
-    """A red that reads well on the widget's background, light or dark."""
-    dark = widget.palette().color(QPalette.ColorRole.Window).lightness() < 128
-    return "#ff8a80" if dark else "#b3261e"
 
 
 def show_refreshing(table: DataTable, busy: bool) -> None:
@@ -106,7 +97,7 @@ class UserEditor(ToolContent):
             "users",
             self.model.users,
             noun="users",
-            count_text=users_count_text,
+            count_text=counted("user"),
             stretch_column=None,
         )
         self.table.filter_edit.setPlaceholderText("Search (Ctrl+F)")

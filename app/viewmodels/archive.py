@@ -116,13 +116,6 @@ DETAILS: list[tuple[str, Callable[[ArchivedFeature], str]]] = [
 ]
 
 
-def count_text(shown: int, total: int) -> str:
-    noun = "archived flag" if total == 1 else "archived flags"
-    if shown == total:
-        return f"{total:,} {noun}"
-    return f"{shown:,} of {total:,} {noun}"
-
-
 # ---------------------------------------------------------------------------- the model
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.api.models import ContextFieldStrategy
+from app.text import count_text, plural
 from app.viewmodels.choices import ChoicesModel, context_field_choices
 from app.viewmodels.session import Session
 from app.viewmodels.table import MISSING, Column, filter_terms, write_csv_file
@@ -47,12 +48,8 @@ EXPORT_COLUMNS: list[Column[ContextFieldStrategy]] = [
 ]
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
-
-
 @dataclass(frozen=True)
-class FeatureUsage:
+class FeatureStrategies:
     """One feature's strategies that use the field."""
 
     project: str
@@ -65,7 +62,7 @@ class ProjectUsage:
     """One project's features that use the field."""
 
     project: str
-    features: list[FeatureUsage]
+    features: list[FeatureStrategies]
 
     @property
     def strategy_count(self) -> int:
@@ -74,8 +71,8 @@ class ProjectUsage:
     @property
     def summary(self) -> str:
         """ "8 strategies in 5 features"."""
-        strategies = _plural(self.strategy_count, "strategy", "strategies")
-        return f"{strategies} in {_plural(len(self.features), 'feature', 'features')}"
+        strategies = plural(self.strategy_count, "strategy", "strategies")
+        return f"{strategies} in {plural(len(self.features), 'feature')}"
 
 
 def group_strategies(strategies: list[ContextFieldStrategy]) -> list[ProjectUsage]:
@@ -89,7 +86,7 @@ def group_strategies(strategies: list[ContextFieldStrategy]) -> list[ProjectUsag
         ProjectUsage(
             project,
             [
-                FeatureUsage(project, feature, features[feature])
+                FeatureStrategies(project, feature, features[feature])
                 for feature in sorted(features, key=str.casefold)
             ],
         )
@@ -101,15 +98,12 @@ def _spread(strategies: list[ContextFieldStrategy]) -> str:
     """ "7 features across 3 projects"."""
     features = {(project_of(s), feature_of(s)) for s in strategies}
     projects = {project_of(s) for s in strategies}
-    return (
-        f"{_plural(len(features), 'feature', 'features')} across "
-        f"{_plural(len(projects), 'project', 'projects')}"
-    )
+    return f"{plural(len(features), 'feature')} across {plural(len(projects), 'project')}"
 
 
 def summary(strategies: list[ContextFieldStrategy]) -> str:
     """ "12 strategies in 7 features across 3 projects"."""
-    return f"{_plural(len(strategies), 'strategy', 'strategies')} in {_spread(strategies)}"
+    return f"{plural(len(strategies), 'strategy', 'strategies')} in {_spread(strategies)}"
 
 
 def tsv(strategies: list[ContextFieldStrategy]) -> str:
@@ -181,7 +175,7 @@ class ContextUsageModel(ToolViewModel):
         if len(self.shown) == len(self.strategies):
             return summary(self.strategies)
         shown = len(self.shown)
-        of_all = f"{shown:,} of {_plural(len(self.strategies), 'strategy', 'strategies')}"
+        of_all = count_text(shown, len(self.strategies), "strategy", "strategies")
         return f"{of_all}, in {_spread(self.shown)}" if shown else of_all
 
     @property

@@ -25,6 +25,7 @@ from app.api.models import (
     SystemOwner,
     UserOwner,
 )
+from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolViewModel
@@ -144,7 +145,7 @@ def relative_time(when: datetime, now: datetime) -> str:
                        (3600, "hour"), (60, "minute")):  # fmt: skip
         if seconds >= size * 0.95 or unit == "minute":
             count = max(1, round(seconds / size))
-            words = f"{count} {unit}{'' if count == 1 else 's'}"
+            words = plural(count, unit)
             return f"in {words}" if ahead else f"{words} ago"
     raise AssertionError("unreachable")
 

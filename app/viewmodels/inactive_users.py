@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.api.models import InactiveUser
 from app.api.streaming import paused_gc
+from app.text import count_text
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
@@ -100,11 +101,9 @@ DAYS_COLUMN = 3
 PROGRESS_STEP = 10_000
 
 
-def count_text(shown: int, total: int) -> str:
+def inactive_count_text(shown: int, total: int) -> str:
     """'37 users with no login in 180 days', or '3 of 37 …' when a filter hides some."""
-    noun = "user" if total == 1 else "users"
-    head = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
-    return f"{head} with no login in {INACTIVE_DAYS} days"
+    return f"{count_text(shown, total, 'user')} with no login in {INACTIVE_DAYS} days"
 
 
 class InactiveUsersModel(ToolViewModel):

@@ -20,8 +20,8 @@ from app.api.models import InactiveUser
 from app.viewmodels.inactive_users import (
     CREATED,
     LAST_LOGIN,
-    count_text,
     days_tooltip,
+    inactive_count_text,
     inactive_row,
 )
 from app.viewmodels.session import Session
@@ -292,7 +292,7 @@ def test_days_inactive_count_from_the_later_of_last_login_and_creation() -> None
 
 
 def test_count_text() -> None:
-    assert count_text(12, 12) == "12 users with no login in 180 days"
-    assert count_text(3, 12) == "3 of 12 users with no login in 180 days"
-    assert count_text(1, 1) == "1 user with no login in 180 days"
-    assert count_text(0, 37_000) == "0 of 37,000 users with no login in 180 days"
+    assert inactive_count_text(12, 12) == "12 users with no login in 180 days"
+    assert inactive_count_text(3, 12) == "3 of 12 users with no login in 180 days"
+    assert inactive_count_text(1, 1) == "1 user with no login in 180 days"
+    assert inactive_count_text(0, 37_000) == "0 of 37,000 users with no login in 180 days"
