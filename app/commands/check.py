@@ -11,7 +11,6 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from app.api import errors as e
-from app.api.capabilities import Capabilities
 from app.api.operations import OPERATIONS
 from app.commands.connection import (
     EXIT_OK,
@@ -20,11 +19,18 @@ from app.commands.connection import (
     EXIT_USAGE,
     ConnectionSpec,
     UsageError,
+    add_connection_arguments,
     connection_from_args,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # light to import: the parser is built for every `flagdesk` command
+    from app.api.capabilities import Capabilities
     from app.api.client import AdminClient
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_connection_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 async def probe(client: AdminClient) -> Capabilities:

@@ -10,7 +10,7 @@ import shlex
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
 
-__all__ = ["ConnectionSpec", "UsageError", "connection_from_args"]
+__all__ = ["ConnectionSpec", "UsageError", "add_connection_arguments", "connection_from_args"]
 
 #: exit statuses every command shares
 EXIT_OK = 0
@@ -21,6 +21,23 @@ EXIT_UNAUTHORISED = 4
 
 class UsageError(Exception):
     """Bad arguments or environment; `str()` says what to change. Exit status 2."""
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--profile NAME`, or `--url URL` with the tokens read from environment variables (a token
+    in argv would show in the process list and the shell history)."""
+    where = parser.add_argument_group("connection")
+    where.add_argument("--profile", metavar="NAME", help="a saved connection profile")
+    where.add_argument("--url", metavar="URL", help="the server's base URL")
+    where.add_argument("--token-env", metavar="VAR", default="FLAGDESK_TOKEN",
+                       help="environment variable holding the admin API token or personal "
+                       "access token (default: FLAGDESK_TOKEN)")  # fmt: skip
+    where.add_argument("--client-token-env", metavar="VAR", default="FLAGDESK_CLIENT_TOKEN",
+                       help="environment variable holding a client token, for metrics "
+                       "(default: FLAGDESK_CLIENT_TOKEN; optional)")  # fmt: skip
+    where.add_argument("--ca-bundle", metavar="FILE", help="trust this CA bundle as well")
+    where.add_argument("--insecure", action="store_true",
+                       help="INSECURE: do not verify the server's TLS certificate")  # fmt: skip
 
 
 def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:

@@ -24,6 +24,7 @@ from app.commands.connection import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     UsageError,
+    add_connection_arguments,
 )
 
 if TYPE_CHECKING:
@@ -90,8 +91,6 @@ exit status:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from app.cli import add_connection_arguments
-
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     validate = sub.add_parser(
         "validate",

@@ -5,7 +5,6 @@ from app.metrics.batch import (
     MAX_BODY,
     ApplicationItem,
     Batch,
-    Body,
     Cancelled,
     Count,
     Format,
@@ -18,6 +17,7 @@ from app.metrics.batch import (
     window_text,
 )
 from app.metrics.read import load, load_text
+from app.metrics.split import Body
 
 __all__ = [
     "MAX_BODY",

@@ -13,10 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from app.metrics.split import Segment, Unsendable
+from app.metrics.split import Body, Segment, Unsendable, pack
 
 Severity = Literal["error", "warning"]
 Format = Literal["bulk", "array", "ndjson", "sdk"]
@@ -76,18 +75,6 @@ class Source:
     invalid: int = 0
     #: bytes read
     size: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Body:
-    """One request body: the exact bytes to POST, valid on its own."""
-
-    #: 0-based position in the split
-    index: int
-    #: compact JSON of bulkMetricsSchema: {"applications":[...],"metrics":[...]}
-    data: bytes
-    metrics: int
-    applications: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,8 +276,6 @@ class Batch:
     def iter_bodies(self, max_body: int = MAX_BODY) -> Iterator[Body]:
         """`bodies()` one at a time, so that a caller writing them to disk never holds them all.
         The problems about items too large for any body are set when the iterator ends."""
-        from app.metrics.split import pack
-
         unsendable: list[Unsendable] = []
         self._split_problems = []
         yield from pack(self._groups, self._applications, max_body, unsendable)

@@ -45,9 +45,9 @@ from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
 from app.api.models import BulkApplication, BulkMetric, TimeValue
-from app.api.wire import json_path
+from app.api.wire import json_path, key_path
 from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, Problem, Source, window_text
-from app.metrics.split import Segment, key_path
+from app.metrics.split import Segment
 
 #: bytes read at a time
 CHUNK = 1 << 20

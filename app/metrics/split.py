@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.metrics.batch import Body
+from app.api.wire import key_path
 
 PREFIX = b'{"applications":['
 MIDDLE = b'],"metrics":['
@@ -27,6 +27,18 @@ ENVELOPE = len(PREFIX) + len(MIDDLE) + len(SUFFIX)
 #: the application items of one appName are attached to each body using them only while they
 #: take at most this share of the limit; larger sets are sent once, in bodies of their own
 ATTACH_SHARE = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """One request body: the exact bytes to POST, valid on its own."""
+
+    #: 0-based position in the split
+    index: int
+    #: compact JSON of bulkMetricsSchema: {"applications":[...],"metrics":[...]}
+    data: bytes
+    metrics: int
+    applications: int
 
 
 @dataclass(slots=True)
@@ -67,13 +79,6 @@ class Unsendable:
     data: bytes
     #: bytes of the smallest body that could carry it
     needed: int
-
-
-def key_path(name: str) -> str:
-    """A property name as a JSON path step: `.name`, or `["odd name"]` when it needs quoting."""
-    if name and all(c.isalnum() or c in "_-" for c in name):
-        return "." + name
-    return "[" + json.dumps(name, ensure_ascii=False) + "]"
 
 
 class _Open:

@@ -1,0 +1,67 @@
+"""The import structure of the command line and the metrics core: no cycle between `app.cli` and
+the command modules (each registers through `add_arguments`/`run`), none between the batch and
+its split, and the GUI imported by the command in one place only."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from app import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported(path: Path) -> set[str]:
+    """Every module `path` imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_command_module_imports_the_cli() -> None:
+    modules = sorted((ROOT / "app" / "commands").glob("*.py"))
+    assert modules
+    for path in modules:
+        assert not {n for n in imported(path) if n == "app.cli" or n.startswith("app.cli.")}, path
+
+
+def test_every_subcommand_registers_through_the_same_pair() -> None:
+    parser = cli.build_parser()
+    names = [c.name for c in cli.COMMANDS]
+    assert names == ["serve", "check", "metrics", "profiles"]
+    for command in cli.COMMANDS:
+        assert callable(command.module.add_arguments) and callable(command.module.run)
+    help_text = parser.format_help()
+    assert all(name in help_text for name in names)
+
+
+def test_the_split_does_not_import_the_batch() -> None:
+    assert not {n for n in imported(ROOT / "app" / "metrics" / "split.py")
+                if n.startswith("app.metrics")}  # fmt: skip
+
+
+def test_the_cli_imports_ui_in_one_function_only() -> None:
+    tree = ast.parse((ROOT / "app" / "cli.py").read_text(encoding="utf-8"))
+    where = []
+    for function in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ui":
+                where.append(function.name)
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert not [n for n in top if isinstance(n, ast.ImportFrom) and n.module == "ui"]
+    assert where == ["run_gui"]
+
+
+def test_serve_help_through_its_command_module() -> None:
+    result = subprocess.run([sys.executable, "-m", "app", "serve", "--help"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "--exit-with-parent" in result.stdout and "--without-groups" in result.stdout
