@@ -1,4 +1,5 @@
-"""What a server and a token can do, probed once per connection.
+"""What a server and a token can do, decided once per connection from the answers of a probe
+(`app.api.probe` sends it; `capabilities_of` here decides, with no I/O).
 
 Windows and commands read this to enable, disable or explain a tool; they never guess from a
 version number. The probe is a handful of small requests sent concurrently:
@@ -18,24 +19,21 @@ version number. The probe is a handful of small requests sent concurrently:
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 
 from app.api import errors as e
-from app.api.models import ArchivedFeatures, GroupList, PersonalDashboardProjectDetails, UiConfig
+from app.api.models import (
+    ArchivedFeatures,
+    CurrentUser,
+    GroupList,
+    PersonalDashboardProjectDetails,
+    UiConfig,
+)
 from app.api.operations import OPERATIONS, TOKEN_LABELS
-
-if TYPE_CHECKING:
-    from app.api.client import AdminClient
 
 ServerKind = Literal["sandbox", "unleash", "unknown"]
 TokenKind = Literal["admin", "personal", "client"]
-
-#: a project id no one has, so the archive probe reads nothing
-_PROBE_PROJECT = "flagdesk-capability-probe"
-_EMPTY_BULK = b'{"applications":[],"metrics":[]}'
 
 NEEDS_PAT = (
     "The dashboard needs a personal access token: it shows the projects of the user behind the "
@@ -134,46 +132,41 @@ class Capabilities:
         }
 
 
-T = TypeVar("T")
+@dataclass(frozen=True, slots=True)
+class ProbeOutcomes:
+    """What the probe's requests answered (see the module's docstring): each an answer or the
+    `ClientError` it raised. `capabilities_of` turns them into `Capabilities`, with no I/O."""
+
+    base_url: str
+    #: the connection has a client token besides its admin-side token
+    has_client_token: bool
+    #: the admin-side token's part before the first `:` (`user` for a personal access token)
+    token_prefix: str
+    #: None: `ui-config` refused the token as the wrong type, and the metrics endpoint accepted
+    #: it, so it is a client token (the other outcomes are then None too)
+    ui: UiConfig | None
+    user: CurrentUser | e.ClientError | None = None
+    groups: GroupList | e.ClientError | None = None
+    archive: ArchivedFeatures | e.ClientError | None = None
+    dashboard: PersonalDashboardProjectDetails | e.ClientError | None = None
+    #: the empty bulk batch sent with the client token: None when accepted (or not sent)
+    metrics: e.ClientError | None = None
 
 
-async def _outcome(awaitable: Awaitable[T]) -> T | e.ClientError:
-    try:
-        return await awaitable
-    except e.ClientError as error:
-        return error
-
-
-async def probe(client: AdminClient) -> Capabilities:
-    """Find out what `client`'s server and token can do.
-
-    Raises `ServerUnreachable` when there is no server, `Unauthorized` when the token is not
-    accepted anywhere, and `BadResponse` when what answers is not an Unleash-compatible server."""
-    try:
-        ui = await client._get("/api/admin/ui-config", UiConfig)
-    except e.WrongTokenType:
-        return await _probe_client_token(client)
-    server_kind, version, edition = _server_of(ui)
-
-    user_r, groups_r, archive_r, dashboard_r, metrics_r = await asyncio.gather(
-        _outcome(client.current_user()),
-        _outcome(client._get("/api/admin/groups", GroupList)),
-        _outcome(client._get(f"/api/admin/archive/features/{_PROBE_PROJECT}", ArchivedFeatures)),
-        _outcome(
-            client._get("/api/admin/personal-dashboard/default", PersonalDashboardProjectDetails)
-        ),
-        _outcome(client.send_bulk_metrics(_EMPTY_BULK)) if client.has_client_token else _none(),
-    )
-    for outcome in (user_r, groups_r, archive_r, dashboard_r, metrics_r):
-        if isinstance(outcome, e.ServerUnreachable):
-            raise outcome
+def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
+    """What the server and token can do, decided from the probe's answers alone."""
+    if outcomes.ui is None:
+        return _client_token_capabilities(outcomes.base_url)
+    server_kind, version, edition = _server_of(outcomes.ui)
+    user_r, groups_r, archive_r = outcomes.user, outcomes.groups, outcomes.archive
+    dashboard_r, metrics_r = outcomes.dashboard, outcomes.metrics
 
     token_kind: TokenKind
     user_name: str | None = None
     is_admin = False
-    if isinstance(user_r, e.ClientError):
+    if not isinstance(user_r, CurrentUser):
         # a server without `/api/admin/user`: fall back on the token's shape
-        token_kind = "personal" if client_token_prefix(client) == "user" else "admin"
+        token_kind = "personal" if outcomes.token_prefix == "user" else "admin"
     else:
         user = user_r.user
         if isinstance(user.get("id"), int) and user.get("type") != "admin":
@@ -237,7 +230,7 @@ async def probe(client: AdminClient) -> Capabilities:
 
     ops["context_usage"] = Availability("context_usage", True)
 
-    if not client.has_client_token:
+    if not outcomes.has_client_token:
         ops["metrics_upload"] = Availability("metrics_upload", False, NEEDS_CLIENT_TOKEN)
     elif metrics_r is None:
         ops["metrics_upload"] = Availability(
@@ -260,7 +253,7 @@ async def probe(client: AdminClient) -> Capabilities:
         )
 
     return Capabilities(
-        base_url=client.base_url,
+        base_url=outcomes.base_url,
         server_kind=server_kind,
         server_version=version,
         edition=edition,
@@ -272,24 +265,13 @@ async def probe(client: AdminClient) -> Capabilities:
     )
 
 
-async def _none() -> None:
-    return None
-
-
-async def _probe_client_token(client: AdminClient) -> Capabilities:
-    """The admin API refused the token's type: it should be a client token. Confirm that on the
-    metrics endpoint (an empty batch stores nothing)."""
-    await client._send(
-        "POST",
-        "/api/client/metrics/bulk",
-        content=_EMPTY_BULK,
-        headers={"Content-Type": "application/json"},
-        idempotent=False,
-    )
+def _client_token_capabilities(base_url: str) -> Capabilities:
+    """The admin API refused the token's type and the metrics endpoint took it: a client
+    token."""
     ops = {key: Availability(key, False, NEEDS_ADMIN_SIDE) for key in OPERATIONS}
     ops["metrics_upload"] = Availability("metrics_upload", True, note="sent with this client token")
     return Capabilities(
-        base_url=client.base_url,
+        base_url=base_url,
         server_kind="unknown",
         server_version="",
         edition="",
@@ -311,8 +293,3 @@ def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:
     if current.get("enterprise"):
         edition = edition if edition and edition != "Open Source" else "Enterprise"
     return "unleash", ui.version, edition
-
-
-def client_token_prefix(client: AdminClient) -> str:
-    """The part of the admin-side token before the first `:` (`user` for a personal token)."""
-    return client._token.split(":", 1)[0] if ":" in client._token else ""

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-import app.api.client as client_module
+import app.api.search as search_module
 from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.client import AdminClient, RetryPolicy
@@ -369,7 +369,7 @@ def test_unsupported_is_raised_without_a_prior_probe_call() -> None:
 
 
 def test_archived_features_through_the_search_api(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "SEARCH_PAGE", 2)
+    monkeypatch.setattr(search_module, "SEARCH_PAGE", 2)
     server = Unleash82(throttle_offset=2)
     sleeps = Sleeps()
 
@@ -464,7 +464,7 @@ def test_a_project_id_is_one_query_value() -> None:
 
 
 def test_pages_without_a_total_are_read_to_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(client_module, "SEARCH_PAGE", 2)
+    monkeypatch.setattr(search_module, "SEARCH_PAGE", 2)
     server = Unleash82(with_total=False)
 
     async def go() -> ArchivedFeatures:

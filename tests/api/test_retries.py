@@ -2,7 +2,7 @@
 server certainly did not process them (no connection, or 429); `Retry-After` is honoured up to
 `max_retry_after`; backoff grows and stays bounded.
 
-Requests are counted by a real server on 127.0.0.1 (`tests/api/faults.py`); the client's sleep
+Requests are counted by a real server on 127.0.0.1 (`tests/faults.py`); the client's sleep
 is a fake that records the delays, so no test waits for a backoff."""
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import httpx
 import pytest
 
 from app.api import errors as e
-from app.api.client import AdminClient, RetryPolicy, retry_after_seconds
+from app.api.client import AdminClient, RetryPolicy
+from app.api.failures import retry_after_seconds
 from app.api.models import ProjectList, UpdateUser, User
-from tests.api.faults import Action, Drop, FaultServer, Reply, closed_port
+from tests.faults import Action, Drop, FaultServer, Reply, closed_port
 
 T = TypeVar("T")
 TOKEN = "*:*.0123456789abcdef-secret"

@@ -23,7 +23,7 @@ from app.api.models import CreateFeature
 from app.metrics import Body, load
 from app.metrics.ledger import LEDGER_NAME, Ledger, State
 from sandbox.process import SandboxProcess
-from tests.api.faults import closed_port
+from tests.faults import closed_port
 from tests.metrics.test_upload import file_rows, generate, run, stored_rows
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -46,7 +46,7 @@ from app.metrics.upload import (
     Upload,
 )
 from sandbox.process import SandboxProcess
-from tests.api.faults import Drop, FaultServer, Hang, Reply, Seen, closed_port
+from tests.faults import Drop, FaultServer, Hang, Reply, Seen, closed_port
 
 T = TypeVar("T")
 ENVIRONMENT = "development"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-CERTS = Path(__file__).parent / "certs"
+CERTS = Path(__file__).parent / "api" / "certs"
 #: the throwaway CA that signed `server.pem` (for `localhost` and `127.0.0.1`)
 CA_BUNDLE = str(CERTS / "ca.pem")
 
