@@ -235,6 +235,8 @@ def _context_and_strategies(
                 constraints.append(constraint_kinds[(i // 3) % len(constraint_kinds)])
             if i % 7 == 0 and env == "production":
                 constraints.append(constraint_kinds[2])
+            if i % 12 == 6:  # flags in use: the userId ones above are all archived
+                constraints.append(constraint_kinds[0])
             sid = str(uuid.UUID(int=rng.getrandbits(128)))
             payload = [
                 {"contextName": n, "operator": o, "values": v, "inverted": False,

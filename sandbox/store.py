@@ -159,6 +159,14 @@ ARCHIVED_FEATURES_QUERY = (
 )
 
 
+#: The strategies and the context fields their constraints name (`scf.context_name`), of flags
+#: that are not archived: what Unleash counts as a context field's use.
+LIVE_CONSTRAINED_STRATEGIES = (
+    "strategy_context_fields scf JOIN strategies s ON s.id = scf.strategy_id"
+    " JOIN features f ON f.name = s.feature AND f.archived_at IS NULL"
+)
+
+
 class WireTimes(dict[int | None, str | None]):
     """`to_wire_time` remembered per distinct value within one answer, read as `times[ms]`:
     among 100,000 flags or users the same few thousand times come back again and again
@@ -890,16 +898,16 @@ class Store:
     # ------------------------------------------------------------------ context fields
 
     def list_context_fields(self) -> list[m.ContextField]:
+        """The context fields; what uses them counts only flags that are not archived, as
+        Unleash 8.2 counts (and as `context_strategies` lists)."""
         rows = self.conn.execute(
             "SELECT cf.*,"
-            " (SELECT count(DISTINCT s.feature) FROM strategy_context_fields scf"
-            "   JOIN strategies s ON s.id = scf.strategy_id WHERE scf.context_name = cf.name)"
-            "   AS used_in_features,"
-            " (SELECT count(DISTINCT s.project) FROM strategy_context_fields scf"
-            "   JOIN strategies s ON s.id = scf.strategy_id WHERE scf.context_name = cf.name)"
-            "   AS used_in_projects"
+            " (SELECT count(DISTINCT s.feature) FROM " + LIVE_CONSTRAINED_STRATEGIES +
+            "   WHERE scf.context_name = cf.name) AS used_in_features,"
+            " (SELECT count(DISTINCT s.project) FROM " + LIVE_CONSTRAINED_STRATEGIES +
+            "   WHERE scf.context_name = cf.name) AS used_in_projects"
             " FROM context_fields cf ORDER BY cf.sort_order, cf.name"
-        ).fetchall()
+        ).fetchall()  # fmt: skip
         return [
             m.ContextField(
                 name=r["name"],
@@ -915,12 +923,14 @@ class Store:
         ]
 
     def context_strategies(self, field: str) -> m.ContextFieldStrategies:
+        """The strategies with a constraint on `field`, of flags that are not archived (Unleash
+        8.2 leaves archived flags out); an unknown field has none."""
         rows = self.conn.execute(
-            "SELECT s.id, s.feature, s.project, s.environment, s.name FROM strategy_context_fields"
-            " scf JOIN strategies s ON s.id = scf.strategy_id WHERE scf.context_name = ?"
+            "SELECT s.id, s.feature, s.project, s.environment, s.name FROM "
+            + LIVE_CONSTRAINED_STRATEGIES + " WHERE scf.context_name = ?"
             " ORDER BY s.project, s.feature, s.environment, s.sort_order, s.created_at",
             (field,),
-        )
+        )  # fmt: skip
         return m.ContextFieldStrategies(
             strategies=[
                 m.ContextFieldStrategy(

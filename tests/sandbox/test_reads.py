@@ -246,6 +246,58 @@ def test_a_new_constrained_strategy_is_listed(sandbox):
     ]
 
 
+def test_strategies_of_archived_flags_are_not_a_use_of_the_field(sandbox):
+    """Unleash 8.2 leaves archived flags out of a context field's strategies and of its
+    `usedInFeatures`/`usedInProjects` counts: what is archived uses nothing."""
+
+    def tenant_use(http: httpx.Client) -> tuple[list[str], int | None, int | None]:
+        strategies = http.get("/api/admin/context/tenantId/strategies").json()["strategies"]
+        field = next(f for f in http.get("/api/admin/context").json() if f["name"] == "tenantId")
+        return ([s["featureName"] for s in strategies], field["usedInFeatures"],
+                field["usedInProjects"])  # fmt: skip
+
+    constraint = {"contextName": "tenantId", "operator": "IN", "values": ["acme"]}
+    with sandbox.admin() as http:
+        for project, name in (("default", "tenant-kept"), ("web-shop", "tenant-archived")):
+            http.post(f"/api/admin/projects/{project}/features", json={"name": name})
+            for env in ("development", "production"):
+                r = http.post(
+                    f"/api/admin/projects/{project}/features/{name}/environments/{env}/strategies",
+                    json={"name": "default", "constraints": [constraint]},
+                )
+                assert r.status_code == 200, r.text
+        assert tenant_use(http) == (["tenant-kept"] * 2 + ["tenant-archived"] * 2, 2, 2)
+        r = http.delete("/api/admin/projects/web-shop/features/tenant-archived")
+        assert r.status_code == 202
+        assert tenant_use(http) == (["tenant-kept"] * 2, 1, 1)
+
+
+def test_the_demo_lists_no_strategy_of_an_archived_flag(demo_sandbox):
+    """The demo has strategies constrained on userId and region on archived flags too: none of
+    them is listed, and each field's counts agree with its list."""
+    archived = {
+        f["name"]
+        for project in ("default", "web-shop", "payments", "mobile-app")
+        for f in http_get(demo_sandbox, f"/api/admin/archive/features/{project}")["features"]
+    }
+    fields = {f["name"]: f for f in http_get(demo_sandbox, "/api/admin/context")}
+    for field in ("userId", "region"):
+        strategies = ContextFieldStrategies.model_validate(
+            http_get(demo_sandbox, f"/api/admin/context/{field}/strategies")
+        ).strategies
+        assert strategies, field
+        assert not {s.featureName for s in strategies} & archived, field
+        assert fields[field]["usedInFeatures"] == len({s.featureName for s in strategies})
+        assert fields[field]["usedInProjects"] == len({s.projectId for s in strategies})
+    with closing(sqlite3.connect(demo_sandbox.db)) as conn:
+        on_archived = conn.execute(
+            "SELECT count(DISTINCT scf.context_name) FROM strategy_context_fields scf"
+            " JOIN strategies s ON s.id = scf.strategy_id"
+            " JOIN features f ON f.name = s.feature WHERE f.archived_at IS NOT NULL"
+        ).fetchone()[0]
+    assert on_archived == 2  # userId and region: the demo has what the test is about
+
+
 # ------------------------------------------------------------------ 6: inactive users
 
 
