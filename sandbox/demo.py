@@ -156,7 +156,10 @@ def _projects(
 ) -> None:
     for k, (pid, name, description) in enumerate(PROJECTS):
         c.execute(
-            "INSERT INTO projects(id, name, description, created_at) VALUES(?, ?, ?, ?)",
+            # `default` is there already (every server has it): the demo gives it its story
+            "INSERT INTO projects(id, name, description, created_at) VALUES(?, ?, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET name = excluded.name,"
+            " description = excluded.description, created_at = excluded.created_at",
             (pid, name, description, now - (500 - 100 * k) * DAY_MS),
         )
     roles = [

@@ -99,8 +99,8 @@ def _prepare(path: Path, options: ServeOptions, out: TextIO) -> Store:
     conn = db.connect(path)
     store = Store(conn, inactive_days=options.inactive_days)
     new = not store.is_initialised()
+    store.initialise()  # on an older database: adds what a fresh server has and it lacks
     if new:
-        store.initialise()
         if options.demo is not False:
             load_demo(store)
         print(f"created sandbox database {path}", file=out)

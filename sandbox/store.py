@@ -272,7 +272,11 @@ class Store:
         return self.setting("initialised_at") is not None
 
     def initialise(self) -> None:
-        """Roles, environments, the built-in admin user: what every sandbox has."""
+        """What a fresh Unleash has, and so every sandbox, `--empty` ones included: the
+        built-in roles, the `development` and `production` environments, the `default`
+        project, the built-in admin user and context fields. Only what is missing is added, so
+        it also completes a database made before one of these was (a `default` project is
+        never deleted: Unleash refuses to)."""
         now = self.clock()
         with self.tx() as c:
             c.executemany(
@@ -282,6 +286,11 @@ class Store:
             c.executemany(
                 "INSERT OR IGNORE INTO environments(name, type, sort_order) VALUES(?, ?, ?)",
                 [("development", "development", 1), ("production", "production", 2)],
+            )
+            c.execute(
+                "INSERT OR IGNORE INTO projects(id, name, description, created_at)"
+                " VALUES('default', 'Default', 'Default project', ?)",
+                (now,),
             )
             c.execute(
                 "INSERT OR IGNORE INTO users(id, name, username, email, root_role, created_at,"
@@ -297,7 +306,8 @@ class Store:
                     "userId", "Allows you to constrain on userId", 1, now,
                 ),
             )  # fmt: skip
-            self.set_setting("initialised_at", str(now))
+            if self.setting("initialised_at") is None:
+                self.set_setting("initialised_at", str(now))
 
     # ------------------------------------------------------------------ tokens and auth
 

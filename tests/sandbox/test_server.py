@@ -10,6 +10,7 @@ import httpx
 from app.api.models import ContextField, Health, ProjectList, UiConfig, UserList
 from sandbox import db
 from sandbox.process import SandboxProcess
+from sandbox.store import Store
 from tests.sandbox.conftest import assert_error
 
 
@@ -56,7 +57,49 @@ def test_empty_database_has_no_demo_data(tmp_path):
         users = UserList.model_validate(http.get("/api/admin/user-admin").json())
         assert [u.username for u in users.users] == ["admin"]
         assert {r.name for r in users.rootRoles} == {"Admin", "Editor", "Viewer"}
-        assert http.get("/api/admin/projects").json()["projects"] == []
+        # no demo project: only the `default` one every server has, with no flags
+        projects = ProjectList.model_validate(http.get("/api/admin/projects").json()).projects
+        assert [(p.id, p.featureCount) for p in projects] == [("default", 0)]
+
+
+def test_an_empty_sandbox_is_a_fresh_server(tmp_path):
+    """`--empty` is what a fresh Unleash has: the `default` project and the `development` and
+    `production` environments, so a flag can be made, given strategies in both environments and
+    archived without creating anything else first."""
+    with SandboxProcess(tmp_path / "f.sqlite3", "--empty") as sb, sb.admin() as http:
+        projects = http.get("/api/admin/projects").json()["projects"]
+        assert [(p["id"], p["name"]) for p in projects] == [("default", "Default")]
+        assert http.get("/api/admin/projects/default/features").json()["features"] == []
+        dashboard = http.get("/api/admin/personal-dashboard/default")
+        assert dashboard.status_code == 200, dashboard.text
+        assert dashboard.json()["onboardingStatus"] == {"status": "onboarding-started"}
+        r = http.post("/api/admin/projects/default/features", json={"name": "first-flag"})
+        assert r.status_code == 201, r.text
+        for env in ("development", "production"):
+            r = http.post(
+                f"/api/admin/projects/default/features/first-flag/environments/{env}/strategies",
+                json={"name": "default"},
+            )
+            assert r.status_code == 200, r.text
+        assert http.delete("/api/admin/projects/default/features/first-flag").status_code == 202
+        archived = http.get("/api/admin/archive/features/default").json()["features"]
+    assert [f["name"] for f in archived] == ["first-flag"]
+    assert [e["name"] for e in archived[0]["environments"]] == ["development", "production"]
+
+
+def test_a_database_from_before_gets_what_a_fresh_server_has(tmp_path):
+    """A database made while `--empty` made no `default` project gets it at the next start;
+    what it holds stays."""
+    path = tmp_path / "old.sqlite3"
+    conn = db.connect(path)
+    Store(conn).initialise()
+    conn.execute("DELETE FROM projects WHERE id = 'default'")
+    conn.close()
+    with SandboxProcess(path) as sb, sb.admin() as http:
+        assert not any("created sandbox database" in line for line in sb.output)
+        projects = http.get("/api/admin/projects").json()["projects"]
+        assert [p["id"] for p in projects] == ["default"]
+        assert len(http.get("/api/admin/user-admin").json()["users"]) == 1  # no demo data
 
 
 def test_supporting_routes(demo_sandbox):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 import socket
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -239,6 +241,9 @@ def test_a_new_connection_loads_the_project_again_and_every_control_is_named(
             ), widget
 
     with SandboxProcess(tmp_path / "empty.sqlite3", "--empty") as empty:
+        # a server that lists no projects at all (a fresh one has `default`, so take it away)
+        with closing(sqlite3.connect(empty.db)) as conn, conn:
+            conn.execute("DELETE FROM projects")
         session.open_spec(ConnectionSpec(empty.url, empty.admin_token, label="empty"))
         wait_state(qtbot, content, EMPTY)
         qtbot.waitUntil(lambda: not content.model.projects.busy)
@@ -246,7 +251,7 @@ def test_a_new_connection_loads_the_project_again_and_every_control_is_named(
         assert content.model.table.total_count == 0
         assert content.model.selected is None
         assert content.detail.currentWidget() is content.detail.empty_label
-        # a new sandbox has no projects at all
+        # a server with no projects at all
         assert content.states.empty_title.text() == "No archived flags in project default"
         assert content.states.empty_label.text().startswith(
             "The server lists no project with the id “default”"
