@@ -36,9 +36,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.api.wire import BULK_METRICS_BODY_LIMIT
 from sandbox.process import SandboxProcess
 
-BODY_LIMIT = 102_400
 ENVIRONMENT = "development"
 FEATURES = [f"bench.bulk-metrics.feature-{i:02d}" for i in range(24)]
 APPS = [f"bench-service-{name}" for name in ("checkout", "search", "catalog", "payments")]
@@ -63,7 +63,8 @@ class Body:
 
 
 def build_body(seed: int, now: datetime, max_metrics: int = 560) -> Body:
-    """One compact bulk body of at most BODY_LIMIT bytes, filled up to about 550 metrics.
+    """One compact bulk body of at most BULK_METRICS_BODY_LIMIT bytes, filled up to about 550
+    metrics.
 
     Items cycle over the features and apps, in the current and the previous hour, with yes and
     no both > 0 (Unleash drops yes=0,no=0) and variants on every third item."""
@@ -99,7 +100,7 @@ def build_body(seed: int, now: datetime, max_metrics: int = 560) -> Body:
             "variants": ({"control": 1 + k % 5, "treatment": 1 + k % 7} if i % 3 == 0 else {}),
         }
         extra = len(json.dumps(item, separators=(",", ":"))) + (1 if metrics else 0)
-        if size + extra > BODY_LIMIT - 512:  # stay near, but safely under, the limit
+        if size + extra > BULK_METRICS_BODY_LIMIT - 512:  # stay near, but safely under, the limit
             break
         metrics.append(item)
         size += extra
@@ -108,7 +109,7 @@ def build_body(seed: int, now: datetime, max_metrics: int = 560) -> Body:
         slot[1] += int(item["no"])  # type: ignore[call-overload]
         i += 1
     payload = json.dumps(skeleton, separators=(",", ":")).encode()
-    assert len(payload) <= BODY_LIMIT, len(payload)
+    assert len(payload) <= BULK_METRICS_BODY_LIMIT, len(payload)
     return Body(payload, len(metrics), sums)
 
 
@@ -453,7 +454,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
     out: dict[str, object] = {
         "benchmark": "sandbox_bulk_metrics",
         "body_bytes": max(body_bytes),
-        "body_limit_bytes": BODY_LIMIT,
+        "body_limit_bytes": BULK_METRICS_BODY_LIMIT,
         "metrics_per_body": round(statistics.mean(per_body)),
         "requests_per_level": args.requests,
         "warmup_requests": args.warmup,

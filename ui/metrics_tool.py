@@ -56,22 +56,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.metrics import MAX_BODY, Problem
-from app.metrics.upload import DEFAULT_CONCURRENCY, Progress
+from app.text import counted
 from app.viewmodels.metrics import (
+    BULK_METRICS_BODY_LIMIT,
     CONTENT,
+    DEFAULT_CONCURRENCY,
     EMPTY,
     EMPTY_TEXT,
     FAILED,
+    INVALID_NAME,
     LOADING,
     MAX_CONCURRENCY,
     MIN_MAX_BODY,
     NO_APPLICATIONS_TEXT,
     TOP_FEATURES,
     Bar,
+    InputProblem,
     MetricsToolModel,
+    Progress,
     SourceRow,
-    counted,
     megabytes,
     progress_text,
 )
@@ -606,12 +609,16 @@ class MetricsTool(ToolContent):
         settings = QFormLayout()
         settings.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         self.max_body_spin = _spin(
-            f"{STEM}MaxBodySpin", "Largest request body in bytes", MIN_MAX_BODY, 64 << 20, MAX_BODY
+            f"{STEM}MaxBodySpin",
+            "Largest request body in bytes",
+            MIN_MAX_BODY,
+            64 << 20,
+            BULK_METRICS_BODY_LIMIT,
         )
         self.max_body_spin.setSuffix(" bytes")
         self.max_body_spin.setToolTip(
             f"Each request body stays within this many bytes (Unleash refuses more than "
-            f"{MAX_BODY:,} with 413)"
+            f"{BULK_METRICS_BODY_LIMIT:,} with 413)"
         )
         self.concurrency_spin = _spin(
             f"{STEM}ConcurrencySpin", "Requests at a time", 1, MAX_CONCURRENCY, DEFAULT_CONCURRENCY
@@ -767,7 +774,7 @@ class MetricsTool(ToolContent):
 
     def on_save_invalid_button_clicked(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
-            self, "Save invalid items", "invalid.ndjson", "NDJSON (*.ndjson);;All files (*)"
+            self, "Save invalid items", INVALID_NAME, "NDJSON (*.ndjson);;All files (*)"
         )
         if path:
             self.model.save_invalid(path)
@@ -895,7 +902,7 @@ class MetricsTool(ToolContent):
 
     def on_problems_current_changed(self, problem: object) -> None:
         """The chosen problem in full (a long message does not fit its cell)."""
-        text = f"{problem.severity}: {problem}" if isinstance(problem, Problem) else ""
+        text = f"{problem.severity}: {problem}" if isinstance(problem, InputProblem) else ""
         self.problem_detail.setText(text)
         self.problem_detail.setVisible(bool(text))
 

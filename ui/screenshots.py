@@ -23,6 +23,7 @@ import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
 from app.viewmodels.avatars import AvatarCache
@@ -200,7 +201,7 @@ async def _metrics_upload(content: Any, max_body: int) -> None:
 
 
 async def _metrics_uploaded(content: Any) -> None:
-    await _metrics_upload(content, 102_400)
+    await _metrics_upload(content, BULK_METRICS_BODY_LIMIT)
 
 
 async def _metrics_rejected(content: Any) -> None:

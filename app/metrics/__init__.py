@@ -2,13 +2,12 @@
 bodies (`split`), upload with a ledger (`upload`, `ledger`). No Qt here."""
 
 from app.metrics.batch import (
-    MAX_BODY,
     ApplicationItem,
     Batch,
     Cancelled,
     Count,
     Format,
-    Problem,
+    InputProblem,
     Row,
     Source,
     Totals,
@@ -20,14 +19,13 @@ from app.metrics.read import load, load_text
 from app.metrics.split import Body
 
 __all__ = [
-    "MAX_BODY",
     "ApplicationItem",
     "Batch",
     "Body",
     "Cancelled",
     "Count",
     "Format",
-    "Problem",
+    "InputProblem",
     "Row",
     "Source",
     "Totals",

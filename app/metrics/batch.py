@@ -15,13 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.metrics.split import Body, Segment, Unsendable, pack
 
 Severity = Literal["error", "warning"]
 Format = Literal["bulk", "array", "ndjson", "sdk"]
 
-#: the body limit of Unleash's client API (102,401 bytes gives 413)
-MAX_BODY = 102_400
 HOUR_MS = 3_600_000
 #: unknown features and other environments named one by one in `check()`, per file
 CHECK_LISTED = 50
@@ -32,7 +31,7 @@ class Cancelled(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class InputProblem:
     """Something wrong with the input: an error leaves an item (or a whole file) out of the
     upload; a warning is about what a server accepts and then drops, or would refuse."""
 
@@ -220,8 +219,8 @@ class Batch:
 
     def __init__(self) -> None:
         self.sources: list[Source] = []
-        self._problems: list[Problem] = []
-        self._split_problems: list[Problem] = []
+        self._problems: list[InputProblem] = []
+        self._split_problems: list[InputProblem] = []
         self.metric_count = 0
         self.invalid_count = 0
         #: metric items the last `bodies()` call left out because too large for any body
@@ -244,16 +243,16 @@ class Batch:
         self._totals: Totals | None = None
 
     @property
-    def problems(self) -> list[Problem]:
+    def problems(self) -> list[InputProblem]:
         """Errors and warnings of loading, in file order, then those of the last `bodies()`."""
         return self._problems + self._split_problems
 
     @property
-    def errors(self) -> list[Problem]:
+    def errors(self) -> list[InputProblem]:
         return [p for p in self.problems if p.severity == "error"]
 
     @property
-    def warnings(self) -> list[Problem]:
+    def warnings(self) -> list[InputProblem]:
         return [p for p in self.problems if p.severity == "warning"]
 
     @property
@@ -273,7 +272,7 @@ class Batch:
 
     # ------------------------------------------------------------------ bodies
 
-    def iter_bodies(self, max_body: int = MAX_BODY) -> Iterator[Body]:
+    def iter_bodies(self, max_body: int = BULK_METRICS_BODY_LIMIT) -> Iterator[Body]:
         """`bodies()` one at a time, so that a caller writing them to disk never holds them all.
         The problems about items too large for any body are set when the iterator ends."""
         unsendable: list[Unsendable] = []
@@ -283,7 +282,7 @@ class Batch:
         self.unsendable = sum(1 for u in unsendable if u.kind == "metric")
         self.unsendable_applications = len(unsendable) - self.unsendable
         self._split_problems = [
-            Problem(
+            InputProblem(
                 "error",
                 u.file,
                 u.line,
@@ -295,7 +294,7 @@ class Batch:
             for u in unsendable
         ]
 
-    def bodies(self, max_body: int = MAX_BODY) -> list[Body]:
+    def bodies(self, max_body: int = BULK_METRICS_BODY_LIMIT) -> list[Body]:
         """The request bodies, each at most `max_body` bytes and valid on its own: together they
         hold every valid metric exactly once (except items too large for any body, which get an
         error problem and count in `unsendable`) and every distinct application item (except
@@ -351,12 +350,12 @@ class Batch:
 
     def check(
         self, *, token_environment: str | None, known_features: set[str] | None
-    ) -> list[Problem]:
+    ) -> list[InputProblem]:
         """Warnings that depend on the server: metrics for another environment than the client
         token's (`token_environment`, see `token_environment()`; None or "*" skips the check),
         and features the server does not know (`known_features`; None skips the check). Real
         Unleash answers 202 to both and then drops them."""
-        out: list[Problem] = []
+        out: list[InputProblem] = []
         for source, envs, feats in zip(
             self.sources, self._environments, self._features, strict=True
         ):
@@ -364,7 +363,7 @@ class Batch:
                 for env, n in sorted(envs.items()):
                     if env != token_environment:
                         out.append(
-                            Problem(
+                            InputProblem(
                                 "warning",
                                 source.file,
                                 None,
@@ -379,7 +378,7 @@ class Batch:
                 unknown = sorted(f for f in feats if f not in known_features)
                 for name in unknown[:CHECK_LISTED]:
                     out.append(
-                        Problem(
+                        InputProblem(
                             "warning",
                             source.file,
                             None,
@@ -392,7 +391,7 @@ class Batch:
                 if len(unknown) > CHECK_LISTED:
                     rest = len(unknown) - CHECK_LISTED
                     out.append(
-                        Problem(
+                        InputProblem(
                             "warning",
                             source.file,
                             None,
@@ -488,14 +487,13 @@ def token_environment(token: str) -> str | None:
 
 
 __all__ = [
-    "MAX_BODY",
     "ApplicationItem",
     "Batch",
     "Body",
     "Cancelled",
     "Count",
     "Format",
-    "Problem",
+    "InputProblem",
     "Row",
     "Source",
     "Totals",

@@ -5,7 +5,7 @@ An upload lives in a folder of its own (`<data dir>/uploads/<time>-<id>/`, or on
 
     bodies.bin     the exact bytes of every body, one after the other (a newline between two)
     ledger.jsonl   the journal: a header line, then one line per state change of a body
-    invalid.*      the items left out as invalid (written by the caller, named in the header)
+    invalid.ndjson the items left out as invalid (written by the caller, named in the header)
     rejected.json  the metric items of the bodies the server rejected, with its message
 
 A body goes `pending -> sent -> accepted | rejected`. `sent` means the request may have been
@@ -62,6 +62,8 @@ except ImportError:  # pragma: no cover - Windows
 LEDGER_NAME = "ledger.jsonl"
 BODIES_NAME = "bodies.bin"
 REJECTED_NAME = "rejected.json"
+#: the items an upload left out as invalid (or too large for any body), one JSON object a line
+INVALID_NAME = "invalid.ndjson"
 FORMAT = "flagdesk-metrics-ledger"
 VERSION = 1
 
@@ -506,6 +508,16 @@ class Ledger:
         if self._bodies_fd is not None:
             os.close(self._bodies_fd)
             self._bodies_fd = None
+
+    def discard(self) -> None:
+        """Close the ledger and remove it, its copy of the bodies and its folder (when that is
+        then empty): for an upload nothing of which was sent. Blocking."""
+        self.close()
+        for path in (self.path, self.bodies_path):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.folder.rmdir()
 
     def __enter__(self) -> Ledger:
         return self

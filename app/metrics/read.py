@@ -44,10 +44,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 from typing_extensions import TypedDict
 
+from app.api.jsonsplit import item_cuts
 from app.api.models import BulkApplication, BulkMetric, TimeValue
-from app.api.wire import json_path, key_path
-from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, Problem, Source, window_text
-from app.metrics.split import Segment
+from app.api.wire import json_path
+from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, InputProblem, Source, window_text
+from app.metrics.split import SDK_TOGGLES, Segment, item_path
 
 #: bytes read at a time
 CHUNK = 1 << 20
@@ -192,13 +193,6 @@ def describe(error: ErrorDetails, kind: str) -> str:
     return message if kind_ == "value_error" else f"{name}: {message}"
 
 
-def _sub_path(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else key_path(part)
-    return out
-
-
 _JSON_MESSAGES = {
     "Expecting value": "expected a JSON value",
     "Expecting ',' delimiter": "expected a comma or a closing bracket",
@@ -224,7 +218,6 @@ def _syntax(message: str) -> str:
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 #: between two objects of an array: a candidate item boundary (see `_Items._run`)
-_BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
 #: what `_nesting` looks at: brackets and the quotes that start strings
@@ -365,7 +358,7 @@ class _File:
         self.applications: list[tuple[str, bytes, int | None, str]] = []
         self.sums: dict[tuple[str, str, str, int | None], list[int]] = {}
         self.variants: dict[str, int] = {}
-        self.problems: list[Problem] = []
+        self.problems: list[InputProblem] = []
         self.invalid: list[dict[str, Any]] = []
         self.metrics = 0
         self.listed: dict[str, int] = {}
@@ -376,7 +369,7 @@ class _File:
     # ---------------------------------------------------------------- problems
 
     def error(self, line: int | None, column: int | None, path: str | None, message: str) -> None:
-        self.problems.append(Problem("error", self.name, line, column, path, message))
+        self.problems.append(InputProblem("error", self.name, line, column, path, message))
 
     def warn(
         self, kind: str, line: int | None, column: int | None, path: str | None, message: str
@@ -384,7 +377,7 @@ class _File:
         listed = self.listed.get(kind, 0)
         if listed < LISTED:
             self.listed[kind] = listed + 1
-            self.problems.append(Problem("warning", self.name, line, column, path, message))
+            self.problems.append(InputProblem("warning", self.name, line, column, path, message))
         else:
             self.unlisted[kind] = self.unlisted.get(kind, 0) + 1
 
@@ -403,7 +396,7 @@ class _File:
         item in the list it was validated in."""
         listed = []
         for err in errors:
-            path = (base + _sub_path(err["loc"][skip:])) or None
+            path = json_path(err["loc"][skip:], root=base) or None
             message = describe(err, kind)
             self.error(line, column, path, message)
             listed.append({"path": path, "message": message})
@@ -497,7 +490,7 @@ class _File:
             else:
                 seg.lines.extend([lines[k] for k in ks])
         for k, odd in flagged:
-            path = _item_path(prefix, indexes[k], items[k])
+            path = item_path(prefix, indexes[k], items[k]["featureName"])
             if odd:
                 self._warn_item("time", where, k, path + ".timestamp", odd)
             else:
@@ -594,7 +587,7 @@ class _File:
         }
         for kind, n in self.unlisted.items():
             self.problems.append(
-                Problem(
+                InputProblem(
                     "warning",
                     self.name,
                     None,
@@ -641,12 +634,6 @@ class _File:
             )
         )
         batch._totals = None
-
-
-def _item_path(prefix: str, index: int, item: dict[str, Any]) -> str:
-    if prefix == "bucket.toggles":
-        return prefix + key_path(item["featureName"])
-    return f"{prefix}[{index}]"
 
 
 # --------------------------------------------------------------------------- NDJSON
@@ -713,7 +700,7 @@ def _ndjson_lines(file: _File, lines: list[bytes], numbers: list[int], first: in
             if max(bad) < n and len(good) == len(keep):
                 for k in sorted(bad):
                     raw = lines[k].decode("utf-8", "replace")
-                    file.reject("metric", f"[{indexes[k]}]", numbers[k], None, bad[k], raw)
+                    file.reject("metric", item_path("", indexes[k]), numbers[k], None, bad[k], raw)
                 kept_numbers = [numbers[k] for k in keep]
                 file.accept_metrics(
                     good,
@@ -747,9 +734,11 @@ def _ndjson_one_by_one(
                 if column is None:
                     found = _AT.search(str(errors[0].get("ctx", {}).get("error", "")))
                     column = int(found.group(2)) if found else None
-                file.reject_syntax(numbers[k], column, f"[{indexes[k]}]", message, raw)
+                file.reject_syntax(numbers[k], column, item_path("", indexes[k]), message, raw)
             else:
-                file.reject("metric", f"[{indexes[k]}]", numbers[k], None, errors, raw, skip=0)
+                file.reject(
+                    "metric", item_path("", indexes[k]), numbers[k], None, errors, raw, skip=0
+                )
             continue
         good.append(item)
         good_indexes.append(indexes[k])
@@ -921,7 +910,7 @@ class _Items:
                 try:
                     value, start, end = text.value()
                 except _TooDeep as deep:
-                    path = f"{self.prefix}[{index}]"
+                    path = item_path(self.prefix, index)
                     raw = text.buf[deep.start : deep.end]
                     self.file.reject_syntax(deep.line, deep.column, path, _ITEM_TOO_DEEP, raw)
                     text.pos = deep.end
@@ -949,9 +938,9 @@ class _Items:
         buf = text.buf
         starts = [text.pos]
         ends: list[int] = []
-        for found in _BOUNDARY.finditer(buf, text.pos):
-            ends.append(found.start() + 1)
-            starts.append(found.end() - 1)
+        for end, start in item_cuts(buf, text.pos):
+            ends.append(end)
+            starts.append(start)
             if len(ends) >= SLICE:
                 break
         starts.pop()
@@ -991,7 +980,7 @@ class _Items:
                 line, column = text.where(starts[k])
                 file.reject(
                     self.kind,
-                    f"{self.prefix}[{indexes[k]}]",
+                    item_path(self.prefix, indexes[k]),
                     line,
                     column,
                     bad[k],
@@ -1008,7 +997,7 @@ class _Items:
         if self.kind == "metric":
             file.accept_metrics(items, indexes, where, None, self.prefix)
         else:
-            paths = [f"{self.prefix}[{i}]" for i in indexes]
+            paths = [item_path(self.prefix, i) for i in indexes]
             file.accept_applications(items, paths, where)
 
 
@@ -1111,7 +1100,7 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
     except ValidationError as exc:
         listed = []
         for err in exc.errors():
-            path = _sub_path(err["loc"]).lstrip(".") or None
+            path = json_path(err["loc"]) or None
             message = describe(err, "sdk")
             file.error(None, None, path, message)
             listed.append({"path": path, "message": message})
@@ -1187,7 +1176,7 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
         for err in exc.errors():
             bad.setdefault(int(err["loc"][0]), []).append(err)
         for k in sorted(bad):
-            path = "bucket.toggles" + key_path(names[k])
+            path = item_path(SDK_TOGGLES, k, names[k])
             toggle_raw = json.dumps({names[k]: sdk.bucket.toggles[names[k]]}, ensure_ascii=False)
             if not isinstance(sdk.bucket.toggles[names[k]], dict):
                 file.reject_syntax(
@@ -1202,7 +1191,7 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
                 file.reject("metric", path, None, None, bad[k], toggle_raw)
         keep = [k for k in range(len(values)) if k not in bad]
         items = METRICS.validate_python([values[k] for k in keep])
-    file.accept_metrics(items, keep, none, None, "bucket.toggles")
+    file.accept_metrics(items, keep, none, None, SDK_TOGGLES)
 
 
 def _ms(moment: datetime | int) -> int:
@@ -1262,7 +1251,7 @@ def _read_source(
     stream.seek(0)
     if not head.strip():
         batch._problems.append(
-            Problem(
+            InputProblem(
                 "error",
                 name,
                 None,
@@ -1326,7 +1315,7 @@ def load(
         except OSError as exc:
             reason = exc.strerror or str(exc)
             batch._problems.append(
-                Problem("error", name, None, None, None, f"the file cannot be read: {reason}")
+                InputProblem("error", name, None, None, None, f"the file cannot be read: {reason}")
             )
             continue
         with stream:
@@ -1335,7 +1324,9 @@ def load(
             except OSError as exc:
                 reason = exc.strerror or str(exc)
                 batch._problems.append(
-                    Problem("error", name, None, None, None, f"the file cannot be read: {reason}")
+                    InputProblem(
+                        "error", name, None, None, None, f"the file cannot be read: {reason}"
+                    )
                 )
     counter.finish()
     return batch

@@ -17,7 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.api.wire import key_path
+from app.api.wire import json_path
 
 PREFIX = b'{"applications":['
 MIDDLE = b'],"metrics":['
@@ -41,6 +41,19 @@ class Body:
     applications: int
 
 
+#: the list of an SDK payload, whose items are named by their feature rather than an index
+SDK_TOGGLES = "bucket.toggles"
+
+
+def item_path(prefix: str, index: int, feature: str = "") -> str:
+    """The JSON path of item `index` of the list at `prefix` in its file: `metrics[3]`, `[3]`
+    (a top-level array, or NDJSON), or in an SDK payload the toggle named `feature`
+    (`bucket.toggles.cart-v2`, `bucket.toggles["odd name"]`)."""
+    if prefix == SDK_TOGGLES:
+        return json_path((feature,), root=prefix)
+    return json_path((index,), root=prefix)
+
+
 @dataclass(slots=True)
 class Segment:
     """The valid metric items of one application read from one file, as the bytes they are sent
@@ -62,10 +75,9 @@ class Segment:
 
     def path(self, i: int) -> str:
         """The item's JSON path within its file."""
-        if self.prefix == "bucket.toggles":
-            name = str(json.loads(self.item(i)).get("featureName", ""))
-            return "bucket.toggles" + key_path(name)
-        return f"{self.prefix}[{self.indexes[i]}]"
+        if self.prefix == SDK_TOGGLES:
+            return item_path(self.prefix, i, str(json.loads(self.item(i)).get("featureName", "")))
+        return item_path(self.prefix, self.indexes[i])
 
 
 @dataclass(frozen=True, slots=True)

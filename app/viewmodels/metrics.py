@@ -36,14 +36,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app.api.errors import ClientError
+from app.api.wire import BULK_METRICS_BODY_LIMIT as BULK_METRICS_BODY_LIMIT
 from app.metrics import (
-    MAX_BODY,
     ApplicationItem,
     Batch,
     Body,
     Cancelled,
     Count,
-    Problem,
     Row,
     Totals,
     load,
@@ -52,16 +51,19 @@ from app.metrics import (
     token_environment,
     window_text,
 )
+from app.metrics import InputProblem as InputProblem
+from app.metrics.ledger import INVALID_NAME as INVALID_NAME
 from app.metrics.ledger import Counts, Ledger, LedgerError, uploads_dir
 from app.metrics.upload import (
     CANCELLED,
-    DEFAULT_CONCURRENCY,
     WRONG_TOKEN,
-    Progress,
     Rejection,
     Report,
     Upload,
 )
+from app.metrics.upload import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
+from app.metrics.upload import Progress as Progress
+from app.text import plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -69,8 +71,6 @@ from app.viewmodels.tools import ToolViewModel
 if TYPE_CHECKING:
     from app.connection import ConnectionSpec
 
-#: the file of invalid items in an upload's folder (the command line's name too)
-INVALID_NAME = "invalid.ndjson"
 #: the smallest body limit offered: a body must hold an application and a metric
 MIN_MAX_BODY = 1_024
 MAX_CONCURRENCY = 64
@@ -111,14 +111,10 @@ FEATURES_WHY = "Unleash answers 202 to metrics of flags it does not know, and st
 EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
 
 
-def _plural(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
-
-
 def megabytes(n: int) -> str:
     """Bytes as a person reads them: "512 bytes", "84 kB", "12.3 MB"."""
     if n < 1000:
-        return _plural(n, "byte")
+        return plural(n, "byte")
     if n < 1_000_000:
         return f"{n / 1000:.0f} kB"
     return f"{n / 1_000_000:.1f} MB"
@@ -190,7 +186,7 @@ def source_rows(inputs: Sequence[Input]) -> list[SourceRow]:
 def _file_tooltip(row: SourceRow) -> str:
     what = "Pasted from the clipboard" if row.input.pasted else row.file
     if row.errors or row.warnings:
-        what += f"\n{_plural(row.errors, 'error')}, {_plural(row.warnings, 'warning')}"
+        what += f"\n{plural(row.errors, 'error')}, {plural(row.warnings, 'warning')}"
     return what
 
 
@@ -211,11 +207,11 @@ def _short_name(file: str) -> str:
     return file if file.startswith("<") else os.path.basename(file) or file
 
 
-def _short_file(p: Problem) -> str:
+def _short_file(p: InputProblem) -> str:
     return _short_name(p.file)
 
 
-PROBLEM_COLUMNS: list[Column[Problem]] = [
+PROBLEM_COLUMNS: list[Column[InputProblem]] = [
     Column("Severity", lambda p: p.severity, width=12),
     Column("File", _short_file, tooltip=lambda p: p.file, width=17),
     Column("Line", lambda p: p.line, numeric=True, width=6),
@@ -262,7 +258,7 @@ def _application_source(item: ApplicationItem) -> str:
 def _strategies_tip(item: ApplicationItem) -> str | None:
     if not item.strategies:
         return "No strategies listed"
-    return f"{_plural(len(item.strategies), 'strategy', 'strategies')}:\n" + "\n".join(
+    return f"{plural(len(item.strategies), 'strategy', 'strategies')}:\n" + "\n".join(
         item.strategies
     )
 
@@ -304,17 +300,6 @@ REJECTION_COLUMNS: list[Column[Rejection]] = [
 ]
 
 
-def counted(noun: str, plural: str | None = None) -> Callable[[int, int], str]:
-    """A table's count line: "5 files", or "2 of 5 files" while a filter hides some."""
-
-    def text(shown: int, total: int) -> str:
-        if shown == total:
-            return _plural(total, noun, plural)
-        return f"{shown:,} of {_plural(total, noun, plural)}"
-
-    return text
-
-
 # ---------------------------------------------------------------------------- preview
 
 
@@ -337,7 +322,7 @@ class Bar:
 
 
 def _bar_tip(title: str, count: Count) -> str:
-    return f"{title}\n{count.yes:,} yes, {count.no:,} no ({_plural(count.metrics, 'metric item')})"
+    return f"{title}\n{count.yes:,} yes, {count.no:,} no ({plural(count.metrics, 'metric item')})"
 
 
 def feature_bars(totals: Totals, top: int = TOP_FEATURES) -> list[Bar]:
@@ -482,8 +467,8 @@ class Unfinished:
         when = self.created.astimezone().strftime("%Y-%m-%d %H:%M") if self.created else "?"
         return (
             f"{when} · {self.server or 'unknown server'} · "
-            f"{self.pending.bodies:,} of {_plural(self.total.bodies, 'body', 'bodies')} "
-            f"pending ({_plural(self.pending.metrics, 'metric')})"
+            f"{self.pending.bodies:,} of {plural(self.total.bodies, 'body', 'bodies')} "
+            f"pending ({plural(self.pending.metrics, 'metric')})"
         )
 
 
@@ -531,7 +516,7 @@ def progress_text(p: Progress) -> str:
         f"{p.bytes_done / 1e6:.1f} of {p.bytes_total / 1e6:.1f} MB"
     )
     if p.retries:
-        text += f" · {_plural(p.retries, 'retry', 'retries')}"
+        text += f" · {plural(p.retries, 'retry', 'retries')}"
     return text
 
 
@@ -569,7 +554,7 @@ class MetricsToolModel(ToolViewModel):
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("metrics_upload", session, parent)
         self.sources: TableModel[SourceRow] = TableModel(SOURCE_COLUMNS, self)
-        self.problems: TableModel[Problem] = TableModel(PROBLEM_COLUMNS, self)
+        self.problems: TableModel[InputProblem] = TableModel(PROBLEM_COLUMNS, self)
         self.rows: TableModel[Row] = TableModel(ROW_COLUMNS, self)
         #: the preview's application items, of every input
         self.applications: TableModel[ApplicationItem] = TableModel(APPLICATION_COLUMNS, self)
@@ -578,7 +563,7 @@ class MetricsToolModel(ToolViewModel):
         self._pastes = 0
         self.preview: Preview | None = None
         #: server checks' problems, separate so a new token or connection redoes only them
-        self._checks: list[Problem] = []
+        self._checks: list[InputProblem] = []
         #: the server's flag names (None: not known, see `features_note`), and for which
         #: connection (its `Capabilities`) they were read
         self.known_features: set[str] | None = None
@@ -699,7 +684,7 @@ class MetricsToolModel(ToolViewModel):
         return sum(b.invalid_count for b in self.batches)
 
     @property
-    def all_problems(self) -> list[Problem]:
+    def all_problems(self) -> list[InputProblem]:
         """Loading's problems (and the last split's), then the server checks', errors first."""
         problems = [p for b in self.batches for p in b.problems] + self._checks
         return sorted(problems, key=lambda p: p.severity != "error")
@@ -720,15 +705,15 @@ class MetricsToolModel(ToolViewModel):
         pastes = len(self._inputs) - files
         parts = []
         if files:
-            parts.append(_plural(files, "file"))
+            parts.append(plural(files, "file"))
         if pastes:
-            parts.append(_plural(pastes, "paste"))
-        parts.append(_plural(self.metric_count, "metric"))
+            parts.append(plural(pastes, "paste"))
+        parts.append(plural(self.metric_count, "metric"))
         if self.invalid_count:
             parts.append(f"{self.invalid_count:,} invalid")
         errors, warnings = self.error_count, self.warning_count
         if errors or warnings:
-            parts.append(f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
+            parts.append(f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
         return " · ".join(parts)
 
     # ------------------------------------------------------------------ inputs
@@ -994,7 +979,7 @@ class MetricsToolModel(ToolViewModel):
             except OSError as exc:
                 self.set_notice(f"Could not save the invalid items to {path}: {exc}")
                 raise
-            self.set_notice(f"{_plural(count, 'invalid item')} saved to {path}.")
+            self.set_notice(f"{plural(count, 'invalid item')} saved to {path}.")
             return count
 
         return self.run(save(), busy=False)
@@ -1157,7 +1142,7 @@ class MetricsToolModel(ToolViewModel):
         return dataclasses.replace(spec, client_token=token)
 
     def upload(
-        self, max_body: int = MAX_BODY, concurrency: int = DEFAULT_CONCURRENCY
+        self, max_body: int = BULK_METRICS_BODY_LIMIT, concurrency: int = DEFAULT_CONCURRENCY
     ) -> asyncio.Task[None] | None:
         """Split the batch into bodies of at most `max_body` bytes and send them,
         `concurrency` at a time, through a new ledger."""
@@ -1367,7 +1352,7 @@ class MetricsToolModel(ToolViewModel):
             return []
 
         def counts(c: Counts) -> str:
-            return f"{_plural(c.bodies, 'body', 'bodies')}, {_plural(c.metrics, 'metric')}"
+            return f"{plural(c.bodies, 'body', 'bodies')}, {plural(c.metrics, 'metric')}"
 
         lines = [
             f"Accepted: {counts(r.accepted)}.",

@@ -18,7 +18,7 @@ from app.metrics import (
     ApplicationItem,
     Batch,
     Cancelled,
-    Problem,
+    InputProblem,
     load,
     load_text,
     token_environment,
@@ -52,7 +52,7 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
-def only(batch: Batch, severity: str = "error") -> Problem:
+def only(batch: Batch, severity: str = "error") -> InputProblem:
     found = [p for p in batch.problems if p.severity == severity]
     assert len(found) == 1, batch.problems
     return found[0]
@@ -803,11 +803,14 @@ def test_applications_are_validated_as_the_wire_model_validates_them() -> None:
 
 
 def test_problem_as_text() -> None:
-    assert str(Problem("error", "f.json", 3, 7, "metrics[2].yes", "bad")) == (
+    assert str(InputProblem("error", "f.json", 3, 7, "metrics[2].yes", "bad")) == (
         "f.json:3:7: metrics[2].yes: bad"
     )
-    assert str(Problem("error", "f.json", 3, None, None, "bad")) == "f.json:3: bad"
-    assert str(Problem("warning", "<clipboard>", None, 4, "[0]", "odd")) == "<clipboard>: [0]: odd"
+    assert str(InputProblem("error", "f.json", 3, None, None, "bad")) == "f.json:3: bad"
+    assert (
+        str(InputProblem("warning", "<clipboard>", None, 4, "[0]", "odd"))
+        == "<clipboard>: [0]: odd"
+    )
 
 
 # --------------------------------------------------------------------------- deep nesting
