@@ -174,6 +174,11 @@ class ArchiveBrowser(ToolContent):
         self.picker.button.setToolTip("List the archived flags of this project (Enter)")
         self.picker.chosen.connect(self.on_picker_chosen)
         layout.addWidget(self.picker)
+        self.notice = QLabel()
+        self.notice.setObjectName(f"{STEM}Notice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+        layout.addWidget(self.notice)
 
         self.table = DataTable(
             STEM,
@@ -203,6 +208,7 @@ class ArchiveBrowser(ToolContent):
         layout.addWidget(self.states, 1)
 
         self.model.changed.connect(self.on_model_changed)
+        self.model.project_changed.connect(self.picker.set_value)
         self.model.start()
         self.on_model_changed()
 
@@ -260,6 +266,8 @@ class ArchiveBrowser(ToolContent):
 
     def on_model_changed(self) -> None:
         m = self.model
+        self.notice.setText(m.notice)
+        self.notice.setVisible(bool(m.notice))
         state = m.state
         if state == LOADING:
             self.states.show_loading(m.loading_text)

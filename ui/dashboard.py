@@ -250,6 +250,11 @@ class ProjectDashboard(ToolContent):
         )
         self.picker.button.setToolTip("Show this project's dashboard (Enter)")
         layout.addWidget(self.picker)
+        self.notice = QLabel()
+        self.notice.setObjectName(f"{STEM}Notice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+        layout.addWidget(self.notice)
 
         # ---- the dashboard itself, in a scroll area
         self.scroll_area = QScrollArea()
@@ -406,6 +411,8 @@ class ProjectDashboard(ToolContent):
             return
         s = m.session
         self._set_title(m.project_label)
+        self.notice.setText(m.notice)
+        self.notice.setVisible(bool(m.notice))
         if s.state == CONNECTING:
             self.states.show_loading(s.message or "Connecting…")
         elif s.state == FAILED or not s.ready:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QPoint, Qt
-from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence
+from PySide6.QtCore import QByteArray, QObject, QPoint, Qt
+from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
-from app.api.operations import TOKEN_LABELS
+from app.registry import TOKEN_LABELS
 from app.text import plural
 from app.viewmodels.catalogue import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from ui import excepthook
@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._build_status_bar()
+        self._build_outside_shortcuts()
         self.sidebar.setCurrentItem(overview_item)
         self.restore_layout()
         if session is not None:
@@ -269,6 +270,34 @@ class MainWindow(QMainWindow):
         self.connection_button.setText("Starting…")
         self.connection_button.setEnabled(False)
 
+    def _build_outside_shortcuts(self) -> None:
+        """F5 and Ctrl+F wherever the focus is in the window: inside a page its own shortcuts
+        answer; on the sidebar (a tool picked with the mouse) and the status bar these pass
+        them to the page shown. Their contexts do not overlap, so no key is ambiguous."""
+        keys = (
+            (QKeySequence.StandardKey.Refresh, self.on_refresh_shortcut_activated),
+            (QKeySequence.StandardKey.Find, self.on_find_shortcut_activated),
+        )
+        for owner in (self.sidebar, self.statusBar()):
+            for key, slot in keys:
+                shortcut = QShortcut(QKeySequence(key), owner)
+                shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                shortcut.activated.connect(slot)
+
+    def on_refresh_shortcut_activated(self) -> None:
+        if not self.bound:
+            return
+        page = self.tool_pages.get(self.current_key)
+        if page is not None:
+            page.refresh()
+        else:
+            self.overview_model.retry()
+
+    def on_find_shortcut_activated(self) -> None:
+        page = self.tool_pages.get(self.current_key)
+        if page is not None:
+            page.focus_filter()
+
     # ------------------------------------------------------------------ navigation
 
     def show_page(self, key: str) -> None:
@@ -288,8 +317,14 @@ class MainWindow(QMainWindow):
         if not key or not self.bound:
             return
         page: QWidget = self.overview if key == OVERVIEW else self.tool_pages[str(key)]
+        left = self.pages.currentWidget()
         self.pages.setCurrentWidget(page)
         self.new_window_action.setEnabled(key != OVERVIEW)
+        if left is not None and left is not page:
+            # a window's error belongs to it: it leaves the status bar with the window
+            owner = self.session.error_owner
+            if isinstance(owner, QObject) and _inside(owner, left):
+                self.session.withdraw_error(owner)
 
     def on_new_window_triggered(self) -> None:
         key = self.current_key
@@ -446,6 +481,15 @@ class MainWindow(QMainWindow):
         for page in self.tool_pages.values():
             page.close_page()
         super().closeEvent(event)
+
+
+def _inside(obj: QObject | None, ancestor: QObject) -> bool:
+    """Whether `obj` is `ancestor` or one of its descendants."""
+    while obj is not None:
+        if obj is ancestor:
+            return True
+        obj = obj.parent()
+    return False
 
 
 class ToolWindow(QMainWindow):

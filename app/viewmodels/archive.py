@@ -21,7 +21,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
 from app.api.streaming import paused_gc
-from app.viewmodels.choices import ChoicesModel, project_choices
+from app.changes import Resource
+from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
@@ -126,6 +127,10 @@ class ArchiveBrowserModel(ToolViewModel):
     changed = Signal()
     #: the flag for the detail pane changed (None: nothing selected)
     selected_changed = Signal(object)
+    #: the project asked for changed (not by the picker: a new connection replaced it)
+    project_changed = Signal(str)
+
+    shows = frozenset({Resource.ARCHIVED_FEATURES})
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("archived_features", session, parent)
@@ -142,6 +147,9 @@ class ArchiveBrowserModel(ToolViewModel):
         self.loaded_project: str | None = None
         #: the last load read the search API (the server has no archive endpoint)
         self.through_search = False
+        #: what was done on a new connection with the project chosen on the previous one
+        #: ("" when it is shown as asked)
+        self.notice = ""
         self.selected: ArchivedFeature | None = None
         self._task: asyncio.Task[None] | None = None
         self.busy_changed.connect(self._emit_changed)
@@ -233,6 +241,7 @@ class ArchiveBrowserModel(ToolViewModel):
             return  # shown already (F5 loads again); an editable combo box also says
             # "activated" when it loses the focus with the text of an item in it
         self.project = project
+        self.notice = ""
         if self.available:
             self.load()
         else:
@@ -285,9 +294,35 @@ class ArchiveBrowserModel(ToolViewModel):
             self.projects.close()
         super().close()
 
+    def on_connection_changed(self) -> None:
+        """A project id belongs to the server it was chosen on: on the new one it is checked
+        against the server's projects before its flags are asked for (see `revalidated`)."""
+        asked = self.project
+        self.reset()
+        if not (self._started and self.available):
+            return
+        if asked:
+            self._task = self.run(self._revalidate(asked))
+            self.set_status(f"Checking project {asked} on this server…")
+            self._emit_changed()
+
+    async def _revalidate(self, asked: str) -> None:
+        listed = await self.projects.listed()
+        project, self.notice = revalidated(asked, listed, self.session.name)
+        if project != self.project:
+            self.project = project
+            self.project_changed.emit(project)
+        caps = self.session.capabilities
+        self.through_search = caps is not None and not caps.archive_endpoint
+        self.set_status(self.loading_text)
+        self._emit_changed()
+        await self._load(project)
+
     def reset(self) -> None:
-        """A new connection: forget the rows of the old one (the project asked for stays)."""
+        """A new connection: forget the rows of the old one (the project asked for stays until
+        the new server's projects say whether it has it)."""
         self._task = None
+        self.notice = ""
         self.loaded_project = None
         self.table.clear()
         self.select(None)

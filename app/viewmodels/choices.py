@@ -4,6 +4,7 @@ the picker, not a dead end. QtCore only."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -38,12 +39,15 @@ class ChoicesModel(SessionViewModel):
         #: "projects", "context fields": for the texts
         self.noun = noun
         self.choices: list[Choice] = []
+        #: `choices` are the current connection's (listed since it was made)
+        self.loaded = False
+        self._task: asyncio.Task[list[Choice] | None] | None = None
 
     def load(self) -> None:
         if self.session.ready and not self.closed:
-            self.run(self._load())
+            self._task = self.run(self._load())
 
-    async def _load(self) -> None:
+    async def _load(self) -> list[Choice]:
         client = await self.session.client()
         try:
             choices = await self._fetch(client)
@@ -53,11 +57,27 @@ class ChoicesModel(SessionViewModel):
             if not self.closed:
                 self.changed.emit()
         self.choices = choices
+        self.loaded = True
         if not self.closed:
             self.changed.emit()
+        return choices
+
+    async def listed(self) -> list[Choice] | None:
+        """The current connection's choices, once listed (loading them if nobody is); None when
+        the server did not list them (`error` says why)."""
+        if self._task is None:
+            self.load()
+        task = self._task
+        if task is None:
+            return None
+        # shielded: the caller being cancelled (another project picked) must not stop the list
+        await asyncio.shield(task)
+        return self.choices if self.loaded else None
 
     def on_connection_changed(self) -> None:
         self.choices = []
+        self.loaded = False
+        self._task = None
         self.changed.emit()
         self.load()
 
@@ -68,6 +88,26 @@ class ChoicesModel(SessionViewModel):
             if folded in (choice.value.casefold(), choice.label.casefold()):
                 return choice
         return None
+
+
+#: the project every Unleash server starts with
+DEFAULT_PROJECT = "default"
+
+
+def revalidated(asked: str, choices: list[Choice] | None, server: str) -> tuple[str, str]:
+    """A project id typed on another connection, checked against this server's projects:
+    (the project to show, a note saying what was done instead, "" when nothing was).
+
+    Shown as asked when the server lists it, or when its list is unknown or empty (nothing
+    better to offer; the server's answer will say). Otherwise its `default` project, else its
+    first, is shown in its place, and the note says so."""
+    if not asked or not choices or any(c.value == asked for c in choices):
+        return asked, ""
+    instead = next((c for c in choices if c.value == DEFAULT_PROJECT), choices[0])
+    return instead.value, (
+        f"{server} has no project “{asked}” (it was chosen on the previous connection): "
+        f"showing {instead.label} instead."
+    )
 
 
 async def _projects(client: AdminClient) -> list[Choice]:

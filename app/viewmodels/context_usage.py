@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from app.api.models import ContextFieldStrategy
+from app.changes import Resource
 from app.text import count_text, plural
 from app.viewmodels.choices import ChoicesModel, context_field_choices
 from app.viewmodels.session import Session
@@ -128,6 +129,8 @@ class ContextUsageModel(ToolViewModel):
     what the window shows and `changed` says when it may have changed (rows, filter, state)."""
 
     changed = Signal()
+
+    shows = frozenset({Resource.CONTEXT_FIELDS, Resource.FEATURES})
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("context_usage", session, parent)

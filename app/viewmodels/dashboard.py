@@ -25,8 +25,9 @@ from app.api.models import (
     SystemOwner,
     UserOwner,
 )
+from app.changes import Resource
 from app.text import plural
-from app.viewmodels.choices import ChoicesModel, project_choices
+from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolViewModel
 
@@ -241,6 +242,8 @@ class ProjectDashboardModel(ToolViewModel):
     #: the dashboard (or the lack of one) changed
     changed = Signal()
 
+    shows = frozenset({Resource.PROJECTS, Resource.USERS, Resource.GROUPS})
+
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("project_dashboard", session, parent)
         #: the server's projects, for the picker
@@ -260,6 +263,9 @@ class ProjectDashboardModel(ToolViewModel):
         self.error_detail = ""
         #: the last failure is one a personal access token would fix
         self.needs_personal_token = False
+        #: what was done on a new connection with the project chosen on the previous one
+        #: ("" when it is shown as asked)
+        self.notice = ""
         self._load_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ what is shown
@@ -345,10 +351,34 @@ class ProjectDashboardModel(ToolViewModel):
             self.project_changed.emit(project)
         self.error_title = self.error_detail = ""
         self.needs_personal_token = False
+        self.notice = ""
         self.set_error("")
         self.changed.emit()
         if self.available:
             self.load()
+
+    def on_connection_changed(self) -> None:
+        """A project id belongs to the server it was chosen on: on the new one it is checked
+        against the server's projects before anything is asked about it (see `revalidated`)."""
+        asked = self.project
+        self.reset()
+        if not (self._started and self.available):
+            return
+        if asked:
+            self._load_task = self.run(self._revalidate(asked))
+            self.changed.emit()
+        else:
+            self.load()
+
+    async def _revalidate(self, asked: str) -> None:
+        self.set_status("Checking the project on this server…")
+        listed = await self.choices.listed()
+        project, self.notice = revalidated(asked, listed, self.session.name)
+        if project != self.project:
+            self.project = project
+            self.project_changed.emit(project)
+        self.changed.emit()
+        await self._load(project)
 
     def load(self) -> None:
         if not self.project or self.closed:
@@ -366,6 +396,7 @@ class ProjectDashboardModel(ToolViewModel):
         self.owners, self.roles, self.events = [], [], []
         self.error_title = self.error_detail = ""
         self.needs_personal_token = False
+        self.notice = ""
         self.changed.emit()
 
     async def _load(self, project: str) -> None:

@@ -45,6 +45,7 @@ from app.api.models import (
     UserList,
     UserRef,
 )
+from app.changes import Changes, Resource
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -134,6 +135,8 @@ class GroupEditorModel(ToolViewModel):
     creating_changed = Signal(bool)
     #: a group was created (`created` is set), or "Create another" cleared it
     created_changed = Signal()
+
+    shows = frozenset({Resource.GROUPS, Resource.USERS})
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("groups", session, parent)
@@ -243,6 +246,14 @@ class GroupEditorModel(ToolViewModel):
         await self._show_groups(groups)
         self.changed.emit()
         self.form_changed.emit()
+
+    def on_changes(self, changes: Changes) -> None:
+        """Groups changed elsewhere: list them again quietly; users changed: load both lists
+        again (the draft stays)."""
+        if changes.resource is Resource.GROUPS and self.loaded:
+            self._reload_groups_quietly()
+        else:
+            super().on_changes(changes)
 
     def reset(self) -> None:
         """A new connection: forget its lists, the members and the root role (ids belong to a
@@ -487,12 +498,13 @@ class GroupEditorModel(ToolViewModel):
             self.created = group
             self.created_changed.emit()
             self._reload_groups_quietly()
+            self.notify(Changes.of(Resource.GROUPS, group.id))
         finally:
             self._set_creating(False)
             if not self.closed:
                 self.form_changed.emit()
         if self.submit_error:
-            self.session.report_error(self.submit_error)
+            self.report_error(self.submit_error)
 
     def _apply_details(self, exc: BadRequest, member_ids: list[int]) -> bool:
         """Put each detail on the field its path names; False when none names a field."""

@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.api.models import InactiveUser
 from app.api.streaming import paused_gc
+from app.changes import Resource
 from app.text import count_text
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
@@ -112,6 +113,8 @@ class InactiveUsersModel(ToolViewModel):
     #: the window's state changed (see `phase`)
     phase_changed = Signal()
 
+    shows = frozenset({Resource.USERS})
+
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("inactive_users", session, parent)
         self.table: TableModel[InactiveRow] = TableModel(INACTIVE_COLUMNS, self)
@@ -143,7 +146,7 @@ class InactiveUsersModel(ToolViewModel):
         client = await self.session.client()
         now = datetime.now(UTC)
         sort = self.table.sort_state
-        rows = RowPipeline(
+        rows: RowPipeline[InactiveUser, InactiveRow] = RowPipeline(
             INACTIVE_COLUMNS,
             lambda users: [inactive_row(u, now) for u in users],
             [sort[0]] if sort else [],

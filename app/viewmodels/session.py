@@ -3,7 +3,9 @@
 It opens the embedded sandbox or a saved profile, probes what the server and token can do, and
 switches connection without a restart: view-models listen to `connection_changed`, cancel what
 they were doing and load again. It also gathers what the status bar shows: requests in flight and
-the last error. QtCore only.
+the last error, which belongs to whoever reported it (a view-model, or the session itself for a
+connection that failed) and to the connection it was made on. It passes `Changes` (what an
+operation changed) from the view-model that made them to every other. QtCore only.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from app.api.errors import ClientError, ServerUnreachable
+from app.changes import Changes
 from app.connection import Connection, ConnectionSpec, MissingToken
 
 if TYPE_CHECKING:  # imported when first used, so the window shows before they load
     from app.api.capabilities import Capabilities
     from app.api.client import AdminClient
-    from app.profiles import ProfileStore
+    from app.profiles import ProfileStore, TokenStore
     from app.viewmodels.avatars import AvatarCache
     from sandbox.process import SandboxProcess
 
@@ -62,6 +65,8 @@ class Session(QObject):
     activity_changed = Signal(int)
     #: the last error, for the status bar ("" when cleared)
     error_reported = Signal(str)
+    #: something changed on the server: (`Changes`, the view-model that changed it or None)
+    data_changed = Signal(object, object)
 
     def __init__(
         self,
@@ -83,12 +88,17 @@ class Session(QObject):
         #: what is going on, or why it failed
         self.message = ""
         self.last_error = ""
+        #: who reported `last_error`: a view-model, or None (the session: the connection)
+        self.error_owner: object | None = None
         self._task: asyncio.Task[None] | None = None
         self._retired: set[asyncio.Task[None]] = set()
         #: what to open again on Retry: None for the sandbox, else a profile name or a spec
         self._target: str | ConnectionSpec | None = None
         self._closed = False
         self._avatars: AvatarCache | None = None
+        #: where tokens go when there is no OS keyring, as the person chose the first time it
+        #: was asked (asked once per run; None: not asked yet)
+        self.no_keyring_choice: TokenStore | None = None
 
     # ------------------------------------------------------------------ what is current
 
@@ -213,6 +223,8 @@ class Session(QObject):
         self._stop_watching()
         self._target = target
         old, self.connection = self.connection, None
+        # an error belongs to the connection it was made on: it leaves with it
+        self.report_error("")
         # at once, not when the task first runs: the window says what is going on immediately
         self._set_state(CONNECTING, self._connecting_text(target))
         self.connection_changed.emit()
@@ -355,12 +367,25 @@ class Session(QObject):
         self._set_state(FAILED, message)
         self.report_error(message)
 
-    def report_error(self, text: str) -> None:
-        """Make `text` the status bar's last error ("" clears it)."""
+    def report_error(self, text: str, owner: object | None = None) -> None:
+        """Make `text` the status bar's last error, reported by `owner` (a view-model; None for
+        the session itself). "" clears it, whoever reported it."""
+        self.error_owner = owner if text else None
         if text != self.last_error:
             self.last_error = text
             if not self._closed:
                 self.error_reported.emit(text)
+
+    def withdraw_error(self, owner: object) -> None:
+        """Clear the last error if `owner` reported it (its window loaded fine, or closed)."""
+        if self.last_error and self.error_owner is owner:
+            self.report_error("")
+
+    def notify(self, changes: Changes, source: object | None = None) -> None:
+        """Tell every view-model that `changes` happened on the server (`source`, the one that
+        made them, already shows them)."""
+        if not self._closed:
+            self.data_changed.emit(changes, source)
 
     def _on_activity(self, in_flight: int) -> None:
         if not self._closed:

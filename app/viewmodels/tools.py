@@ -3,8 +3,11 @@ current connection can serve it and, if not, why and what would make it work. Qt
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from PySide6.QtCore import QObject, Signal
 
+from app.changes import Changes, Resource
 from app.viewmodels.base import ViewModel
 from app.viewmodels.catalogue import TOOLS_BY_KEY, Tool
 from app.viewmodels.session import CONNECTING, FAILED, Session
@@ -19,14 +22,18 @@ def tool_available(session: Session, key: str) -> bool:
 class SessionViewModel(ViewModel):
     """A view-model bound to the session: on a new connection it cancels what it was doing and
     calls `on_connection_changed()`; its errors also reach the status bar, and leave it when
-    they are over (the error cleared, or the window closed) unless another has come since."""
+    they are over (the error cleared, the window closed, a new connection) unless another has
+    come since. When another view-model changes one of the resources this one `shows`,
+    `on_changes()` is called (by default nothing: `ToolViewModel` reloads)."""
+
+    #: what this view-model shows from the server: `Changes` to these reach `on_changes`
+    shows: ClassVar[frozenset[Resource]] = frozenset()
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        #: the last error this model put in the status bar
-        self._reported = ""
         session.connection_changed.connect(self._on_session_connection_changed)
+        session.data_changed.connect(self._on_session_data_changed)
         self.error_changed.connect(self._on_error)
 
     def _on_session_connection_changed(self) -> None:
@@ -39,24 +46,39 @@ class SessionViewModel(ViewModel):
     def on_connection_changed(self) -> None:
         """Override: reload for the new connection."""
 
+    def _on_session_data_changed(self, changes: Changes, source: object) -> None:
+        if self.closed or source is self or changes.resource not in self.shows:
+            return
+        self.on_changes(changes)
+
+    def on_changes(self, changes: Changes) -> None:
+        """Override: another view-model changed something this one shows."""
+
+    def notify(self, changes: Changes) -> None:
+        """Say that this view-model changed `changes` on the server (every other one showing
+        them refreshes)."""
+        if not self.closed:
+            self.session.notify(changes, self)
+
+    def report_error(self, text: str) -> None:
+        """Put `text` in the status bar as this view-model's error (without making it `error`:
+        a failed save, say, while the window's content stays)."""
+        if not self.closed and text:
+            self.session.report_error(text, self)
+
     def _on_error(self, text: str) -> None:
         if self.closed:
             return
         if text:
-            self._reported = text
-            self.session.report_error(text)
+            self.session.report_error(text, self)
         else:
-            self._withdraw_error()
-
-    def _withdraw_error(self) -> None:
-        if self._reported and self.session.last_error == self._reported:
-            self.session.report_error("")
-        self._reported = ""
+            self.session.withdraw_error(self)
 
     def close(self) -> None:
         if not self.closed:
             self.session.connection_changed.disconnect(self._on_session_connection_changed)
-            self._withdraw_error()
+            self.session.data_changed.disconnect(self._on_session_data_changed)
+            self.session.withdraw_error(self)
         super().close()
 
 
@@ -133,6 +155,11 @@ class ToolViewModel(SessionViewModel):
         self.reset()
         if self._started and self.available:
             self.load()
+
+    def on_changes(self, changes: Changes) -> None:
+        """What this window shows changed elsewhere: load it again."""
+        if self._started:
+            self.refresh()
 
     def load(self) -> None:
         """Override: fetch what the window shows (with `self.run(...)`)."""

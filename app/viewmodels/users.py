@@ -32,6 +32,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.api.errors import BadRequest, ClientError, NotFound
 from app.api.models import Role, UpdateUser, User
+from app.changes import Changes, Resource
 from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -140,6 +141,8 @@ class UserEditorModel(ToolViewModel):
     form_changed = Signal()
     #: the window's state changed (see `phase`)
     phase_changed = Signal()
+
+    shows = frozenset({Resource.USERS})
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("users", session, parent)
@@ -469,6 +472,7 @@ class UserEditorModel(ToolViewModel):
             raise
         self._saving = False
         self._on_saved(user, changes, answer, sent)
+        self.notify(Changes.of(Resource.USERS, user.id))
 
     def _on_saved(self, old: User, changes: dict[str, Any], answer: User, sent: Draft) -> None:
         """Show the answer; what was typed after the request went is kept as a draft."""
@@ -497,7 +501,7 @@ class UserEditorModel(ToolViewModel):
             f"{user_label(user)} no longer exists on the server (deleted meanwhile?). "
             "The list has been refreshed."
         )
-        self.session.report_error(text)
+        self.report_error(text)
         self._drafts.pop(user.id, None)
         if self._current_id == user.id:
             self._gone = True
@@ -509,7 +513,7 @@ class UserEditorModel(ToolViewModel):
         self.load()
 
     def _on_bad_request(self, user: User, exc: BadRequest) -> None:
-        self.session.report_error(str(exc))
+        self.report_error(str(exc))
         fields: dict[str, str] = {}
         other: list[str] = []
         for detail in exc.details:
@@ -533,7 +537,7 @@ class UserEditorModel(ToolViewModel):
         self.form_changed.emit()
 
     def _on_failure(self, user: User, text: str) -> None:
-        self.session.report_error(text)
+        self.report_error(text)
         if self._current_id == user.id:
             self.form_error = f"Not saved: {text}"
         else:

@@ -385,3 +385,33 @@ def test_about_names_the_server_and_the_libraries(
     for library in ("PySide6-Essentials", "httpx", "pydantic", "LGPL-3.0", "MIT"):
         assert library in text
     dialog.close()
+
+
+def test_f5_and_ctrl_f_work_after_a_tool_is_picked_with_the_mouse(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    """The focus stays in the sidebar after a click on a tool: F5 still reloads the tool shown
+    and Ctrl+F still goes to its filter (also from the status bar)."""
+    window, session = shell
+    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token, label="demo"))
+    wait_state(qtbot, session, READY)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    rect = window.sidebar.visualItemRect(window.items["users"])
+    qtbot.mouseClick(window.sidebar.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.current_key == "users"
+    assert QApplication.focusWidget() is window.sidebar
+    users = window.tool_pages["users"].tool_content
+    assert users is not None
+    qtbot.waitUntil(lambda: users.model.loaded and not users.model.busy, timeout=15_000)
+
+    qtbot.keyClick(window.sidebar, Qt.Key.Key_F5)
+    assert users.model.busy  # loading again
+    qtbot.waitUntil(lambda: not users.model.busy, timeout=15_000)
+    qtbot.keyClick(window.sidebar, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.focusWidget() is users.table.filter_edit
+
+    window.connection_button.setFocus()
+    qtbot.keyClick(window.connection_button, Qt.Key.Key_F5)
+    assert users.model.busy
+    qtbot.waitUntil(lambda: not users.model.busy, timeout=15_000)

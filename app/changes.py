@@ -1,0 +1,45 @@
+"""`Changes`: what an operation changed on the server, so every window showing it can refresh.
+
+Anki's `OpChanges` is the model: whoever changes something (a window saving a group, a user
+edited; the actions of the next stage) says what it changed, as a resource and the ids touched,
+and the session passes it to every open view-model. Each decides from it whether it shows that
+resource and reloads. Windows never call each other. No Qt: a command-line action can return one
+too.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+__all__ = ["Changes", "Resource"]
+
+
+class Resource(enum.Enum):
+    """The kinds of things on a server that a window shows and an operation can change."""
+
+    USERS = "users"
+    GROUPS = "groups"
+    PROJECTS = "projects"
+    FEATURES = "features"
+    ARCHIVED_FEATURES = "archived features"
+    CONTEXT_FIELDS = "context fields"
+
+
+@dataclass(frozen=True)
+class Changes:
+    """`resource` changed on the current connection: the items with `ids` (none: which ones is
+    not known, so all of them may have)."""
+
+    resource: Resource
+    ids: frozenset[int | str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, resource: Resource, *ids: int | str) -> Changes:
+        return cls(resource, frozenset(ids))
+
+    def touches(self, resource: Resource, item_id: int | str | None = None) -> bool:
+        """Whether these changes may concern `resource` (and the item `item_id` of it)."""
+        if resource is not self.resource:
+            return False
+        return item_id is None or not self.ids or item_id in self.ids
