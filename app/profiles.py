@@ -23,6 +23,8 @@ from app.paths import config_dir
 
 KEYRING_SERVICE = "flagdesk"
 TokenStore = Literal["keyring", "file", "memory"]
+#: where a token that is not stored anywhere is
+NOT_SET = "not set"
 TokenRole = Literal["admin", "client"]
 
 
@@ -178,6 +180,25 @@ class ProfileStore:
         client = self._read(profile, "client") if profile.has_client_token else None
         return self._read(profile, "admin"), client
 
+    def token_place(self, profile: Profile, role: TokenRole) -> str:
+        """Where the profile's `role` token is, in words: "in the OS keyring", "in memory until
+        flagdesk exits (not saved)", "in the plain-text file <path>", or "not set"."""
+        if role == "client" and not profile.has_client_token:
+            return NOT_SET
+        try:
+            token = self._read(profile, role)
+        except NoKeyring as exc:
+            return f"in the OS keyring, which cannot be read now ({exc.reason})"
+        if token is None:
+            if profile.token_store == "memory":
+                return f"{NOT_SET} (it was kept in memory only, until flagdesk last exited)"
+            return NOT_SET
+        if profile.token_store == "memory":
+            return "in memory until flagdesk exits (not saved)"
+        if profile.token_store == "file":
+            return f"in the plain-text file {self.tokens_file}"
+        return "in the OS keyring"
+
     def _key(self, profile: Profile, role: TokenRole) -> str:
         return f"{profile.name}/{role}"
 
@@ -257,9 +278,22 @@ def keyring_status() -> tuple[bool, str]:
     return True, name
 
 
+#: a keyring's reason longer than this is cut at the end of a sentence (or a word) before it
+REASON_LIMIT = 300
+
+
 def _keyring_reason(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:160]
+    """The keyring's own words, whole: a reason is never cut in the middle of a word. A very
+    long one ends at a sentence (or, failing that, a word) before `REASON_LIMIT`, with "…"."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = text.rstrip(".")
+    if len(text) <= REASON_LIMIT:
+        return text
+    head = text[:REASON_LIMIT]
+    end = head.rfind(". ")
+    if end < REASON_LIMIT // 2:
+        end = head.rfind(" ")
+    return head[:end].rstrip(" .,;:") + "…"
 
 
 def _write_private(path: Path, text: str) -> None:

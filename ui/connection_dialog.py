@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.profiles import NoKeyring, ProfileError, TokenStore
+from app.profiles import NOT_SET, NoKeyring, ProfileError, TokenStore
 from app.viewmodels.connections import ConnectionsModel, ProfileForm
 from app.viewmodels.session import SANDBOX_NAME, Session
 
 SANDBOX_ITEM = "\x00sandbox"
 NEW_ITEM = "\x00new"
+CLIENT_TOKEN_HINT = "optional: for metrics uploads"
 
 
 class ConnectionDialog(QDialog):
@@ -70,8 +71,15 @@ class ConnectionDialog(QDialog):
             "tokenEdit", "Token", form, "admin API token or personal access token", secret=True
         )
         self.client_token_edit = self._edit(
-            "clientTokenEdit", "Client token", form, "optional: for metrics uploads", secret=True
+            "clientTokenEdit", "Client token", form, CLIENT_TOKEN_HINT, secret=True
         )
+        #: where the saved profile's tokens are kept (hidden for a new one)
+        self.token_places = QLabel()
+        self.token_places.setObjectName("tokenPlaces")
+        self.token_places.setWordWrap(True)
+        self.token_places.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.token_places.hide()
+        form.addRow("", self.token_places)
         self.verify_box = QCheckBox("Verify TLS certificates (turn off only for a test server)")
         self.verify_box.setObjectName("verifyTlsBox")
         self.verify_box.setChecked(True)
@@ -202,10 +210,21 @@ class ConnectionDialog(QDialog):
             self._fill(self.model.form_of(key))
         except ProfileError as exc:
             self.problems.setText(str(exc))
-        has_token = self.model.has_token(key)
+        try:
+            admin, client = self.model.token_places(key)
+        except ProfileError as exc:
+            self.problems.setText(str(exc))
+            return
         self.token_edit.setPlaceholderText(
-            "stored; leave empty to keep it" if has_token else "not stored: give it again"
+            f"Kept {admin}; leave empty to keep it" if admin != NOT_SET else f"{admin}: give it"
         )
+        self.client_token_edit.setPlaceholderText(
+            f"Kept {client}; leave empty to keep it"
+            if client != NOT_SET
+            else f"{client} (optional: for metrics uploads)"
+        )
+        self.token_places.setText(f"Token: {admin}.\nClient token: {client}.")
+        self.token_places.show()
 
     def _fill(self, form: ProfileForm) -> None:
         self.name_edit.setText(form.name)
@@ -213,6 +232,9 @@ class ConnectionDialog(QDialog):
         self.token_edit.clear()
         self.client_token_edit.clear()
         self.token_edit.setPlaceholderText("admin API token or personal access token")
+        self.client_token_edit.setPlaceholderText(CLIENT_TOKEN_HINT)
+        self.token_places.clear()
+        self.token_places.hide()
         self.verify_box.setChecked(form.verify_tls)
         self.ca_edit.setText(form.ca_bundle)
 
@@ -278,10 +300,12 @@ class ConnectionDialog(QDialog):
         try:
             saved = self.model.save(form, editing=self.editing)
         except NoKeyring as exc:
-            choice = self.ask_token_store(exc)
+            # asked once per run: the answer holds for every connection saved afterwards
+            choice = self.session.no_keyring_choice or self.ask_token_store(exc)
             if choice is None:
                 self.problems.setText("Not saved: no place to keep the token was chosen.")
                 return None
+            self.session.no_keyring_choice = choice
             form.token_store = choice
             try:
                 saved = self.model.save(form, editing=self.editing)

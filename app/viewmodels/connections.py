@@ -76,6 +76,12 @@ class ConnectionsModel(ViewModel):
             token_store=p.token_store,
         )
 
+    def token_places(self, name: str) -> tuple[str, str]:
+        """Where the profile's admin-side token and client token are, in words."""
+        store = self.session.store
+        profile = store.get(name)
+        return store.token_place(profile, "admin"), store.token_place(profile, "client")
+
     def has_token(self, name: str) -> bool:
         try:
             profile = self.session.store.get(name)

@@ -14,7 +14,15 @@ import pytest
 from keyring.backends import fail
 
 from app import cli
-from app.profiles import KEYRING_SERVICE, NoKeyring, Profile, ProfileError, ProfileStore
+from app.profiles import (
+    KEYRING_SERVICE,
+    NOT_SET,
+    NoKeyring,
+    Profile,
+    ProfileError,
+    ProfileStore,
+    _keyring_reason,
+)
 from tests.conftest import MemoryKeyring
 
 TOKEN = "*:*.profile-test-admin-token-0123456789"
@@ -147,3 +155,38 @@ def test_the_profiles_command_without_a_keyring(
     assert cli.main(["profiles", "add", "prod", "--url", "http://prod:4242",
                      "--token-store", "file"]) == 0  # fmt: skip
     assert "plain-text file" in capsys.readouterr().out
+
+
+def test_the_keyrings_reason_is_whole_never_cut_in_a_word(tmp_path: Path, no_keyring: None) -> None:
+    """keyring's own message (222 characters) used to be cut at 160, mid-word."""
+    store = ProfileStore(tmp_path)
+    with pytest.raises(NoKeyring) as info:
+        store.save(Profile(name="prod", url="http://prod:4242"), token=TOKEN)
+    reason = info.value.reason
+    assert reason.startswith("No recommended backend was available")
+    assert reason.endswith("See https://pypi.org/project/keyring for details"), reason
+
+    long = " ".join(["A keyring said something rather long."] * 20)
+    cut = _keyring_reason(keyring.errors.KeyringError(long))
+    assert cut.endswith("something rather long…") and len(cut) <= 301
+    words = " ".join(["unbroken"] * 80)
+    cut = _keyring_reason(keyring.errors.KeyringError(words))
+    assert cut.endswith(" unbroken…")
+
+
+def test_where_each_token_is_kept_is_said_exactly(
+    tmp_path: Path, memory_keyring: MemoryKeyring
+) -> None:
+    store = ProfileStore(tmp_path)
+    kept = store.save(Profile(name="kr", url="http://kr:4242"), token=TOKEN, client_token=CLIENT)
+    assert store.token_place(kept, "admin") == "in the OS keyring"
+    assert store.token_place(kept, "client") == "in the OS keyring"
+    memory = store.save(Profile(name="mem", url="http://m:4242", token_store="memory"), token=TOKEN)
+    assert store.token_place(memory, "admin") == "in memory until flagdesk exits (not saved)"
+    assert store.token_place(memory, "client") == NOT_SET
+    assert ProfileStore(tmp_path).token_place(memory, "admin").startswith("not set (it was kept")
+    in_file = store.save(
+        Profile(name="file", url="http://f:4242", token_store="file"), client_token=CLIENT
+    )
+    assert store.token_place(in_file, "admin") == NOT_SET
+    assert store.token_place(in_file, "client") == f"in the plain-text file {store.tokens_file}"

@@ -112,3 +112,51 @@ def test_cancel_saves_nothing_and_keeps_the_form(
     assert window.token_edit.text() == demo_sandbox.admin_token
     assert [p.name for p in session.store.profiles()] == []
     assert not session.store.tokens_file.exists()
+
+
+def test_the_storage_question_is_asked_once_and_each_token_says_where_it_is(
+    qtbot: Any, dialog: tuple[ConnectionDialog, Session], demo_sandbox: SandboxProcess
+) -> None:
+    window, session = dialog
+    seen: list[str] = []
+    boxes: list[QMessageBox] = []
+
+    def press_memory_if_asked() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            boxes.append(box)
+            seen.append(box.informativeText())
+            button = box.findChild(QPushButton, "keepInMemoryButton")
+            assert button is not None
+            button.click()
+
+    timer = QTimer()
+    timer.timeout.connect(press_memory_if_asked)
+    timer.start(10)
+    try:
+        fill(window, "First", demo_sandbox)
+        window.client_token_edit.setText(demo_sandbox.client_token)
+        assert window.save() == "First"
+        fill(window, "Second", demo_sandbox)
+        assert window.save() == "Second"
+    finally:
+        timer.stop()
+    assert len(seen) == 1  # the answer holds for the second connection
+    # keyring's reason, whole (it used to be cut at 160 characters, mid-word)
+    assert "See https://pypi.org/project/keyring for details." in seen[0]
+    assert session.store.get("Second").token_store == "memory"
+
+    for name in ("First", "Second"):
+        window.reload(select=name)
+        where = window.token_places.text()
+        assert where.startswith("Token: in memory until flagdesk exits (not saved)."), where
+        assert "leave empty to keep it" in window.token_edit.placeholderText()
+        assert window.token_edit.placeholderText().startswith("Kept in memory until")
+    window.reload(select="First")
+    assert window.token_places.text().endswith(
+        "Client token: in memory until flagdesk exits (not saved)."
+    )
+    assert window.client_token_edit.placeholderText().startswith("Kept in memory")
+    window.reload(select="Second")
+    assert window.token_places.text().endswith("Client token: not set.")
+    assert window.client_token_edit.placeholderText().startswith("not set")
