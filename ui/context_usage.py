@@ -12,7 +12,6 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -35,7 +34,7 @@ from app.viewmodels.context_usage import (
 from app.viewmodels.session import Session
 from ui.picker import Picker
 from ui.states import StatePanel
-from ui.table import filter_edit
+from ui.table import ask_export_path, filter_edit
 from ui.tool_page import ToolContent
 
 STEM = "contextUsage"
@@ -291,9 +290,7 @@ class ContextUsageViewer(ToolContent):
 
     def on_export_button_clicked(self) -> None:
         name = f"context-usage-{self.model.loaded_field or 'field'}.csv"
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export the strategies", name, "CSV files (*.csv);;All files (*)"
-        )
+        path = ask_export_path(self, "Export the strategies", name)
         if path:
             self.export(path)
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,6 +34,34 @@ from ui.settings import window_settings
 COLUMN_PADDING = 24
 #: rows whose texts a column is fitted to
 FIT_ROWS = 60
+
+
+#: where the last export went (window.ini): the next one starts there
+EXPORT_FOLDER_KEY = "export/folder"
+CSV_FILTER = "CSV files (*.csv);;All files (*)"
+
+
+def export_folder() -> Path:
+    """Where an export's file dialog starts: the folder of the last export, else the user's
+    documents folder, else the home folder (never the process's working directory)."""
+    saved = window_settings().value(EXPORT_FOLDER_KEY)
+    if isinstance(saved, str) and saved and Path(saved).is_dir():
+        return Path(saved)
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    if documents and Path(documents).is_dir():
+        return Path(documents)
+    return Path.home()
+
+
+def ask_export_path(parent: QWidget, title: str, name: str, filters: str = CSV_FILTER) -> str:
+    """Ask where to export (starting in `export_folder()` with the file `name`); the folder
+    chosen is remembered for the next export. "" when the person cancelled."""
+    path, _ = QFileDialog.getSaveFileName(parent, title, str(export_folder() / name), filters)
+    if path:
+        settings = window_settings()
+        settings.setValue(EXPORT_FOLDER_KEY, str(Path(path).parent))
+        settings.sync()
+    return path
 
 
 def filter_edit(stem: str, noun: str) -> QLineEdit:
@@ -268,9 +297,7 @@ class DataTable(QWidget):
         self.current_changed.emit(self.model.row_at(current.row()) if current.isValid() else None)
 
     def on_export_button_clicked(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
-            self, f"Export {self.noun}", f"{self.stem}.csv", "CSV files (*.csv);;All files (*)"
-        )
+        path = ask_export_path(self, f"Export {self.noun}", f"{self.stem}.csv")
         if path:
             self.export(path)
 

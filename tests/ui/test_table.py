@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
+import ui.table
 from app.viewmodels.table import (
     MISSING,
     Column,
@@ -24,7 +25,8 @@ from app.viewmodels.table import (
     cell_text,
     prepare_rows,
 )
-from ui.table import DataTable
+from ui.settings import window_settings
+from ui.table import EXPORT_FOLDER_KEY, DataTable
 
 
 @dataclass
@@ -195,3 +197,39 @@ def test_data_table_remembers_sort_order_and_widths(qtbot: Any) -> None:
     assert names(again)[0] == "bob stone"
     assert second.view.columnWidth(1) == 321
     QApplication.processEvents()
+
+
+def test_csv_export_starts_in_the_documents_folder_and_remembers_the_last_one(
+    qtbot: Any, qloop: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to open in the process's working directory."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "Documents").mkdir()
+    monkeypatch.chdir(tmp_path)
+    settings = window_settings()
+    settings.remove(EXPORT_FOLDER_KEY)
+    settings.sync()
+    asked: list[str] = []
+    chosen = tmp_path / "reports" / "mine.csv"
+    chosen.parent.mkdir()
+
+    def save_file_name(_parent: Any, _title: str, start: str, _filters: str) -> tuple[str, str]:
+        asked.append(start)
+        return str(chosen), "CSV files (*.csv)"
+
+    monkeypatch.setattr(ui.table.QFileDialog, "getSaveFileName", save_file_name)
+    model: TableModel[Person] = TableModel(COLUMNS)
+    table = DataTable("people", model, noun="people")
+    qtbot.addWidget(table)
+    model.set_rows(PEOPLE)
+    table.export_button.click()
+    qtbot.waitUntil(lambda: chosen.exists() and table.export_button.isEnabled())
+    table.export_button.click()
+    qtbot.waitUntil(lambda: table.export_button.isEnabled())
+    assert asked == [
+        str(tmp_path / "Documents" / "people.csv"),
+        str(tmp_path / "reports" / "people.csv"),
+    ]
+    settings.remove(EXPORT_FOLDER_KEY)
+    settings.sync()
