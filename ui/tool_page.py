@@ -2,14 +2,15 @@
 serve it, why and what would make it work. The tool's own window, a `ToolContent`, goes in
 `content`; it is built the first time the page is shown (so start-up imports none of them).
 
-`CONTENT` names each tool's `ToolContent` class as "module:Class". A content widget gets the
-session and makes its own view-model (a `ToolViewModel`). The page gives every tool the same
+`WINDOWS` maps each tool of the registry (`app.registry.TOOL`) to a loader that imports its
+`ToolContent` class when it is first needed. A content widget gets the session and makes its own
+view-model (a `ToolViewModel`). The page gives every tool the same
 keys: F5 refreshes, Ctrl+F goes to the filter of the table that has focus (or the first one).
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -23,21 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.viewmodels.catalogue import camel
+from app.registry import TOOL, TOOLS_BY_KEY, Tool, camel
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolModel
 from ui.icons import icon
-
-#: each tool's window, built on first show
-CONTENT: dict[str, str] = {
-    "groups": "ui.groups:GroupEditor",
-    "users": "ui.users:UserEditor",
-    "inactive_users": "ui.inactive_users:InactiveUsersView",
-    "project_dashboard": "ui.dashboard:ProjectDashboard",
-    "archived_features": "ui.archive:ArchiveBrowser",
-    "context_usage": "ui.context_usage:ContextUsageViewer",
-    "metrics_upload": "ui.metrics_tool:MetricsTool",
-}
 
 
 class ToolContent(QWidget):
@@ -70,22 +60,67 @@ class ToolContent(QWidget):
         return False
 
 
-def content_class(key: str) -> type[ToolContent] | None:
-    """The tool's `ToolContent` class, or None while that tool has no window yet."""
-    spec = CONTENT.get(key)
-    if spec is None:
-        return None
-    module_name, _, class_name = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return None
-        raise
-    cls = getattr(module, class_name)
-    if not (isinstance(cls, type) and issubclass(cls, ToolContent)):
-        raise TypeError(f"{spec} is not a ToolContent")
-    return cls
+# Each tool's window, imported the first time its page is shown (start-up imports none of them).
+
+
+def _groups() -> type[ToolContent]:
+    from ui.groups import GroupEditor
+
+    return GroupEditor
+
+
+def _users() -> type[ToolContent]:
+    from ui.users import UserEditor
+
+    return UserEditor
+
+
+def _inactive_users() -> type[ToolContent]:
+    from ui.inactive_users import InactiveUsersView
+
+    return InactiveUsersView
+
+
+def _project_dashboard() -> type[ToolContent]:
+    from ui.dashboard import ProjectDashboard
+
+    return ProjectDashboard
+
+
+def _archived_features() -> type[ToolContent]:
+    from ui.archive import ArchiveBrowser
+
+    return ArchiveBrowser
+
+
+def _context_usage() -> type[ToolContent]:
+    from ui.context_usage import ContextUsageViewer
+
+    return ContextUsageViewer
+
+
+def _metrics_upload() -> type[ToolContent]:
+    from ui.metrics_tool import MetricsTool
+
+    return MetricsTool
+
+
+#: each tool's window class, by the registry's `Tool`
+WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
+    TOOL.groups: _groups,
+    TOOL.users: _users,
+    TOOL.inactive_users: _inactive_users,
+    TOOL.project_dashboard: _project_dashboard,
+    TOOL.archived_features: _archived_features,
+    TOOL.context_usage: _context_usage,
+    TOOL.metrics_upload: _metrics_upload,
+}
+
+
+def content_class(tool: Tool | str) -> type[ToolContent] | None:
+    """The tool's `ToolContent` class (by its `Tool` or key), or None while it has no window."""
+    loader = WINDOWS.get(TOOLS_BY_KEY[tool] if isinstance(tool, str) else tool)
+    return loader() if loader is not None else None
 
 
 class ToolPage(QWidget):
@@ -181,7 +216,7 @@ class ToolPage(QWidget):
     def ensure_content(self) -> ToolContent | None:
         """Build the tool's window if it is not yet built."""
         if self.tool_content is None:
-            cls = content_class(self.model.tool.key)
+            cls = content_class(self.model.tool)
             if cls is None:
                 return None
             self.tool_content = cls(self.model.session)

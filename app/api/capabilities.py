@@ -1,8 +1,11 @@
 """What a server and a token can do, decided once per connection from the answers of a probe
 (`app.api.probe` sends it; `capabilities_of` here decides, with no I/O).
 
-Windows and commands read this to enable, disable or explain a tool; they never guess from a
-version number. The probe is a handful of small requests sent concurrently:
+Windows and commands read this to enable, disable or explain a tool or an action; they never
+guess. What each tool and action needs is declared in `app.registry` (token kind, Admin role,
+client token, server kind, version range, and which probe answer decides); `capabilities_of`
+checks those needs in order against the probe's answers. The probe is a handful of small
+requests sent concurrently:
 
 - `GET /api/admin/ui-config`: server kind (the sandbox or Unleash) and version; a client token is
   refused here, which is how a client token is told apart;
@@ -20,7 +23,7 @@ version number. The probe is a handful of small requests sent concurrently:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from app.api import errors as e
 from app.api.models import (
@@ -30,10 +33,35 @@ from app.api.models import (
     PersonalDashboardProjectDetails,
     UiConfig,
 )
-from app.api.operations import OPERATIONS, TOKEN_LABELS
+from app.registry import (
+    ACTIONS,
+    ACTIONS_BY_KEY,
+    OPERATIONS,
+    TOKEN_LABELS,
+    TOOL_OF,
+    TOOLS,
+    Action,
+    Needs,
+    Probe,
+    ServerKind,
+    TokenKind,
+    Tool,
+)
 
-ServerKind = Literal["sandbox", "unleash", "unknown"]
-TokenKind = Literal["admin", "personal", "client"]
+__all__ = [
+    "NEEDS_ADMIN_ROLE",
+    "NEEDS_ADMIN_SIDE",
+    "NEEDS_CLIENT_TOKEN",
+    "NEEDS_ENTERPRISE",
+    "NEEDS_PAT",
+    "OPERATIONS",
+    "Availability",
+    "Capabilities",
+    "ProbeOutcomes",
+    "ServerKind",
+    "TokenKind",
+    "capabilities_of",
+]
 
 NEEDS_PAT = (
     "The dashboard needs a personal access token: it shows the projects of the user behind the "
@@ -54,8 +82,9 @@ NEEDS_ADMIN_ROLE = "The token's user does not have the Admin root role, which th
 
 @dataclass(frozen=True, slots=True)
 class Availability:
-    """Whether one operation works here; if not, `reason` says why and what would make it work.
-    `note` is a remark for when it works ("through the search API")."""
+    """Whether one tool or action (`key` as in `app.registry`) works here; if not, `reason` says
+    why and what would make it work. `note` is a remark for when it works ("through the search
+    API")."""
 
     key: str
     available: bool
@@ -64,7 +93,8 @@ class Availability:
 
     @property
     def title(self) -> str:
-        return OPERATIONS.get(self.key, self.key)
+        action = ACTIONS_BY_KEY.get(self.key)
+        return action.title if action is not None else OPERATIONS.get(self.key, self.key)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"available": self.available}
@@ -89,12 +119,24 @@ class Capabilities:
     is_admin: bool
     #: the spec's `GET /api/admin/archive/features/:projectId` exists
     archive_endpoint: bool
+    #: per tool key (`app.registry.TOOLS`)
     operations: dict[str, Availability] = field(default_factory=dict)
+    #: per action key (`app.registry.ACTIONS`)
+    actions: dict[str, Availability] = field(default_factory=dict)
 
-    def operation(self, key: str) -> Availability:
+    def operation(self, key: str | Tool) -> Availability:
+        """Whether a tool works here (by its key or its `Tool`)."""
+        key = key.key if isinstance(key, Tool) else key
         if key not in OPERATIONS:
             raise KeyError(key)
         return self.operations.get(key) or Availability(key, False, "not probed")
+
+    def action(self, key: str | Action) -> Availability:
+        """Whether an action works here (by its key or its `Action`)."""
+        key = key.key if isinstance(key, Action) else key
+        if key not in ACTIONS_BY_KEY:
+            raise KeyError(key)
+        return self.actions.get(key) or Availability(key, False, "not probed")
 
     @property
     def server_label(self) -> str:
@@ -129,6 +171,7 @@ class Capabilities:
             },
             "archiveEndpoint": self.archive_endpoint,
             "operations": {key: self.operation(key).to_json() for key in OPERATIONS},
+            "actions": {a.key: self.action(a).to_json() for a in ACTIONS},
         }
 
 
@@ -154,13 +197,51 @@ class ProbeOutcomes:
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
-    """What the server and token can do, decided from the probe's answers alone."""
-    if outcomes.ui is None:
-        return _client_token_capabilities(outcomes.base_url)
-    server_kind, version, edition = _server_of(outcomes.ui)
-    user_r, groups_r, archive_r = outcomes.user, outcomes.groups, outcomes.archive
-    dashboard_r, metrics_r = outcomes.dashboard, outcomes.metrics
+    """What the server and token can do, decided from the probe's answers alone: for each tool
+    of the registry, then each of its actions, the first of its `Needs` that is not met says
+    why not (an action also needs its tool)."""
+    facts = _facts_of(outcomes)
+    operations = {tool.key: _availability(tool.key, tool.needs, facts) for tool in TOOLS}
+    actions: dict[str, Availability] = {}
+    for action in ACTIONS:
+        tool = operations[TOOL_OF[action.key].key]
+        if not tool.available:
+            actions[action.key] = Availability(action.key, False, tool.reason)
+        else:
+            own = _availability(action.key, action.needs, facts)
+            actions[action.key] = own if not own.available else Availability(action.key, True)
+    return Capabilities(
+        base_url=outcomes.base_url,
+        server_kind=facts.server_kind,
+        server_version=facts.version,
+        edition=facts.edition,
+        token_kind=facts.token_kind,
+        user_name=facts.user_name,
+        is_admin=facts.is_admin,
+        archive_endpoint=(outcomes.ui is not None and not isinstance(outcomes.archive, e.NotFound)),
+        operations=operations,
+        actions=actions,
+    )
 
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the probe says about the server and the token, before any tool is considered."""
+
+    outcomes: ProbeOutcomes
+    server_kind: ServerKind
+    version: str
+    edition: str
+    token_kind: TokenKind
+    user_name: str | None
+    is_admin: bool
+
+
+def _facts_of(outcomes: ProbeOutcomes) -> _Facts:
+    if outcomes.ui is None:
+        return _Facts(outcomes, "unknown", "", "", "client", None, False)
+    server_kind, version, edition = _server_of(outcomes.ui)
+    user_r = outcomes.user
     token_kind: TokenKind
     user_name: str | None = None
     is_admin = False
@@ -175,112 +256,100 @@ def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
         else:
             token_kind = "admin"
         is_admin = any(p.permission == "ADMIN" for p in user_r.permissions)
+    return _Facts(outcomes, server_kind, version, edition, token_kind, user_name, is_admin)
 
-    ops: dict[str, Availability] = {}
 
-    if isinstance(groups_r, GroupList):
-        ops["groups"] = Availability("groups", True)
-    elif isinstance(groups_r, e.NotFound):
-        ops["groups"] = Availability("groups", False, NEEDS_ENTERPRISE)
-    elif isinstance(groups_r, e.Forbidden):
-        ops["groups"] = Availability("groups", False, "The token may not read user groups")
-    else:
-        ops["groups"] = Availability("groups", False, f"Could not be checked: {groups_r}")
+def _availability(key: str, needs: Needs, facts: _Facts) -> Availability:
+    """`needs` checked in their declared order against `facts`."""
+    if facts.token_kind not in needs.tokens:
+        if facts.token_kind == "client":
+            return Availability(key, False, NEEDS_ADMIN_SIDE)
+        kinds = " or ".join(TOKEN_LABELS[k] for k in sorted(needs.tokens))
+        return Availability(key, False, f"This needs a {kinds}")
+    if needs.admin_role and not facts.is_admin:
+        return Availability(key, False, NEEDS_ADMIN_ROLE)
+    has_client_token = facts.outcomes.has_client_token or facts.token_kind == "client"
+    if needs.client_token and not has_client_token:
+        return Availability(key, False, NEEDS_CLIENT_TOKEN)
+    if needs.servers is not None and facts.server_kind not in needs.servers:
+        return Availability(key, False, "This server does not have it")
+    for versions in needs.versions:
+        if not versions.admits(facts.server_kind, facts.version):
+            return Availability(
+                key,
+                False,
+                f"This needs {versions.describe()}; this server runs {facts.version}",
+            )
+    if needs.probe is None:
+        return Availability(key, True)
+    return _READERS[needs.probe](key, facts)
 
-    for key in ("users", "inactive_users"):
-        ops[key] = (
-            Availability(key, True) if is_admin else Availability(key, False, NEEDS_ADMIN_ROLE)
-        )
 
-    archive_endpoint = True
-    if isinstance(archive_r, ArchivedFeatures):
-        ops["archived_features"] = Availability("archived_features", True)
-    elif isinstance(archive_r, e.NotFound):
-        archive_endpoint = False
-        ops["archived_features"] = Availability(
-            "archived_features",
+def _groups(key: str, facts: _Facts) -> Availability:
+    groups = facts.outcomes.groups
+    if isinstance(groups, GroupList):
+        return Availability(key, True)
+    if isinstance(groups, e.NotFound):
+        return Availability(key, False, NEEDS_ENTERPRISE)
+    if isinstance(groups, e.Forbidden):
+        return Availability(key, False, "The token may not read user groups")
+    return Availability(key, False, f"Could not be checked: {groups}")
+
+
+def _archive(key: str, facts: _Facts) -> Availability:
+    archive = facts.outcomes.archive
+    if isinstance(archive, ArchivedFeatures):
+        return Availability(key, True)
+    if isinstance(archive, e.NotFound):
+        return Availability(
+            key,
             True,
             note="through the feature search API: this server has no archive endpoint "
             "(removed in Unleash 7.0)",
         )
-    elif isinstance(archive_r, e.Forbidden):
-        ops["archived_features"] = Availability(
-            "archived_features", False, "The token may not read archived features"
-        )
-    else:
-        ops["archived_features"] = Availability(
-            "archived_features", False, f"Could not be checked: {archive_r}"
-        )
+    if isinstance(archive, e.Forbidden):
+        return Availability(key, False, "The token may not read archived features")
+    return Availability(key, False, f"Could not be checked: {archive}")
 
-    if isinstance(dashboard_r, PersonalDashboardProjectDetails) or (
-        isinstance(dashboard_r, e.NotFound)
-        and "path you were looking for" not in dashboard_r.message
+
+def _dashboard(key: str, facts: _Facts) -> Availability:
+    dashboard = facts.outcomes.dashboard
+    if isinstance(dashboard, PersonalDashboardProjectDetails) or (
+        isinstance(dashboard, e.NotFound) and "path you were looking for" not in dashboard.message
     ):
-        ops["project_dashboard"] = Availability("project_dashboard", True)
-    elif isinstance(dashboard_r, e.ServerError | e.Forbidden) and token_kind == "admin":
-        ops["project_dashboard"] = Availability("project_dashboard", False, NEEDS_PAT)
-    elif isinstance(dashboard_r, e.NotFound):
-        ops["project_dashboard"] = Availability(
-            "project_dashboard", False, "This server has no personal dashboard endpoint"
-        )
-    else:
-        ops["project_dashboard"] = Availability(
-            "project_dashboard", False, f"Could not be checked: {dashboard_r}"
-        )
+        return Availability(key, True)
+    if isinstance(dashboard, e.ServerError | e.Forbidden) and facts.token_kind == "admin":
+        return Availability(key, False, NEEDS_PAT)
+    if isinstance(dashboard, e.NotFound):
+        return Availability(key, False, "This server has no personal dashboard endpoint")
+    return Availability(key, False, f"Could not be checked: {dashboard}")
 
-    ops["context_usage"] = Availability("context_usage", True)
 
-    if not outcomes.has_client_token:
-        ops["metrics_upload"] = Availability("metrics_upload", False, NEEDS_CLIENT_TOKEN)
-    elif metrics_r is None:
-        ops["metrics_upload"] = Availability(
-            "metrics_upload", True, note="sent with the connection's client token"
-        )
-    elif isinstance(metrics_r, e.WrongTokenType):
-        ops["metrics_upload"] = Availability(
-            "metrics_upload",
+def _metrics(key: str, facts: _Facts) -> Availability:
+    if facts.token_kind == "client":
+        return Availability(key, True, note="sent with this client token")
+    metrics = facts.outcomes.metrics
+    if metrics is None:
+        return Availability(key, True, note="sent with the connection's client token")
+    if isinstance(metrics, e.WrongTokenType):
+        return Availability(
+            key,
             False,
             "The connection's client token is refused on the metrics endpoint: it is not a "
             "client (backend) token",
         )
-    elif isinstance(metrics_r, e.Unauthorized):
-        ops["metrics_upload"] = Availability(
-            "metrics_upload", False, "The connection's client token is not valid on this server"
-        )
-    else:
-        ops["metrics_upload"] = Availability(
-            "metrics_upload", False, f"Could not be checked: {metrics_r}"
-        )
-
-    return Capabilities(
-        base_url=outcomes.base_url,
-        server_kind=server_kind,
-        server_version=version,
-        edition=edition,
-        token_kind=token_kind,
-        user_name=user_name,
-        is_admin=is_admin,
-        archive_endpoint=archive_endpoint,
-        operations=ops,
-    )
+    if isinstance(metrics, e.Unauthorized):
+        return Availability(key, False, "The connection's client token is not valid on this server")
+    return Availability(key, False, f"Could not be checked: {metrics}")
 
 
-def _client_token_capabilities(base_url: str) -> Capabilities:
-    """The admin API refused the token's type and the metrics endpoint took it: a client
-    token."""
-    ops = {key: Availability(key, False, NEEDS_ADMIN_SIDE) for key in OPERATIONS}
-    ops["metrics_upload"] = Availability("metrics_upload", True, note="sent with this client token")
-    return Capabilities(
-        base_url=base_url,
-        server_kind="unknown",
-        server_version="",
-        edition="",
-        token_kind="client",
-        user_name=None,
-        is_admin=False,
-        archive_endpoint=False,
-        operations=ops,
-    )
+#: how each probe answer is read
+_READERS = {
+    Probe.GROUPS: _groups,
+    Probe.ARCHIVE: _archive,
+    Probe.DASHBOARD: _dashboard,
+    Probe.METRICS: _metrics,
+}
 
 
 def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:

@@ -11,7 +11,6 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from app.api import errors as e
-from app.api.operations import OPERATIONS
 from app.commands.connection import (
     EXIT_OK,
     EXIT_UNAUTHORISED,
@@ -22,6 +21,7 @@ from app.commands.connection import (
     add_connection_arguments,
     connection_from_args,
 )
+from app.registry import TOOLS
 
 if TYPE_CHECKING:  # light to import: the parser is built for every `flagdesk` command
     from app.api.capabilities import Capabilities
@@ -67,18 +67,29 @@ def report(caps: Capabilities) -> str:
         f"Token    {caps.token_label}" + (" (Admin root role)" if caps.is_admin else ""),
         "",
     ]
-    width = max(len(title) for title in OPERATIONS.values())
+    width = max(
+        len(title)
+        for tool in TOOLS
+        for title in (tool.title, *(f"  {action.title}" for action in tool.actions))
+    )
     indent = " " * (width + 9)
     columns = max(60, shutil.get_terminal_size((100, 24)).columns)
-    for key, title in OPERATIONS.items():
-        availability = caps.operation(key)
-        mark = "yes" if availability.available else "no "
-        why = availability.reason if not availability.available else availability.note
-        head = f"  {title:<{width}}  {mark}  "
+
+    def line(title: str, available: bool, why: str) -> None:
+        head = f"  {title:<{width}}  {'yes' if available else 'no '}  "
         if not why:
             lines.append(head.rstrip())
-            continue
-        lines.extend(textwrap.wrap(why, columns, initial_indent=head, subsequent_indent=indent))
+        else:
+            lines.extend(textwrap.wrap(why, columns, initial_indent=head, subsequent_indent=indent))
+
+    for tool in TOOLS:
+        availability = caps.operation(tool)
+        line(tool.title, availability.available, availability.reason or availability.note)
+        if availability.available:  # an action the tool's window cannot do here: why
+            for action in tool.actions:
+                done = caps.action(action)
+                if not done.available:
+                    line(f"  {action.title}", False, done.reason)
     return "\n".join(lines)
 
 

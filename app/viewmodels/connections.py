@@ -11,9 +11,9 @@ from PySide6.QtCore import QObject, Signal
 from app.api.capabilities import Capabilities
 from app.api.client import normalise_base_url
 from app.api.errors import ClientError
-from app.api.operations import OPERATIONS
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import NoKeyring, Profile, ProfileError, TokenStore
+from app.registry import OPERATIONS
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import Session
 

@@ -17,6 +17,8 @@ from app.api.capabilities import (
     capabilities_of,
 )
 from app.api.models import ArchivedFeatures, CurrentUser, GroupList, UiConfig
+from app.commands.check import report
+from app.registry import ACTIONS, DELETE_INACTIVE_USERS, TOOL
 
 URL = "http://unleash.test"
 ADMIN = CurrentUser.model_validate(
@@ -116,3 +118,50 @@ def test_the_sandbox_and_enterprise_are_told_apart() -> None:
     assert capabilities_of(outcomes(ui=sandbox)).server_label == "flagdesk sandbox 0.9.0"
     enterprise = capabilities_of(outcomes(ui=unleash("8.2.0", enterprise="8.2.0")))
     assert enterprise.server_label == "Unleash 8.2.0 (Enterprise)"
+
+
+# ---------------------------------------------------------------------------- per action, versions
+
+
+def test_actions_follow_their_tool_and_their_own_needs() -> None:
+    # Unleash OSS, admin API token: no groups, so no group action, with the tool's reason
+    caps = capabilities_of(outcomes())
+    for key in ("groups.create", "groups.edit", "groups.delete"):
+        assert caps.action(key).reason == NEEDS_ENTERPRISE
+    assert caps.action(DELETE_INACTIVE_USERS).available
+    assert caps.action("archived_features.revive_bulk").available  # through search, too
+    assert caps.action("context_fields.delete").available
+    # groups exist, but the personal token's user is no Admin: groups are read, not changed
+    caps = capabilities_of(outcomes(user=PERSONAL_EDITOR, groups=GroupList(groups=[])))
+    assert caps.operation(TOOL.groups).available
+    assert caps.action("groups.edit").reason == NEEDS_ADMIN_ROLE
+    assert caps.action("users.create").reason == NEEDS_ADMIN_ROLE
+    # a client token does none of them
+    caps = capabilities_of(ProbeOutcomes(URL, False, "default", None))
+    assert {caps.action(a).reason for a in ACTIONS} == {NEEDS_ADMIN_SIDE}
+    assert set(caps.to_json()["actions"]) == {a.key for a in ACTIONS}
+
+
+def test_the_personal_dashboard_needs_unleash_6_3() -> None:
+    """A declared version range: Unleash before 6.3 has no personal dashboard API, said from the
+    version, whatever the probe's request answered."""
+    old = capabilities_of(outcomes(ui=unleash("6.2.4"), user=PERSONAL_EDITOR, dashboard=None))
+    assert old.operation("project_dashboard").reason == (
+        "This needs Unleash 6.3 or later; this server runs 6.2.4"
+    )
+    dashboard = not_found("No project default")  # the endpoint exists
+    new = capabilities_of(outcomes(ui=unleash("6.3.0"), user=PERSONAL_EDITOR, dashboard=dashboard))
+    assert new.operation("project_dashboard").available
+
+
+def test_flagdesk_check_reports_the_actions_a_usable_tool_cannot_do() -> None:
+    caps = capabilities_of(outcomes(user=PERSONAL_EDITOR, groups=GroupList(groups=[])))
+    lines = report(caps).splitlines()
+    groups = next(i for i, line in enumerate(lines) if line.strip().startswith("Groups"))
+    assert lines[groups].split()[1] == "yes"
+    assert lines[groups + 1].split()[:3] == ["Create", "group", "no"]
+    assert NEEDS_ADMIN_ROLE.split()[0] in lines[groups + 1]
+    # a tool that cannot be used lists no actions: its own reason says it
+    users = next(line for line in lines if line.strip().startswith("Users"))
+    assert users.split()[1] == "no"
+    assert not any(line.strip().startswith("Create user") for line in lines)

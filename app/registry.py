@@ -1,0 +1,250 @@
+"""The one registry of what flagdesk can do on a connection: its tools (one sidebar entry and one
+window each) and each tool's actions, with what every one of them needs (token kind, the Admin
+root role, a client token, server kind, a version range, and which answer of the capability
+probe decides). Declared here once; the sidebar (`ui.main_window`), the windows
+(`ui.tool_page.WINDOWS`), the capability report (`app.api.capabilities.capabilities_of`),
+`flagdesk check` and the connections dialog read it.
+
+Standard library only, and no work at import: the main window's frame reads it before the
+client, pydantic and keyring are loaded (`bench/gui_startup.py`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal, NamedTuple
+
+ServerKind = Literal["sandbox", "unleash", "unknown"]
+TokenKind = Literal["admin", "personal", "client"]
+
+TOKEN_LABELS: dict[str, str] = {
+    "admin": "admin API token",
+    "personal": "personal access token",
+    "client": "client token",
+}
+#: the tokens of the admin API: an admin API token, or a personal access token (acting as its user)
+ADMIN_SIDE: frozenset[TokenKind] = frozenset({"admin", "personal"})
+ANY_TOKEN: frozenset[TokenKind] = frozenset({"admin", "personal", "client"})
+
+
+class Probe(Enum):
+    """The probe's answer that decides whether a tool or action works here, beyond what the
+    token and version say (how each answer is read: `app.api.capabilities`)."""
+
+    #: `GET /api/admin/groups`: groups exist (Unleash Enterprise, the sandbox) or not
+    GROUPS = "groups"
+    #: `GET /api/admin/archive/features/:p`: the spec's endpoint, or the search API fallback
+    ARCHIVE = "archive"
+    #: `GET /api/admin/personal-dashboard/default`: answers this token
+    DASHBOARD = "dashboard"
+    #: `POST /api/client/metrics/bulk` with no metrics: takes the client token
+    METRICS = "metrics"
+
+
+def version_tuple(text: str) -> tuple[int, ...] | None:
+    """`"8.2.0"` -> `(8, 2, 0)`; the leading numbers of `"6.3.0-beta.1"`; None for no number."""
+    found = re.match(r"\s*v?(\d+(?:\.\d+)*)", text)
+    return tuple(int(n) for n in found.group(1).split(".")) if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """The versions of one kind of server that have it: from `minimum` on, before `below`."""
+
+    server: ServerKind
+    minimum: tuple[int, ...] | None = None
+    below: tuple[int, ...] | None = None
+
+    def admits(self, server: ServerKind, version: str) -> bool:
+        """False only when `server` is this kind and its version is known and out of range."""
+        found = version_tuple(version)
+        if server != self.server or found is None:
+            return True
+        if self.minimum is not None and found < self.minimum:
+            return False
+        return not (self.below is not None and found >= self.below)
+
+    def describe(self) -> str:
+        name = {"unleash": "Unleash", "sandbox": "the flagdesk sandbox"}.get(self.server, "")
+        low = ".".join(map(str, self.minimum)) if self.minimum else ""
+        high = ".".join(map(str, self.below)) if self.below else ""
+        if low and high:
+            return f"{name} {low} or later, before {high}"
+        return f"{name} {low} or later" if low else f"{name} before {high}"
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What a tool or an action needs of the connection; checked in this order."""
+
+    #: the kinds of token that can do it
+    tokens: frozenset[TokenKind] = ADMIN_SIDE
+    #: the token (its user, for a personal access token) holds the Admin root role
+    admin_role: bool = False
+    #: the connection has a client token (or is one)
+    client_token: bool = False
+    #: the server kinds that have it (None: any)
+    servers: frozenset[ServerKind] | None = None
+    #: version ranges, per server kind
+    versions: tuple[Versions, ...] = ()
+    #: the probe's answer that decides (None: the checks above are enough)
+    probe: Probe | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Something a tool's window does to the server (the reads are the tool itself)."""
+
+    #: "<what>.<verb>", the key of `Capabilities.actions` and of `flagdesk check --json`
+    key: str
+    title: str
+    #: the request(s) it makes, as the spec writes them
+    endpoint: str
+    needs: Needs = Needs()
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One sidebar entry and one window: what it reads, and the actions it offers."""
+
+    #: the capability key, also the stem of the page's object names (see `camel`)
+    key: str
+    title: str
+    #: the sidebar group it is listed under (one of `GROUPS`)
+    group: str
+    description: str
+    #: the icon's file stem in resources/icons/
+    icon: str
+    needs: Needs = Needs()
+    actions: tuple[Action, ...] = ()
+
+
+def camel(key: str) -> str:
+    """A tool key as the stem of object names: "inactive_users" -> "inactiveUsers"."""
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_ADMIN = Needs(admin_role=True)
+_GROUPS = Needs(admin_role=True, probe=Probe.GROUPS)
+
+# ---------------------------------------------------------------------------- actions
+
+CREATE_GROUP = Action("groups.create", "Create group", "POST /api/admin/groups", _GROUPS)
+EDIT_GROUP = Action("groups.edit", "Edit group", "PUT /api/admin/groups/:id", _GROUPS)
+DELETE_GROUP = Action("groups.delete", "Delete group", "DELETE /api/admin/groups/:id", _GROUPS)
+
+EDIT_USER = Action("users.edit", "Edit user", "PUT /api/admin/user-admin/:id", _ADMIN)
+CREATE_USER = Action("users.create", "Create user", "POST /api/admin/user-admin", _ADMIN)
+DELETE_USER = Action("users.delete", "Delete user", "DELETE /api/admin/user-admin/:id", _ADMIN)
+RESET_PASSWORD = Action(
+    "users.reset_password",
+    "Reset password",
+    "POST /api/admin/user-admin/reset-password",
+    _ADMIN,
+)
+DELETE_INACTIVE_USERS = Action(
+    "inactive_users.delete",
+    "Delete inactive users",
+    "POST /api/admin/user-admin/inactive/delete",
+    _ADMIN,
+)
+
+REVIVE_FEATURE = Action(
+    "archived_features.revive", "Revive a flag", "POST /api/admin/archive/revive/:name"
+)
+DELETE_FEATURE = Action(
+    "archived_features.delete", "Delete a flag for good", "DELETE /api/admin/archive/:name"
+)
+REVIVE_FEATURES = Action(
+    "archived_features.revive_bulk",
+    "Revive flags (bulk)",
+    "POST /api/admin/projects/:projectId/revive",
+)
+DELETE_FEATURES = Action(
+    "archived_features.delete_bulk",
+    "Delete flags for good (bulk)",
+    "POST /api/admin/projects/:projectId/delete",
+)
+
+CREATE_CONTEXT_FIELD = Action(
+    "context_fields.create", "Create context field", "POST /api/admin/context"
+)
+EDIT_CONTEXT_FIELD = Action(
+    "context_fields.edit", "Edit context field", "PUT /api/admin/context/:name"
+)
+DELETE_CONTEXT_FIELD = Action(
+    "context_fields.delete", "Delete context field", "DELETE /api/admin/context/:name"
+)
+
+# ---------------------------------------------------------------------------- tools
+
+
+class Tools(NamedTuple):
+    """The tools by name, in sidebar order (Ctrl+1 to Ctrl+7 follow it): `TOOL.groups`."""
+
+    groups: Tool
+    users: Tool
+    inactive_users: Tool
+    project_dashboard: Tool
+    archived_features: Tool
+    context_usage: Tool
+    metrics_upload: Tool
+
+
+TOOL = Tools(
+    groups=Tool(
+        "groups", "Groups", "People",
+        "Create user groups: members, SSO group mappings and a root role.", "groups",
+        Needs(probe=Probe.GROUPS),
+        (CREATE_GROUP, EDIT_GROUP, DELETE_GROUP),
+    ),
+    users=Tool(
+        "users", "Users", "People",
+        "Find a user and change their name, email or root role.", "users",
+        _ADMIN,
+        (EDIT_USER, CREATE_USER, DELETE_USER, RESET_PASSWORD),
+    ),
+    inactive_users=Tool(
+        "inactive_users", "Inactive users", "People",
+        "Users with no login in 180 days, to review and export.", "inactive",
+        _ADMIN,
+        (DELETE_INACTIVE_USERS,),
+    ),
+    project_dashboard=Tool(
+        "project_dashboard", "Project dashboard", "Projects",
+        "A project's owners, your roles, the latest events and its onboarding status.",
+        "dashboard",
+        # the personal dashboard API came with Unleash 6.3
+        Needs(versions=(Versions("unleash", minimum=(6, 3)),), probe=Probe.DASHBOARD),
+    ),
+    archived_features=Tool(
+        "archived_features", "Archived features", "Projects",
+        "Browse a project's archived feature flags.", "archive",
+        Needs(probe=Probe.ARCHIVE),
+        (REVIVE_FEATURE, DELETE_FEATURE, REVIVE_FEATURES, DELETE_FEATURES),
+    ),
+    context_usage=Tool(
+        "context_usage", "Context usage", "Configuration",
+        "Which strategies use a context field, and where.", "context",
+        Needs(),
+        (CREATE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD, DELETE_CONTEXT_FIELD),
+    ),
+    metrics_upload=Tool(
+        "metrics_upload", "Metrics upload", "Metrics",
+        "Validate JSON batches of client usage metrics and upload them.", "metrics",
+        Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS),
+    ),
+)  # fmt: skip
+
+TOOLS: tuple[Tool, ...] = tuple(TOOL)
+#: the sidebar's groups, in order
+GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
+TOOLS_BY_KEY: dict[str, Tool] = {tool.key: tool for tool in TOOLS}
+ACTIONS: tuple[Action, ...] = tuple(action for tool in TOOLS for action in tool.actions)
+ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
+#: the tool each action belongs to
+TOOL_OF: dict[str, Tool] = {action.key: tool for tool in TOOLS for action in tool.actions}
+#: tool key -> title, the words `flagdesk check` and the capability report show
+OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in TOOLS}

@@ -1,0 +1,82 @@
+"""The registry (`app.registry`): every tool and action declared once, cheap to import, and
+read by the capability report and `flagdesk check`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from app.registry import (
+    ACTIONS,
+    ACTIONS_BY_KEY,
+    GROUPS,
+    OPERATIONS,
+    TOOL,
+    TOOL_OF,
+    TOOLS,
+    TOOLS_BY_KEY,
+    Versions,
+    version_tuple,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
+    assert [t.key for t in TOOLS] == [
+        "groups", "users", "inactive_users", "project_dashboard", "archived_features",
+        "context_usage", "metrics_upload",
+    ]  # fmt: skip
+    assert tuple(TOOL) == TOOLS
+    assert set(TOOLS_BY_KEY) == set(OPERATIONS) and len(TOOLS_BY_KEY) == len(TOOLS)
+    assert all(tool.group in GROUPS for tool in TOOLS)
+
+
+def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
+    assert len(ACTIONS_BY_KEY) == len(ACTIONS)
+    expected = {
+        "inactive_users": {"inactive_users.delete"},
+        "users": {"users.create", "users.delete", "users.edit", "users.reset_password"},
+        "archived_features": {
+            "archived_features.revive", "archived_features.delete",
+            "archived_features.revive_bulk", "archived_features.delete_bulk",
+        },
+        "groups": {"groups.create", "groups.edit", "groups.delete"},
+        "context_usage": {"context_fields.create", "context_fields.edit", "context_fields.delete"},
+    }  # fmt: skip
+    for key, actions in expected.items():
+        assert {a.key for a in TOOLS_BY_KEY[key].actions} == actions
+        assert all(TOOL_OF[a] is TOOLS_BY_KEY[key] for a in actions)
+    # the user actions need the Admin root role, like the tools that list users
+    assert all(ACTIONS_BY_KEY[a].needs.admin_role for a in expected["users"])
+    assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
+
+
+def test_versions() -> None:
+    assert version_tuple("8.2.0") == (8, 2, 0)
+    assert version_tuple("6.3.0-beta.1") == (6, 3, 0)
+    assert version_tuple("unknown") is None
+    dashboard = Versions("unleash", minimum=(6, 3))
+    assert not dashboard.admits("unleash", "6.2.9")
+    assert dashboard.admits("unleash", "6.3.0") and dashboard.admits("unleash", "8.2.0")
+    assert dashboard.admits("sandbox", "0.1.0")  # a range is about one kind of server
+    assert dashboard.admits("unleash", "")  # an unknown version does not rule it out
+    assert not Versions("unleash", below=(7, 0)).admits("unleash", "7.0.0")
+    assert dashboard.describe() == "Unleash 6.3 or later"
+
+
+def test_the_registry_is_cheap_to_import() -> None:
+    """The main window's frame reads it before the client is loaded: it must not bring pydantic,
+    httpx, keyring or Qt with it."""
+    code = (
+        "import sys, app.registry, app.viewmodels.catalogue\n"
+        "heavy = [m for m in ('pydantic', 'httpx', 'keyring', 'PySide6', 'app.api.models')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    # app.viewmodels.catalogue: its package's __init__ must stay light too
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ""
