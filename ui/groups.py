@@ -120,7 +120,8 @@ class PersonList(QListWidget):
         avatars.loaded.connect(self.on_avatars_loaded)
 
     def set_people(self, people: list[tuple[User, str]]) -> None:
-        """Show `people` as (user, second line); keeps the current row's place."""
+        """Show `people` as (user, second line); keeps the current row's place (none when there
+        was none: nobody is chosen for the person)."""
         row = self.currentRow()
         self.clear()
         for user, second in people:
@@ -133,8 +134,8 @@ class PersonList(QListWidget):
             )
             item.setIcon(avatar_pixmap(label, self.avatars.image(user.imageUrl), AVATAR_SIZE))
             self.addItem(item)
-        if self.count():
-            self.setCurrentRow(min(max(row, 0), self.count() - 1))
+        if self.count() and row >= 0:
+            self.setCurrentRow(min(row, self.count() - 1))
 
     def user_id(self, item: QListWidgetItem | None) -> int | None:
         if item is None:
@@ -420,10 +421,10 @@ class MembersEditor(QWidget):
                 return True
         return super().eventFilter(watched, event)  # type: ignore[arg-type]
 
-    def on_search_text_changed(self, _text: str) -> None:
+    def on_search_text_changed(self, text: str) -> None:
         self.show_results()
-        if self.results.count():
-            self.results.setCurrentRow(0)
+        # what was typed picks its first match (Enter adds it); an empty search picks nobody
+        self.results.setCurrentRow(0 if text.strip() and self.results.count() else -1)
 
     def on_results_activated(self, _index: object) -> None:
         self.on_add_button_clicked()

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.api.models import User
 from app.text import counted
-from app.viewmodels.table import cell_text
+from app.viewmodels.table import MARK, cell_text
 from app.viewmodels.users import (
     EMAIL,
     NAME,
@@ -47,6 +47,8 @@ from ui.table import DataTable
 from ui.tool_page import ToolContent
 
 SPLITTER_KEY = "users/splitter"
+#: the list's column that stretches (the email), and the form's width at first
+EMAIL_COLUMN, FORM_WIDTH = 2, 300
 
 
 def show_refreshing(table: DataTable, busy: bool) -> None:
@@ -98,7 +100,8 @@ class UserEditor(ToolContent):
             self.model.users,
             noun="users",
             count_text=counted("user"),
-            stretch_column=None,
+            # the email takes what is left (elided), so the last login is never scrolled away
+            stretch_column=EMAIL_COLUMN,
         )
         self.table.filter_edit.setPlaceholderText("Search (Ctrl+F)")
         self.table.filter_edit.setToolTip("Search the users by name, username or email")
@@ -117,9 +120,10 @@ class UserEditor(ToolContent):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.form_area)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([600, 360])
+        # the form needs about 300 pixels; the list gets the rest, and all that is gained
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setSizes([660, FORM_WIDTH])
         state = window_settings().value(SPLITTER_KEY)
         if state is not None:
             self.splitter.restoreState(state)
@@ -372,7 +376,10 @@ class UserEditor(ToolContent):
         for edit in (self.name_edit, self.email_edit):
             edit.setReadOnly(not editable)
         self.role_combo.setEnabled(editable)
-        self.title.setText(user_label(user))
+        dirty = m.dirty
+        self.title.setText(f"{user_label(user)} {MARK}" if dirty else user_label(user))
+        self.title.setToolTip("Unsaved changes: Save (Enter) or Revert (Escape)" if dirty else "")
+        self.title_changed.emit(m.drafts_text)
         self.scim_badge.setVisible(bool(user.scimId))
         self.scim_badge.setToolTip(f"SCIM ID: {user.scimId}" if user.scimId else "")
         reason = m.read_only_reason

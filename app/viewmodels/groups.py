@@ -277,7 +277,8 @@ class GroupEditorModel(ToolViewModel):
 
     def _columns(self) -> list[Column[Group]]:
         return [
-            Column("Name", lambda g: g.name, tooltip=lambda g: g.description or None, width=16),
+            # fitted to the names (never cut); the SSO mappings take what is left
+            Column("Name", lambda g: g.name, tooltip=lambda g: g.description or None),
             Column("Members", member_count, numeric=True, width=10),
             Column("Root role", lambda g: self.role_name(g.rootRole), width=11),
             Column("SSO mappings", lambda g: ", ".join(g.mappingsSSO) or None,

@@ -42,6 +42,8 @@ S = TypeVar("S")
 
 #: `data(index, ROW_ROLE)` gives the row's object itself
 ROW_ROLE = Qt.ItemDataRole.UserRole
+#: in front of the first cell of a row `TableModel.mark` marks (a user's unsaved changes)
+MARK = "•"
 #: shown for a missing value
 MISSING = "—"
 #: between the cells of a row in the filter's text, so one word never spans two cells
@@ -221,6 +223,9 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._terms: list[str] = []
         self._filter_text = ""
+        #: why a row is marked ("" when it is not): a marked row's first cell starts with MARK
+        #: and says why in its tooltip (call `marks_changed()` when the answer may change)
+        self.mark: Callable[[T], str] | None = None
 
     # ------------------------------------------------------------------ rows
 
@@ -361,15 +366,27 @@ class TableModel(QAbstractTableModel, Generic[T]):
         if not index.isValid() or not 0 <= index.row() < len(self._shown):
             return None
         column = self._columns[index.column()]
+        note = ""
+        if self.mark is not None and index.column() == 0:
+            note = self.mark(self.row_at(index.row()))
         if role == Qt.ItemDataRole.DisplayRole:
-            return self.text(index.row(), index.column())
+            text = self.text(index.row(), index.column())
+            return f"{MARK} {text}" if note else text
         if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
             return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        if role == Qt.ItemDataRole.ToolTipRole and note:
+            return note
         if role == Qt.ItemDataRole.ToolTipRole and column.tooltip is not None:
             return column.tooltip(self.row_at(index.row()))
         if role == ROW_ROLE:
             return self.row_at(index.row())
         return None
+
+    def marks_changed(self) -> None:
+        """`mark` may say otherwise for some rows now: repaint their first column."""
+        if self._shown:
+            last = self.index(len(self._shown) - 1, 0)
+            self.dataChanged.emit(self.index(0, 0), last)
 
     def headerData(
         self,

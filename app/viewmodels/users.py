@@ -33,6 +33,7 @@ from PySide6.QtCore import QObject, Signal
 from app.api.errors import BadRequest, ClientError, NotFound
 from app.api.models import Role, UpdateUser, User
 from app.changes import Changes, Resource
+from app.text import plural
 from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -42,6 +43,8 @@ NAME, EMAIL, ROOT_ROLE = "name", "email", "rootRole"
 FIELDS = (NAME, EMAIL, ROOT_ROLE)
 FIELD_LABELS = {NAME: "name", EMAIL: "email", ROOT_ROLE: "root role"}
 
+#: the tooltip of a user marked in the list
+UNSAVED = "Unsaved changes: select the user to save or revert them."
 SCIM_REASON = "Changes would be overwritten by the identity provider; change this user there."
 
 
@@ -166,6 +169,10 @@ class UserEditorModel(ToolViewModel):
         self.notice = ""
         self._saving = False
         self._pending_open: int | None = None
+        #: the users with unsaved changes, as the list last marked them
+        self._marked: frozenset[int] = frozenset()
+        self.users.mark = self.draft_mark
+        self.form_changed.connect(self._marks_may_change)
         self.busy_changed.connect(self._phase_may_change)
         self.error_changed.connect(self._phase_may_change)
         session.state_changed.connect(self._phase_may_change)
@@ -277,6 +284,32 @@ class UserEditorModel(ToolViewModel):
         self.current_changed.emit()
         self.form_changed.emit()
         self.phase_changed.emit()
+
+    # ------------------------------------------------------------------ unsaved drafts
+
+    @property
+    def drafted(self) -> frozenset[int]:
+        """The ids of the users with changes typed and not saved (the selected one included)."""
+        ids = set(self._drafts)
+        if self._current_id is not None and self.dirty:
+            ids.add(self._current_id)
+        return frozenset(ids)
+
+    def draft_mark(self, user: User) -> str:
+        """Why the list marks `user` ("" when it does not)."""
+        return UNSAVED if user.id in self._marked else ""
+
+    @property
+    def drafts_text(self) -> str:
+        """ "2 users with unsaved changes" ("" when there are none)."""
+        n = len(self._marked)
+        return f"{plural(n, 'user')} with unsaved changes" if n else ""
+
+    def _marks_may_change(self) -> None:
+        drafted = self.drafted
+        if drafted != self._marked:
+            self._marked = drafted
+            self.users.marks_changed()
 
     # ------------------------------------------------------------------ selection
 

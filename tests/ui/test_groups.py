@@ -609,3 +609,44 @@ def test_the_splitter_is_remembered(
         assert restored[0] < restored[1], (restored, sizes)
     finally:
         again.close_content()
+
+
+def test_nobody_is_chosen_for_the_person_and_long_names_are_whole(
+    qtbot: Any,
+    sandbox: SandboxProcess,
+    open_editor: Callable[..., tuple[ToolPage, GroupEditor]],
+    arun: Callable[..., Any],
+) -> None:
+    """The first user ("Admin") used to be selected, so Add member added them; a group's name
+    was cut at 16 characters while the SSO mappings column was wide."""
+    long_name = "Release managers of the web shop and the mobile app"
+
+    client = admin_client(sandbox)
+    arun(client.create_group(CreateGroup(name=long_name, mappingsSSO=["okta-release"])))
+    arun(client.aclose())
+    settings = window_settings()
+    settings.remove("tables/groupsList")
+    settings.sync()
+    _page, editor = open_editor(sandbox)
+    members = editor.members
+    assert members.results.count() > 1
+    assert members.results.currentRow() == -1
+    assert not members.add_button.isEnabled()
+    members.add_button.click()
+    qtbot.keyClick(members.search, Qt.Key.Key_Return)
+    assert editor.model.members == []
+    qtbot.keyClicks(members.search, "okafor")  # what is typed picks its first match
+    assert members.add_button.isEnabled()
+    qtbot.keyClick(members.search, Qt.Key.Key_Escape)  # and an empty search picks nobody
+    assert members.results.currentRow() == -1 and not members.add_button.isEnabled()
+    item = members.results.item(1)
+    members.results.setCurrentItem(item)  # picked: now it can be added
+    assert members.add_button.isEnabled()
+    picked = members.results.user_id(item)
+    members.add_button.click()
+    assert [u.id for u in editor.model.members] == [picked]
+
+    view = editor.table.view
+    qtbot.waitUntil(lambda: editor.table._fitted)
+    width = view.fontMetrics().horizontalAdvance(long_name)
+    assert view.columnWidth(0) > width  # whole, not "Release manag…"

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit
 
 from app.api.models import CreateUser, User
 from app.viewmodels.session import Session
@@ -33,8 +33,9 @@ from app.viewmodels.users import (
 from sandbox import db
 from sandbox.process import SandboxProcess
 from sandbox.store import ADMIN_ROLE, EDITOR_ROLE, VIEWER_ROLE
+from ui.settings import window_settings
 from ui.states import StatePanel
-from ui.users import UserEditor
+from ui.users import SPLITTER_KEY, UserEditor
 
 #: demo people used below (see sandbox/demo.py: user id = index + 2)
 GRETA = "greta.schmidt"  # id 8, Editor
@@ -493,3 +494,67 @@ def test_replace_row_updates_cells_and_filter_text_in_place(qtbot: Any) -> None:
     model.sort(0, Qt.SortOrder.DescendingOrder)
     assert [r[0] for r in model.rows] == ["zed", "cid", "ann"]
     assert not model.replace_row(("nobody", 0), ("x", 0))
+
+
+def name_cell(editor: UserEditor, user_id: int) -> tuple[str, str]:
+    """The list's first cell of a user: (text, tooltip)."""
+    users = editor.model.users
+    index = users.index(users.row_of(lambda u: u.id == user_id), 0)
+    return users.data(index), users.data(index, Qt.ItemDataRole.ToolTipRole) or ""
+
+
+def test_unsaved_drafts_are_marked_in_the_list_and_the_title(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    editor = open_editor(qtbot, connect(demo_sandbox))
+    titles: list[str] = []
+    editor.title_changed.connect(titles.append)
+    greta = choose(qtbot, editor, GRETA)
+    assert name_cell(editor, greta.id)[0] == "Greta Schmidt"
+    retype(qtbot, editor.name_edit, "Greta S.")
+    assert editor.title.text() == "Greta Schmidt •"
+    leon = choose(qtbot, editor, "leon.weber")
+    editor.table.filter_edit.clear()  # everyone in the list again
+    text, tooltip = name_cell(editor, greta.id)
+    assert text == "• Greta Schmidt" and tooltip.startswith("Unsaved changes")
+    assert name_cell(editor, leon.id)[0] == "Leon Weber"
+    assert editor.title.text() == "Leon Weber"
+    assert titles[-1] == "1 user with unsaved changes"
+    # Ctrl+C and the CSV export take the names, not the mark
+    assert editor.model.users.text(editor.model.users.row_of(lambda u: u.id == greta.id), 0) \
+        == "Greta Schmidt"  # fmt: skip
+
+    choose(qtbot, editor, GRETA)
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Escape)  # reverted: nothing unsaved
+    assert name_cell(editor, greta.id)[0] == "Greta Schmidt"
+    assert editor.title.text() == "Greta Schmidt" and titles[-1] == ""
+    editor.close_content()
+
+
+def test_every_column_of_the_list_is_in_view_beside_the_form(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    """At the window's usual size the list showed Email half and Last login not at all (behind
+    a scroll bar) while the form beside it was mostly empty."""
+    settings = window_settings()
+    for key in (SPLITTER_KEY, "tables/users"):
+        settings.remove(key)
+    settings.sync()
+    editor = UserEditor(connect(demo_sandbox))
+    qtbot.addWidget(editor)
+    editor.resize(880, 600)  # the page's content in a 1100-pixel main window
+    editor.show()
+    qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+    view = editor.table.view
+    qtbot.waitUntil(lambda: editor.table._fitted)
+    QApplication.processEvents()
+    last = editor.model.users.columnCount() - 1
+    assert editor.model.users.headerData(last, Qt.Orientation.Horizontal) == "Last login"
+    assert view.columnViewportPosition(last) + view.columnWidth(last) <= view.viewport().width()
+    assert not view.horizontalScrollBar().isVisible()
+    # the dates are whole in their column
+    text = editor.model.users.text(0, last)
+    assert view.fontMetrics().horizontalAdvance(text) < view.columnWidth(last)
+    editor.close_content()
+    settings.remove(SPLITTER_KEY)
+    settings.sync()
