@@ -28,8 +28,8 @@ from app.api import models as m
 from sandbox.store import (
     ADMIN_ROLE,
     EDITOR_ROLE,
-    ApiError,
     Principal,
+    Refusal,
     Store,
 )
 
@@ -164,7 +164,7 @@ async def streamed_json(store: Store, answer: Callable[[Store], Iterator[bytes]]
     return PumpedResponse(pump, first)
 
 
-def error_response(error: ApiError) -> Response:
+def error_response(error: Refusal) -> Response:
     body = m.ErrorBody(id=str(uuid.uuid4()), name=error.name, message=error.message)
     if error.details is not None:
         body.details = [m.ErrorDetail(**d) for d in error.details]
@@ -183,7 +183,7 @@ def json_path(loc: Sequence[int | str]) -> str:
     return out
 
 
-def validation_error(errors: Sequence[Any], what: str = "request") -> ApiError:
+def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
     details = []
     for err in errors:
         path = json_path(err.get("loc", ()))
@@ -203,7 +203,7 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> ApiError:
     summary = f"The {what} is invalid: {first}" + (
         f" (and {count - 1} more problem{'s' * (count > 2)})" if count > 1 else ""
     )
-    return ApiError(400, "ValidationError", summary, details)
+    return Refusal(400, "ValidationError", summary, details)
 
 
 class JsonContentTypeGuard:
@@ -226,7 +226,7 @@ class JsonContentTypeGuard:
             if media != "application/json" and not media.endswith("+json"):
                 shown = media or "no content type"
                 response = error_response(
-                    ApiError(
+                    Refusal(
                         415,
                         "ContentTypeerror",
                         f"We do not accept {shown}, we accept [application/json]",
@@ -260,16 +260,16 @@ def _store(request: Request) -> Store:
 async def admin_side(request: Request) -> Principal:
     secret = _token(request)
     if secret is None:
-        raise ApiError(
+        raise Refusal(
             401,
             "AuthenticationRequired",
             "You must log in or send an API token in the Authorization header.",
         )
     principal = _store(request).authenticate(secret)
     if principal is None:
-        raise ApiError(401, "AuthenticationRequired", "The token is not valid.")
+        raise Refusal(401, "AuthenticationRequired", "The token is not valid.")
     if principal.kind == "client":
-        raise ApiError(
+        raise Refusal(
             403,
             "NoAccessError",
             "Expected a different token type for this endpoint: a client token cannot use "
@@ -281,12 +281,12 @@ async def admin_side(request: Request) -> Principal:
 async def client_side(request: Request) -> Principal:
     secret = _token(request)
     if secret is None:
-        raise ApiError(401, "AuthenticationRequired", "The client API needs a client token.")
+        raise Refusal(401, "AuthenticationRequired", "The client API needs a client token.")
     principal = _store(request).authenticate(secret)
     if principal is None:
-        raise ApiError(401, "AuthenticationRequired", "The token is not valid.")
+        raise Refusal(401, "AuthenticationRequired", "The token is not valid.")
     if principal.kind != "client":
-        raise ApiError(
+        raise Refusal(
             403,
             "NoAccessError",
             "Expected a different token type for this endpoint: "
@@ -315,8 +315,8 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
 
     # ------------------------------------------------------------------ errors
 
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> Response:
+    @app.exception_handler(Refusal)
+    async def _api_error(_: Request, exc: Refusal) -> Response:
         return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
@@ -326,25 +326,25 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 404:
-            err = ApiError(
+            err = Refusal(
                 404,
                 "NotFoundError",
                 f"The path you were looking for ({request.url.path}) is not available.",
             )
         elif exc.status_code == 405:
-            err = ApiError(
+            err = Refusal(
                 405,
                 "MethodNotAllowed",
                 f"{request.method} is not allowed on {request.url.path}",
             )
         else:
-            err = ApiError(exc.status_code, "HttpError", str(exc.detail))
+            err = Refusal(exc.status_code, "HttpError", str(exc.detail))
         return error_response(err)
 
     def require_root(who: Principal, allowed: tuple[int, ...], doing: str) -> None:
         if store.root_role_of(who.user_id) not in allowed:
             names = " or ".join({ADMIN_ROLE: "Admin", EDITOR_ROLE: "Editor"}[r] for r in allowed)
-            raise ApiError(403, "NoAccessError", f"You need the {names} root role to {doing}.")
+            raise Refusal(403, "NoAccessError", f"You need the {names} root role to {doing}.")
 
     # ------------------------------------------------------------------ supporting routes
 
@@ -506,8 +506,8 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
     return app
 
 
-def too_large(limit: int) -> ApiError:
-    return ApiError(
+def too_large(limit: int) -> Refusal:
+    return Refusal(
         413, "ContentTooLarge", f"The request body is larger than the limit of {limit:,} bytes."
     )
 

@@ -1,0 +1,102 @@
+"""What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
+the API (tokens, users, groups, projects, features, archive, context, metrics) over one shared
+connection (`core.Core`), and `Store`, all of them together.
+
+Every public method is one thing the API can ask; each returns a wire model from
+`app.api.models` (built with only the fields the server means to send, so that
+`model_dump(exclude_unset=True)` is the response body) or raises `Refusal`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sandbox.store.archive import ARCHIVED_FEATURES_QUERY, Archive
+from sandbox.store.context import Context
+from sandbox.store.core import (
+    ADMIN_ROLE,
+    ADMIN_USER_ID,
+    BUILTIN_ROLES,
+    CHUNK_ITEMS,
+    DAY_MS,
+    EDITOR_ROLE,
+    HOUR_MS,
+    MEMBER_ROLE,
+    OWNER_ROLE,
+    VIEWER_ROLE,
+    Principal,
+    Refusal,
+    avatar_url,
+    to_wire_time,
+)
+from sandbox.store.features import Features
+from sandbox.store.groups import Groups
+from sandbox.store.metrics import Metrics
+from sandbox.store.tokens import Tokens
+from sandbox.store.users import INACTIVE_USERS_QUERY
+
+__all__ = [
+    "ADMIN_ROLE", "ADMIN_USER_ID", "ARCHIVED_FEATURES_QUERY", "CHUNK_ITEMS", "DAY_MS",
+    "EDITOR_ROLE", "HOUR_MS", "INACTIVE_USERS_QUERY", "MEMBER_ROLE", "OWNER_ROLE", "VIEWER_ROLE",
+    "Principal", "Refusal", "Store", "avatar_url", "to_wire_time",
+]  # fmt: skip
+
+
+class Store(Tokens, Groups, Features, Archive, Context, Metrics):
+    """Every area of the sandbox over one SQLite connection."""
+
+    def reader(self) -> Store | None:
+        """A Store on a read-only connection of its own to the same database file, for reading
+        a large answer on a worker thread while this Store's connection stays with the event
+        loop (WAL lets readers run beside the writer). The caller closes its `conn`. None when
+        the database lives in memory, where no second connection can reach it."""
+        path = next((row[2] for row in self.conn.execute("PRAGMA database_list")
+                     if row[1] == "main"), "")  # fmt: skip
+        if not path:
+            return None
+        conn = sqlite3.connect(
+            Path(path).as_uri() + "?mode=ro", uri=True, isolation_level=None,
+            check_same_thread=False, timeout=30,
+        )  # fmt: skip
+        # room for the pages of one 100,000-item answer (allocated only as they are read)
+        conn.execute("PRAGMA cache_size = -65536")
+        return Store(conn, inactive_days=self.inactive_days, clock=self.clock)
+
+    def initialise(self) -> None:
+        """What a fresh Unleash has, and so every sandbox, `--empty` ones included: the
+        built-in roles, the `development` and `production` environments, the `default`
+        project, the built-in admin user and context fields. Only what is missing is added, so
+        it also completes a database made before one of these was (a `default` project is
+        never deleted: Unleash refuses to)."""
+        now = self.clock()
+        with self.tx() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO roles(id, name, type, description) VALUES(?, ?, ?, ?)",
+                BUILTIN_ROLES,
+            )
+            c.executemany(
+                "INSERT OR IGNORE INTO environments(name, type, sort_order) VALUES(?, ?, ?)",
+                [("development", "development", 1), ("production", "production", 2)],
+            )
+            c.execute(
+                "INSERT OR IGNORE INTO projects(id, name, description, created_at)"
+                " VALUES('default', 'Default', 'Default project', ?)",
+                (now,),
+            )
+            c.execute(
+                "INSERT OR IGNORE INTO users(id, name, username, email, root_role, created_at,"
+                " seen_at) VALUES(?, 'Admin', 'admin', NULL, ?, ?, ?)",
+                (ADMIN_USER_ID, ADMIN_ROLE, now, now),
+            )
+            c.execute(
+                "INSERT OR IGNORE INTO context_fields(name, description, stickiness, sort_order,"
+                " created_at) VALUES (?, ?, 0, ?, ?), (?, ?, 0, ?, ?), (?, ?, 0, ?, ?)",
+                (
+                    "appName", "Allows you to constrain on application name", 2, now,
+                    "environment", "Allows you to constrain on environment", 0, now,
+                    "userId", "Allows you to constrain on userId", 1, now,
+                ),
+            )  # fmt: skip
+            if self.setting("initialised_at") is None:
+                self.set_setting("initialised_at", str(now))

@@ -1,0 +1,210 @@
+"""What every area of the store shares: the connection, transactions, settings, the event log,
+the sandbox's refusals, who a request is made as, and the wire's time notation."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pydantic_core
+
+from sandbox.db import now_ms
+
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+
+ADMIN_ROLE, EDITOR_ROLE, VIEWER_ROLE, OWNER_ROLE, MEMBER_ROLE = 1, 2, 3, 4, 5
+BUILTIN_ROLES: list[tuple[int, str, str, str]] = [
+    (ADMIN_ROLE, "Admin", "root", "Users with the root admin role have superuser access."),
+    (
+        EDITOR_ROLE,
+        "Editor",
+        "root",
+        "Users with the root editor role can create projects and flags.",
+    ),
+    (
+        VIEWER_ROLE,
+        "Viewer",
+        "root",
+        "Users with the root viewer role can only read root resources.",
+    ),
+    (OWNER_ROLE, "Owner", "project", "Users with the project owner role have full control."),
+    (MEMBER_ROLE, "Member", "project", "Users with the project member role can work on flags."),
+]
+ROOT_ROLE_TYPES = ("root", "custom-root")
+ADMIN_USER_ID = 1
+
+
+class Refusal(Exception):
+    """What the sandbox answers instead of a result: status, the spec's error name, a message,
+    details (each `{message, path}`). The app turns it into the spec's error body."""
+
+    def __init__(
+        self,
+        status: int,
+        name: str,
+        message: str,
+        details: Sequence[dict[str, str]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.name = name
+        self.message = message
+        self.details = list(details) if details else None
+
+
+def not_found(message: str) -> Refusal:
+    return Refusal(404, "NotFoundError", message)
+
+
+def bad_request(message: str, path: str | None = None) -> Refusal:
+    details = [{"message": message, "path": path}] if path else [{"message": message}]
+    return Refusal(400, "ValidationError", message, details)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request is made as."""
+
+    kind: str  # admin, client, personal
+    user_id: int | None
+    user_name: str
+    environment: str | None = None
+
+
+def to_dt(ms: int | None) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def to_wire_time(ms: int | None) -> str | None:
+    """Integer milliseconds as the API's RFC 3339 text ("2026-01-02T03:04:05.006Z")."""
+    return None if ms is None else _wire_time(ms)
+
+
+def _wire_time(ms: int) -> str:
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+#: The two answers that run to 100,000 items (inactive users, archived flags) are made of plain
+#: JSON values a chunk at a time (building a pydantic model per item took seconds). Their keys are
+#: the wire models' fields; tests/api and tests/compat parse these answers with those same models,
+#: which keeps the two in step.
+#:
+#: Items per chunk of a streamed answer (`Store.inactive_users`, `Store.archived_features`): a
+#: few thousand, so the first bytes leave after milliseconds and the client parses one chunk
+#: while the server reads the next.
+CHUNK_ITEMS = 2000
+
+
+def json_chunks(key: str, pages: Iterable[list[Any]]) -> Iterator[bytes]:
+    """`{"version":1,"<key>":[...]}` with a chunk per non-empty page of items: the same bytes
+    `pydantic_core.to_json` writes for the whole body (compact, no spaces), without holding it."""
+    head = b'{"version":1,' + pydantic_core.to_json(key) + b":["
+    first = True
+    for page in pages:
+        if page:
+            yield (head if first else b",") + pydantic_core.to_json(page)[1:-1]
+            first = False
+    yield (head if first else b"") + b"]}"
+
+
+class WireTimes(dict[int | None, str | None]):
+    """`to_wire_time` remembered per distinct value within one answer, read as `times[ms]`:
+    among 100,000 flags or users the same few thousand times come back again and again
+    (formatting each one took 0.4 s for an archive). A dict, so a known time costs one lookup;
+    it starts afresh past `limit` values, so memory stays bounded."""
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        super().__init__({None: None})
+        self.limit = limit
+
+    def __missing__(self, ms: int | None) -> str | None:
+        if len(self) >= self.limit:
+            self.clear()
+            self[None] = None
+        text = self[ms] = to_wire_time(ms)
+        return text
+
+
+def avatar_url(email: str | None, name: str | None) -> str:
+    """A gravatar-style URL like the ones Unleash sends (flagdesk never fetches it in tests)."""
+    digest = hashlib.md5((email or name or "").strip().lower().encode()).hexdigest()
+    return f"https://gravatar.com/avatar/{digest}?s=42&d=retro&r=g"
+
+
+class Core:
+    """The database connection and what every area does with it. Each area of the store is a
+    subclass adding its own methods; `Store` is all of them over one connection. Methods are
+    synchronous and short, and run on the server's event-loop thread, so they never
+    interleave and a write transaction is never shared between two requests."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        inactive_days: int = 180,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.conn = conn
+        self.inactive_days = inactive_days
+        self.clock = clock
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every query in it sees the same committed state, so an answer
+        read in pages is whole and consistent even while other requests write."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")
+
+    def setting(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO settings(key, value) VALUES(?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def is_initialised(self) -> bool:
+        return self.setting("initialised_at") is not None
+
+    def _event(
+        self,
+        c: sqlite3.Connection,
+        event_type: str,
+        by: Principal,
+        *,
+        summary: str,
+        project: str | None = None,
+        feature: str | None = None,
+        environment: str | None = None,
+        at: int | None = None,
+    ) -> None:
+        c.execute(
+            "INSERT INTO events(type, project, feature, environment, created_by,"
+            " created_by_user_id, created_at, summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+            (event_type, project, feature, environment, by.user_name, by.user_id,
+             self.clock() if at is None else at, summary),
+        )  # fmt: skip

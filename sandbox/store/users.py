@@ -1,0 +1,205 @@
+"""Users: the list, one user, creating and updating, the current user, inactive users."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Generator, Sequence
+from contextlib import closing
+from typing import Any
+
+from app.api import models as m
+from sandbox.store.core import (
+    ADMIN_ROLE,
+    CHUNK_ITEMS,
+    DAY_MS,
+    ROOT_ROLE_TYPES,
+    Core,
+    Principal,
+    Refusal,
+    WireTimes,
+    avatar_url,
+    bad_request,
+    json_chunks,
+    not_found,
+    to_dt,
+)
+
+#: `Store.inactive_users`, in the `users_last_login` index's order (its entries end with the
+#: rowid, `id`); the range on the indexed value is implied by the inactivity test and skips the
+#: active users. Parameters: the cutoff, twice.
+INACTIVE_USERS_QUERY = (
+    "SELECT id, name, email, username, seen_at, created_at, pat_seen_at FROM users"
+    " WHERE account_type = 'User' AND coalesce(seen_at, created_at) < ?"
+    " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
+    " ORDER BY coalesce(seen_at, created_at), id"
+)
+
+
+class Users(Core):
+    def root_role_of(self, user_id: int | None) -> int | None:
+        if user_id is None:
+            return None
+        row = self.conn.execute("SELECT root_role FROM users WHERE id = ?", (user_id,)).fetchone()
+        return None if row is None else row[0]
+
+    def _user_row(self, user_id: int) -> sqlite3.Row:
+        row = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+        if row is None:
+            raise not_found(f"No user found with id {user_id}")
+        return row  # type: ignore[no-any-return]
+
+    def _user(self, row: sqlite3.Row) -> m.User:
+        fields: dict[str, Any] = {
+            "id": row["id"],
+            "isAPI": False,
+            "name": row["name"],
+            "email": row["email"],
+            "username": row["username"],
+            "imageUrl": row["image_url"] or avatar_url(row["email"], row["username"]),
+            "loginAttempts": row["login_attempts"],
+            "emailSent": bool(row["email_sent"]),
+            "rootRole": row["root_role"],
+            "seenAt": to_dt(row["seen_at"]),
+            "createdAt": to_dt(row["created_at"]),
+            "accountType": row["account_type"],
+        }
+        if row["scim_id"]:
+            fields["scimId"] = row["scim_id"]
+        return m.User(**fields)
+
+    def roles(self, types: Sequence[str] = ROOT_ROLE_TYPES) -> list[m.Role]:
+        marks = ",".join("?" * len(types))
+        rows = self.conn.execute(
+            f"SELECT * FROM roles WHERE type IN ({marks}) ORDER BY id", tuple(types)
+        )
+        return [
+            m.Role(id=r["id"], name=r["name"], type=r["type"], description=r["description"])
+            for r in rows
+        ]
+
+    def current_user(self, who: Principal) -> m.CurrentUser:
+        """`GET /api/admin/user`: the token's user, as Unleash 8.2 shapes it (minus the secret it
+        echoes for admin API tokens)."""
+        admin = self.root_role_of(who.user_id) == ADMIN_ROLE
+        permissions = [m.Permission(permission="ADMIN")] if admin else []
+        if who.kind == "admin":
+            user: dict[str, Any] = {
+                "username": "admin",
+                "type": "admin",
+                "permissions": ["ADMIN"],
+                "environment": "*",
+                "projects": ["*"],
+            }
+        else:
+            assert who.user_id is not None
+            user = self.get_user(who.user_id).model_dump(mode="json", exclude_none=True)
+        return m.CurrentUser(user=user, permissions=permissions)
+
+    def list_users(self) -> m.UserList:
+        rows = self.conn.execute(
+            "SELECT * FROM users WHERE account_type = 'User' ORDER BY id"
+        ).fetchall()
+        return m.UserList(users=[self._user(r) for r in rows], rootRoles=self.roles())
+
+    def get_user(self, user_id: int) -> m.User:
+        return self._user(self._user_row(user_id))
+
+    def _resolve_root_role(self, ref: int | str, path: str) -> int:
+        if isinstance(ref, int):
+            row = self.conn.execute("SELECT id, type FROM roles WHERE id = ?", (ref,)).fetchone()
+        else:
+            row = self.conn.execute("SELECT id, type FROM roles WHERE name = ?", (ref,)).fetchone()
+        if row is None:
+            raise bad_request(f"Could not find rootRole={ref}", path)
+        if row["type"] not in ROOT_ROLE_TYPES:
+            raise bad_request(
+                f"{ref} is a project role; a root role must be one of "
+                + ", ".join(r.name for r in self.roles()),
+                path,
+            )
+        return int(row["id"])
+
+    def create_user(self, req: m.CreateUser, by: Principal) -> m.User:
+        if not req.email and not req.username:
+            raise bad_request("A user needs an email or a username", "$.email")
+        role = self._resolve_root_role(req.rootRole, "$.rootRole")
+        now = self.clock()
+        with self.tx() as c:
+            self._check_unique_user(c, None, req.email, req.username)
+            cur = c.execute(
+                "INSERT INTO users(name, username, email, root_role, created_at, email_sent)"
+                " VALUES(?, ?, ?, ?, ?, ?)",
+                (req.name, req.username, req.email, role, now, int(req.sendEmail)),
+            )
+            user_id = int(cur.lastrowid or 0)
+            self._event(c, "user-created", by, summary=f"**{by.user_name}** created user "
+                        f"**{req.name or req.username or req.email}**")  # fmt: skip
+        return self.get_user(user_id)
+
+    def _check_unique_user(
+        self, c: sqlite3.Connection, user_id: int | None, email: str | None, username: str | None
+    ) -> None:
+        if email:
+            row = c.execute(
+                "SELECT id FROM users WHERE email = ? AND id IS NOT ?", (email, user_id)
+            ).fetchone()
+            if row is not None:
+                raise bad_request(f"The email {email} is already used by another user", "$.email")
+        if username:
+            row = c.execute(
+                "SELECT id FROM users WHERE username = ? AND id IS NOT ?", (username, user_id)
+            ).fetchone()
+            if row is not None:
+                raise bad_request(f"The username {username} is already taken", "$.username")
+
+    def update_user(self, user_id: int, req: m.UpdateUser, by: Principal) -> m.User:
+        row = self._user_row(user_id)
+        if row["scim_id"]:
+            raise Refusal(
+                403,
+                "NoAccessError",
+                "This user is managed by your SCIM provider and cannot be changed manually",
+            )
+        given = req.model_fields_set
+        changes: dict[str, Any] = {}
+        if "email" in given:
+            changes["email"] = req.email
+            if req.email is None and not row["username"]:
+                raise bad_request(
+                    "A user must keep an email or a username; this user has no username", "$.email"
+                )
+        if "name" in given:
+            changes["name"] = req.name
+        if "rootRole" in given and req.rootRole is not None:
+            changes["root_role"] = self._resolve_root_role(req.rootRole, "$.rootRole")
+        if changes:
+            with self.tx() as c:
+                self._check_unique_user(c, user_id, changes.get("email"), None)
+                assignments = ", ".join(f"{column} = ?" for column in changes)
+                c.execute(
+                    f"UPDATE users SET {assignments} WHERE id = ?", (*changes.values(), user_id)
+                )
+                label = row["name"] or row["username"] or row["email"]
+                self._event(c, "user-updated", by, summary=f"**{by.user_name}** updated user "
+                            f"**{label}**")  # fmt: skip
+        return self.get_user(user_id)
+
+    def inactive_users(self) -> Generator[bytes, None, None]:
+        """The `InactiveUsers` body, compact JSON in chunks of CHUNK_ITEMS users, read in one
+        snapshot. An index holds the users in the answer's order, so the first chunk is read
+        without sorting them all first (see INACTIVE_USERS_QUERY)."""
+        cutoff = self.clock() - self.inactive_days * DAY_MS
+        wire = WireTimes()
+        with (
+            self.snapshot() as c,
+            closing(c.execute(INACTIVE_USERS_QUERY, (cutoff, cutoff))) as rows,
+        ):
+            pages = (
+                [
+                    {"id": id_, "name": name, "email": email, "username": username,
+                     "seenAt": wire[seen], "createdAt": wire[created], "patSeenAt": wire[pat]}
+                    for id_, name, email, username, seen, created, pat in page
+                ]
+                for page in iter(lambda: rows.fetchmany(CHUNK_ITEMS), [])
+            )  # fmt: skip
+            yield from json_chunks("inactiveUsers", pages)
