@@ -154,3 +154,25 @@ def test_markup_in_a_message_is_shown_as_text(qtbot: Any, close_boxes: None) -> 
     [box] = error_boxes()
     assert box.informativeText() == "ValueError: <b>bold</b> & <i>co</i>"
     assert "Details were written" not in box.text()  # no log set up: no path to show
+
+
+def test_the_excepthook_shows_a_dialog(qtbot: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        raise KeyError("lost")
+    except KeyError:
+        exc_type, exc, tb = sys.exc_info()
+    assert exc_type is not None and exc is not None
+    excepthook.show_unexpected_error(exc_type, exc, tb)
+    boxes = [
+        w
+        for w in QApplication.topLevelWidgets()
+        if isinstance(w, QMessageBox) and w.objectName() == "unexpectedErrorBox"
+    ]
+    assert len(boxes) == 1
+    box = boxes[0]
+    assert box.isVisible()
+    assert box.informativeText() == "KeyError: 'lost'"
+    assert "Traceback" in box.detailedText()
+    assert "KeyError: 'lost'" in capsys.readouterr().err  # still printed as before
+    box.close()
+    qtbot.waitUntil(lambda: not excepthook._boxes)

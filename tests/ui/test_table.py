@@ -1,12 +1,9 @@
-"""`TableModel` (sorting and filtering in Python) and `DataTable` (filter box, count, Ctrl+C,
-CSV export, remembered columns and sort order)."""
+"""`DataTable` (filter box, count, Ctrl+C, CSV export, remembered columns and sort order) over
+a `TableModel` (whose own tests are in tests/viewmodels/test_table_model.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,124 +15,11 @@ from PySide6.QtWidgets import QApplication
 import ui.table
 from app.viewmodels.table import (
     MISSING,
-    Column,
-    PreparedRows,
-    RowPipeline,
     TableModel,
-    cell_text,
-    prepare_rows,
 )
+from tests.viewmodels.test_table_model import COLUMNS, PEOPLE, Person, names
 from ui.settings import window_settings
 from ui.table import EXPORT_FOLDER_KEY, DataTable
-
-
-@dataclass
-class Person:
-    name: str
-    email: str | None
-    logins: int
-    seen: datetime | None = None
-
-
-COLUMNS = [
-    Column[Person]("Name", lambda p: p.name),
-    Column[Person]("Email", lambda p: p.email),
-    Column[Person]("Logins", lambda p: p.logins, numeric=True),
-    Column[Person]("Seen", lambda p: p.seen),
-]
-
-PEOPLE = [
-    Person("Åsa Berg", "asa@example.com", 3, datetime(2026, 1, 2, 3, 4, tzinfo=UTC)),
-    Person("bob stone", None, 12),
-    Person("Carla Díaz", "carla@example.org", 7, datetime(2025, 5, 6, tzinfo=UTC)),
-    Person("Dan Stone", "dan@example.com", 0),
-]
-
-
-def names(model: TableModel[Person]) -> list[str]:
-    return [p.name for p in model.rows]
-
-
-def test_filter_matches_every_word_in_any_cell_and_any_case(qtbot: Any) -> None:
-    model: TableModel[Person] = TableModel(COLUMNS)
-    counts: list[tuple[int, int]] = []
-    model.counts_changed.connect(lambda shown, total: counts.append((shown, total)))
-    model.set_rows(PEOPLE)
-    assert counts[-1] == (4, 4)
-    model.set_filter("STONE")
-    assert names(model) == ["bob stone", "Dan Stone"]
-    assert counts[-1] == (2, 4)
-    model.set_filter("stone example.com")  # both words, in different cells
-    assert names(model) == ["Dan Stone"]
-    model.set_filter("example.org")
-    assert names(model) == ["Carla Díaz"]
-    model.set_filter("nobody")
-    assert model.rowCount() == 0 and counts[-1] == (0, 4)
-    model.set_filter("  ")
-    assert model.rowCount() == 4
-
-
-def test_sort_keeps_the_filter_and_missing_values_sort_last(qtbot: Any) -> None:
-    model: TableModel[Person] = TableModel(COLUMNS)
-    model.set_rows(PEOPLE)
-    model.sort(2, Qt.SortOrder.DescendingOrder)
-    assert names(model) == ["bob stone", "Carla Díaz", "Åsa Berg", "Dan Stone"]
-    model.set_filter("stone")
-    assert names(model) == ["bob stone", "Dan Stone"]
-    model.sort(0)  # case-insensitive
-    assert names(model) == ["bob stone", "Dan Stone"]
-    model.set_filter("")
-    model.sort(3)
-    assert [p.seen is None for p in model.rows] == [False, False, True, True]
-    # new rows keep the sort and the filter
-    model.set_filter("stone")
-    model.sort(0, Qt.SortOrder.DescendingOrder)
-    model.set_rows([*PEOPLE, Person("Ann Stone", None, 1)])
-    assert names(model) == ["Dan Stone", "bob stone", "Ann Stone"]
-
-
-def test_cell_texts(qtbot: Any) -> None:
-    model: TableModel[Person] = TableModel(COLUMNS)
-    model.set_rows(PEOPLE[:2])
-    assert model.text(1, 1) == MISSING
-    assert cell_text(True) == "yes" and cell_text(None) == MISSING
-    seen = PEOPLE[0].seen
-    assert seen is not None
-    assert model.text(0, 3) == seen.astimezone().strftime("%Y-%m-%d %H:%M")
-    assert model.data(model.index(0, 2), Qt.ItemDataRole.TextAlignmentRole) is not None
-    prepared = prepare_rows(COLUMNS, PEOPLE)
-    assert "asa@example.com" in prepared.haystacks[0] and "åsa" in prepared.haystacks[0]
-
-
-def test_a_row_pipeline_prepares_pieces_in_order(qtbot: Any, qloop: Any, arun: Any) -> None:
-    """Pieces handed in as they arrive come out as one `PreparedRows`, in arrival order, with
-    the filter texts and the sort keys asked for, as `prepare_rows` makes them in one go."""
-    names: list[str] = [p.name for p in PEOPLE]
-
-    async def pieces() -> PreparedRows[Person]:
-        pipeline: RowPipeline[str, Person] = RowPipeline(
-            COLUMNS, lambda items: [next(p for p in PEOPLE if p.name == n) for n in items], [2]
-        )
-        for start in range(0, len(names), 3):
-            pipeline.add(names[start : start + 3])
-            await asyncio.sleep(0)
-        assert pipeline.count == len(PEOPLE)
-        return await pipeline.result()
-
-    joined = arun(pieces())
-    whole = prepare_rows(COLUMNS, PEOPLE, [2])
-    assert joined.rows == whole.rows
-    assert joined.haystacks == whole.haystacks
-    assert joined.keys == whole.keys
-
-    async def abandoned() -> None:
-        pipeline: RowPipeline[Person, Person] = RowPipeline(COLUMNS, list)
-        pipeline.add(PEOPLE)
-        pipeline.close()  # a cancelled load: nothing more is prepared
-        with pytest.raises(RuntimeError):
-            pipeline.add(PEOPLE)
-
-    arun(abandoned())
 
 
 def test_data_table_filters_counts_copies_and_exports(
