@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import httpx
 
 from app.api.models import FeatureMetricsRaw, FeatureUsage
+from app.api.wire import BULK_METRICS_BODY_LIMIT, json_path
 from sandbox.process import SandboxProcess
 from tests.sandbox.conftest import assert_error
 
-LIMIT = 102_400
 HOUR = 3_600_000
 BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
 
@@ -40,11 +40,12 @@ def raw_windows(sb: SandboxProcess, feature: str) -> list:
 
 
 def test_limit_is_exactly_102400_bytes(demo_sandbox):
+    assert BULK_METRICS_BODY_LIMIT == 102_400  # the spec's limit, and Unleash's
     with demo_sandbox.client() as http:
-        ok = post(http, padded(LIMIT))
+        ok = post(http, padded(BULK_METRICS_BODY_LIMIT))
         assert ok.status_code == 202, ok.text
         assert ok.content == b""
-        assert_error(post(http, padded(LIMIT + 1)), 413, "ContentTooLarge")
+        assert_error(post(http, padded(BULK_METRICS_BODY_LIMIT + 1)), 413, "ContentTooLarge")
 
 
 def test_limit_holds_for_a_streamed_body_without_length(demo_sandbox):
@@ -56,14 +57,14 @@ def test_limit_holds_for_a_streamed_body_without_length(demo_sandbox):
     with demo_sandbox.client() as http:
         r = http.post(
             "/api/client/metrics/bulk",
-            content=chunks(LIMIT + 1),
+            content=chunks(BULK_METRICS_BODY_LIMIT + 1),
             headers={"content-type": "application/json"},
         )
         assert "content-length" not in r.request.headers
         assert_error(r, 413, "ContentTooLarge")
         r = http.post(
             "/api/client/metrics/bulk",
-            content=chunks(LIMIT),
+            content=chunks(BULK_METRICS_BODY_LIMIT),
             headers={"content-type": "application/json"},
         )
         assert r.status_code == 202
@@ -111,6 +112,20 @@ def test_invalid_payload_names_the_bad_items(demo_sandbox):
         assert_error(post(http, {}), 400, "ValidationError")
         assert_error(post(http, b"[1, 2"), 400, "ValidationError")
         assert post(http, {"applications": [], "metrics": []}).status_code == 202
+
+
+def test_a_key_that_needs_quoting_is_named_in_the_one_json_path_notation(demo_sandbox):
+    """A variant name with a space is a key a JSON path must quote: the sandbox names it as
+    every layer does (`app.api.wire.json_path`), `variants["blue green"]`."""
+    metric = {"featureName": "f", "appName": "a", "environment": "development",
+              "timestamp": BASE, "yes": 1, "no": 0, "variants": {"blue green": "many"}}  # fmt: skip
+    with demo_sandbox.client() as http:
+        err = assert_error(post(http, {"applications": [], "metrics": [metric]}), 400,
+                           "ValidationError")  # fmt: skip
+    path = '$.metrics[0].variants["blue green"]'
+    assert path == json_path(("metrics", 0, "variants", "blue green"), root="$")
+    assert [d["path"] for d in err["details"]] == [path]
+    assert err["details"][0]["message"].startswith(path + ": ")
 
 
 def test_tokens(demo_sandbox):

@@ -1,0 +1,58 @@
+"""Client metrics: a flag's usage, and bulk batches in (endpoint 7).
+
+The bulk route takes the raw request: it refuses a body with 413 the moment it passes the
+limit (never reading it whole first), then validates it with pydantic's JSON parser in one pass.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from pydantic import ValidationError
+from starlette.responses import Response
+
+from app.api import models as m
+from app.api.wire import BULK_METRICS_BODY_LIMIT
+from sandbox.responses import json_response, read_limited, validation_error
+from sandbox.routes.deps import Admin, Client, StoreDep
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get("/api/admin/client-metrics/features/{name}")
+async def feature_usage(name: str, _: Admin, store: StoreDep) -> Response:
+    return json_response(store.feature_usage(name))
+
+
+@router.get("/api/admin/client-metrics/features/{name}/raw")
+async def feature_metrics_raw(
+    name: str,
+    _: Admin,
+    store: StoreDep,
+    hoursBack: Annotated[int, Query(ge=1, le=24 * 366)] = 1,
+) -> Response:
+    return json_response(store.feature_metrics_raw(name, hoursBack))
+
+
+@router.post(
+    "/api/client/metrics/bulk",
+    status_code=202,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/BulkMetrics"}}
+            },
+        }
+    },
+    responses={202: {"description": "Accepted; no body"}},
+)
+async def bulk_metrics(request: Request, _: Client, store: StoreDep) -> Response:
+    body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
+    try:
+        batch = m.BulkMetrics.model_validate_json(body)
+    except ValidationError as exc:
+        raise validation_error(exc.errors(), "metrics batch") from None
+    store.ingest_bulk(batch)
+    return Response(status_code=202)

@@ -1,0 +1,21 @@
+"""Projects: the list, and a project's personal dashboard."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from sandbox.responses import json_response
+from sandbox.routes.deps import Admin, StoreDep
+
+router = APIRouter()
+
+
+@router.get("/api/admin/projects", tags=["projects"])
+async def list_projects(_: Admin, store: StoreDep) -> Response:
+    return json_response(store.list_projects())
+
+
+@router.get("/api/admin/personal-dashboard/{projectId}", tags=["dashboard"])
+async def personal_dashboard(projectId: str, who: Admin, store: StoreDep) -> Response:
+    return json_response(store.dashboard(projectId, who))

@@ -1,0 +1,32 @@
+"""What the server is: health and UI config."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from starlette.responses import Response
+
+from app import __version__
+from app.api import models as m
+from sandbox.responses import json_response
+from sandbox.routes.deps import Admin
+
+SERVER_NAME = "flagdesk sandbox"
+
+router = APIRouter(tags=["server"])
+
+
+@router.get("/health")
+async def health() -> Response:
+    return json_response(m.Health(health="GOOD"))
+
+
+@router.get("/api/admin/ui-config")
+async def ui_config(_: Admin) -> Response:
+    return json_response(
+        m.UiConfig(
+            name=SERVER_NAME,
+            version=__version__,
+            versionInfo=m.VersionInfo(current={"sandbox": __version__}),
+            authenticationType="open-source",
+        )
+    )
