@@ -181,6 +181,20 @@ def test_serve_imports_no_qt(tmp_path):
     assert r.stdout.strip() == "[]"
 
 
+def test_the_sandbox_imports_only_the_wire_contract_of_app():
+    """The sandbox's layer rule: of flagdesk it imports the wire contract (`app.api.models`,
+    `app.api.wire`, and the version in `app`), never Qt, a view-model or the GUI."""
+    code = (
+        "import importlib, pkgutil, sys, sandbox\n"
+        "for found in pkgutil.walk_packages(sandbox.__path__, 'sandbox.'):\n"
+        "    importlib.import_module(found.name)\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in"
+        " ('app', 'ui', 'PySide6', 'shiboken6'))))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.split() == ["app", "app.api", "app.api.models", "app.api.wire"]
+
+
 def test_scale_adds_users_and_archived_flags(tmp_path):
     with (
         SandboxProcess(tmp_path / "s.sqlite3", "--demo", "--scale", "300") as sb,
