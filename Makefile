@@ -12,12 +12,13 @@ test:
 	@packaging/bootstrap.sh test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy app/api app/metrics app/commands app/profiles.py app/cli.py sandbox
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint:
 	@packaging/bootstrap.sh test
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports --no-cache
 
 typecheck:
 	@packaging/bootstrap.sh test

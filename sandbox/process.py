@@ -237,3 +237,10 @@ def default_db_path() -> Path:
     from app.paths import data_dir
 
     return data_dir() / "sandbox.sqlite3"
+
+
+def embedded_sandbox() -> SandboxProcess:
+    """The GUI's embedded sandbox (not started yet): the user's own database (demo data on first
+    start), tokens shared with any other flagdesk on the same database, and stopped when this
+    process ends. The GUI's entry point (`ui.main_window.run`) gives it to the session."""
+    return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)

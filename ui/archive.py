@@ -40,7 +40,7 @@ from app.viewmodels.session import Session
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 STEM = "archivedFeatures"
 NO_SELECTION = "Select a flag to see its environments"

@@ -24,8 +24,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.profiles import NOT_SET, NoKeyring, ProfileError, TokenStore
-from app.viewmodels.connections import ConnectionsModel, ProfileForm
+from app.viewmodels.connections import (
+    NOT_SET,
+    ConnectionsModel,
+    NoKeyring,
+    ProfileError,
+    ProfileForm,
+    TokenStore,
+)
 from app.viewmodels.session import SANDBOX_NAME, Session
 
 SANDBOX_ITEM = "\x00sandbox"

@@ -35,7 +35,7 @@ from app.viewmodels.session import Session
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import ask_export_path, filter_edit
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 STEM = "contextUsage"
 #: a leaf's strategy (group rows hold None)

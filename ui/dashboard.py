@@ -35,7 +35,7 @@ from ui.icons import icon
 from ui.markdown import MarkdownView
 from ui.picker import Picker
 from ui.states import StatePanel
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 STEM = "projectDashboard"
 

@@ -46,7 +46,7 @@ from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 #: item data: the user's id, and the picture's URL
 USER_ID_ROLE = Qt.ItemDataRole.UserRole

@@ -19,7 +19,7 @@ from app.viewmodels.inactive_users import (
 from app.viewmodels.users import LoadPhase, unavailable_reason
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
 

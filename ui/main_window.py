@@ -42,7 +42,7 @@ from ui.settings import window_settings
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
 
-    from app.viewmodels.session import Session
+    from app.viewmodels.session import SandboxFactory, Session
     from ui.tool_page import ToolPage
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
@@ -574,8 +574,15 @@ def share_the_interpreter() -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
 
 
-def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
-    """Open the main window; return when it is closed.
+def run(
+    argv: Sequence[str] | None = None,
+    *,
+    verbose: bool = False,
+    sandbox_factory: SandboxFactory | None = None,
+) -> int:
+    """Open the main window; return when it is closed. With the GUI's embedded sandbox, or what
+    `sandbox_factory` makes: this is where the GUI is wired together (see "The composition root"
+    in docs/ARCHITECTURE.md).
 
     The window's frame is shown before anything heavy is imported (the client, pydantic models,
     keyring, qasync): the pages are added once it is on screen (`bench/gui_startup.py` measures
@@ -596,7 +603,11 @@ def run(argv: Sequence[str] | None = None, *, verbose: bool = False) -> int:
 
     from app.viewmodels.session import Session
 
-    session = Session()
+    if sandbox_factory is None:
+        from sandbox.process import embedded_sandbox
+
+        sandbox_factory = embedded_sandbox
+    session = Session(sandbox_factory=sandbox_factory)
     try:
         session.prelaunch()  # the embedded sandbox boots while the rest loads
         from app.logs import setup_logging

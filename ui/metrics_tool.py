@@ -82,7 +82,7 @@ from app.viewmodels.session import Session
 from ui.palette import is_dark
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 STEM = "metrics"
 

@@ -44,7 +44,7 @@ from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.tool_page import ToolContent
+from ui.tool_content import ToolContent
 
 SPLITTER_KEY = "users/splitter"
 #: the list's column that stretches (the email), and the form's width at first

@@ -12,10 +12,22 @@ from app.api.capabilities import Capabilities
 from app.api.client import normalise_base_url
 from app.api.errors import ClientError
 from app.connection import ConnectionSpec, MissingToken, spec_of
-from app.profiles import NoKeyring, Profile, ProfileError, TokenStore
+from app.profiles import NOT_SET, NoKeyring, Profile, ProfileError, TokenStore
 from app.registry import OPERATIONS
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import Session
+
+#: the profile store's words the dialog needs (the errors this model passes on, the kinds of
+#: token storage): the dialog imports them from here, not from `app.profiles`
+__all__ = [
+    "NOT_SET",
+    "ConnectionsModel",
+    "NoKeyring",
+    "ProfileError",
+    "ProfileForm",
+    "TokenStore",
+    "report_text",
+]
 
 
 @dataclass

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # imported when first used, so the window shows before they l
     from app.api.client import AdminClient
     from app.profiles import ProfileStore, TokenStore
     from app.viewmodels.avatars import AvatarCache
-    from sandbox.process import SandboxProcess
 
 log = logging.getLogger("flagdesk.session")
 
@@ -45,15 +44,31 @@ IDLE, CONNECTING, READY, FAILED = "idle", "connecting", "ready", "failed"
 #: click (and one that comes back is reconnected)
 HEALTH_INTERVAL = 20.0
 
-SandboxFactory = Callable[[], "SandboxProcess"]
+
+class EmbeddedSandbox(Protocol):
+    """What the session needs of the embedded sandbox's child process: a
+    `sandbox.process.SandboxProcess`, made by the factory the GUI's entry point gives the session
+    (`ui.main_window.run`; tests give their own). The view-models do not import the sandbox."""
+
+    url: str
+    admin_token: str
+    client_token: str
+
+    @property
+    def launched(self) -> bool: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    def launch(self) -> None: ...
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
 
 
-def default_sandbox() -> SandboxProcess:
-    """The embedded sandbox: the user's own database (demo data on first start), tokens shared
-    with any other flagdesk on the same database, and stopped when this process ends."""
-    from sandbox.process import SandboxProcess, default_db_path
-
-    return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
+#: makes the embedded sandbox (not started yet); None: this session has none
+SandboxFactory = Callable[[], EmbeddedSandbox]
 
 
 class Session(QObject):
@@ -72,7 +87,7 @@ class Session(QObject):
         self,
         store: ProfileStore | None = None,
         *,
-        sandbox_factory: SandboxFactory = default_sandbox,
+        sandbox_factory: SandboxFactory | None = None,
         health_interval: float = HEALTH_INTERVAL,
         parent: QObject | None = None,
     ) -> None:
@@ -82,7 +97,7 @@ class Session(QObject):
         self.health_interval = health_interval
         self._watch: asyncio.Task[None] | None = None
         self._sandbox_factory = sandbox_factory
-        self._sandbox: SandboxProcess | None = None
+        self._sandbox: EmbeddedSandbox | None = None
         self.connection: Connection | None = None
         self.state = IDLE
         #: what is going on, or why it failed
@@ -185,7 +200,7 @@ class Session(QObject):
     def prelaunch(self) -> None:
         """When `open_last()` will open the embedded sandbox, start its process now: it boots
         (a few tenths of a second) while the window loads the rest of itself."""
-        if self._last_profile() is not None:
+        if self._last_profile() is not None or self._sandbox_factory is None:
             return
         if self._sandbox is None:
             self._sandbox = self._sandbox_factory()
@@ -333,10 +348,14 @@ class Session(QObject):
         spec = await asyncio.to_thread(spec_of, profile, self.store)
         return Connection(profile.name, spec)
 
-    async def _start_sandbox(self) -> SandboxProcess:
+    async def _start_sandbox(self) -> EmbeddedSandbox:
         if self._sandbox is not None and self._sandbox.running:
             return self._sandbox
-        sandbox = self._sandbox or self._sandbox_factory()
+        sandbox = self._sandbox
+        if sandbox is None:
+            if self._sandbox_factory is None:
+                raise ClientError("This window has no local sandbox: add a connection instead.")
+            sandbox = self._sandbox_factory()
         self._sandbox = sandbox
         try:
             # start() waits for /health: off the GUI thread, the window stays responsive
