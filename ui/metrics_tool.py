@@ -660,7 +660,13 @@ class MetricsTool(ToolContent):
             f"{STEM}OpenFolderButton", "Open folder", "Open the upload's folder",
             "The ledger, the copy of the bodies, and the invalid and rejected items",
         )  # fmt: skip
+        self.again_button = _button(
+            f"{STEM}UploadAgainButton", "Upload again", "Upload this batch again",
+            "This server accepted this batch before: sending it again makes it count the "
+            "metrics twice",
+        )  # fmt: skip
         report_buttons.addWidget(self.retry_button)
+        report_buttons.addWidget(self.again_button)
         report_buttons.addWidget(self.open_folder_button)
         report_buttons.addStretch(1)
         layout.addLayout(report_buttons)
@@ -703,6 +709,7 @@ class MetricsTool(ToolContent):
         self.upload_button.clicked.connect(self.on_upload_button_clicked)
         self.cancel_button.clicked.connect(self.model.cancel_upload)
         self.retry_button.clicked.connect(self.model.retry_upload)
+        self.again_button.clicked.connect(self.model.upload_again)
         self.open_folder_button.clicked.connect(self.on_open_folder_button_clicked)
         self.resume_button.clicked.connect(self.on_resume_button_clicked)
         self.unfinished_combo.currentIndexChanged.connect(self.on_model_upload_state_changed)
@@ -936,7 +943,7 @@ class MetricsTool(ToolContent):
         notes = []
         if not reason and m.report is None and m.invalid_count:
             notes.append(
-                f"{m.invalid_count:,} invalid items will be left out, and saved as invalid.ndjson "
+                f"{m.invalid_count:,} invalid items will be left out, and saved as {INVALID_NAME} "
                 "in the upload's folder."
             )
         if not reason and m.report is None and m.warning_count:
@@ -970,6 +977,11 @@ class MetricsTool(ToolContent):
             self.report_label.setText(
                 f"<b>The upload could not start.</b> {html.escape(m.upload_error)}"
             )
+        elif m.again_question:
+            self.report_label.setText(
+                f"<b>Nothing was sent: this batch was uploaded before.</b> "
+                f"{html.escape(m.again_question)} Upload again to send it anyway."
+            )
         elif m.report is not None:
             lines = [html.escape(line) for line in m.report_lines()]
             self.report_label.setText(f"<b>{m.report_heading}</b><br>" + "<br>".join(lines))
@@ -983,11 +995,12 @@ class MetricsTool(ToolContent):
             self.progress_bar.reset()
             self.progress_label.setText("")
         self.retry_button.setVisible(bool(m.upload_error))
+        self.again_button.setVisible(bool(m.again_question))
         self.open_folder_button.setVisible(m.report is not None)
         has_rejections = m.rejections.total_count > 0
         self.rejections.setVisible(has_rejections)
         self.upload_spacer.setVisible(not has_rejections)
-        if m.report is not None or m.upload_error:
+        if m.report is not None or m.upload_error or m.again_question:
             self.tabs.setCurrentIndex(3)
         self.on_model_upload_state_changed()
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.commands.connection import (
     EXIT_OK,
     EXIT_UNAUTHORISED,
@@ -28,17 +29,18 @@ from app.commands.connection import (
 )
 
 if TYPE_CHECKING:
-    from app.api.client import AdminClient
     from app.connection import ConnectionSpec
     from app.metrics import Batch
+    from app.metrics.batch_upload import BatchUpload, Checks, Outcome
     from app.metrics.ledger import Counts
     from app.metrics.upload import Progress, Report, Upload
 
 #: some items were rejected by the server, or left out as invalid
 EXIT_INCOMPLETE = 1
+#: the batch was uploaded to this server and accepted already: nothing sent (see --again)
+EXIT_ALREADY_SENT = 5
 #: Ctrl+C: the ledger is consistent; `--resume` continues
 EXIT_CANCELLED = 130
-DEFAULT_MAX_BODY = 102_400
 #: the smallest body limit accepted: a body must hold at least one application and one metric
 MIN_MAX_BODY = 1_024
 #: problems printed before "... and N more"
@@ -46,7 +48,6 @@ SHOWN_PROBLEMS = 50
 SHOWN_REJECTIONS = 20
 #: problems kept in the JSON summary
 SAVED_PROBLEMS = 1000
-INVALID_NAME = "invalid.ndjson"
 
 UPLOAD_DESCRIPTION = """\
 Read, validate and split the FILEs (bulk payloads {applications, metrics}, JSON arrays or NDJSON
@@ -65,7 +66,10 @@ are not, and the metric items of the rejected bodies are saved to rejected.json 
 server's messages. A body that got no answer to a request (a lost connection, no answer in
 time, a gateway's 502 or 504) may have been counted: the report says how many are in doubt. A
 redirect (3xx) stops the upload: use the URL the server points to. After Ctrl+C, a crash or a
-network loss, --resume LEDGER sends exactly the bodies not accepted or rejected.
+network loss, --resume LEDGER sends exactly the bodies not accepted or rejected. A batch this
+server accepted before (found in the earlier uploads' ledgers) is not sent again without --again.
+--dry-run prints the same problems and warnings as an upload: with --url or --profile, also the
+ones about the client token's environment and the server's flag names.
 
 exit status:
   0  every body accepted (with --dry-run: every item valid)
@@ -76,6 +80,9 @@ exit status:
   3  the server was unreachable (or kept failing) after retries, or cannot take metrics at this
      URL (a redirect, no such endpoint): bodies left pending, resume later
   4  the token was refused (401/403): wrong token, or not a client token
+  5  this server accepted the batch (bodies with exactly these bytes) in an earlier upload:
+     nothing was sent, and the earlier upload's folder is named; --again sends it anyway
+     (the server then counts it twice)
   130  cancelled with Ctrl+C: resume later
 """
 
@@ -117,7 +124,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="tries per body before the server counts as unreachable "
                      "(default 6; backoff 0.5 s doubling to 8 s, with jitter)")  # fmt: skip
     how.add_argument("--max-body", type=_max_body, default=None, metavar="BYTES",
-                     help=f"largest request body in bytes (default {DEFAULT_MAX_BODY:,}, "
+                     help=f"largest request body in bytes (default {BULK_METRICS_BODY_LIMIT:,}, "
                      "the limit of Unleash)")  # fmt: skip
     how.add_argument("--dry-run", action="store_true",
                      help="read, validate, split and report; send nothing")  # fmt: skip
@@ -125,6 +132,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="continue the upload of this ledger (its folder or ledger.jsonl); "
                      "no FILE then. It goes to the ledger's server; --url or --profile, if "
                      "given, must name that one")  # fmt: skip
+    how.add_argument("--again", action="store_true",
+                     help="send the batch even if this server accepted it in an earlier upload "
+                     "(it then counts it twice)")  # fmt: skip
     how.add_argument("--folder", metavar="DIR", type=Path,
                      help="keep the ledger and the bodies' copy here (a new folder)")  # fmt: skip
     how.add_argument("--json", action="store_true", help="print one JSON object (the summary)")
@@ -215,7 +225,7 @@ def upload(args: argparse.Namespace) -> int:
         if not args.files:
             raise UsageError("give the FILEs to upload, or --resume LEDGER")
         _check_files(args.files)
-        spec = None if args.dry_run else _connection(args, ledger_server=None)
+        spec = _connection(args, ledger_server=None, dry_run=args.dry_run)
     except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
     try:
@@ -223,67 +233,72 @@ def upload(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled while reading; nothing was sent")
     out.update(files=_sources(batch), metrics=batch.metric_count)
-    max_body = args.max_body or DEFAULT_MAX_BODY
+    max_body = args.max_body or BULK_METRICS_BODY_LIMIT
     if batch.metric_count == 0:
-        _report_problems(out, batch, spec)
+        from app.metrics.batch_upload import make_checks
+
+        _report_problems(out, make_checks([batch], spec.client_token if spec else None, None))
         return out.fail(EXIT_USAGE, "no valid metric to upload in " + _names(args.files))
     if args.dry_run:
-        count = size = largest = 0
-        for body in batch.iter_bodies(max_body):
-            count += 1
-            size += len(body.data)
-            largest = max(largest, len(body.data))
-        invalid = _report_problems(out, batch, spec)
-        out.update(dry_run=True, bodies=count, bytes=size, largest_body=largest)
-        if not args.json:
-            sendable = batch.metric_count - batch.unsendable
-            print(
-                f"Would send {sendable:,} metric{_s(sendable)} in "
-                f"{count:,} bod{'y' if count == 1 else 'ies'} ({size:,} bytes, the largest "
-                f"{largest:,} of at most {max_body:,})"
-                + (f"; {invalid:,} invalid item{_s(invalid)} left out" if invalid else "")
-            )
-        return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+        return _dry_run(args, out, batch, spec, max_body)
     assert spec is not None
     return _send(args, out, spec, batch=batch, max_body=max_body)
 
 
-def _report_problems(
-    out: _Output, batch: Batch, spec: ConnectionSpec | None, known: set[str] | None = None
+def _dry_run(
+    args: argparse.Namespace,
+    out: _Output,
+    batch: Batch,
+    spec: ConnectionSpec | None,
+    max_body: int,
 ) -> int:
-    """Print the problems (after the split, which adds items too large for any body) and put
-    them in the summary; returns the number of items left out. `known`: the server's flag
-    names, when it could be asked."""
-    from app.metrics import token_environment
+    """Split and check as a real upload would (the same warnings: the client token's
+    environment and the server's flag names when a connection is given); send nothing."""
+    from app.metrics.batch_upload import dry_run_checks, dry_split
 
-    environment = token_environment(spec.client_token) if spec and spec.client_token else None
-    problems = [*batch.problems,
-                *batch.check(token_environment=environment, known_features=known)]  # fmt: skip
-    errors = sum(1 for p in problems if p.severity == "error")
-    invalid = batch.left_out
-    if not out.as_json:
-        _print_problems(problems, sys.stderr)
-    out.update(
-        invalid=invalid,
-        errors=errors,
-        warnings=len(problems) - errors,
-        problems=[_problem_json(p) for p in problems[:SAVED_PROBLEMS]],
-    )
-    return invalid
-
-
-async def _known_features(client: AdminClient, out: _Output) -> set[str] | None:
-    """The server's flag names, to warn about metrics Unleash would not store; None (and a
-    line saying why) when the token cannot list them."""
-    from app.api.errors import ClientError
-
+    split = dry_split([batch], max_body)
     try:
-        return await client.feature_names()
-    except ClientError as exc:
+        checks = asyncio.run(dry_run_checks([batch], spec))
+    except KeyboardInterrupt:
+        return out.fail(EXIT_CANCELLED, "cancelled; nothing was sent")
+    invalid = _report_problems(out, checks)
+    if spec is None and not args.json:
+        print(
+            "Not checked against a server (give --url or --profile to check the client "
+            "token's environment and the feature names).",
+            file=sys.stderr,
+        )
+    out.update(dry_run=True, bodies=split.bodies, bytes=split.bytes, largest_body=split.largest)
+    if not args.json:
+        sendable = batch.metric_count - batch.unsendable
+        print(
+            f"Would send {sendable:,} metric{_s(sendable)} in "
+            f"{split.bodies:,} bod{'y' if split.bodies == 1 else 'ies'} ({split.bytes:,} bytes, "
+            f"the largest {split.largest:,} of at most {max_body:,})"
+            + (f"; {invalid:,} invalid item{_s(invalid)} left out" if invalid else "")
+        )
+    return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+
+
+def _report_problems(out: _Output, checks: Checks) -> int:
+    """Print the problems (after the split, which adds items too large for any body) and the
+    server checks, and put them in the summary; returns the number of items left out."""
+    if not out.as_json:
+        _print_problems(checks.problems, sys.stderr)
+        if checks.features_error:
+            print(
+                f"Feature names not checked against the server: {checks.features_error}",
+                file=sys.stderr,
+            )
+    out.update(
+        invalid=checks.invalid,
+        errors=checks.errors,
+        warnings=checks.warnings,
+        problems=[_problem_json(p) for p in checks.problems[:SAVED_PROBLEMS]],
+    )
+    if checks.features_error:
         out.update(features_checked=False)
-        if not out.as_json:
-            print(f"Feature names not checked against the server: {exc}", file=sys.stderr)
-        return None
+    return checks.invalid
 
 
 def _resume(args: argparse.Namespace, out: _Output) -> int:
@@ -300,6 +315,7 @@ def _resume(args: argparse.Namespace, out: _Output) -> int:
     except LedgerError as exc:
         raise UsageError(str(exc)) from None
     spec = _connection(args, ledger_server=ledger.server)
+    assert spec is not None
     note = ledger.note
     invalid_name = note.get("invalid_file")
     out.update(
@@ -322,21 +338,55 @@ def _send(
     max_body: int | None = None,
     resume: Path | None = None,
 ) -> int:
-    from app.metrics.ledger import LedgerError
+    from app.metrics.batch_upload import (
+        ALREADY_SENT,
+        CANCELLED_EARLY,
+        INVALID_NOT_SAVED,
+        BatchUpload,
+    )
+    from app.metrics.upload import UPLOAD_RETRY
 
+    retry = UPLOAD_RETRY
+    if args.attempts is not None:
+        retry = dataclasses.replace(retry, attempts=args.attempts)
     bar = _Bar(sys.stderr) if sys.stderr.isatty() else None
+    job = BatchUpload(spec, hooks=_Terminal(out, bar), concurrency=args.concurrency, retry=retry)
     try:
-        report, invalid_file = asyncio.run(_upload(spec, args, out, batch, max_body, resume, bar))
-    except (LedgerError, UsageError) as exc:
-        return out.fail(EXIT_USAGE, str(exc))
-    except KeyboardInterrupt:  # before the upload started: nothing was sent
+        outcome = asyncio.run(_drive(job, args, batch, max_body, resume))
+    except KeyboardInterrupt:  # before the handler was in place: nothing was sent
         return out.fail(EXIT_CANCELLED, "cancelled before anything was sent")
     finally:
         if bar is not None:
             bar.finish()
-    invalid = int(out.data.get("invalid", 0))
-    if invalid_file is not None:
-        out.update(invalid_file=str(invalid_file))
+    if outcome.failure == ALREADY_SENT:
+        out.update(
+            already_sent=[
+                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+                 "bodies": e.bodies, "metrics": e.metrics}
+                for e in outcome.earlier
+            ]
+        )  # fmt: skip
+        return out.fail(
+            EXIT_ALREADY_SENT,
+            f"{outcome.message} Nothing was sent. To send it again anyway, add --again.",
+        )
+    if outcome.failure == INVALID_NOT_SAVED:
+        assert outcome.folder is not None
+        return out.fail(
+            EXIT_USAGE,
+            f"{outcome.detail}. Nothing was sent; the ledger is kept: "
+            f"`{resume_command(outcome.folder)}` sends the valid items anyway",
+        )
+    if outcome.failure == CANCELLED_EARLY:
+        return out.fail(EXIT_CANCELLED, "cancelled before anything was sent")
+    if outcome.failure:  # NOT_STARTED: the CA bundle, or the ledger
+        return out.fail(EXIT_USAGE, outcome.message)
+    report = outcome.report
+    assert report is not None
+    invalid = outcome.invalid
+    out.update(invalid=invalid)
+    if outcome.invalid_file is not None:
+        out.update(invalid_file=str(outcome.invalid_file))
     out.update(**report.to_json())
     status = _status(report, invalid)
     if args.json:
@@ -345,92 +395,22 @@ def _send(
     if report.stopped:
         print(f"flagdesk metrics upload: {report.error}", file=sys.stderr)
     if not report.complete:
-        print(
-            f"Resume with: {resume_command(report.ledger.parent)}",
-            file=sys.stderr,
-        )
+        print(f"Resume with: {resume_command(report.ledger.parent)}", file=sys.stderr)
     return status
 
 
-async def _upload(
-    spec: ConnectionSpec,
+async def _drive(
+    job: BatchUpload,
     args: argparse.Namespace,
-    out: _Output,
     batch: Batch | None,
     max_body: int | None,
     resume: Path | None,
-    bar: _Bar | None,
-) -> tuple[Report, Path | None]:
-    from app.metrics.upload import UPLOAD_RETRY, Upload
+) -> Outcome:
+    """`job.send()` or `job.resume()` with Ctrl+C: the first cancels (before the first request
+    nothing is sent; after it, the requests in flight get their answers), the second stops at
+    once (they are counted in doubt)."""
+    from app.metrics.batch_upload import CANCELLED_EARLY, Outcome
 
-    retry = UPLOAD_RETRY
-    if args.attempts is not None:
-        retry = dataclasses.replace(retry, attempts=args.attempts)
-    invalid_file: Path | None = None
-    try:
-        client = spec.client()
-    except (ValueError, OSError) as exc:  # an unreadable --ca-bundle
-        raise UsageError(str(exc)) from None
-    async with client:
-        if resume is not None:
-            job = await Upload.resume(client, resume, concurrency=args.concurrency, retry=retry)
-        else:
-            assert batch is not None and max_body is not None
-            split = batch  # the note is made once the split has said what it left out
-
-            def note() -> dict[str, Any]:
-                invalid = split.left_out
-                return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
-
-            job = await Upload.start(
-                client,
-                batch.iter_bodies(max_body),
-                folder=args.folder,
-                max_body=max_body,
-                sources=_sources(batch),
-                note=note,
-                concurrency=args.concurrency,
-                retry=retry,
-            )
-        try:
-            if batch is not None:
-                known = await _known_features(client, out)
-                if _report_problems(out, batch, spec, known):
-                    invalid_file = job.ledger.folder / INVALID_NAME
-                    await _write_invalid(batch, invalid_file, job.ledger.folder)
-            report = await _run(job, client.base_url, out, bar)
-        finally:
-            job.close()
-    return report, invalid_file
-
-
-async def _write_invalid(batch: Batch, path: Path, folder: Path) -> None:
-    """Save the items left out; if that fails nothing is sent (exit 2): a person would not
-    know which items were left out."""
-    try:
-        await asyncio.to_thread(batch.write_invalid, path)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot save the items left out to {path}: {exc.strerror or exc}. Nothing was "
-            f"sent; the ledger is kept: `{resume_command(folder)}` sends the "
-            "valid items anyway"
-        ) from None
-
-
-async def _run(job: Upload, server: str, out: _Output, bar: _Bar | None) -> Report:
-    """`job.run()` with Ctrl+C: the first cancels (the requests in flight get their answers),
-    the second stops at once (they are counted in doubt)."""
-    from app.metrics.upload import CANCELLED
-
-    entries = job.ledger.entries
-    out.update(
-        folder=str(job.ledger.folder),
-        bodies=len(entries),
-        bytes=sum(e.size for e in entries),
-        largest_body=max((e.size for e in entries), default=0),
-    )
-    if not out.as_json:
-        print(f"Uploading to {server}; ledger {job.ledger.path}", file=sys.stderr)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     interrupts = 0
@@ -440,25 +420,59 @@ async def _run(job: Upload, server: str, out: _Output, bar: _Bar | None) -> Repo
         interrupts += 1
         if interrupts == 1:
             job.cancel()
-            print("\nCancelling: waiting for the requests in flight (Ctrl+C again to stop "
-                  "at once).", file=sys.stderr)  # fmt: skip
+            if job.job is not None:
+                print("\nCancelling: waiting for the requests in flight (Ctrl+C again to stop "
+                      "at once).", file=sys.stderr)  # fmt: skip
         elif main is not None:
             main.cancel()
 
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, interrupted)
     try:
-        return await job.run(progress=bar.update if bar is not None else None)
+        if resume is not None:
+            return await job.resume(resume)
+        assert batch is not None and max_body is not None
+        return await job.send([batch], max_body=max_body, folder=args.folder, again=args.again)
     except asyncio.CancelledError:
         if main is not None:
             main.uncancel()  # the second Ctrl+C, handled: finish the report
-        # run() has recorded the requests in flight in doubt before it raised
-        return dataclasses.replace(
-            job.report(), stopped=CANCELLED, error="The upload was stopped at once."
-        )
+        if job.report is None:  # stopped before the first request
+            return Outcome(CANCELLED_EARLY, "cancelled before anything was sent")
+        return Outcome(report=job.report, folder=job.report.ledger.parent)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
+
+
+class _Terminal:
+    """What the terminal shows of an upload (`UploadHooks`): the problems, where the ledger
+    is, the progress bar."""
+
+    def __init__(self, out: _Output, bar: _Bar | None) -> None:
+        self.out = out
+        self.bar = bar
+
+    def status(self, text: str) -> None:
+        pass
+
+    def checked(self, checks: Checks) -> None:
+        _report_problems(self.out, checks)
+
+    def started(self, upload: Upload) -> None:
+        entries = upload.ledger.entries
+        self.out.update(
+            folder=str(upload.ledger.folder),
+            bodies=len(entries),
+            bytes=sum(e.size for e in entries),
+            largest_body=max((e.size for e in entries), default=0),
+        )
+        if not self.out.as_json:
+            print(f"Uploading to {upload.client.base_url}; ledger {upload.ledger.path}",
+                  file=sys.stderr)  # fmt: skip
+
+    def progress(self, progress: Progress) -> None:
+        if self.bar is not None:
+            self.bar.update(progress)
 
 
 def resume_command(folder: Path) -> str:
@@ -485,9 +499,15 @@ def _status(report: Report, invalid: int) -> int:
 # ---------------------------------------------------------------------------- connection
 
 
-def _connection(args: argparse.Namespace, *, ledger_server: str | None) -> ConnectionSpec:
+def _connection(
+    args: argparse.Namespace, *, ledger_server: str | None, dry_run: bool = False
+) -> ConnectionSpec | None:
     """Where to send, with a client token. With `ledger_server` (a resume), --url/--profile
-    may be left out, and must name that server if given."""
+    may be left out, and must name that server if given. With `dry_run` nothing is sent: the
+    connection is optional (None without --url and --profile), and so is the client token (the
+    checks then leave the environment out)."""
+    if dry_run and not args.profile and not args.url:
+        return None
     from app.api.client import normalise_base_url
     from app.commands.connection import connection_from_args
     from app.connection import ConnectionSpec
@@ -525,6 +545,8 @@ def _connection(args: argparse.Namespace, *, ledger_server: str | None) -> Conne
     if not spec.client_token:
         if token_environment(spec.token) not in (None, "*"):  # --token-env has a client token
             return dataclasses.replace(spec, client_token=spec.token)
+        if dry_run:
+            return spec
         where = (
             f"the profile {args.profile!r} has none stored, and {args.client_token_env} is unset"
             if args.profile

@@ -1,17 +1,23 @@
 """`MetricsToolModel`: the metrics tool's window state: the files and pastes of a batch, their
 problems, the preview (totals, rows, the chart's bars), and the upload with its ledger.
 
-The same steps as `flagdesk metrics upload` (`app/commands/metrics.py`), driven from the loop:
+Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk metrics upload`
+(`app/commands/metrics.py`), with the window's hooks (`_WindowHooks`):
 
 - Each input (one file, or one paste) is read into a `Batch` of its own by `app.metrics.load`
   on a worker thread, with a byte progress and a cancel event. One batch per input, not one for
   all: adding a file reads only that file (not the 100 MB read before it again), and Remove drops
   one batch. The preview adds the inputs' sums together (`merge_totals`); the upload chains
-  their bodies into one ledger (`chain_bodies`).
+  their bodies into one ledger (`batch_upload.chain_bodies`).
 - Loading is offline work: it goes on when the connection changes. An upload runs with a client
   of its own (the connection's URL and TLS settings, with the client token), so a connection
   switch stops it gracefully (`Upload.cancel`: the requests in flight get their answers) rather
-  than killing requests whose answers the ledger then never learns.
+  than killing requests whose answers the ledger then never learns. What came from a
+  connection (the last report, an upload's progress, the "uploaded already" question) goes
+  when the connection changes (`on_connection_changed`); an upload that ends after the change
+  is only mentioned in a notice.
+- A batch this server accepted in an earlier upload is not sent again without the person's
+  confirmation: `again_question` names the earlier upload, `upload_again()` sends it.
 - The client token: the connection's when the capabilities say it works on the metrics endpoint;
   otherwise the person types one, kept in memory per server URL for this run, unless they save
   it into the connection's profile.
@@ -25,9 +31,8 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import shutil
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +45,6 @@ from app.api.wire import BULK_METRICS_BODY_LIMIT as BULK_METRICS_BODY_LIMIT
 from app.metrics import (
     ApplicationItem,
     Batch,
-    Body,
     Cancelled,
     Count,
     Row,
@@ -52,6 +56,20 @@ from app.metrics import (
     window_text,
 )
 from app.metrics import InputProblem as InputProblem
+from app.metrics.batch_upload import (
+    ALREADY_SENT,
+    CANCELLED_EARLY,
+    BatchUpload,
+    Checks,
+    EarlierUpload,
+    Outcome,
+    UploadHooks,
+    same_server,
+    server_checks,
+    write_invalid,
+)
+from app.metrics.batch_upload import MAX_CONCURRENCY as MAX_CONCURRENCY
+from app.metrics.batch_upload import MIN_MAX_BODY as MIN_MAX_BODY
 from app.metrics.ledger import INVALID_NAME as INVALID_NAME
 from app.metrics.ledger import Counts, Ledger, LedgerError, uploads_dir
 from app.metrics.upload import (
@@ -71,9 +89,6 @@ from app.viewmodels.tools import ToolViewModel
 if TYPE_CHECKING:
     from app.connection import ConnectionSpec
 
-#: the smallest body limit offered: a body must hold an application and a metric
-MIN_MAX_BODY = 1_024
-MAX_CONCURRENCY = 64
 #: features drawn one by one in the chart; the rest are one "others" bar
 TOP_FEATURES = 8
 #: hour windows drawn one by one; more are drawn in groups of consecutive windows
@@ -421,36 +436,6 @@ def make_preview(
 # ---------------------------------------------------------------------------- uploads
 
 
-def chain_bodies(batches: Sequence[Batch], max_body: int) -> Iterator[Body]:
-    """The bodies of every batch, numbered on: one ledger for all the inputs. Each body holds
-    the applications its own metrics need, so bodies of two batches never depend on each
-    other."""
-    index = 0
-    for batch in batches:
-        for body in batch.iter_bodies(max_body):
-            yield dataclasses.replace(body, index=index)
-            index += 1
-
-
-def write_invalid(batches: Sequence[Batch], path: Path) -> int:
-    """Every batch's invalid items (and items too large for any body) into one file, one JSON
-    object a line (`Batch.write_invalid`'s format). Blocking: run it on a worker thread."""
-    if len(batches) == 1:
-        return batches[0].write_invalid(path)
-    count = 0
-    part = path.with_name(path.name + ".part")
-    try:
-        with open(path, "wb") as out:
-            for batch in batches:
-                count += batch.write_invalid(part)
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, out)
-    finally:
-        with contextlib.suppress(OSError):
-            part.unlink()
-    return count
-
-
 @dataclass(frozen=True, slots=True)
 class Unfinished:
     """An upload whose ledger still holds bodies without an outcome."""
@@ -520,8 +505,28 @@ def progress_text(p: Progress) -> str:
     return text
 
 
-def _same_server(a: str, b: str) -> bool:
-    return a.rstrip("/").casefold() == b.rstrip("/").casefold()
+class _WindowHooks(UploadHooks):
+    """What the window shows of a `BatchUpload`: the model stores the figures and signals."""
+
+    def __init__(self, model: MetricsToolModel) -> None:
+        self.model = model
+
+    def status(self, text: str) -> None:
+        if self.model._same_connection:
+            self.model.set_status(text)
+
+    def checked(self, checks: Checks) -> None:
+        if self.model._same_connection:
+            self.model.invalid_left_out = checks.invalid
+
+    def started(self, upload: Upload) -> None:
+        model = self.model
+        if model._same_connection and not model.closed:
+            model.progress = upload.progress()
+            model.upload_state_changed.emit()
+
+    def progress(self, progress: Progress) -> None:
+        self.model._on_upload_progress(progress)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -584,10 +589,17 @@ class MetricsToolModel(ToolViewModel):
         self._typed_tokens: dict[str, str] = {}
         self._profile_cache: tuple[object, str | None] = (object(), None)
         self._upload_task: asyncio.Task[None] | None = None
-        self._job: Upload | None = None
-        #: set by Cancel (or a new connection) while an upload starts or runs: checked between
-        #: the steps before `_job` exists (the split, the ledger, the invalid items' file)
-        self._cancel_upload: threading.Event | None = None
+        #: the upload (or resume) running: Cancel and a new connection cancel it
+        self._batch_upload: BatchUpload | None = None
+        #: counts the connection changes, so what an upload made on an earlier connection is
+        #: never shown as this one's
+        self._connection_generation = 0
+        self._upload_connection = 0
+        #: the last upload found this server had accepted the batch before: the question to
+        #: ask (naming when and where), and the uploads it found; `upload_again` confirms
+        self.again_question = ""
+        self.earlier: list[EarlierUpload] = []
+        self._again: Callable[[], asyncio.Task[None] | None] | None = None
         #: why the last upload or resume could not start ("" when it did): shown with Retry
         self.upload_error = ""
         self._retry: Callable[[], object] | None = None
@@ -631,6 +643,33 @@ class MetricsToolModel(ToolViewModel):
             super().cancel_tasks()
             return
         self.cancel_upload()
+        self._forget_feature_names()
+
+    def _forget_feature_names(self) -> None:
+        """Stop reading the previous connection's flag names (its client is being closed)."""
+        if self._known_task is not None:
+            self._known_task.cancel()
+            self._known_task = None
+
+    def on_connection_changed(self) -> None:
+        """What came from the previous connection goes: the last upload's report, its
+        rejections and progress, why an upload could not start, the "uploaded already"
+        question, the typed token's message. The inputs and their problems stay (reading is
+        offline); the server checks are made again for the new connection (`reset`)."""
+        self._connection_generation += 1
+        self.report = None
+        self.progress = None
+        self.rejections.clear()
+        self.upload_error = ""
+        self._retry = None
+        self.again_question = ""
+        self.earlier = []
+        self._again = None
+        self.invalid_file = None
+        self.invalid_left_out = 0
+        self.token_message = ""
+        self._changed_report()
+        super().on_connection_changed()
 
     def close(self) -> None:
         if not self.closed:
@@ -856,7 +895,7 @@ class MetricsToolModel(ToolViewModel):
             if not self._uploading:
                 return
             self._uploading = False
-            self._cancel_upload = None
+            self._batch_upload = None
         if not self.closed:
             self.phase_changed.emit()
             self.upload_state_changed.emit()
@@ -907,19 +946,14 @@ class MetricsToolModel(ToolViewModel):
     def _recheck(self) -> None:
         """Gather the problems again, with the server checks for the token in use now."""
         token = self.upload_token
-        environment = token_environment(token) if token else None
         connection = self.session.capabilities if self.session.ready else None
         if connection is not self._known_for:  # another server: its names are to be read
             self.known_features, self._known_for, self._known_error = None, connection, ""
-            self._known_task = None
+            self._forget_feature_names()
         if connection is not None and self.batches and self._known_task is None:
             self._known_task = self.run(self._read_feature_names(connection), busy=False)
         known = self.known_features
-        self._checks = [
-            p
-            for b in self.batches
-            for p in b.check(token_environment=environment, known_features=known)
-        ]
+        self._checks = server_checks(self.batches, token, known)
         self.problems.set_rows(self.all_problems)
         if not self.closed:
             self.problems_changed.emit()
@@ -1063,7 +1097,7 @@ class MetricsToolModel(ToolViewModel):
         name: str | None = None
         try:
             profile = s.store.get(connection.name)
-            if _same_server(profile.url, connection.spec.url):
+            if same_server(profile.url, connection.spec.url):
                 name = profile.name
         except ProfileError:
             name = None
@@ -1128,7 +1162,7 @@ class MetricsToolModel(ToolViewModel):
             return "An upload is running."
         if not self.session.ready:
             return f"Not connected: connect to {item.server} to resume it."
-        if item.server and not _same_server(item.server, self.session.url):
+        if item.server and not same_server(item.server, self.session.url):
             return f"This upload went to {item.server}: connect to that server to resume it."
         if self.upload_token is None:
             return "Type a client token above to resume."
@@ -1142,26 +1176,30 @@ class MetricsToolModel(ToolViewModel):
         return dataclasses.replace(spec, client_token=token)
 
     def upload(
-        self, max_body: int = BULK_METRICS_BODY_LIMIT, concurrency: int = DEFAULT_CONCURRENCY
+        self,
+        max_body: int = BULK_METRICS_BODY_LIMIT,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        *,
+        again: bool = False,
     ) -> asyncio.Task[None] | None:
         """Split the batch into bodies of at most `max_body` bytes and send them,
-        `concurrency` at a time, through a new ledger."""
+        `concurrency` at a time, through a new ledger (`BatchUpload.send`). A batch this server
+        accepted in an earlier upload is not sent: `again_question` then names that upload, and
+        `upload_again()` (the person's confirmation) sends it anyway."""
         if self.upload_reason:
             return None
         max_body = max(MIN_MAX_BODY, int(max_body))
-        concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
-        batches = self.batches
-        sources = [
-            {"file": s.file, "format": s.format, "metrics": s.metrics,
-             "applications": s.applications}
-            for b in batches for s in b.sources
-        ]  # fmt: skip
-        spec = self._upload_spec()
+        job = BatchUpload(self._upload_spec(), hooks=_WindowHooks(self), concurrency=concurrency)
         self._retry = lambda: self.upload(max_body, concurrency)
-        cancel = threading.Event()
-        return self._start_upload(
-            self._upload(spec, batches, sources, max_body, concurrency, cancel), cancel
-        )
+        self._again = lambda: self.upload(max_body, concurrency, again=True)
+        return self._start_upload(self._send(job, self.batches, max_body, again), job)
+
+    def upload_again(self) -> asyncio.Task[None] | None:
+        """The person confirmed: send the batch this server accepted before once more."""
+        again = self._again
+        if not self.again_question or again is None:
+            return None
+        return again()
 
     def resume(
         self, item: Unfinished, concurrency: int = DEFAULT_CONCURRENCY
@@ -1169,11 +1207,9 @@ class MetricsToolModel(ToolViewModel):
         """Send the bodies of an unfinished upload that have no outcome yet."""
         if self.resume_reason(item):
             return None
-        concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
-        spec = self._upload_spec()
+        job = BatchUpload(self._upload_spec(), hooks=_WindowHooks(self), concurrency=concurrency)
         self._retry = lambda: self.resume(item, concurrency)
-        cancel = threading.Event()
-        return self._start_upload(self._resume(spec, item.folder, concurrency, cancel), cancel)
+        return self._start_upload(self._resume(job, item.folder), job)
 
     def retry_upload(self) -> None:
         """Retry after an upload that could not start (or stopped): the same action again."""
@@ -1183,22 +1219,28 @@ class MetricsToolModel(ToolViewModel):
     def cancel_upload(self) -> None:
         """Stop: no new request; the ones in flight get their answers; the ledger keeps the
         rest for Resume. Before the first request (splitting, writing the ledger or the
-        invalid items), nothing is sent: see `_upload`."""
-        if self._cancel_upload is not None:
-            self._cancel_upload.set()
-        if self._job is not None:
-            self._job.cancel()
+        invalid items), nothing is sent: see `BatchUpload`."""
+        if self._batch_upload is not None:
+            self._batch_upload.cancel()
+
+    @property
+    def _job(self) -> Upload | None:
+        """The upload sending now (None before its first request, and after)."""
+        return self._batch_upload.job if self._batch_upload is not None else None
 
     def _start_upload(
-        self, coro: Coroutine[Any, Any, None], cancel: threading.Event
+        self, coro: Coroutine[Any, Any, None], job: BatchUpload
     ) -> asyncio.Task[None]:
         self.upload_error = ""
+        self.again_question = ""
+        self.earlier = []
         self.progress = None
         self.report = None
         self.invalid_file = None
         self.invalid_left_out = 0
         self.rejections.clear()
-        self._cancel_upload = cancel
+        self._batch_upload = job
+        self._upload_connection = self._connection_generation
         self._uploading = True
         self._upload_task = self.run(self._until_done(coro, "upload"))
         self._upload_task.add_done_callback(lambda _: self._ended("upload"))
@@ -1206,114 +1248,68 @@ class MetricsToolModel(ToolViewModel):
         self.upload_state_changed.emit()
         return self._upload_task
 
-    async def _upload(
-        self,
-        spec: ConnectionSpec,
-        batches: list[Batch],
-        sources: list[dict[str, Any]],
-        max_body: int,
-        concurrency: int,
-        cancel: threading.Event,
+    @property
+    def _same_connection(self) -> bool:
+        """The running upload started on the current connection."""
+        return self._upload_connection == self._connection_generation
+
+    async def _send(
+        self, job: BatchUpload, batches: list[Batch], max_body: int, again: bool
     ) -> None:
-        """Split, write the ledger and the invalid items, then send. `cancel` (Cancel, or a
-        new connection) is checked between those steps and inside the split: set during the
-        split, nothing is left (the half-written ledger is removed); set once the ledger is
-        complete, it is closed and kept for Resume. Either way nothing is sent."""
-        self.set_status("Splitting the batch into bodies…")
-        invalid_left_out = [0]
-
-        def note() -> dict[str, Any]:
-            invalid = sum(b.left_out for b in batches)
-            invalid_left_out[0] = invalid
-            return {"invalid": invalid, "invalid_file": INVALID_NAME if invalid else None}
-
         try:
-            client = spec.client()
-        except (ValueError, OSError) as exc:  # an unreadable CA bundle
-            self._upload_failed(str(exc))
-            return
-        async with client:
-            try:
-                job = await Upload.start(
-                    client,
-                    chain_bodies(batches, max_body),
-                    max_body=max_body,
-                    sources=sources,
-                    note=note,
-                    concurrency=concurrency,
-                    cancel=cancel,
-                )
-            except Cancelled:
-                self._recheck()
-                self.set_notice("The upload was cancelled while it was split: nothing was sent.")
-                return
-            except (LedgerError, OSError) as exc:
-                self._upload_failed(str(exc))
-                return
-            try:
-                self._recheck()  # the split's problems (items too large for any body)
-                self.invalid_left_out = invalid_left_out[0]
-                if self.invalid_left_out:  # even when cancelled: the ledger kept names it
-                    path = job.ledger.folder / INVALID_NAME
-                    try:
-                        await asyncio.to_thread(write_invalid, batches, path)
-                        self.invalid_file = path
-                    except OSError as exc:
-                        self.set_error(f"Could not save the invalid items to {path}: {exc}")
-                await self._run(job, cancel)
-            finally:
-                job.close()
+            outcome = await job.send(batches, max_body=max_body, again=again)
+        except asyncio.CancelledError:
+            if job.report is not None:
+                self._set_report(job.report)
+            raise
+        self._recheck()  # the split's problems (items too large for any body)
+        self._finish(outcome)
 
-    async def _resume(
-        self, spec: ConnectionSpec, folder: Path, concurrency: int, cancel: threading.Event
-    ) -> None:
-        self.set_status("Opening the ledger…")
+    async def _resume(self, job: BatchUpload, folder: Path) -> None:
         try:
-            client = spec.client()
-        except (ValueError, OSError) as exc:  # an unreadable CA bundle
-            self._upload_failed(str(exc))
-            return
-        async with client:
-            try:
-                job = await Upload.resume(client, folder, concurrency=concurrency)
-            except LedgerError as exc:
-                self._upload_failed(str(exc))
-                return
-            note = job.ledger.note
-            self.invalid_left_out = int(note.get("invalid") or 0)
-            name = note.get("invalid_file")
-            self.invalid_file = job.ledger.folder / str(name) if name else None
-            await self._run(job, cancel)
+            outcome = await job.resume(folder)
+        except asyncio.CancelledError:
+            if job.report is not None:
+                self._set_report(job.report)
+            raise
+        self._finish(outcome)
 
-    async def _run(self, job: Upload, cancel: threading.Event) -> None:
-        if cancel.is_set():  # cancelled before the first request: the ledger stays for Resume
-            job.close()
-            self.set_notice(
-                "The upload was cancelled before anything was sent; its ledger is kept in "
-                f"{job.ledger.folder} for Resume."
-            )
+    def _finish(self, outcome: Outcome) -> None:
+        """Show how an upload (or resume) ended: on the connection it was made on; after a
+        connection change only a notice says what became of it."""
+        if outcome.failure == ALREADY_SENT:
+            self.earlier = outcome.earlier
+            self.again_question = outcome.message if self._same_connection else ""
+            self._changed_report()
+            return
+        if outcome.failure == CANCELLED_EARLY:
+            self.set_notice(outcome.message)
             self.refresh_unfinished()
             return
-        self._job = job
-        self.progress = job.progress()
-        self.upload_state_changed.emit()
-        self.set_status(f"Uploading to {job.client.base_url}…")
-        try:
-            report = await job.run(progress=self._on_upload_progress)
-        except asyncio.CancelledError:
-            # run() recorded the requests in flight in doubt before it raised
-            report = dataclasses.replace(
-                job.report(), stopped=CANCELLED, error="The upload was stopped at once."
-            )
+        if outcome.failure:  # NOT_STARTED, INVALID_NOT_SAVED
+            if self._same_connection:
+                self._upload_failed(outcome.message)
+            else:
+                self.set_notice(outcome.message)
+            self.refresh_unfinished()
+            return
+        report = outcome.report
+        assert report is not None
+        if self._same_connection:
+            self.invalid_left_out = outcome.invalid
+            self.invalid_file = outcome.invalid_file
             self._set_report(report)
-            raise
-        finally:
-            job.close()
-            self._job = None
-        self._set_report(report)
+        else:
+            self.set_notice(
+                f"The upload to {report.server} ended after the connection changed: "
+                f"{self._heading(report).rstrip('.').lower()}. Its ledger is in "
+                f"{report.ledger.parent}."
+            )
         self.refresh_unfinished()
 
     def _on_upload_progress(self, progress: Progress) -> None:
+        if not self._same_connection:  # the previous connection's: not shown under this one
+            return
         self.progress = progress
         if not self.closed:
             self.upload_progress.emit(progress)
@@ -1323,27 +1319,29 @@ class MetricsToolModel(ToolViewModel):
         self.rejections.set_rows(report.rejections)
         if report.stopped and report.stopped != CANCELLED:
             self.set_error(report.error)
-        if not self.closed:
-            self.report_changed.emit()
-            self.upload_state_changed.emit()
+        self._changed_report()
 
     def _upload_failed(self, message: str) -> None:
         self.upload_error = message
         self.set_error(message)
+        self._changed_report()
+
+    def _changed_report(self) -> None:
         if not self.closed:
             self.report_changed.emit()
             self.upload_state_changed.emit()
 
-    @property
-    def report_heading(self) -> str:
-        r = self.report
-        if r is None:
-            return ""
+    @staticmethod
+    def _heading(r: Report) -> str:
         if not r.complete:
             return "The upload stopped."
         if r.rejected.bodies:
             return "The upload finished: some bodies were rejected."
         return "The upload finished: every body was accepted."
+
+    @property
+    def report_heading(self) -> str:
+        return self._heading(self.report) if self.report is not None else ""
 
     def report_lines(self) -> list[str]:
         """The end report as sentences, for the window and for tests."""

@@ -198,8 +198,10 @@ def test_invalid_items_are_left_out_saved_and_exit_1(
     assert stored(sandbox, {"cli-mixed-ok", "cli-mixed-bad"}) == {
         key: value for key, value in file_rows(load([path])).items()
     }
-    # the text report names the file and the problems go to stderr, where they are
-    text = flagdesk("upload", path, "--url", sandbox.url, env=tokens(sandbox), data=tmp_path)
+    # the text report names the file and the problems go to stderr, where they are (--again:
+    # this server accepted the batch in the upload above)
+    text = flagdesk("upload", path, "--url", sandbox.url, "--again",
+                    env=tokens(sandbox), data=tmp_path)  # fmt: skip
     assert text.returncode == 1
     assert f"{path}:2: [1].no: " in text.stderr
     assert re.search(r"invalid\s+2 items left out \(saved to .+invalid\.ndjson\)", text.stdout)
@@ -395,8 +397,10 @@ def test_names_the_server_does_not_know_are_warned_about(tmp_path: Path) -> None
         assert result.returncode == 0, result.stderr
         warned = [p["message"] for p in summary(result)["problems"] if "not known" in p["message"]]
         assert len(warned) == 1 and "cli-unheard" in warned[0] and "cli-known" not in warned[0]
-        # a token that cannot list flags: said so, and the upload still goes through
-        text = flagdesk("upload", path, "--url", demo.url, env=tokens(demo), data=tmp_path)
+        # a token that cannot list flags: said so, and the upload still goes through (--again:
+        # the server accepted this batch just above)
+        text = flagdesk("upload", path, "--url", demo.url, "--again", env=tokens(demo),
+                        data=tmp_path)  # fmt: skip
         assert text.returncode == 0, text.stderr
         assert "Feature names not checked against the server" in text.stderr
 
@@ -411,6 +415,70 @@ def test_dry_run_sends_nothing(sandbox: SandboxProcess, tmp_path: Path) -> None:
     assert not (tmp_path / "uploads").exists()
     text = flagdesk("upload", path, "--dry-run", data=tmp_path)
     assert text.returncode == 0 and text.stdout.startswith("Would send 3,000 metrics in ")
+
+
+def test_dry_run_prints_the_same_warnings_as_an_upload(tmp_path: Path) -> None:
+    """--dry-run with a connection makes the checks an upload makes: metrics for another
+    environment than the client token's (Unleash drops them) and names the server has no flag
+    of; without one it says what was not checked."""
+    items = [metric("cli-dry-known"), metric("cli-dry-unheard"),
+             metric("cli-dry-known", environment="production")]  # fmt: skip
+    path = write_ndjson(tmp_path / "m.ndjson", items)
+    with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+
+        async def create() -> None:
+            async with AdminClient(sb.url, sb.admin_token) as client:
+                await client.create_feature("default", CreateFeature(name="cli-dry-known"))
+
+        run(create())
+        env = {**tokens(sb), "FLAGDESK_TOKEN": sb.admin_token}
+        dry = flagdesk("upload", path, "--url", sb.url, "--dry-run", "--json", env=env,
+                       data=tmp_path)  # fmt: skip
+        assert dry.returncode == 0, dry.stderr
+        real = flagdesk("upload", path, "--url", sb.url, "--json", env=env, data=tmp_path)
+        assert real.returncode == 0, real.stderr
+        dry_text = flagdesk("upload", path, "--url", sb.url, "--dry-run", env=env, data=tmp_path)
+    dry_problems, real_problems = summary(dry)["problems"], summary(real)["problems"]
+    assert dry_problems == real_problems
+    messages = [p["message"] for p in dry_problems]
+    assert any("production" in m for m in messages), messages  # the token's is development
+    assert any("cli-dry-unheard" in m and "not known" in m for m in messages), messages
+    assert "production" in dry_text.stderr and "cli-dry-unheard" in dry_text.stderr
+    offline = flagdesk("upload", path, "--dry-run", data=tmp_path)
+    assert offline.returncode == 0
+    assert "Not checked against a server" in offline.stderr
+
+
+def test_a_batch_the_server_accepted_is_sent_again_only_with_again(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Uploading a finished batch again would make the server count it twice: without --again
+    nothing is sent, the exit status is 5 and the earlier upload's folder is named."""
+    path = write_ndjson(tmp_path / "m.ndjson", [metric("cli-twice", yes=4, no=2)])
+    first = flagdesk("upload", path, "--url", sandbox.url, "--json",
+                     env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    folder = summary(first)["folder"]
+    once = stored(sandbox, {"cli-twice"})
+    assert sum(v[0] for v in once.values()) == 4
+    again = flagdesk("upload", path, "--url", sandbox.url,
+                     env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert again.returncode == 5
+    assert (
+        folder in again.stderr and "--again" in again.stderr and "Nothing was sent" in again.stderr
+    )
+    as_json = flagdesk("upload", path, "--url", sandbox.url, "--json",
+                       env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert as_json.returncode == 5
+    (earlier,) = summary(as_json)["already_sent"]
+    assert earlier["folder"] == folder and earlier["bodies"] == 1
+    assert stored(sandbox, {"cli-twice"}) == once  # not counted twice
+    assert [p.name for p in (tmp_path / "uploads").iterdir()] == [Path(folder).name]
+    forced = flagdesk("upload", path, "--url", sandbox.url, "--again", "--json",
+                      env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert forced.returncode == 0, forced.stderr
+    twice = stored(sandbox, {"cli-twice"})
+    assert sum(v[0] for v in twice.values()) == 8
 
 
 def test_ctrl_c_cancels_cleanly_and_resume_finishes(tmp_path: Path) -> None:

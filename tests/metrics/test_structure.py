@@ -65,3 +65,29 @@ def test_serve_help_through_its_command_module() -> None:
                             capture_output=True, text=True, cwd=ROOT, timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "--exit-with-parent" in result.stdout and "--without-groups" in result.stdout
+
+
+def test_the_metrics_facts_are_defined_once() -> None:
+    """The body limit is `app.api.wire.BULK_METRICS_BODY_LIMIT` and the invalid items' file name
+    `app.metrics.ledger.INVALID_NAME`: no copy in the metrics tool's layers or the benches."""
+    from app.api.wire import BULK_METRICS_BODY_LIMIT
+    from app.metrics.ledger import INVALID_NAME
+
+    places = [ROOT / "app" / "metrics", ROOT / "app" / "commands", ROOT / "bench"]
+    files = [p for place in places for p in place.glob("*.py")]
+    files += [ROOT / "app" / "viewmodels" / "metrics.py", ROOT / "ui" / "metrics_tool.py",
+              ROOT / "ui" / "screenshots.py", ROOT / "app" / "cli.py"]  # fmt: skip
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert "102_400" not in text and "102400" not in text, path
+        assert f'= "{INVALID_NAME}"' not in text or path.name == "ledger.py", path
+    assert BULK_METRICS_BODY_LIMIT == 102_400
+
+
+def test_one_class_per_name_for_problems() -> None:
+    """The API's error detail is `app.api.errors.Problem`; a metrics input's is `InputProblem`."""
+    import app.metrics
+    from app.metrics.batch import InputProblem
+
+    assert not hasattr(app.metrics, "Problem")
+    assert app.metrics.InputProblem is InputProblem

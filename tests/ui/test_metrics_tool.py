@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import app.viewmodels.metrics as metrics_model
+import app.metrics.batch_upload as batch_upload
 from app.connection import ConnectionSpec
-from app.metrics import load
+from app.metrics import Batch, load
 from app.metrics.upload import Progress
 from app.profiles import Profile, ProfileStore
 from app.viewmodels.metrics import (
@@ -501,7 +501,7 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
 def hold_the_split(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
     """Make the split stop after its first body until `release` is set (a long split of a large
     batch); `splitting` is set once it stopped there."""
-    real = metrics_model.chain_bodies
+    real = batch_upload.chain_bodies
     splitting, release = threading.Event(), threading.Event()
 
     def held(batches: Any, max_body: int) -> Iterator[Any]:
@@ -511,7 +511,7 @@ def hold_the_split(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, th
         release.wait(60)
         yield from bodies
 
-    monkeypatch.setattr(metrics_model, "chain_bodies", held)
+    monkeypatch.setattr(batch_upload, "chain_bodies", held)
     return splitting, release
 
 
@@ -566,7 +566,7 @@ def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
     model = tool.model
     tool.add_files([str(path)])
     wait_loaded(qtbot, model)
-    real = metrics_model.write_invalid
+    real = batch_upload.write_invalid
     writing, release = threading.Event(), threading.Event()
 
     def held(batches: Any, target: Path) -> int:
@@ -574,7 +574,7 @@ def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
         release.wait(60)
         return real(batches, target)
 
-    monkeypatch.setattr(metrics_model, "write_invalid", held)
+    monkeypatch.setattr(batch_upload, "write_invalid", held)
     tool.upload_button.click()
     qtbot.waitUntil(writing.is_set, timeout=30_000)
     tool.cancel_button.click()
@@ -595,6 +595,110 @@ def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
     wait_uploaded(qtbot, model)
     assert model.report is not None and model.report.complete
     assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+
+
+def test_invalid_items_that_cannot_be_saved_stop_the_upload_before_anything_is_sent(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """As on the command line: when the items left out cannot be saved (a full disk, say),
+    nothing is sent (a person would not know which items were left out); the ledger is kept
+    for Resume, which sends the valid items anyway. The window used to upload regardless."""
+    good = generate(tmp_path / "batch.ndjson", 200, "--seed", "33")
+    path = tmp_path / "with-invalid.ndjson"
+    path.write_text(good.read_text() + "not json\n")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(path)])
+    wait_loaded(qtbot, model)
+
+    def full_disk(self: Any, target: Path) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Batch, "write_invalid", full_disk)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is None
+    assert "could not be saved" in model.upload_error and "nothing was sent" in model.upload_error
+    assert "No space left on device" in tool.report_label.text()
+    expected = file_rows(good)
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == {}
+    qtbot.waitUntil(lambda: len(model.unfinished) == 1)
+    assert model.unfinished[0].pending.metrics == 200
+
+
+def test_a_batch_this_server_accepted_is_sent_again_only_once_confirmed(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Upload on a finished batch used to send it again, silently (the server counted it
+    twice). Now nothing is sent; the window names the earlier upload (when, and its folder)
+    and Upload again sends it once confirmed."""
+    batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "34")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(batch)])
+    wait_loaded(qtbot, model)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    first = model.report
+    assert first is not None and first.complete
+    assert not tool.again_button.isVisible()
+    expected = file_rows(batch)
+    client = arun(session.client())
+    features = {k[0] for k in expected}
+    tool.upload_button.click()
+    qtbot.waitUntil(lambda: not model.uploading and bool(model.again_question), timeout=60_000)
+    assert model.report is None and model.upload_error == ""
+    folder = str(first.ledger.parent)
+    assert folder in model.again_question and empty_sandbox.url in model.again_question
+    assert model.earlier[0].folder == first.ledger.parent and model.earlier[0].bodies >= 1
+    assert model.earlier[0].when in model.again_question  # when it was uploaded
+    assert tool.again_button.isVisible() and tool.tabs.currentIndex() == 3
+    assert "Nothing was sent" in tool.report_label.text()
+    assert folder in tool.report_label.text()
+    assert arun(stored_rows(client, features), timeout=60_000) == expected  # counted once
+    assert ledgers_under(tmp_path / "data") == [first.ledger]  # no second ledger left
+    tool.again_button.click()  # the confirmation
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.complete
+    assert model.again_question == "" and not tool.again_button.isVisible()
+    doubled = {k: tuple(2 * n for n in v) for k, v in expected.items()}
+    assert arun(stored_rows(client, features), timeout=60_000) == doubled
+
+
+def test_a_new_connection_leaves_no_result_of_the_previous_server(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    demo_sandbox: SandboxProcess, tmp_path: Path,
+) -> None:  # fmt: skip
+    """After a switch to another server, the Upload tab showed the previous server's result
+    ("every body was accepted") under the new server's URL: results belong to a connection."""
+    batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "35")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(batch)])
+    wait_loaded(qtbot, model)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.complete
+    assert "every body was accepted" in tool.report_label.text()
+    demo = ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token,
+                          client_token=demo_sandbox.client_token, label="demo")  # fmt: skip
+    session.open_spec(demo)
+    qtbot.waitUntil(lambda: session.state == READY and session.url == demo_sandbox.url,
+                    timeout=30_000)  # fmt: skip
+    assert model.report is None and model.progress is None and model.upload_error == ""
+    assert model.rejections.total_count == 0
+    assert not tool.report_label.isVisible() and tool.report_label.text() == ""
+    assert not tool.open_folder_button.isVisible()
+    assert tool.progress_label.text() == ""
+    assert demo_sandbox.url in tool.server_label.text()
+    assert model.inputs and model.metric_count == 300  # the files are not the server's: kept
+    assert tool.upload_button.isEnabled(), model.upload_reason
 
 
 def test_an_application_too_large_for_any_body_counts_as_left_out(

@@ -1,0 +1,527 @@
+"""One upload path for `flagdesk metrics upload` and the metrics window: `BatchUpload`.
+
+Both call it; each renders its steps through `UploadHooks` (the terminal prints and draws a
+bar, the window stores the figures and emits signals) and cancels it with `cancel()` (Ctrl+C,
+or the Cancel button and a new connection). No Qt here.
+
+    upload = BatchUpload(spec, hooks=hooks, concurrency=4)
+    outcome = await upload.send(batches, max_body=BULK_METRICS_BODY_LIMIT)   # or .resume(folder)
+    checks = await dry_run_checks(batches, spec)                               # --dry-run
+
+The steps of `send`, and what each case does (one behaviour for both, the safe one):
+
+1. **The client** is made from the connection (its URL and TLS settings, with the client
+   token). An unreadable CA bundle: nothing is sent, no ledger is made (`NOT_STARTED`).
+2. **The ledger**: the batches are split into bodies and written with the ledger in a new upload
+   folder (`Upload.start`, on a worker thread). Cancelled meanwhile: what was written is removed
+   and nothing is sent (`CANCELLED_EARLY`). It cannot be written: nothing is sent
+   (`NOT_STARTED`).
+3. **Sent already?** An upload folder next to this one (under `uploads_dir()`, and the parent of
+   a folder chosen) whose ledger is for the same server and holds a body with exactly the bytes
+   of one of this batch's bodies (the SHA-256 each ledger records) *accepted*: the server has
+   counted that body, and would count it twice. Unless `again` is given, nothing is sent, the new
+   ledger is removed, and the outcome names the earlier uploads (`ALREADY_SENT`); the command
+   line then wants `--again`, the window a confirmation.
+4. **Checks** (the same as `--dry-run` prints, `dry_run_checks`): the problems of reading and
+   of the split (items too large for any body), and the server checks: metrics for another
+   environment than the client token's, and for feature names the server has no flag of (read
+   with the connection's admin token; when they cannot be read, `features_error` says why and
+   the names are not checked). Given to `UploadHooks.checked` before anything is sent.
+5. **Invalid items** (and items too large for any body) are saved to `INVALID_NAME` in the
+   upload's folder. If that fails, nothing is sent (a person would not know which items were
+   left out): the ledger is kept, closed, and Resume sends the valid items anyway
+   (`INVALID_NOT_SAVED`). (The window used to upload anyway.)
+6. **Cancelled before the first request** (Cancel during steps 3 to 5): nothing is sent; the
+   ledger is kept for Resume (`CANCELLED_EARLY`, `folder` set).
+7. **Sending** (`Upload.run`): the `Report` over the whole ledger. `cancel()` stops gracefully
+   (the requests in flight get their answers); cancelling the task stops at once (they are
+   counted in doubt): `report` is then set (stopped, `CANCELLED`) before `CancelledError` is
+   raised again.
+
+`resume` opens the ledger of an unfinished upload (no split, no check, no "sent already":
+it sends exactly the bodies of that upload that have no outcome yet) and goes on at step 7;
+the invalid items it left out are read from the ledger's note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import shutil
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.api.client import RetryPolicy
+from app.api.errors import ClientError
+from app.api.wire import BULK_METRICS_BODY_LIMIT
+from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
+from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, uploads_dir
+from app.metrics.split import Body
+from app.metrics.upload import CANCELLED, DEFAULT_CONCURRENCY, Progress, Report, Upload
+
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
+    from app.connection import ConnectionSpec
+
+#: the smallest body limit offered: a body must hold an application and a metric
+MIN_MAX_BODY = 1_024
+#: the most requests at a time offered
+MAX_CONCURRENCY = 64
+
+#: why `send` or `resume` sent nothing (`Outcome.failure`); "" when it ran
+NOT_STARTED = "not started"
+CANCELLED_EARLY = "cancelled before sending"
+INVALID_NOT_SAVED = "invalid items not saved"
+ALREADY_SENT = "sent already"
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierUpload:
+    """An earlier upload to the same server that had bodies of this batch accepted."""
+
+    folder: Path
+    server: str
+    created: datetime | None
+    #: bodies of this batch (the same bytes) it had accepted, and their metrics
+    bodies: int
+    metrics: int
+
+    @property
+    def when(self) -> str:
+        """When it was made, in local time ("2026-11-24 23:10"), or "at an unknown time"."""
+        if self.created is None:
+            return "at an unknown time"
+        return self.created.astimezone().strftime("%Y-%m-%d %H:%M")
+
+    @property
+    def text(self) -> str:
+        """ "on 2026-11-24 23:10 (ledger in /data/uploads/20261124-231012-ab12cd)"."""
+        return f"on {self.when} (ledger in {self.folder})"
+
+
+def already_sent_text(server: str, earlier: Sequence[EarlierUpload], total_bodies: int) -> str:
+    """What to tell a person before a batch goes to a server a second time: when and where it
+    was uploaded before."""
+    count = sum(e.bodies for e in earlier)
+    if count >= total_bodies:
+        what = "This batch was"
+    else:
+        what = f"{count:,} of this batch's {total_bodies:,} bodies were"
+    more = ""
+    if len(earlier) > 1:
+        more = f" (and in {len(earlier) - 1:,} more upload{'s' if len(earlier) > 2 else ''})"
+    return (
+        f"{what} uploaded to {server} and accepted already, {earlier[0].text}{more}. Sending it "
+        "again makes the server count those metrics twice."
+    )
+
+
+@dataclass
+class Checks:
+    """What is wrong with a batch, and what the server checks looked at."""
+
+    #: reading's and the split's problems, then the server checks', in that order
+    problems: list[InputProblem]
+    #: items left out: invalid, or too large for any body
+    invalid: int
+    #: the client token's environment (None: not checked; "*": every one)
+    environment: str | None
+    #: the server's flag names (None: not checked)
+    known_features: set[str] | None
+    #: why the feature names were not checked ("" when they were, or when no server was asked)
+    features_error: str = ""
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return len(self.problems) - self.errors
+
+
+def server_checks(
+    batches: Sequence[Batch], client_token: str | None, known_features: set[str] | None
+) -> list[InputProblem]:
+    """The checks of what Unleash accepts with 202 and then drops, for this token and server:
+    metrics for another environment than the token's, and for names the server has no flag of."""
+    environment = token_environment(client_token) if client_token else None
+    return [
+        p
+        for batch in batches
+        for p in batch.check(token_environment=environment, known_features=known_features)
+    ]
+
+
+def make_checks(
+    batches: Sequence[Batch],
+    client_token: str | None,
+    known_features: set[str] | None,
+    features_error: str = "",
+) -> Checks:
+    """Every problem of `batches` (after their split) and the server checks."""
+    problems = [p for batch in batches for p in batch.problems]
+    problems += server_checks(batches, client_token, known_features)
+    return Checks(
+        problems=problems,
+        invalid=sum(batch.left_out for batch in batches),
+        environment=token_environment(client_token) if client_token else None,
+        known_features=known_features,
+        features_error=features_error,
+    )
+
+
+async def read_feature_names(client: AdminClient) -> tuple[set[str] | None, str]:
+    """The server's flag names, or None and why they cannot be read (a client token cannot)."""
+    try:
+        return await client.feature_names(), ""
+    except ClientError as exc:
+        return None, str(exc)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """What a dry run's split gives."""
+
+    bodies: int
+    bytes: int
+    largest: int
+
+
+def dry_split(batches: Sequence[Batch], max_body: int) -> Split:
+    """Split without writing anything: how many bodies, how many bytes."""
+    count = size = largest = 0
+    for body in chain_bodies(batches, max_body):
+        count += 1
+        size += len(body.data)
+        largest = max(largest, len(body.data))
+    return Split(count, size, largest)
+
+
+async def dry_run_checks(batches: Sequence[Batch], spec: ConnectionSpec | None) -> Checks:
+    """The checks a real upload with `spec` would make (after `dry_split`, which adds the items
+    too large for any body): the token's environment, and the server's flag names when `spec`
+    has an admin token that can read them. Nothing is sent. Without `spec`, only the problems
+    of reading and splitting."""
+    if spec is None:
+        return make_checks(batches, None, None)
+    known: set[str] | None = None
+    error = ""
+    if spec.token:
+        try:
+            client = spec.client()
+        except (ValueError, OSError) as exc:  # an unreadable CA bundle
+            error = str(exc)
+        else:
+            async with client:
+                known, error = await read_feature_names(client)
+    else:
+        error = "no admin API token or personal access token to read them with"
+    return make_checks(batches, spec.client_token, known, error)
+
+
+def chain_bodies(batches: Sequence[Batch], max_body: int) -> Iterator[Body]:
+    """The bodies of every batch, numbered on: one ledger for all the inputs. Each body holds
+    the applications its own metrics need, so bodies of two batches never depend on each
+    other."""
+    index = 0
+    for batch in batches:
+        for body in batch.iter_bodies(max_body):
+            yield dataclasses.replace(body, index=index)
+            index += 1
+
+
+def write_invalid(batches: Sequence[Batch], path: Path) -> int:
+    """Every batch's invalid items (and items too large for any body) into one file, one JSON
+    object a line (`Batch.write_invalid`'s format). Blocking: run it on a worker thread."""
+    if len(batches) == 1:
+        return batches[0].write_invalid(path)
+    count = 0
+    part = path.with_name(path.name + ".part")
+    try:
+        with open(path, "wb") as out:
+            for batch in batches:
+                count += batch.write_invalid(part)
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out)
+    finally:
+        with contextlib.suppress(OSError):
+            part.unlink()
+    return count
+
+
+def same_server(a: str, b: str) -> bool:
+    return a.rstrip("/").casefold() == b.rstrip("/").casefold()
+
+
+def ledger_created(ledger: Ledger) -> datetime | None:
+    try:
+        created = datetime.fromisoformat(str(ledger.header.get("created")))
+    except (TypeError, ValueError):
+        return None
+    return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
+
+
+def earlier_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUpload]:
+    """The uploads in the folders under `parents` to `ledger`'s server that had a body with the
+    same bytes as one of `ledger`'s accepted, newest first. Blocking: worker thread."""
+    digests = {entry.sha256 for entry in ledger.entries}
+    found: list[EarlierUpload] = []
+    seen: set[Path] = set()
+    for parent in parents:
+        try:
+            children = [p for p in parent.iterdir() if p.is_dir()]
+        except OSError:
+            continue
+        for child in children:
+            key = child.resolve()
+            if key in seen or key == ledger.folder.resolve():
+                continue
+            seen.add(key)
+            try:
+                other = Ledger.open(child, write=False)
+            except LedgerError:
+                continue
+            if not same_server(other.server, ledger.server):
+                continue
+            hits = [e for e in other.entries if e.state is State.ACCEPTED and e.sha256 in digests]
+            if hits:
+                found.append(
+                    EarlierUpload(
+                        child,
+                        other.server,
+                        ledger_created(other),
+                        len(hits),
+                        sum(e.metrics for e in hits),
+                    )
+                )
+    far_past = datetime.min.replace(tzinfo=UTC)
+    return sorted(found, key=lambda e: (e.created or far_past, str(e.folder)), reverse=True)
+
+
+class UploadHooks(Protocol):
+    """What a caller shows of an upload. Every method is called on the loop. A class may
+    subclass this for its do-nothing defaults, or only have the four methods."""
+
+    def status(self, text: str) -> None:
+        """What is being done now ("Splitting the batch into bodies…")."""
+        return None
+
+    def checked(self, checks: Checks) -> None:
+        """The problems and the server checks, before anything is sent."""
+        return None
+
+    def started(self, upload: Upload) -> None:
+        """The ledger is ready and the first request is about to start."""
+        return None
+
+    def progress(self, progress: Progress) -> None:
+        """After each body's outcome and each retry."""
+        return None
+
+
+class _Quiet(UploadHooks):
+    """Shows nothing."""
+
+
+@dataclass
+class Outcome:
+    """How `send` or `resume` ended."""
+
+    #: "" when the bodies were sent (see `report`); else why nothing was sent (NOT_STARTED,
+    #: CANCELLED_EARLY, INVALID_NOT_SAVED, ALREADY_SENT)
+    failure: str = ""
+    #: what to tell a person when nothing was sent, as a sentence
+    message: str = ""
+    #: with INVALID_NOT_SAVED: what failed, as a clause ("cannot save the items left out to
+    #: <path>: No space left on device")
+    detail: str = ""
+    report: Report | None = None
+    #: the upload's folder (None when no ledger is left)
+    folder: Path | None = None
+    checks: Checks | None = None
+    #: items left out, and the file they were saved to (None: none, or not saved)
+    invalid: int = 0
+    invalid_file: Path | None = None
+    #: with ALREADY_SENT: the earlier uploads that had this batch accepted, newest first
+    earlier: list[EarlierUpload] = field(default_factory=list)
+
+
+class BatchUpload:
+    """One upload (or resume) through a ledger, the same for the command line and the window.
+    See the module for its steps."""
+
+    def __init__(
+        self,
+        spec: ConnectionSpec,
+        *,
+        hooks: UploadHooks | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.spec = spec
+        self.hooks: UploadHooks = hooks or _Quiet()
+        self.concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
+        self.retry = retry
+        self.job: Upload | None = None
+        #: set once sending stopped at once (the task was cancelled): the ledger as it stands
+        self.report: Report | None = None
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop: during the split nothing is kept; before the first request the ledger is kept
+        for Resume; while sending, no new request starts and the ones in flight get their
+        answers. Safe from the loop at any time, more than once."""
+        self._cancel.set()
+        if self.job is not None:
+            self.job.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    async def send(
+        self,
+        batches: Sequence[Batch],
+        *,
+        max_body: int = BULK_METRICS_BODY_LIMIT,
+        folder: Path | None = None,
+        sources: Sequence[dict[str, Any]] | None = None,
+        again: bool = False,
+    ) -> Outcome:
+        """Split `batches`, check them, save their invalid items and send them (steps 1-7)."""
+        max_body = max(MIN_MAX_BODY, int(max_body))
+        if sources is None:
+            sources = batch_sources(batches)
+        try:
+            client = self.spec.client()
+        except (ValueError, OSError) as exc:  # an unreadable CA bundle
+            return Outcome(NOT_STARTED, str(exc))
+        async with client:
+            self.hooks.status("Splitting the batch into bodies…")
+            invalid = [0]
+
+            def note() -> dict[str, Any]:  # called once the split has said what it left out
+                invalid[0] = sum(batch.left_out for batch in batches)
+                return {"invalid": invalid[0], "invalid_file": INVALID_NAME if invalid[0] else None}
+
+            try:
+                job = await Upload.start(
+                    client,
+                    chain_bodies(batches, max_body),
+                    folder=folder,
+                    max_body=max_body,
+                    sources=sources,
+                    note=note,
+                    concurrency=self.concurrency,
+                    retry=self.retry,
+                    cancel=self._cancel,
+                )
+            except Cancelled:
+                return Outcome(
+                    CANCELLED_EARLY,
+                    "The upload was cancelled while it was split: nothing was sent.",
+                )
+            except (LedgerError, OSError) as exc:
+                return Outcome(NOT_STARTED, str(exc))
+            ledger = job.ledger
+            outcome = Outcome(folder=ledger.folder, invalid=invalid[0])
+            try:
+                if not again:
+                    self.hooks.status("Looking for earlier uploads of this batch…")
+                    parents = {uploads_dir(), ledger.folder.parent}
+                    earlier = await asyncio.to_thread(earlier_uploads, ledger, parents)
+                    if earlier:
+                        job.close()
+                        await asyncio.to_thread(ledger.discard)
+                        return Outcome(
+                            ALREADY_SENT,
+                            already_sent_text(ledger.server, earlier, len(ledger.entries)),
+                            invalid=invalid[0],
+                            earlier=earlier,
+                        )
+                self.hooks.status("Checking the batch against the server…")
+                known, error = await read_feature_names(client)
+                outcome.checks = make_checks(batches, self.spec.client_token, known, error)
+                self.hooks.checked(outcome.checks)
+                if outcome.invalid:  # even when cancelled: the ledger's note names the file
+                    path = ledger.folder / INVALID_NAME
+                    try:
+                        await asyncio.to_thread(write_invalid, batches, path)
+                    except OSError as exc:
+                        outcome.failure = INVALID_NOT_SAVED
+                        outcome.detail = (
+                            f"cannot save the items left out to {path}: {exc.strerror or exc}"
+                        )
+                        outcome.message = (
+                            f"The items left out could not be saved to {path} "
+                            f"({exc.strerror or exc}): nothing was sent. The ledger is kept: "
+                            "Resume sends the valid items anyway."
+                        )
+                        return outcome
+                    outcome.invalid_file = path
+                return await self._run(job, outcome)
+            finally:
+                job.close()
+
+    async def resume(self, ledger: Path) -> Outcome:
+        """Send the bodies of the upload at `ledger` (its folder or file) still without an
+        outcome (step 7)."""
+        try:
+            client = self.spec.client()
+        except (ValueError, OSError) as exc:  # an unreadable CA bundle
+            return Outcome(NOT_STARTED, str(exc))
+        async with client:
+            self.hooks.status("Opening the ledger…")
+            try:
+                job = await Upload.resume(
+                    client, ledger, concurrency=self.concurrency, retry=self.retry
+                )
+            except LedgerError as exc:
+                return Outcome(NOT_STARTED, str(exc))
+            try:
+                note = job.ledger.note
+                name = note.get("invalid_file")
+                outcome = Outcome(
+                    folder=job.ledger.folder,
+                    invalid=int(note.get("invalid") or 0),
+                    invalid_file=job.ledger.folder / str(name) if name else None,
+                )
+                return await self._run(job, outcome)
+            finally:
+                job.close()
+
+    async def _run(self, job: Upload, outcome: Outcome) -> Outcome:
+        if self.cancelled:  # before the first request: the ledger stays for Resume
+            outcome.failure = CANCELLED_EARLY
+            outcome.message = (
+                "The upload was cancelled before anything was sent; its ledger is kept in "
+                f"{job.ledger.folder} for Resume."
+            )
+            return outcome
+        self.job = job
+        self.hooks.started(job)
+        self.hooks.status(f"Uploading to {job.client.base_url}…")
+        try:
+            outcome.report = await job.run(progress=self.hooks.progress)
+        except asyncio.CancelledError:
+            # stopped at once: run() recorded the requests in flight in doubt before it raised
+            self.report = dataclasses.replace(
+                job.report(), stopped=CANCELLED, error="The upload was stopped at once."
+            )
+            raise
+        return outcome
+
+
+def batch_sources(batches: Sequence[Batch]) -> list[dict[str, Any]]:
+    """What the batches were read from, as the ledger's header keeps it."""
+    return [
+        {"file": s.file, "format": s.format, "metrics": s.metrics,
+         "applications": s.applications}
+        for batch in batches for s in batch.sources
+    ]  # fmt: skip
