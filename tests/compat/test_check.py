@@ -71,6 +71,11 @@ def test_admin_token(peer: Peer) -> None:
     assert "client" in ops["metrics_upload"]["reason"]
     assert "search" in ops["archived_features"]["note"]
     assert peer.admin_token not in json.dumps(out)
+    # per action (app.registry): Unleash 8.2 OSS has every action but the groups' ones
+    actions = out["actions"]
+    done = {key for key, action in actions.items() if action["available"]}
+    assert done == {key for key in actions if not key.startswith("groups.")}
+    assert "Enterprise" in actions["groups.delete"]["reason"]
 
 
 def test_admin_token_with_a_client_token(peer: Peer) -> None:
@@ -95,6 +100,7 @@ def test_client_token_as_the_token(peer: Peer) -> None:
     out = check_json(peer.url, peer.require_client_token())
     assert out["token"]["kind"] == "client"
     assert available(out) == {"metrics_upload"}
+    assert not any(action["available"] for action in out["actions"].values())
 
 
 def test_text_report(peer: Peer) -> None:
