@@ -48,7 +48,7 @@ from ui.tool_content import ToolContent
 
 SPLITTER_KEY = "users/splitter"
 #: the list's column that stretches (the email), and the form's width at first
-EMAIL_COLUMN, FORM_WIDTH = 2, 300
+EMAIL_COLUMN, FORM_WIDTH = 2, 280
 
 
 def show_refreshing(table: DataTable, busy: bool) -> None:
@@ -120,7 +120,7 @@ class UserEditor(ToolContent):
         self.splitter.setChildrenCollapsible(False)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.form_area)
-        # the form needs about 300 pixels; the list gets the rest, and all that is gained
+        # the form needs about 280 pixels; the list gets the rest, and all that is gained
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setSizes([660, FORM_WIDTH])

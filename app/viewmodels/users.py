@@ -182,9 +182,10 @@ class UserEditorModel(ToolViewModel):
     def _columns(self) -> list[Column[User]]:
         return [
             Column("Name", lambda u: u.name, tooltip=self._row_tooltip),
-            Column("Username", lambda u: u.username),
+            # mostly the email's first part: narrow (elided, whole in the form and the filter)
+            Column("Username", lambda u: u.username, width=12),
             Column("Email", lambda u: u.email),
-            Column("Root role", self.role_name),
+            Column("Root role", self.role_name, width=11),
             Column("Last login", lambda u: u.seenAt, tooltip=_login_tooltip),
         ]
 
