@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.models import User
-from app.text import counted
+from app.text import counted, plural
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.groups import (
     MAPPINGS,
@@ -402,9 +402,9 @@ class MembersEditor(QWidget):
         elif total > len(matches):
             self.found.setText(f"{len(matches):,} of {total:,} shown: type more to narrow")
         elif self.search.text().strip():
-            self.found.setText(f"{total:,} user{'s' * (total != 1)} match")
+            self.found.setText(f"{plural(total, 'user')} match")
         else:
-            self.found.setText(f"{total:,} user{'s' * (total != 1)}")
+            self.found.setText(plural(total, "user"))
         self.on_lists_current_row_changed()
 
     def eventFilter(self, watched: object, event: QEvent) -> bool:
