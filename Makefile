@@ -13,7 +13,7 @@ test:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/mypy app/api app/metrics app/commands app/profiles.py app/cli.py sandbox
+	$(BIN)/mypy app ui sandbox
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint:
@@ -22,7 +22,7 @@ lint:
 
 typecheck:
 	@packaging/bootstrap.sh test
-	$(BIN)/mypy app/api app/metrics app/commands app/profiles.py app/cli.py sandbox
+	$(BIN)/mypy app ui sandbox
 
 serve:
 	@packaging/bootstrap.sh run

@@ -55,6 +55,7 @@ class Picker(QWidget):
         self.caption.setBuddy(self.combo)
         self.combo.setAccessibleName(caption.rstrip(":"))
         line = self.combo.lineEdit()
+        assert line is not None  # the combo box is editable
         line.setObjectName(f"{stem}PickerEdit")
         line.setAccessibleName(caption.rstrip(":"))
         line.setPlaceholderText(placeholder)

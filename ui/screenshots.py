@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import os
 import shutil
 import sys
@@ -256,8 +257,8 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # a database per palette: the steps change data (a saved user, say)
                 session = Session(
                     ProfileStore(root / f"config-{palette_name}"),
-                    sandbox_factory=lambda name=palette_name: SandboxProcess(
-                        root / f"demo-{name}.sqlite3", shared_tokens=True
+                    sandbox_factory=functools.partial(
+                        SandboxProcess, root / f"demo-{palette_name}.sqlite3", shared_tokens=True
                     ),
                     health_interval=0,
                 )
