@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.api.models import InactiveUser
 from app.api.streaming import paused_gc
-from app.changes import Resource
+from app.changes import Changes, Resource
 from app.text import count_text
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
@@ -167,6 +167,15 @@ class InactiveUsersModel(ToolViewModel):
         self.loaded = True
         self.rows_loaded.emit()
         self.phase_changed.emit()
+
+    def on_changes(self, changes: Changes) -> None:
+        """Users changed elsewhere: load again when the list shows one of them (a list of
+        100,000 is not read again for a user it does not hold)."""
+        if changes.ids and self.loaded:
+            ids = changes.ids
+            if not any(row.id in ids for row in self.table.all_rows):
+                return
+        super().on_changes(changes)
 
     def reset(self) -> None:
         self._load_task = None

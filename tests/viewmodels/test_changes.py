@@ -3,14 +3,17 @@ previous connection becomes on a new one. Without a window."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from app.changes import Changes, Resource
 from app.profiles import ProfileStore
 from app.viewmodels.choices import Choice, revalidated
+from app.viewmodels.inactive_users import InactiveUsersModel
 from app.viewmodels.session import Session
 from app.viewmodels.tools import SessionViewModel
+from sandbox.process import SandboxProcess
 
 
 class Shows(SessionViewModel):
@@ -52,3 +55,20 @@ def test_a_project_typed_on_another_server_is_checked_against_this_ones() -> Non
     # nothing better to offer: as asked, and the server's answer will say
     assert revalidated("solo", [], "prod") == ("solo", "")
     assert revalidated("solo", None, "prod") == ("solo", "")
+
+
+def test_the_inactive_users_reload_only_for_a_user_they_list(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    session = connect(demo_sandbox)
+    model = InactiveUsersModel(session)
+    model.start()
+    qtbot.waitUntil(lambda: model.loaded and not model.busy, timeout=20_000)
+    listed = {row.id for row in model.table.all_rows}
+    other = next(n for n in range(1, 10_000) if n not in listed)
+    session.notify(Changes.of(Resource.USERS, other))
+    assert not model.busy  # 100,000 rows are not read again for a user not among them
+    session.notify(Changes.of(Resource.USERS, next(iter(listed))))
+    assert model.busy
+    qtbot.waitUntil(lambda: not model.busy, timeout=20_000)
+    model.close()
