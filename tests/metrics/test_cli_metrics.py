@@ -1,6 +1,7 @@
 """`flagdesk metrics validate|upload` as a subprocess, against the sandbox: what it prints, its
 one-object JSON summary and its exit statuses (0 all accepted, 1 some rejected or invalid, 2 bad
-input or usage, 3 unreachable, 4 token refused, 130 Ctrl+C), resume, and that no Qt is imported.
+input or usage, 3 unreachable, 4 token refused, 5 accepted already, 130 Ctrl+C), resume, the
+checks --dry-run makes, and that no Qt is imported.
 """
 
 from __future__ import annotations
