@@ -60,7 +60,7 @@ from app.api.client import RetryPolicy
 from app.api.errors import ClientError
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
-from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, uploads_dir
+from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
 from app.metrics.split import Body
 from app.metrics.upload import CANCELLED, DEFAULT_CONCURRENCY, Progress, Report, Upload
 
@@ -259,43 +259,27 @@ def same_server(a: str, b: str) -> bool:
     return a.rstrip("/").casefold() == b.rstrip("/").casefold()
 
 
-def ledger_created(ledger: Ledger) -> datetime | None:
-    try:
-        created = datetime.fromisoformat(str(ledger.header.get("created")))
-    except (TypeError, ValueError):
-        return None
-    return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
-
-
 def earlier_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUpload]:
     """The uploads in the folders under `parents` to `ledger`'s server that had a body with the
     same bytes as one of `ledger`'s accepted, newest first. Blocking: worker thread."""
     digests = {entry.sha256 for entry in ledger.entries}
     found: list[EarlierUpload] = []
-    seen: set[Path] = set()
+    seen = {ledger.folder.resolve()}
     for parent in parents:
-        try:
-            children = [p for p in parent.iterdir() if p.is_dir()]
-        except OSError:
-            continue
-        for child in children:
-            key = child.resolve()
-            if key in seen or key == ledger.folder.resolve():
+        for other in ledgers_in(parent):
+            key = other.folder.resolve()
+            if key in seen:
                 continue
             seen.add(key)
-            try:
-                other = Ledger.open(child, write=False)
-            except LedgerError:
-                continue
             if not same_server(other.server, ledger.server):
                 continue
             hits = [e for e in other.entries if e.state is State.ACCEPTED and e.sha256 in digests]
             if hits:
                 found.append(
                     EarlierUpload(
-                        child,
+                        other.folder,
                         other.server,
-                        ledger_created(other),
+                        other.created,
                         len(hits),
                         sum(e.metrics for e in hits),
                     )

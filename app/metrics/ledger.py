@@ -44,7 +44,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -219,6 +219,22 @@ def uploads_dir() -> Path:
     return data_dir() / "uploads"
 
 
+def ledgers_in(parent: Path | None = None) -> Iterator[Ledger]:
+    """The ledgers of the upload folders in `parent` (default `uploads_dir()`), newest first
+    (the folders' names start with the time), opened read-only; folders without a readable
+    ledger are passed over. Blocking: run it on a worker thread from a loop."""
+    parent = parent or uploads_dir()
+    try:
+        children = sorted((p for p in parent.iterdir() if p.is_dir()), reverse=True)
+    except OSError:
+        return
+    for child in children:
+        try:
+            yield Ledger.open(child, write=False)
+        except LedgerError:
+            continue
+
+
 def new_upload_folder(parent: Path | None = None) -> Path:
     """A fresh folder named by the time (sortable) and a random suffix (unique)."""
     parent = parent or uploads_dir()
@@ -377,6 +393,15 @@ class Ledger:
     @property
     def server(self) -> str:
         return str(self.header.get("server") or "")
+
+    @property
+    def created(self) -> datetime | None:
+        """When the upload was made (None if the header does not say)."""
+        try:
+            created = datetime.fromisoformat(str(self.header.get("created")))
+        except (TypeError, ValueError):
+            return None
+        return created if created.tzinfo is not None else created.replace(tzinfo=UTC)
 
     @property
     def max_body(self) -> int | None:

@@ -34,7 +34,7 @@ import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +71,7 @@ from app.metrics.batch_upload import (
 from app.metrics.batch_upload import MAX_CONCURRENCY as MAX_CONCURRENCY
 from app.metrics.batch_upload import MIN_MAX_BODY as MIN_MAX_BODY
 from app.metrics.ledger import INVALID_NAME as INVALID_NAME
-from app.metrics.ledger import Counts, Ledger, LedgerError, uploads_dir
+from app.metrics.ledger import Counts, ledgers_in
 from app.metrics.upload import (
     CANCELLED,
     WRONG_TOKEN,
@@ -460,30 +460,16 @@ class Unfinished:
 def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
     """The uploads under `folder` (default `uploads_dir()`) with bodies still pending, newest
     first. Folders that hold no readable ledger are passed over. Blocking: worker thread."""
-    folder = folder or uploads_dir()
-    try:
-        children = sorted((p for p in folder.iterdir() if p.is_dir()), reverse=True)
-    except OSError:
-        return []
     found = []
-    for child in children:
-        try:
-            ledger = Ledger.open(child, write=False)
-        except LedgerError:
-            continue
+    for ledger in ledgers_in(folder):
         unfinished = ledger.unfinished()
         if not unfinished:
             continue
-        created = None
-        with contextlib.suppress(TypeError, ValueError):
-            created = datetime.fromisoformat(str(ledger.header.get("created")))
-            if created.tzinfo is None:
-                created = created.replace(tzinfo=UTC)
         found.append(
             Unfinished(
-                folder=child,
+                folder=ledger.folder,
                 server=ledger.server,
-                created=created,
+                created=ledger.created,
                 pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
                 total=ledger.total,
                 in_doubt=sum(1 for e in ledger.entries if e.in_doubt),
