@@ -152,6 +152,8 @@ class ArchiveBrowserModel(ToolViewModel):
         self.notice = ""
         self.selected: ArchivedFeature | None = None
         self._task: asyncio.Task[None] | None = None
+        #: the check of a project chosen on the previous connection (see `_revalidate`)
+        self._checking: asyncio.Task[None] | None = None
         self.busy_changed.connect(self._emit_changed)
         self.error_changed.connect(self._emit_changed)
         self.projects.changed.connect(self._emit_changed)
@@ -240,6 +242,9 @@ class ArchiveBrowserModel(ToolViewModel):
         if project == self.project and self.state in (LOADING, CONTENT, EMPTY):
             return  # shown already (F5 loads again); an editable combo box also says
             # "activated" when it loses the focus with the text of an item in it
+        if self._checking is not None:  # chosen now: what the check would pick does not matter
+            self._checking.cancel()
+            self._checking = None
         self.project = project
         self.notice = ""
         if self.available:
@@ -251,6 +256,8 @@ class ArchiveBrowserModel(ToolViewModel):
         if not self.project:
             self._emit_changed()
             return
+        if self._checking is not None and not self._checking.done():
+            return  # F5 while the project is checked on a new server: the check loads it
         if self._task is not None and not self._task.done():
             self._task.cancel()  # a project asked for before this one
         caps = self.session.capabilities
@@ -302,7 +309,7 @@ class ArchiveBrowserModel(ToolViewModel):
         if not (self._started and self.available):
             return
         if asked:
-            self._task = self.run(self._revalidate(asked))
+            self._task = self._checking = self.run(self._revalidate(asked))
             self.set_status(f"Checking project {asked} on this server…")
             self._emit_changed()
 

@@ -267,6 +267,8 @@ class ProjectDashboardModel(ToolViewModel):
         #: ("" when it is shown as asked)
         self.notice = ""
         self._load_task: asyncio.Task[None] | None = None
+        #: the check of a project chosen on the previous connection (see `_revalidate`)
+        self._checking: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ what is shown
 
@@ -346,6 +348,7 @@ class ProjectDashboardModel(ToolViewModel):
         project = project.strip()
         if not project or self.closed:
             return
+        self._stop_checking()
         if project != self.project:
             self.project = project
             self.project_changed.emit(project)
@@ -365,10 +368,16 @@ class ProjectDashboardModel(ToolViewModel):
         if not (self._started and self.available):
             return
         if asked:
-            self._load_task = self.run(self._revalidate(asked))
+            self._load_task = self._checking = self.run(self._revalidate(asked))
             self.changed.emit()
         else:
             self.load()
+
+    def _stop_checking(self) -> None:
+        """Another project was chosen: what the check would pick does not matter any more."""
+        if self._checking is not None:
+            self._checking.cancel()
+            self._checking = None
 
     async def _revalidate(self, asked: str) -> None:
         self.set_status("Checking the project on this server…")
@@ -384,6 +393,8 @@ class ProjectDashboardModel(ToolViewModel):
         if not self.project or self.closed:
             self.changed.emit()
             return
+        if self._checking is not None and not self._checking.done():
+            return  # F5 while the project is checked on a new server: the check loads it
         if self._load_task is not None and not self._load_task.done():
             self._load_task.cancel()  # an older project's answer is not wanted any more
         self._load_task = self.run(self._load(self.project))
