@@ -27,6 +27,7 @@ from app.commands.connection import (
     UsageError,
     add_connection_arguments,
 )
+from app.text import noun_for, plural
 
 if TYPE_CHECKING:
     from app.connection import ConnectionSpec
@@ -207,9 +208,9 @@ def validate(args: argparse.Namespace) -> int:
     for problem in [*errors, *warnings]:
         print(_problem_line(problem))
     print(
-        f"{len(args.files)} file{_s(len(args.files))}: {batch.metric_count:,} valid "
-        f"metric{_s(batch.metric_count)}, {batch.invalid_count:,} invalid; "
-        f"{len(errors):,} error{_s(len(errors))}, {len(warnings):,} warning{_s(len(warnings))}"
+        f"{plural(len(args.files), 'file')}: {plural(batch.metric_count, 'valid metric')}, "
+        f"{batch.invalid_count:,} invalid; "
+        f"{plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}"
     )
     return status
 
@@ -272,10 +273,10 @@ def _dry_run(
     if not args.json:
         sendable = batch.metric_count - batch.unsendable
         print(
-            f"Would send {sendable:,} metric{_s(sendable)} in "
-            f"{split.bodies:,} bod{'y' if split.bodies == 1 else 'ies'} ({split.bytes:,} bytes, "
+            f"Would send {plural(sendable, 'metric')} in "
+            f"{plural(split.bodies, 'body', 'bodies')} ({split.bytes:,} bytes, "
             f"the largest {split.largest:,} of at most {max_body:,})"
-            + (f"; {invalid:,} invalid item{_s(invalid)} left out" if invalid else "")
+            + (f"; {plural(invalid, 'invalid item')} left out" if invalid else "")
         )
     return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
 
@@ -625,10 +626,6 @@ def _names(files: Sequence[Path]) -> str:
     return ", ".join(str(f) for f in files)
 
 
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
 # ---------------------------------------------------------------------------- output
 
 
@@ -662,10 +659,9 @@ def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
         return f"  {label:<9} {bodies:<16} {metrics}{extra}"
 
     def counts(label: str, c: Counts, extra: str = "") -> str:
-        body = "body" if c.bodies == 1 else "bodies"
-        return row(
-            label, f"{c.bodies:>8,} {body}", f"{c.metrics:>12,} metric{_s(c.metrics)}", extra
-        )
+        body = noun_for(c.bodies, "body", "bodies")
+        metrics = noun_for(c.metrics, "metric")
+        return row(label, f"{c.bodies:>8,} {body}", f"{c.metrics:>12,} {metrics}", extra)
 
     print(f"Server  {report.server}")
     print(f"Ledger  {report.ledger}")
@@ -675,7 +671,7 @@ def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
     print(counts("pending", report.pending))
     if invalid:
         where = f" (saved to {invalid_file})" if invalid_file else ""
-        print(row("invalid", "", f"{invalid:>12,} item{_s(invalid)} left out{where}"))
+        print(row("invalid", "", f"{invalid:>12,} {noun_for(invalid, 'item')} left out{where}"))
     for rejection in report.rejections[:SHOWN_REJECTIONS]:
         print(f"  body {rejection.body}: {rejection.status}: {rejection.message}")
     if len(report.rejections) > SHOWN_REJECTIONS:
@@ -709,7 +705,7 @@ class _Bar:
 
     def update(self, p: Progress) -> None:
         done = p.requests_done == p.requests_total
-        retries = f"  {p.retries} retr{'y' if p.retries == 1 else 'ies'}" if p.retries else ""
+        retries = f"  {plural(p.retries, 'retry', 'retries')}" if p.retries else ""
         self._draw(
             p.fraction,
             f"{p.requests_done:,}/{p.requests_total:,} requests  "

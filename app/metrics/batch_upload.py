@@ -63,6 +63,7 @@ from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
 from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
 from app.metrics.split import Body
 from app.metrics.upload import CANCELLED, DEFAULT_CONCURRENCY, Progress, Report, Upload
+from app.text import plural
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
@@ -114,7 +115,7 @@ def already_sent_text(server: str, earlier: Sequence[EarlierUpload], total_bodie
         what = f"{count:,} of this batch's {total_bodies:,} bodies were"
     more = ""
     if len(earlier) > 1:
-        more = f" (and in {len(earlier) - 1:,} more upload{'s' if len(earlier) > 2 else ''})"
+        more = f" (and in {plural(len(earlier) - 1, 'more upload')})"
     return (
         f"{what} uploaded to {server} and accepted already, {earlier[0].text}{more}. Sending it "
         "again makes the server count those metrics twice."
