@@ -3,8 +3,10 @@ the samples' formats, counts and problems (offline too), a bad file's problems w
 line, column and JSON path, paste and drop, cancelling a read, an upload whose stored counts
 equal the file's, Cancel then Resume with exact totals, Cancel or a new connection while the
 batch is split (nothing sent, no ledger left), an application item too large for any body
-counted as left out, a connection without a client token (asked for, then used), and an upload
-that cannot start (its error, then Retry)."""
+counted as left out, a connection without a client token (asked for, then used), an upload
+that cannot start (its error, then Retry), invalid items that cannot be saved (nothing sent), a
+batch this server accepted before (sent again only once confirmed), and a new connection that
+leaves no result of the previous server."""
 
 from __future__ import annotations
 
