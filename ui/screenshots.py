@@ -205,9 +205,23 @@ async def _metrics_uploaded(content: Any) -> None:
     await _metrics_upload(content, BULK_METRICS_BODY_LIMIT)
 
 
+async def _metrics_again(content: Any) -> None:
+    """The same batch once more: this server accepted it already, so flagdesk asks first."""
+    content.upload_button.click()
+    await until(lambda: bool(content.model.again_question) and not content.model.uploading)
+    await idle(content)
+
+
 async def _metrics_rejected(content: Any) -> None:
-    """A body limit above the server's: the larger bodies get 413, each reported."""
-    await _metrics_upload(content, 150_000)
+    """A body limit above the server's, confirmed as sent again: the larger bodies get 413,
+    each reported."""
+    content.max_body_spin.setValue(150_000)
+    content.upload_button.click()
+    await until(lambda: bool(content.model.again_question) or content.model.report is not None)
+    if content.model.again_question:
+        content.again_button.click()
+    await until(lambda: content.model.report is not None and not content.model.uploading)
+    await idle(content)
 
 
 STEPS: tuple[Step, ...] = (
@@ -230,6 +244,7 @@ STEPS: tuple[Step, ...] = (
     ("metrics_upload-preview", "metrics_upload", _metrics_preview),
     ("metrics_upload-problems", "metrics_upload", _metrics_problems),
     ("metrics_upload-uploaded", "metrics_upload", _metrics_uploaded),
+    ("metrics_upload-again", "metrics_upload", _metrics_again),
     ("metrics_upload-rejected", "metrics_upload", _metrics_rejected),
 )
 
