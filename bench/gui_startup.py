@@ -1,8 +1,10 @@
 """GUI start-up: process start to the main window shown, and to the first data from the sandbox
 shown, against a bare PySide6 window process in the same run. Prints one JSON object.
 
-Goal (issue 4): window shown within 1.5x the bare window's time; first data within 1.0 s.
-Each figure is the median of --runs cold-ish starts (new processes, warm disk cache).
+Goal (issue 4): window shown within 1.5x the bare window's time; first data within 1.0 s; with
+the margin of issue 14 (bench/margin.py): 1.2x and 0.8 s. Each figure is the median of --runs
+cold-ish starts (new processes, warm disk cache, compiled bytecode: the first start, not
+measured, writes it as any first run does, even where PYTHONDONTWRITEBYTECODE is set).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from margin import margin_goals, meets
+
+GOALS = {"shown_ratio_max": 1.5, "first_data_s_max": 1.0}
 
 BARE = """
 import sys, time
@@ -78,12 +84,17 @@ def main() -> int:
             # the embedded sandbox's database: a first start makes it with the demo data
             "XDG_DATA_HOME": str(Path(tmp) / "data"),
         }
+        # a user's second start finds the bytecode the first one wrote (an installed wheel has
+        # it from the start); compiling flagdesk's modules at every start is not what they see
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         once(FLAGDESK, env)  # the first start creates the database: not what is measured
         bare = [once(BARE, env)["shown"] for _ in range(args.runs)]
         runs = [once(FLAGDESK, env) for _ in range(args.runs)]
     bare_s = statistics.median(bare)
     shown_s = statistics.median(r["shown"] for r in runs)
     data_s = statistics.median(r["data"] for r in runs)
+    figures = {"shown_ratio_max": shown_s / bare_s, "first_data_s_max": data_s}
+    margin = margin_goals(GOALS)
     print(
         json.dumps(
             {
@@ -93,8 +104,11 @@ def main() -> int:
                 "flagdesk_window_shown_s": round(shown_s, 3),
                 "flagdesk_first_data_s": round(data_s, 3),
                 "shown_ratio": round(shown_s / bare_s, 2),
-                "goal": {"shown_ratio_max": 1.5, "first_data_s_max": 1.0},
-                "met": shown_s / bare_s <= 1.5 and data_s <= 1.0,
+                "flagdesk_first_data_s_runs": [round(r["data"], 3) for r in runs],
+                "goal": GOALS,
+                "margin_goal": margin,
+                "met": meets(figures, GOALS),
+                "met_with_margin": meets(figures, margin),
             }
         )
     )

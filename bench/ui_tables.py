@@ -16,7 +16,8 @@ the `DataTable`), and measures for each table:
 
 Each window is opened --runs times (shown: the median, and the slowest as shown_s_max); sort
 and keystroke are medians over --runs in the first. Goals (issue 5): shown within 1.5 s, sort under
-150 ms, keystroke under 50 ms, RSS under 300 MB. Exactly one JSON object goes to stdout.
+150 ms, keystroke under 50 ms, RSS under 300 MB; with the margin of issue 14 (bench/margin.py):
+1.2 s, 120 ms, 40 ms, 240 MB. Exactly one JSON object goes to stdout.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
+from margin import margin_goals, meets
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -245,13 +247,13 @@ def main() -> int:
         finally:
             sandbox.stop()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worst = list(tables.values())
-    met = (
-        all(t["shown_s"] <= GOALS["shown_s_max"] for t in worst)
-        and all(t["sort_ms"] <= GOALS["sort_ms_max"] for t in worst)
-        and all(t["keystroke_ms"] <= GOALS["keystroke_ms_max"] for t in worst)
-        and rss_mb <= GOALS["rss_mb_max"]
-    )
+    figures = {  # the worst of the two tables
+        "shown_s_max": max(t["shown_s"] for t in tables.values()),
+        "sort_ms_max": max(t["sort_ms"] for t in tables.values()),
+        "keystroke_ms_max": max(t["keystroke_ms"] for t in tables.values()),
+        "rss_mb_max": rss_mb,
+    }
+    margin = margin_goals(GOALS)
     print(
         json.dumps(
             {
@@ -263,7 +265,9 @@ def main() -> int:
                 "peak_rss_mb": round(rss_mb, 1),
                 "longest_gc_ms": collections.report(),
                 "goal": GOALS,
-                "met": met,
+                "margin_goal": margin,
+                "met": meets(figures, GOALS),
+                "met_with_margin": meets(figures, margin),
             }
         )
     )
