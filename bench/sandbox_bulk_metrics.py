@@ -35,6 +35,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+from margin import at_least
 
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from sandbox.process import SandboxProcess
@@ -45,6 +46,8 @@ APPS = [f"bench-service-{name}" for name in ("checkout", "search", "catalog", "p
 CHECKED_FEATURE = FEATURES[0]
 DISTINCT_BODIES = 16
 REFERENCE_UNLEASH_4CONN = 88_000
+#: the goal: the sandbox ingests at least this many times what Unleash 8.2 does
+GOAL_RATIO = 2.0
 
 
 def log(*parts: object) -> None:
@@ -518,6 +521,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
             sandbox["4"]["metrics_per_s"] / REFERENCE_UNLEASH_4CONN,  # type: ignore[operator]
             2,
         )
+    # against the Unleash of this run when there is one, else the reference figure
+    ratios = out["ratio_sandbox_over_unleash"] or (
+        {"4": out["ratio_sandbox_4conn_over_reference"]} if "4" in sandbox else {}
+    )
+    out["margin_goal"] = f"sandbox >= {at_least(GOAL_RATIO):g}x Unleash 8.2"
+    out["met"] = bool(ratios) and min(ratios.values()) >= GOAL_RATIO  # type: ignore[operator]
+    out["met_with_margin"] = bool(ratios) and min(ratios.values()) >= at_least(GOAL_RATIO)  # type: ignore[operator]
     return out
 
 

@@ -16,9 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from margin import margin_goals, meets
+
 from sandbox.process import SandboxProcess
 
 GOAL_MB = 80
+GOALS = {"rss_mb_max": GOAL_MB}
 
 
 def proc_status_kb(pid: int, key: str) -> int:
@@ -53,6 +56,10 @@ def main() -> int:
         "start_to_healthy_s": round(healthy_s, 2),
         "goal_mb": GOAL_MB,
         "meets_goal": rss_mb <= GOAL_MB,
+        "goal": GOALS,
+        "margin_goal": margin_goals(GOALS),
+        "met": meets({"rss_mb_max": rss_mb}, GOALS),
+        "met_with_margin": meets({"rss_mb_max": rss_mb}, margin_goals(GOALS)),
     }
     print(json.dumps(out))
     return 0
