@@ -56,6 +56,8 @@ def main(argv: list[str]) -> int:
         if not windows:
             return
         window = windows[0]
+        if not window.bound:  # the frame shows first; the pages (the overview's model) follow
+            return
         model = window.overview_model
         if "shown_after_s" not in report:
             report["shown_after_s"] = round(time.monotonic() - started, 3)
