@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QPoint, Qt
@@ -42,7 +43,7 @@ from ui.settings import window_settings
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
 
-    from app.viewmodels.session import SandboxFactory, Session
+    from app.viewmodels.session import EmbeddedSandbox, SandboxFactory, Session
     from ui.tool_page import ToolPage
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
@@ -574,6 +575,73 @@ def share_the_interpreter() -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
 
 
+class EarlySandbox:
+    """The embedded sandbox launched before the window is built. A process of its own, it boots
+    (Python, FastAPI and pydantic, its database: most of the wait for the first data, about
+    0.6-0.8 s on two cores) on the other core while this one builds the window and loads the
+    pages; launched once the frame was shown, it started 0.2 s later (`bench/gui_startup.py`).
+
+    Whether the session will open the sandbox is guessed from `profiles.json` without the
+    profile store (which imports pydantic): launched when no connection was used last. The
+    session decides for real (`Session.prelaunch`): given as its sandbox factory, this hands
+    the launched process to the session's first call; `release()` stops it when the session
+    did not take it. A wrong guess costs a process started for nothing, or the time saved."""
+
+    def __init__(self, sandbox: EmbeddedSandbox) -> None:
+        self._early: EmbeddedSandbox | None = sandbox
+
+    @classmethod
+    def launch_if_likely(cls, config: Path | None = None) -> EarlySandbox | None:
+        """Launch the embedded sandbox when the last run used it (or there was none)."""
+        if not sandbox_was_last(config):
+            return None
+        from sandbox.process import embedded_sandbox
+
+        sandbox = embedded_sandbox()
+        try:
+            sandbox.launch()
+        except OSError:  # the session launches it again and says what failed
+            return None
+        return cls(sandbox)
+
+    def __call__(self) -> EmbeddedSandbox:
+        """The session's sandbox factory: the launched process first, new ones after."""
+        early, self._early = self._early, None
+        if early is not None:
+            return early
+        from sandbox.process import embedded_sandbox
+
+        return embedded_sandbox()
+
+    @property
+    def taken(self) -> bool:
+        return self._early is None
+
+    def release(self) -> None:
+        """Stop the launched process unless the session took it (on a thread: stopping waits
+        for the child to see its standard input close)."""
+        import threading
+
+        early, self._early = self._early, None
+        if early is not None:
+            threading.Thread(target=early.stop, name="sandbox-unused", daemon=True).start()
+
+
+def sandbox_was_last(config: Path | None = None) -> bool:
+    """Whether the last run used the embedded sandbox (or there was no last run), read from
+    `<config>/profiles.json` (`app.profiles.ProfileStore`'s file, its `last`) with nothing but
+    `json`: a guess for `EarlySandbox`; the session decides from the profile store itself."""
+    import json
+
+    from app.paths import config_dir
+
+    try:
+        data = json.loads(((config or config_dir()) / "profiles.json").read_text("utf-8"))
+    except (OSError, ValueError):  # none yet; or unreadable, and the session opens the sandbox
+        return True
+    return not isinstance(data, dict) or data.get("last") is None
+
+
 def run(
     argv: Sequence[str] | None = None,
     *,
@@ -587,6 +655,7 @@ def run(
     The window's frame is shown before anything heavy is imported (the client, pydantic models,
     keyring, qasync): the pages are added once it is on screen (`bench/gui_startup.py` measures
     it)."""
+    early = EarlySandbox.launch_if_likely() if sandbox_factory is None else None
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
@@ -603,13 +672,17 @@ def run(
 
     from app.viewmodels.session import Session
 
-    if sandbox_factory is None:
+    if early is not None:
+        sandbox_factory = early
+    elif sandbox_factory is None:
         from sandbox.process import embedded_sandbox
 
         sandbox_factory = embedded_sandbox
     session = Session(sandbox_factory=sandbox_factory)
     try:
         session.prelaunch()  # the embedded sandbox boots while the rest loads
+        if early is not None:
+            early.release()  # the session did not take it: the last connection was a server
         from app.logs import setup_logging
 
         setup_logging(verbose)

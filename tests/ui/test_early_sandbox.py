@@ -1,0 +1,72 @@
+"""`ui.main_window.run` launches the embedded sandbox before it builds the window when the last run
+used the sandbox (guessed from profiles.json alone); the session takes that very process, or, when
+it opens a saved server instead, the process is stopped."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from app.profiles import Profile, ProfileStore
+from app.viewmodels.session import READY, Session
+from sandbox.process import SandboxProcess, embedded_sandbox
+from ui.main_window import EarlySandbox, sandbox_was_last
+
+
+def test_the_guess_reads_the_last_connection(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    assert sandbox_was_last(config)  # a first start: the sandbox opens
+    store = ProfileStore(config)
+    store.set_last(None)
+    assert sandbox_was_last(config)
+    store.save(Profile(name="Prod", url="https://unleash.example.com"), token=None)
+    store.set_last("Prod")
+    assert not sandbox_was_last(config)
+    assert EarlySandbox.launch_if_likely(config) is None  # nothing launched for a server
+    (config / "profiles.json").write_text("{damaged", encoding="utf-8")
+    assert sandbox_was_last(config)  # the store cannot read it either: the sandbox opens
+
+
+def test_the_session_takes_the_early_sandbox(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Any
+) -> None:
+    config = tmp_path / "config"
+    early = EarlySandbox.launch_if_likely(config)
+    assert early is not None
+    session = Session(ProfileStore(config), sandbox_factory=early, health_interval=0)
+    try:
+        session.prelaunch()
+        sandbox = session._sandbox
+        assert isinstance(sandbox, SandboxProcess) and sandbox.launched
+        assert early.taken
+        pid = sandbox.pid
+        early.release()  # taken: nothing to stop
+        session.open_last()
+        qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+        assert session._sandbox is sandbox and sandbox.pid == pid and sandbox.running
+        # a later sandbox (after a failure, say) is a new process
+        later = early()
+        assert isinstance(later, SandboxProcess) and later is not sandbox and not later.launched
+    finally:
+        arun(session.aclose())
+        session.stop_sandbox()
+
+
+def test_an_early_sandbox_the_session_does_not_take_is_stopped(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    store = ProfileStore(config)
+    store.save(Profile(name="Saved", url="https://unleash.example.com"), token=None)
+    store.set_last("Saved")
+    launched = embedded_sandbox()
+    launched.launch()  # as if the guess had been wrong
+    early = EarlySandbox(launched)
+    session = Session(store, sandbox_factory=early, health_interval=0)
+    session.prelaunch()
+    assert session._sandbox is None and not early.taken
+    early.release()
+    assert early.taken
+    deadline = time.monotonic() + 30
+    while launched.launched and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not launched.launched
