@@ -143,6 +143,8 @@ def row_haystacks(columns: Sequence[Column[T]], rows: Sequence[T]) -> list[str]:
     times: dict[datetime, str] = {}
 
     def text(value: object) -> str:
+        if type(value) is str:  # most cells: no second call
+            return value
         if type(value) is datetime:
             found = times.get(value)
             if found is None:
