@@ -82,7 +82,8 @@ class SandboxProcess:
         env["FLAGDESK_SANDBOX_ADMIN_TOKEN"] = self.admin_token
         env["FLAGDESK_SANDBOX_CLIENT_TOKEN"] = self.client_token
         env["PYTHONUNBUFFERED"] = "1"
-        argv = [sys.executable, "-m", "app", "serve", "--port", "0", "--db", str(self.db)]
+        # `flagdesk serve` without the rest of the program (see sandbox/__main__.py)
+        argv = [sys.executable, "-m", "sandbox", "--port", "0", "--db", str(self.db)]
         if self.exit_with_parent:
             argv.append("--exit-with-parent")
         self.url = ""

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -20,26 +19,12 @@ import uvicorn
 from sandbox import db
 from sandbox.app import create_app, wrap
 from sandbox.demo import load_demo, load_scale
+from sandbox.options import ServeOptions
 from sandbox.process import default_db_path
 from sandbox.store import Store
 
 ADMIN_TOKEN_ENV = "FLAGDESK_SANDBOX_ADMIN_TOKEN"
 CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
-
-
-@dataclass
-class ServeOptions:
-    host: str = "127.0.0.1"
-    port: int = 4242
-    db: Path | None = None
-    demo: bool | None = None  # None: demo data for a new database, nothing for an existing one
-    scale: int = 0
-    admin_token: str | None = None
-    client_token: str | None = None
-    inactive_days: int = 180
-    exit_with_parent: bool = False  # stop when standard input closes
-    #: serve the groups endpoints (open-source Unleash has none: 404)
-    groups: bool = True
 
 
 def is_loopback(host: str) -> bool:

@@ -1,0 +1,25 @@
+"""`python -m sandbox`: `flagdesk serve` alone, as `SandboxProcess` starts it. The same arguments
+(`sandbox.options`), without the rest of the `flagdesk` program: `python -m app serve` also imports
+every other command's module (the profile store and pydantic models among them), about 60 ms more
+of the child's start, which the GUI waits for before its first data (`bench/gui_startup.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from sandbox.options import DESCRIPTION, add_arguments, options_of
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m sandbox", description=DESCRIPTION)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    from sandbox.server import serve
+
+    return serve(options_of(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

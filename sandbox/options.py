@@ -1,0 +1,78 @@
+"""`flagdesk serve`'s options: its command-line arguments and `ServeOptions`. Standard library
+only: `app.commands.serve` (imported for every `flagdesk` command) builds its parser from here, and
+`python -m sandbox` (how `SandboxProcess` starts the child) parses the same arguments without the
+rest of the `flagdesk` program."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+DESCRIPTION = (
+    "Serve the sandbox: the admin and client-metrics API on SQLite. Tokens can also come from "
+    "FLAGDESK_SANDBOX_ADMIN_TOKEN and FLAGDESK_SANDBOX_CLIENT_TOKEN, which keeps them out of "
+    "the process list."
+)
+
+
+@dataclass
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 4242
+    db: Path | None = None
+    demo: bool | None = None  # None: demo data for a new database, nothing for an existing one
+    scale: int = 0
+    admin_token: str | None = None
+    client_token: str | None = None
+    inactive_days: int = 180
+    exit_with_parent: bool = False  # stop when standard input closes
+    #: serve the groups endpoints (open-source Unleash has none: 404)
+    groups: bool = True
+
+
+def port_number(text: str) -> int:
+    port = int(text)
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0 to 65535; 0 picks a free one)")
+    return port
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    parser.add_argument("--port", type=port_number, default=4242,
+                        help="port (0 picks a free one)")  # fmt: skip
+    parser.add_argument("--db", type=Path,
+                        help="database file (default: in the user data folder)")  # fmt: skip
+    data = parser.add_mutually_exclusive_group()
+    data.add_argument("--demo", dest="demo", action="store_const", const=True,
+                      help="load the demo data into a new database (the default)")  # fmt: skip
+    data.add_argument("--empty", dest="demo", action="store_const", const=False,
+                      help="start a new database with no demo data")  # fmt: skip
+    parser.add_argument("--scale", type=int, default=0, metavar="N",
+                        help="add N users and N archived flags (benchmarks)")  # fmt: skip
+    parser.add_argument("--admin-token", metavar="T", help="admin API token to accept")
+    parser.add_argument("--client-token", metavar="C", help="client token to accept")
+    parser.add_argument("--without-groups", action="store_true",
+                        help="no groups endpoints, as on open-source Unleash (404)")  # fmt: skip
+    parser.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
+                        help="days without login after which a user is inactive")  # fmt: skip
+    parser.add_argument("--exit-with-parent", action="store_true",
+                        help="stop when standard input closes, which happens when the process "
+                        "that started this one exits, however it exits")  # fmt: skip
+
+
+def options_of(args: argparse.Namespace) -> ServeOptions:
+    """The options the arguments of `add_arguments` give."""
+    return ServeOptions(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        demo=args.demo,
+        scale=args.scale,
+        admin_token=args.admin_token,
+        client_token=args.client_token,
+        inactive_days=args.inactive_days,
+        exit_with_parent=args.exit_with_parent,
+        groups=not args.without_groups,
+    )

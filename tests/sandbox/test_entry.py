@@ -1,0 +1,37 @@
+"""`python -m sandbox`, how `SandboxProcess` starts the child, takes `flagdesk serve`'s arguments
+(one definition: `sandbox.options`) without importing the rest of the `flagdesk` program."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _help(*module: str) -> str:
+    result = subprocess.run([sys.executable, "-m", *module, "--help"], capture_output=True,
+                            text=True, cwd=ROOT, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_child_s_entry_takes_the_serve_command_s_arguments() -> None:
+    options = _help("sandbox").split("options:", 1)[1]
+    assert options == _help("app", "serve").split("options:", 1)[1]
+    assert "--exit-with-parent" in options and "--scale" in options
+
+
+def test_the_child_s_entry_imports_no_other_command() -> None:
+    code = (
+        "import sys, runpy; sys.argv = ['sandbox', '--help']\n"
+        "try:\n    runpy.run_module('sandbox', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('app.cli', 'app.commands', "
+        "'app.profiles', 'ui'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
