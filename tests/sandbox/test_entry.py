@@ -35,3 +35,13 @@ def test_the_child_s_entry_imports_no_other_command() -> None:
                             cwd=ROOT, timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_sandbox_starts_without_pydantic_v1() -> None:
+    """FastAPI imported `pydantic.v1` (60-80 ms of the child's start) to check that no route
+    uses a v1 model; none can while it is not imported (`sandbox.routes`)."""
+    code = "import sys, sandbox.server; print('pydantic.v1' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=ROOT, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False"
