@@ -113,19 +113,15 @@ class SandboxProcess:
 
     def wait_ready(self, timeout: float = 30.0) -> SandboxProcess:
         """Wait until the launched child answers /health (blocking)."""
-        import httpx
-
         deadline = time.monotonic() + timeout
         if not self._listening.wait(timeout):
             raise RuntimeError("sandbox did not start:\n" + "".join(self.output))
         if not self.url:
             raise RuntimeError("sandbox exited early:\n" + "".join(self.output))
         while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
+            if _answers_health(self.url):
+                break
+            time.sleep(0.05)
         else:
             raise RuntimeError("sandbox never became healthy")
         if self.shared_tokens:
@@ -231,6 +227,24 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _answers_health(url: str) -> bool:
+    """Whether `GET <url>/health` answers 200. With `http.client`: the GUI waits on this for its
+    first data, and an `httpx` client per try built a TLS context each time (certificates
+    loaded) for a plain-HTTP loopback address, and imported httpx if nothing had yet."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=1)
+    try:
+        conn.request("GET", "/health")
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
 
 
 def default_db_path() -> Path:
