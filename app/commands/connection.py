@@ -67,23 +67,29 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
             "say where to connect: --profile NAME, or --url URL with the token in the "
             f"environment variable named by --token-env (default {args.token_env})"
         )
-    try:
-        from app.api.client import normalise_base_url
-
-        url = normalise_base_url(args.url)
-    except ValueError as exc:
-        raise UsageError(f"--url: {exc}") from None
-    token = os.environ.get(args.token_env, "").strip()
-    if not token:
+    spec = url_connection(args, args.url)
+    if not spec.token:
         raise UsageError(
             f"the environment variable {args.token_env} holds no token: set it to an admin API "
             "token or a personal access token (or name another variable with --token-env)"
         )
-    client_token = os.environ.get(args.client_token_env, "").strip() or None
+    return spec
+
+
+def url_connection(args: argparse.Namespace, url: str) -> ConnectionSpec:
+    """A connection to `url` (checked, then named by it) with the tokens of the environment
+    variables that --token-env and --client-token-env name (either may be empty) and the TLS
+    options of the command line."""
+    from app.api.client import normalise_base_url
+
+    try:
+        url = normalise_base_url(url)
+    except ValueError as exc:
+        raise UsageError(f"--url: {exc}") from None
     return ConnectionSpec(
         url=url,
-        token=token,
-        client_token=client_token,
+        token=os.environ.get(args.token_env, "").strip(),
+        client_token=os.environ.get(args.client_token_env, "").strip() or None,
         verify_tls=not args.insecure,
         ca_bundle=args.ca_bundle,
         label=url,

@@ -510,8 +510,7 @@ def _connection(
     if dry_run and not args.profile and not args.url:
         return None
     from app.api.client import normalise_base_url
-    from app.commands.connection import connection_from_args
-    from app.connection import ConnectionSpec
+    from app.commands.connection import connection_from_args, url_connection
     from app.metrics import token_environment
 
     if args.profile:
@@ -524,20 +523,7 @@ def _connection(
                 f"the environment variable named by --client-token-env "
                 f"(default {args.client_token_env})"
             )
-        try:
-            url = normalise_base_url(url)
-        except ValueError as exc:
-            raise UsageError(f"--url: {exc}") from None
-        token = os.environ.get(args.token_env, "").strip()
-        client_token = os.environ.get(args.client_token_env, "").strip() or None
-        spec = ConnectionSpec(
-            url=url,
-            token=token,
-            client_token=client_token,
-            verify_tls=not args.insecure,
-            ca_bundle=args.ca_bundle,
-            label=url,
-        )
+        spec = url_connection(args, url)
     if ledger_server and normalise_base_url(ledger_server) != spec.url:
         raise UsageError(
             f"the ledger is an upload to {ledger_server}, not {spec.url}: resume it there "
