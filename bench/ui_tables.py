@@ -48,7 +48,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
-from app.viewmodels.catalogue import TOOLS_BY_KEY
+from app.registry import TOOLS_BY_KEY
 from app.viewmodels.session import READY, Session
 from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess

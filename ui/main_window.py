@@ -32,9 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
-from app.registry import TOKEN_LABELS
+from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
-from app.viewmodels.catalogue import GROUPS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from ui import excepthook
 from ui.icons import icon, icon_path
 from ui.settings import window_settings

@@ -8,8 +8,8 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import Changes, Resource
+from app.registry import TOOLS_BY_KEY, Tool
 from app.viewmodels.base import ViewModel
-from app.viewmodels.catalogue import TOOLS_BY_KEY, Tool
 from app.viewmodels.session import CONNECTING, FAILED, Session
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.viewmodels.catalogue import TOOLS_BY_KEY
+from app.registry import TOOLS_BY_KEY
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolModel
 from tests.qt_fixtures import (  # noqa: F401 (fixtures)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.connection import ConnectionSpec
 from app.profiles import Profile, ProfileStore
-from app.viewmodels.catalogue import TOOLS_BY_KEY
+from app.registry import TOOLS_BY_KEY
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring
