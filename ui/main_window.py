@@ -575,10 +575,11 @@ def share_the_interpreter() -> None:
 
 
 class EarlySandbox:
-    """The embedded sandbox launched before the window is built. A process of its own, it boots
-    (Python, FastAPI and pydantic, its database: most of the wait for the first data, about
-    0.6-0.8 s on two cores) on the other core while this one builds the window and loads the
-    pages; launched once the frame was shown, it started 0.2 s later (`bench/gui_startup.py`).
+    """The embedded sandbox launched as soon as the window's frame is shown, before anything else
+    loads. A process of its own, it boots (Python, FastAPI and pydantic, its database: most of
+    the wait for the first data, about 0.6-0.8 s on two cores) on the other core while this one
+    loads the pages; launched by `Session.prelaunch()`, after the session's imports and the
+    profile store, it started 0.2 s later (`bench/gui_startup.py`).
 
     Whether the session will open the sandbox is guessed from `profiles.json` without the
     profile store (which imports pydantic): launched when no connection was used last. The
@@ -654,7 +655,6 @@ def run(
     The window's frame is shown before anything heavy is imported (the client, pydantic models,
     keyring, qasync): the pages are added once it is on screen (`bench/gui_startup.py` measures
     it)."""
-    early = EarlySandbox.launch_if_likely() if sandbox_factory is None else None
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
@@ -666,6 +666,9 @@ def run(
     window = MainWindow()
     window.show()
     app.processEvents()  # on screen now; the rest loads behind it
+    # the sandbox boots on the other core while this one loads the rest: launched before the
+    # frame was built, it delayed the frame by its launch (~30 ms) and started no earlier
+    early = EarlySandbox.launch_if_likely() if sandbox_factory is None else None
 
     import asyncio
 

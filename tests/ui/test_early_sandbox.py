@@ -1,6 +1,6 @@
-"""`ui.main_window.run` launches the embedded sandbox before it builds the window when the last run
-used the sandbox (guessed from profiles.json alone); the session takes that very process, or, when
-it opens a saved server instead, the process is stopped."""
+"""`ui.main_window.run` launches the embedded sandbox as soon as the window's frame is shown when
+the last run used the sandbox (guessed from profiles.json alone); the session takes that very
+process, or, when it opens a saved server instead, the process is stopped."""
 
 from __future__ import annotations
 
