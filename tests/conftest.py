@@ -36,6 +36,16 @@ def _private_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
             os.environ[key] = value
 
 
+@pytest.fixture(autouse=True)
+def _config_of_its_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Profiles and window state (`window.ini`: the page shown, column widths) per test: a
+    window one test closed on a tool page made the next test's window open on that page."""
+    saved = os.environ["FLAGDESK_CONFIG_DIR"]
+    os.environ["FLAGDESK_CONFIG_DIR"] = str(tmp_path_factory.mktemp("config"))
+    yield
+    os.environ["FLAGDESK_CONFIG_DIR"] = saved
+
+
 @pytest.fixture(scope="session")
 def demo_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     """One sandbox with the demo data for the whole run: for tests that only read."""
