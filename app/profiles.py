@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from app.paths import config_dir
+from app.paths import PROFILES_FILE, config_dir
 
 KEYRING_SERVICE = "flagdesk"
 TokenStore = Literal["keyring", "file", "memory"]
@@ -81,7 +81,7 @@ class ProfileStore:
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or config_dir()
-        self.path = self.directory / "profiles.json"
+        self.path = self.directory / PROFILES_FILE
         self.tokens_file = self.directory / "tokens.json"
         self._memory: dict[str, str] = {}
 

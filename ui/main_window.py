@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__
+from app.paths import sandbox_was_last
 from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
 from ui import excepthook
@@ -625,21 +626,6 @@ class EarlySandbox:
         early, self._early = self._early, None
         if early is not None:
             threading.Thread(target=early.stop, name="sandbox-unused", daemon=True).start()
-
-
-def sandbox_was_last(config: Path | None = None) -> bool:
-    """Whether the last run used the embedded sandbox (or there was no last run), read from
-    `<config>/profiles.json` (`app.profiles.ProfileStore`'s file, its `last`) with nothing but
-    `json`: a guess for `EarlySandbox`; the session decides from the profile store itself."""
-    import json
-
-    from app.paths import config_dir
-
-    try:
-        data = json.loads(((config or config_dir()) / "profiles.json").read_text("utf-8"))
-    except (OSError, ValueError):  # none yet; or unreadable, and the session opens the sandbox
-        return True
-    return not isinstance(data, dict) or data.get("last") is None
 
 
 def run(

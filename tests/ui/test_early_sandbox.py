@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.paths import sandbox_was_last
 from app.profiles import Profile, ProfileStore
 from app.viewmodels.session import READY, Session
 from sandbox.process import SandboxProcess, embedded_sandbox
-from ui.main_window import EarlySandbox, sandbox_was_last
+from ui.main_window import EarlySandbox
 
 
 def test_the_guess_reads_the_last_connection(tmp_path: Path) -> None:
