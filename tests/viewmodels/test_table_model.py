@@ -135,6 +135,27 @@ def test_cell_texts(qtbot: Any) -> None:
     assert "asa@example.com" in prepared.haystacks[0] and "åsa" in prepared.haystacks[0]
 
 
+def test_filter_texts_are_the_cells_texts_case_folded() -> None:
+    """Each row's filter text is exactly what its cells show, joined by a separator that no
+    word spans and case-folded; whatever mix of values a column holds (texts, None, yes/no,
+    numbers, times, the same time twice)."""
+    when = datetime(2026, 3, 4, 5, 6, tzinfo=UTC)
+    rows = [Row("Straße", 3, True), Row("ÅSA", None), Row("x", 0)]
+    columns: list[Column[Row]] = [
+        Column("Name", lambda r: r.name),
+        Column("Count", lambda r: r.count),
+        Column("On", lambda r: r.on),
+        Column("Mixed", lambda r: when if r.count is None else r.name),
+        Column("When", lambda r: when),
+    ]
+    haystacks = prepare_rows(columns, rows).haystacks
+    for row, haystack in zip(rows, haystacks, strict=True):
+        cells = [cell_text(c.value(row)) for c in columns]
+        assert haystack.split("\x1f") == [cell.casefold() for cell in cells]
+    assert haystacks[0].startswith("strasse\x1f3\x1fyes")
+    assert prepare_rows([], rows).haystacks == ["", "", ""]
+
+
 def test_a_row_pipeline_prepares_pieces_in_order(qtbot: Any, qloop: Any, arun: Any) -> None:
     """Pieces handed in as they arrive come out as one `PreparedRows`, in arrival order, with
     the filter texts and the sort keys asked for, as `prepare_rows` makes them in one go."""
