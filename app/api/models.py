@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar, dataclass_transform
+from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
 
 from pydantic import (
     AfterValidator,
@@ -37,6 +37,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from typing_extensions import TypedDict
 
 # --------------------------------------------------------------------------- shared pieces
 
@@ -569,6 +570,39 @@ class BulkMetrics(Request):
 
     applications: list[BulkApplication]
     metrics: list[BulkMetric]
+
+
+def plain_items(model: type[BaseModel], name: str) -> Any:
+    """A TypedDict with the fields and constraints of `model`, which pydantic validates into
+    plain dicts (three times faster than models, which matters for 100,000s of metric items)
+    that serialise to the same JSON. Fields left out stay out: their defaults are not filled
+    in. Only fields are carried over: should the model gain a model validator, validate with
+    the model instead (tests/metrics/test_read.py checks both agree)."""
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        kind: Any = info.annotation
+        if info.metadata:
+            kind = Annotated[(kind, *info.metadata)]
+        fields[field_name] = Required[kind] if info.is_required() else NotRequired[kind]
+    make: Any = TypedDict  # a TypedDict made at run time, which mypy cannot follow
+    item: Any = make(name, fields)
+    # the JSON standard has no NaN or Infinity, and neither has the JSON Unleash parses
+    item.__pydantic_config__ = ConfigDict(extra="ignore", allow_inf_nan=False)
+    return item
+
+
+#: `BulkMetric` and `BulkApplication` as plain dicts (`plain_items`)
+BulkMetricItem = plain_items(BulkMetric, "BulkMetricItem")
+BulkApplicationItem = plain_items(BulkApplication, "BulkApplicationItem")
+
+
+class BulkMetricsItems(TypedDict):
+    """`BulkMetrics` with plain-dict items: what the sandbox validates a bulk body into (a
+    body of 550 metrics: 1.4 ms instead of 4.4 ms as models, most of the sandbox's time)."""
+
+    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
+    applications: list[BulkApplicationItem]  # type: ignore[valid-type]
+    metrics: list[BulkMetricItem]  # type: ignore[valid-type]
 
 
 class MetricsWindow(Response):

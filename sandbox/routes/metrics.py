@@ -1,7 +1,8 @@
 """Client metrics: a flag's usage, and bulk batches in (endpoint 7).
 
 The bulk route takes the raw request: it refuses a body with 413 the moment it passes the
-limit (never reading it whole first), then validates it with pydantic's JSON parser in one pass.
+limit (never reading it whole first), then validates it with pydantic's JSON parser in one pass,
+into plain dicts (`m.BulkMetricsItems`: the fields and constraints of `m.BulkMetrics`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from app.api import models as m
@@ -18,6 +19,9 @@ from sandbox.responses import json_response, read_limited, validation_error
 from sandbox.routes.deps import Admin, Client, StoreDep
 
 router = APIRouter(tags=["metrics"])
+
+#: a bulk body's fields and constraints (`m.BulkMetrics`), validated into plain dicts
+BULK_METRICS_ITEMS: TypeAdapter[m.BulkMetricsItems] = TypeAdapter(m.BulkMetricsItems)
 
 
 @router.get("/api/admin/client-metrics/features/{name}")
@@ -51,7 +55,7 @@ async def feature_metrics_raw(
 async def bulk_metrics(request: Request, _: Client, store: StoreDep) -> Response:
     body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
     try:
-        batch = m.BulkMetrics.model_validate_json(body)
+        batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
     store.ingest_bulk(batch)

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import HOUR_MS, Core, to_dt
@@ -22,8 +23,10 @@ def time_to_ms(value: datetime | int | None, default: int) -> int:
 
 
 class Metrics(Core):
-    def ingest_bulk(self, batch: m.BulkMetrics) -> int:
+    def ingest_bulk(self, batch: m.BulkMetricsItems) -> int:
         """Store a validated bulk batch in one transaction; returns the number of metric items.
+        Its items are plain dicts (`m.BulkMetricsItems`): a field the body left out is absent,
+        and gets the model's default here.
 
         Counts are summed per feature, application, environment and one-hour window before they
         touch the database, so a body of 500 items for 20 features is 20 row upserts.
@@ -32,24 +35,27 @@ class Metrics(Core):
         counts: dict[tuple[str, str, str, int], list[int]] = {}
         variants: dict[tuple[str, str, str, int, str], int] = {}
         windows: dict[datetime | int | None, int] = {}  # bodies repeat a few timestamps
-        for metric in batch.metrics:
-            window = windows.get(metric.timestamp)
+        metrics: list[dict[str, Any]] = batch["metrics"]
+        for metric in metrics:
+            stamp = metric.get("timestamp")
+            window = windows.get(stamp)
             if window is None:
-                ts = time_to_ms(metric.timestamp, now)
-                window = windows[metric.timestamp] = ts - ts % HOUR_MS
-            key = (metric.featureName, metric.appName, metric.environment, window)
+                ts = time_to_ms(stamp, now)
+                window = windows[stamp] = ts - ts % HOUR_MS
+            key = (metric["featureName"], metric["appName"], metric["environment"], window)
+            yes, no = metric.get("yes", 0), metric.get("no", 0)
             slot = counts.get(key)
             if slot is None:
-                counts[key] = [metric.yes, metric.no]
+                counts[key] = [yes, no]
             else:
-                slot[0] += metric.yes
-                slot[1] += metric.no
-            for variant, n in metric.variants.items():
+                slot[0] += yes
+                slot[1] += no
+            for variant, n in metric.get("variants", {}).items():
                 vkey = (*key, variant)
                 variants[vkey] = variants.get(vkey, 0) + n
         with self.tx() as c:
-            if batch.applications:
-                self._upsert_applications(c, batch.applications, now)
+            if batch["applications"]:
+                self._upsert_applications(c, batch["applications"], now)
             c.executemany(
                 "INSERT INTO client_metrics(feature, app_name, environment, window_start, yes, no,"
                 " updated_at) VALUES(?, ?, ?, ?, ?, ?, ?)"
@@ -66,15 +72,16 @@ class Metrics(Core):
                     " DO UPDATE SET count = count + excluded.count",
                     [(*k, v) for k, v in variants.items()],
                 )
-        return len(batch.metrics)
+        return len(metrics)
 
     def _upsert_applications(
-        self, c: sqlite3.Connection, apps: Sequence[m.BulkApplication], now: int
+        self, c: sqlite3.Connection, apps: Sequence[dict[str, Any]], now: int
     ) -> None:
+        """`apps`: `m.BulkApplicationItem`s (plain dicts; a field left out is absent)."""
         c.executemany(
             "INSERT INTO client_applications(app_name, created_at, last_seen) VALUES(?, ?, ?)"
             " ON CONFLICT(app_name) DO UPDATE SET last_seen = excluded.last_seen",
-            [(a.appName, now, now) for a in apps],
+            [(a["appName"], now, now) for a in apps],
         )
         c.executemany(
             "INSERT INTO client_instances(app_name, instance_id, environment, sdk_version,"
@@ -86,9 +93,10 @@ class Metrics(Core):
             " connect_via = excluded.connect_via, last_seen = excluded.last_seen",
             [
                 (
-                    a.appName, a.instanceId, a.environment, a.sdkVersion,
-                    json.dumps(a.strategies), a.interval, time_to_ms(a.started, now),
-                    json.dumps([v.model_dump() for v in a.connectVia]), now,
+                    a["appName"], a["instanceId"], a["environment"], a.get("sdkVersion"),
+                    json.dumps(a.get("strategies", [])), a.get("interval"),
+                    time_to_ms(a.get("started"), now),
+                    json.dumps([v.model_dump() for v in a.get("connectVia", [])]), now,
                 )
                 for a in apps
             ],

@@ -193,6 +193,33 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
     assert got[("admin-ui", "production", BASE)].no == 6
 
 
+def test_fields_left_out_take_the_schemas_defaults(sandbox):
+    """Optional fields a body leaves out (timestamp, yes, no, variants; an application's
+    started, strategies, sdkVersion, interval, connectVia) are read as their defaults: no
+    timestamp is the current hour; and NaN, which JSON does not have, is refused."""
+    body = {
+        "applications": [{"appName": "bare", "environment": "production", "instanceId": "b-1"}],
+        "metrics": [
+            {"featureName": "defaults-check", "appName": "bare", "environment": "production"},
+            {"featureName": "defaults-check", "appName": "bare", "environment": "production",
+             "yes": 4},
+            {"featureName": "defaults-check", "appName": "bare", "environment": "production",
+             "no": 2, "variants": {"red": 2}},
+        ],
+    }  # fmt: skip
+    before = int(datetime.now(UTC).timestamp() * 1000)
+    with sandbox.client() as http:
+        assert post(http, body).status_code == 202
+        nan = json.dumps(body).replace(
+            '"instanceId": "b-1"', '"instanceId": "b-1", "interval": NaN'
+        )
+        assert_error(post(http, nan.encode()), 400, "ValidationError")
+    (window,) = raw_windows(sandbox, "defaults-check")
+    assert (window.appName, window.yes, window.no, window.variants) == ("bare", 4, 2, {"red": 2})
+    stamp = int(window.timestamp.timestamp() * 1000)
+    assert stamp == before - before % HOUR or stamp == before - before % HOUR + HOUR
+
+
 def test_unknown_feature_names_are_kept(sandbox):
     body = {
         "applications": [],
