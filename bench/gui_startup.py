@@ -2,10 +2,11 @@
 shown, against a bare PySide6 window process in the same run. Prints one JSON object.
 
 Goal (issue 4): window shown within 1.5x the bare window's time; first data within 1.0 s; with
-the margin of issue 14 (bench/margin.py): 1.2x and 0.8 s. Each figure is the median of --runs
-cold-ish starts, the bare window's and flagdesk's alternated (new processes, warm disk cache,
-compiled bytecode: the first start, not measured, writes it as any first run does, even where
-PYTHONDONTWRITEBYTECODE is set).
+the margin of issue 14 (bench/margin.py): 1.4x (20% of the 0.5x allowed over the bare window
+kept in hand) and 0.8 s. Each figure is the median of --runs cold-ish starts, the bare
+window's and flagdesk's alternated (new processes, warm disk cache, compiled bytecode: the first
+start, not measured, writes it as any first run does, even where PYTHONDONTWRITEBYTECODE is
+set).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def main() -> int:
     shown_s = statistics.median(r["shown"] for r in runs)
     data_s = statistics.median(r["data"] for r in runs)
     figures = {"shown_ratio_max": shown_s / bare_s, "first_data_s_max": data_s}
-    margin = margin_goals(GOALS)
+    margin = margin_goals(GOALS, baseline_ratios={"shown_ratio_max"})
     print(
         json.dumps(
             {
