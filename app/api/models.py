@@ -226,6 +226,14 @@ class InactiveUsers(Response):
     inactiveUsers: list[InactiveUser]
 
 
+class Ids(Request):
+    """`idsSchema`: the ids of a bulk request, such as the users of `POST
+    /api/admin/user-admin/inactive/delete`. Whole numbers from 0 (`"5"` is refused, as Unleash's
+    schema refuses it)."""
+
+    ids: list[NonNegativeInt]
+
+
 # --------------------------------------------------------------------------- groups
 
 
