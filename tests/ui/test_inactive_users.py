@@ -16,7 +16,10 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
+from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import InactiveUser
+from app.changes import Changes, Resource
+from app.registry import DELETE_INACTIVE_USERS
 from app.viewmodels.inactive_users import (
     CREATED,
     LAST_LOGIN,
@@ -296,3 +299,156 @@ def test_count_text() -> None:
     assert inactive_count_text(3, 12) == "3 of 12 users with no login in 180 days"
     assert inactive_count_text(1, 1) == "1 user with no login in 180 days"
     assert inactive_count_text(0, 37_000) == "0 of 37,000 users with no login in 180 days"
+
+
+# ---------------------------------------------------------------------------- deleting
+
+
+@pytest.fixture
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder of this test's own: its journal and snapshots."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
+    return folder
+
+
+def select_users(view: InactiveUsersView, *ids: int) -> None:
+    table, selection = view.model.table, view.table.view.selectionModel()
+    selection.clearSelection()
+    for user_id in ids:
+        selection.select(
+            table.index(table.row_of(lambda r, i=user_id: r.id == i), 0),
+            selection.SelectionFlag.Select | selection.SelectionFlag.Rows,
+        )
+
+
+def served_ids(arun: Any, session: Session) -> set[int]:
+    return {u.id for u in arun(arun(session.client()).inactive_users()).inactiveUsers}
+
+
+def test_delete_selected_users_after_the_confirmation(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    arun: Any,
+    data_folder: Path,
+) -> None:
+    session = connect(sandbox)
+    view = open_view(qtbot, session)
+    changes: list[Changes] = []
+    session.data_changed.connect(lambda c, _source: changes.append(c))
+    assert not view.delete_button.isEnabled()
+    assert view.delete_button.toolTip().startswith("Select the users to delete")
+
+    select_users(view, LEON_ID, PRIYA_ID)
+    assert [r.id for r in view.model.selected] == [LEON_ID, PRIYA_ID]  # most days first
+    assert view.delete_button.isEnabled()
+    assert view.delete_button.toolTip() == "Delete the selected users (Delete)"
+    view.table.view.setFocus()
+    qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
+    box = view.confirmation
+    assert box is not None and box.isVisible()
+    assert box.text() == "Delete 2 inactive users?"
+    said = box.informativeText().split("\n\n")
+    assert said[0] == (f"2 users will be deleted on {sandbox.url} (connection “test sandbox”): "
+                       "Leon Weber, Priya Nair.")  # fmt: skip
+    folder = journal_folder("test sandbox")
+    assert folder.parent.parent == data_folder
+    assert said[1] == f"A snapshot of them is written first to {box.plan.snapshot}."
+    assert box.plan.snapshot.parent == folder and not box.plan.snapshot.exists()
+    assert said[2] == "A deleted user cannot be brought back: this cannot be undone."
+    assert box.defaultButton() is box.cancel_button  # Enter does not delete
+    assert served_ids(arun, session) >= {LEON_ID, PRIYA_ID}  # nothing sent while asking
+
+    box.delete_button.setFocus()
+    qtbot.keyClick(box.delete_button, Qt.Key.Key_Space)  # keyboard only
+    qtbot.waitUntil(lambda: view.model.outcome != "" and not view.model.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: view.model.loaded and not view.model.busy_loading)
+    assert view.confirmation is None
+    assert view.model.outcome == (f"Deleted 2 inactive users. Snapshot: {box.plan.snapshot}")
+    assert view.outcome_label.text() == view.model.outcome
+    assert served_ids(arun, session).isdisjoint({LEON_ID, PRIYA_ID})
+    assert {r.id for r in view.model.table.all_rows} == served_ids(arun, session)
+    assert view.table.count_label.text() == "10 users with no login in 180 days"
+    assert changes == [Changes.of(Resource.USERS, LEON_ID, PRIYA_ID)]
+    assert not view.delete_button.isEnabled()  # the selection went with the rows
+
+    (entry,) = read_journal(folder / JOURNAL_NAME)
+    assert (entry.action, entry.ids, entry.state, entry.status) == (
+        "inactive_users.delete", [LEON_ID, PRIYA_ID], State.DONE, 200)  # fmt: skip
+    assert (entry.server, entry.connection, entry.token) == (sandbox.url, "test sandbox", "admin")
+    assert entry.before == {"snapshot": box.plan.snapshot.name, "count": 2}
+    with box.plan.snapshot.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["id", "name", "email", "username", "seenAt", "createdAt", "patSeenAt"]
+    assert [r[:4] for r in rows[1:]] == [
+        ["39", "Leon Weber", "leon.weber@example.com", "leon.weber"],
+        ["43", "Priya Nair", "priya.nair@example.com", "priya.nair"],
+    ]
+    assert rows[2][4] == "" and rows[1][4].endswith("Z")  # Priya never logged in
+
+
+def test_cancel_at_the_confirmation_changes_nothing(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+    arun: Any,
+    data_folder: Path,
+) -> None:
+    session = connect(demo_sandbox)
+    view = open_view(qtbot, session)
+    select_users(view, LEON_ID)
+    qtbot.mouseClick(view.delete_button, Qt.MouseButton.LeftButton)
+    box = view.confirmation
+    assert box is not None and box.text() == "Delete 1 inactive user?"
+    assert box.informativeText().startswith("1 user will be deleted on ")
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: view.confirmation is None)
+    assert not box.confirmed and not view.model.deleting
+    assert len(served_ids(arun, session)) == 12
+    assert not data_folder.exists()  # no snapshot, no journal
+    assert view.outcome_label.text() == "" and view.delete_button.isEnabled()
+
+
+def test_an_error_answer_is_shown_as_the_clients_message(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    arun: Any,
+    data_folder: Path,
+) -> None:
+    session = connect(sandbox)
+    view = open_view(qtbot, session)
+    select_users(view, LEON_ID)
+    run_sql(sandbox, "DELETE FROM users WHERE id = ?", LEON_ID)  # gone behind the window's back
+    plan = view.model.plan_delete()
+    assert plan is not None
+    view.model.delete(plan)
+    qtbot.waitUntil(lambda: view.model.outcome_error != "", timeout=20_000)
+    message = ("404 NotFoundError (POST /api/admin/user-admin/inactive/delete): "
+               "No user found with id 39")  # fmt: skip
+    assert view.model.outcome_error == message and view.model.outcome == ""
+    assert view.outcome_label.text() == message
+    assert session.last_error == message
+    assert view.states.state == StatePanel.CONTENT  # the list stays
+    qtbot.waitUntil(lambda: view.model.loaded and not view.model.busy)
+    assert LEON_ID not in {r.id for r in view.model.table.all_rows}  # loaded again
+    (entry,) = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
+    assert (entry.state, entry.status, entry.message) == (State.FAILED, 404, message)
+
+
+def test_delete_is_disabled_with_the_reason_where_the_action_is_not_available(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+    personal_token: Callable[[SandboxProcess, str], str],
+) -> None:
+    session = connect(demo_sandbox, personal_token(demo_sandbox, "greta.schmidt"))  # an Editor
+    view = InactiveUsersView(session)
+    qtbot.addWidget(view)
+    caps = session.capabilities
+    assert caps is not None
+    reason = caps.action(DELETE_INACTIVE_USERS).reason
+    assert "Admin root role" in reason
+    assert view.model.delete_reason == reason and view.model.plan_delete() is None
+    assert not view.delete_button.isEnabled() and view.delete_button.toolTip() == reason
