@@ -58,20 +58,13 @@ class InactiveUserLike(Protocol):
     """An inactive user as the wire has it (`app.api.models.InactiveUser`) or as a window's row
     holds it (`app.viewmodels.inactive_users.InactiveRow`)."""
 
-    @property
-    def id(self) -> int: ...
-    @property
-    def name(self) -> str | None: ...
-    @property
-    def email(self) -> str | None: ...
-    @property
-    def username(self) -> str | None: ...
-    @property
-    def seenAt(self) -> datetime | None: ...
-    @property
-    def createdAt(self) -> datetime | None: ...
-    @property
-    def patSeenAt(self) -> datetime | None: ...
+    id: int
+    name: str | None
+    email: str | None
+    username: str | None
+    seenAt: datetime | None
+    createdAt: datetime | None
+    patSeenAt: datetime | None
 
 
 def user_label(user: InactiveUserLike) -> str:

@@ -22,6 +22,7 @@ from app.commands.connection import (
     add_connection_arguments,
     connection_from_args,
 )
+from app.commands.output import Output, add_action, whole_number
 from app.text import plural
 
 if TYPE_CHECKING:
@@ -61,11 +62,8 @@ exit status:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
-    inactive = sub.add_parser(
-        "inactive",
-        help="list the inactive users, or delete some of them",
-        description=INACTIVE_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    inactive = add_action(
+        sub, "inactive", "list the inactive users, or delete some of them", INACTIVE_DESCRIPTION
     )
     inactive.add_argument("verb", nargs="?", choices=["delete"], metavar="delete",
                           help="delete inactive users (with --ids or --all)")  # fmt: skip
@@ -85,19 +83,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _user_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a user id (a whole number)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value}: user ids are 0 or more")
-    return value
+_user_id = whole_number(0, noun="user id")
 
 
 def run(args: argparse.Namespace) -> int:
-    name = "users inactive" + (" delete" if args.verb else "")
-    out = _Output(f"flagdesk {name}", args.json)
+    out = Output("flagdesk users", "inactive" + (" delete" if args.verb else ""), args.json)
     try:
         _check_usage(args)
         spec = connection_from_args(args)
@@ -111,13 +101,17 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
     except (Unauthorized, Forbidden, Unsupported) as exc:
-        return out.fail(EXIT_UNAUTHORISED, str(exc), exc)
+        return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=_status(exc))
     except ApiError as exc:
-        return out.fail(EXIT_REFUSED, str(exc), exc)
+        return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
     except ClientError as exc:
-        return out.fail(EXIT_UNREACHABLE, str(exc), exc)
+        return out.fail(EXIT_UNREACHABLE, str(exc))
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled")
+
+
+def _status(exc: ClientError) -> int | None:
+    return exc.status if isinstance(exc, ApiError) else None
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -143,7 +137,7 @@ def _check_usage(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------------- list
 
 
-async def _list(args: argparse.Namespace, client: AdminClient, out: _Output) -> int:
+async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> int:
     from app.actions.inactive_users import write_users_csv
 
     async with client:
@@ -192,7 +186,7 @@ def _print_table(users: list[InactiveUser]) -> None:
 
 
 async def _delete(
-    args: argparse.Namespace, client: AdminClient, connection: str, out: _Output
+    args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
     from app.actions.inactive_users import delete_users, journal_of, plan_deletion
     from app.registry import DELETE_INACTIVE_USERS
@@ -235,7 +229,7 @@ async def _delete(
     return out.done(EXIT_OK)
 
 
-def _dry_run(plan: DeletePlan, out: _Output) -> int:
+def _dry_run(plan: DeletePlan, out: Output) -> int:
     request = plan.request
     out.update(dry_run=True, count=plan.count,
                request={"method": request.method, "path": request.path,
@@ -257,36 +251,3 @@ def _confirmed(plan: DeletePlan) -> bool:
     print(f"{plan.question} [y/N] ", end="", file=sys.stderr, flush=True)
     answer = sys.stdin.readline().strip().casefold()
     return answer in ("y", "yes")
-
-
-class _Output:
-    """Text as it goes, or one JSON object at the end (with `exit_status`)."""
-
-    def __init__(self, command: str, as_json: bool) -> None:
-        self.command = command
-        self.as_json = as_json
-        self.data: dict[str, Any] = {}
-
-    def update(self, **fields: Any) -> None:
-        self.data.update(fields)
-
-    def say(self, line: str) -> None:
-        if not self.as_json:
-            print(line)
-
-    def done(self, status: int) -> int:
-        if self.as_json:
-            print(json.dumps({**self.data, "exit_status": status}, indent=2))
-        return status
-
-    def fail(self, status: int, message: str, exc: ClientError | None = None) -> int:
-        if self.as_json:
-            error: dict[str, Any] = {"message": message}
-            if exc is not None:
-                error["kind"] = type(exc).__name__
-            if isinstance(exc, ApiError):
-                error["status"] = exc.status
-            self.data["error"] = error
-            return self.done(status)
-        print(f"{self.command}: {message}", file=sys.stderr)
-        return status

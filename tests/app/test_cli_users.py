@@ -7,6 +7,7 @@ are not inactive are refused; the exit statuses; and a process killed between th
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import csv
 import io
@@ -26,6 +27,7 @@ from app import cli
 from app.actions.inactive_users import SNAPSHOT_COLUMNS
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import InactiveUsers
+from app.commands.output import whole_number
 from sandbox.process import SandboxProcess
 from tests.faults import Decide, FaultServer, Hang, Reply, Seen, closed_port
 
@@ -120,7 +122,7 @@ def test_without_a_terminal_and_without_yes_nothing_changes(
     assert "--yes" in result.stderr and "nothing was deleted" in result.stderr
     assert LEON_ID in inactive_ids(demo_sandbox)
     as_object = as_json(flagdesk(demo_sandbox, "delete", "--all", "--json", data=tmp_path))
-    assert as_object["exit_status"] == 2 and "--yes" in as_object["error"]["message"]
+    assert as_object["exit_status"] == 2 and "--yes" in as_object["error"]
     assert len(inactive_ids(demo_sandbox)) == 12
 
 
@@ -202,8 +204,21 @@ def test_usage_and_connection_failures_have_their_exit_statuses(
     refused = flagdesk(demo_sandbox, "delete", "--all", "--yes", data=tmp_path, token=editor)
     assert refused.returncode == 4 and "Admin root role" in refused.stderr
     listing = flagdesk(demo_sandbox, "--json", data=tmp_path, token=editor)
-    assert as_json(listing)["error"]["status"] == 403 and listing.returncode == 4
+    assert as_json(listing)["http_status"] == 403 and listing.returncode == 4
     assert len(inactive_ids(demo_sandbox)) == 12
+
+
+def test_number_arguments_say_what_is_wrong() -> None:
+    user_id, concurrency = whole_number(0, noun="user id"), whole_number(1, 64)
+    assert user_id("39") == 39 and concurrency("64") == 64
+    for parse, text, message in (
+        (user_id, "leon", "'leon' is not a user id"),
+        (user_id, "-1", "-1: a user id is 0 or more"),
+        (concurrency, "65", "65: choose 1 to 64"),
+        (concurrency, "1.5", "'1.5' is not a number"),
+    ):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(message)):
+            parse(text)
 
 
 class Terminal(io.StringIO):

@@ -180,7 +180,7 @@ def test_a_server_with_no_inactive_users_says_what_empty_means(
         )
 
 
-def test_a_token_without_the_admin_role_says_why_there_is_nothing(
+def test_a_token_without_the_admin_role_says_why_there_is_nothing_nor_can_delete(
     qtbot: Any,
     connect: Callable[..., Session],
     sandbox: SandboxProcess,
@@ -198,6 +198,13 @@ def test_a_token_without_the_admin_role_says_why_there_is_nothing(
     qtbot.addWidget(editor)
     assert editor.states.state == StatePanel.EMPTY
     assert editor.states.empty_label.text() == view.states.empty_label.text()
+    # the delete action: disabled, its tooltip saying why
+    caps = session.capabilities
+    assert caps is not None
+    reason = caps.action(DELETE_INACTIVE_USERS).reason
+    assert "Admin root role" in reason
+    assert view.model.delete_reason == reason and view.model.plan_delete() is None
+    assert not view.delete_button.isEnabled() and view.delete_button.toolTip() == reason
 
 
 def test_a_failed_load_shows_the_error_retry_brings_the_rows_back_with_the_filter(
@@ -326,15 +333,19 @@ def served_ids(arun: Any, session: Session) -> set[int]:
     return {u.id for u in arun(arun(session.client()).inactive_users()).inactiveUsers}
 
 
+@pytest.fixture
+def own_view(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> InactiveUsersView:
+    """The window, loaded, on a sandbox of this test's own (free to delete from), journaling
+    into a data folder of its own."""
+    return open_view(qtbot, connect(sandbox))
+
+
 def test_delete_selected_users_after_the_confirmation(
-    qtbot: Any,
-    connect: Callable[..., Session],
-    sandbox: SandboxProcess,
-    arun: Any,
-    data_folder: Path,
+    qtbot: Any, own_view: InactiveUsersView, sandbox: SandboxProcess, arun: Any, data_folder: Path
 ) -> None:
-    session = connect(sandbox)
-    view = open_view(qtbot, session)
+    view, session = own_view, own_view.session
     changes: list[Changes] = []
     session.data_changed.connect(lambda c, _source: changes.append(c))
     assert not view.delete_button.isEnabled()
@@ -411,14 +422,9 @@ def test_cancel_at_the_confirmation_changes_nothing(
 
 
 def test_an_error_answer_is_shown_as_the_clients_message(
-    qtbot: Any,
-    connect: Callable[..., Session],
-    sandbox: SandboxProcess,
-    arun: Any,
-    data_folder: Path,
+    qtbot: Any, own_view: InactiveUsersView, sandbox: SandboxProcess
 ) -> None:
-    session = connect(sandbox)
-    view = open_view(qtbot, session)
+    view, session = own_view, own_view.session
     select_users(view, LEON_ID)
     run_sql(sandbox, "DELETE FROM users WHERE id = ?", LEON_ID)  # gone behind the window's back
     plan = view.model.plan_delete()
@@ -435,23 +441,6 @@ def test_an_error_answer_is_shown_as_the_clients_message(
     assert LEON_ID not in {r.id for r in view.model.table.all_rows}  # loaded again
     (entry,) = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
     assert (entry.state, entry.status, entry.message) == (State.FAILED, 404, message)
-
-
-def test_delete_is_disabled_with_the_reason_where_the_action_is_not_available(
-    qtbot: Any,
-    connect: Callable[..., Session],
-    demo_sandbox: SandboxProcess,
-    personal_token: Callable[[SandboxProcess, str], str],
-) -> None:
-    session = connect(demo_sandbox, personal_token(demo_sandbox, "greta.schmidt"))  # an Editor
-    view = InactiveUsersView(session)
-    qtbot.addWidget(view)
-    caps = session.capabilities
-    assert caps is not None
-    reason = caps.action(DELETE_INACTIVE_USERS).reason
-    assert "Admin root role" in reason
-    assert view.model.delete_reason == reason and view.model.plan_delete() is None
-    assert not view.delete_button.isEnabled() and view.delete_button.toolTip() == reason
 
 
 @pytest.mark.slow
