@@ -72,8 +72,9 @@ def test_a_body_unlike_ids_schema_is_400_and_changes_nothing(demo_sandbox: Sandb
             ({}, "$.ids"),
             ({"ids": 39}, "$.ids"),
             ({"ids": [-1]}, "$.ids[0]"),
-            ({"ids": ["39"]}, "$.ids[0]"),
+            ({"ids": ["leon"]}, "$.ids[0]"),
             ({"ids": [39, 1.5]}, "$.ids[1]"),
+            ({"ids": [39], "names": ["Leon Weber"]}, "$.names"),  # additionalProperties: false
         ):
             error = assert_error(http.post(PATH, json=body), 400, "ValidationError")
             assert any(d.get("path") == path for d in error["details"]), (body, error)
@@ -108,7 +109,8 @@ def test_what_unleash_does_with_ids_that_are_not_inactive(sandbox: SandboxProces
     just read from the inactive list."""
     with sandbox.admin() as http:
         users = UserList.model_validate(http.get("/api/admin/user-admin").json()).users
-        active = next(u.id for u in users if u.id not in inactive_ids(http) and u.id != 1)
+        active, other = [u.id for u in users
+                         if u.id not in inactive_ids(http) and u.id != 1][:2]  # fmt: skip
         r = http.post(PATH, json={"ids": [active]})
         assert r.status_code == 200
         assert active not in user_ids(http)
@@ -127,3 +129,6 @@ def test_what_unleash_does_with_ids_that_are_not_inactive(sandbox: SandboxProces
                              "NotFoundError")  # fmt: skip
         assert PRIYA_ID not in user_ids(http)
         assert http.post(PATH, json={"ids": []}).status_code == 200
+        # a number in a string is that number, as Unleash's validation coerces it
+        assert http.post(PATH, json={"ids": [str(other)]}).status_code == 200
+        assert other not in user_ids(http)
