@@ -166,7 +166,11 @@ class InactiveUsersView(ToolContent):
             self.outcome_label.setText(text)
 
     def on_table_selection_changed(self, *_: object) -> None:
-        rows = self.table.view.selected_rows()
+        # from the selection's row ranges: Ctrl+A on 100,000 rows is one range, where
+        # `selectedIndexes()` would make an index per cell
+        ranges = self.table.view.selectionModel().selection()
+        spans = (ranges.at(i) for i in range(ranges.count()))
+        rows = sorted({r for span in spans for r in range(span.top(), span.bottom() + 1)})
         self.model.select([self.model.table.row_at(r) for r in rows])
 
     def on_model_delete_changed(self) -> None:

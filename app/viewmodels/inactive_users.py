@@ -232,10 +232,20 @@ class InactiveUsersModel(ToolViewModel):
         return plan_deletion(self.selected, journal_of(self.session.name, caps))
 
     def delete(self, plan: DeletePlan) -> asyncio.Task[None] | None:
-        """Carry out a confirmed `plan` (from `plan_delete`); None when a deletion is under way
-        or the connection has changed since the plan was made."""
+        """Carry out a confirmed `plan` (from `plan_delete`); None when a deletion is under way,
+        or when the connection has changed since the plan was made (`outcome_error` says so)."""
         caps = self.session.capabilities
-        if self.deleting or self.closed or caps is None or plan.server != caps.base_url:
+        if self.deleting or self.closed:
+            return None
+        if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
+            self.outcome, self.outcome_error = (
+                "",
+                (
+                    f"Not deleted: the connection changed after the confirmation (it named "
+                    f"{plan.server}). Select the users again."
+                ),
+            )
+            self.deletion_finished.emit()
             return None
         self.outcome, self.outcome_error = "", ""
         self.set_status(f"Deleting {plural(plan.count, 'inactive user')}…")

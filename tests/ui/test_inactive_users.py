@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -419,6 +420,18 @@ def test_cancel_at_the_confirmation_changes_nothing(
     assert len(served_ids(arun, session)) == 12
     assert not data_folder.exists()  # no snapshot, no journal
     assert view.outcome_label.text() == "" and view.delete_button.isEnabled()
+
+    # Ctrl+A: every user shown, in the table's order
+    view.table.view.setFocus()
+    qtbot.keyClick(view.table.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert [r.id for r in view.model.selected] == [r.id for r in view.model.table.rows]
+    assert len(view.model.selected) == 12
+    # a plan made for another connection is not carried out
+    plan = view.model.plan_delete()
+    assert plan is not None and plan.count == 12
+    assert view.model.delete(replace(plan, connection="another")) is None
+    assert view.outcome_label.text().startswith("Not deleted: the connection changed")
+    assert len(served_ids(arun, session)) == 12 and not data_folder.exists()
 
 
 def test_an_error_answer_is_shown_as_the_clients_message(
