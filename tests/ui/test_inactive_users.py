@@ -1,7 +1,10 @@
 """The inactive-users window (`InactiveUsersView` over `InactiveUsersModel`) against real
 sandboxes: the demo's 12 inactive people, most days inactive first, filtering with the count,
 copy and CSV export, opening a user in the user editor, the empty state, the error state with
-Retry (and the filter kept), F5, and the 100,000 rows of `--scale 100000`."""
+Retry (and the filter kept), F5, and the 100,000 rows of `--scale 100000`. Deleting: select,
+Delete, the confirmation's words, keyboard only, state read back from the server, the journal
+and the snapshot; cancel changes nothing; an error answer shown as the client's message; the
+action disabled with its reason; 10,000 users in one request."""
 
 from __future__ import annotations
 
