@@ -91,6 +91,7 @@ class InactiveUsersView(ToolContent):
         actions.addWidget(self.delete_button)
         self.outcome_label = QLabel()
         self.outcome_label.setObjectName("inactiveUsersOutcome")
+        self.outcome_label.setAccessibleName("What the last deletion did")
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
