@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import check, metrics, profiles, serve
+from app.commands import check, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -52,6 +52,14 @@ COMMANDS: tuple[Command, ...] = (
         "Metrics batches: `validate` checks files, `upload` sends them with a client token "
         "through a ledger that `--resume` continues. Run `flagdesk metrics ACTION --help` for "
         "each.",
+    ),
+    Command(
+        "users",
+        users,
+        "list inactive users, or delete them",
+        "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
+        "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
+        "first. Run `flagdesk users inactive --help` for the options.",
     ),
     Command(
         "profiles",

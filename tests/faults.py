@@ -1,4 +1,5 @@
-"""Small HTTP servers on 127.0.0.1 that misbehave on purpose, for the client's error tests.
+"""Small HTTP servers on 127.0.0.1 that misbehave on purpose, for the client's error tests (and,
+with `Decide`, a proxy in front of a real sandbox that holds one chosen request).
 
 A `FaultServer` runs on the test's own event loop (start it inside the coroutine the test passes
 to `asyncio.run`) and answers each request with the next `Action` of its script; when the script
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -49,6 +50,16 @@ def server_tls() -> ssl.SSLContext:
 
 
 @dataclass(frozen=True)
+class Seen:
+    """A request as the server read it."""
+
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
 class Reply:
     """Answer with this status, body and headers (a `Content-Length` is added)."""
 
@@ -78,17 +89,15 @@ class Hang:
     """Read the request and never answer (until the server stops)."""
 
 
-Action = Reply | Cut | Drop | Hang
-
-
 @dataclass(frozen=True)
-class Seen:
-    """A request as the server read it."""
+class Decide:
+    """Choose the answer from the request: `choose(seen)` returns the action to take (forward
+    it elsewhere and `Reply` with the answer, or `Hang` on the one request a test holds)."""
 
-    method: str
-    target: str
-    headers: dict[str, str]
-    body: bytes
+    choose: Callable[[Seen], Awaitable[Reply | Cut | Drop | Hang]]
+
+
+Action = Reply | Cut | Drop | Hang | Decide
 
 
 class FaultServer:
@@ -181,8 +190,11 @@ class FaultServer:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", "0")))
-        self.requests.append(Seen(method, target, headers, body))
+        seen = Seen(method, target, headers, body)
+        self.requests.append(seen)
         action = self._next_action()
+        if isinstance(action, Decide):
+            action = await action.choose(seen)
         if isinstance(action, Drop):
             return False
         if isinstance(action, Hang):

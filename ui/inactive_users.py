@@ -1,17 +1,29 @@
 """`InactiveUsersView`: users with no login in 180 days, in a `DataTable` (sort, filter as you
 type, Ctrl+C copies the selected rows, Export CSV…), most days inactive first. Double-click or
-Enter on a row opens that user in the user editor. Everything comes from `InactiveUsersModel`."""
+Enter on a row opens that user in the user editor. Delete… (or the Delete key) deletes the
+selected users after `DeleteConfirmation` says exactly what will happen. Everything comes from
+`InactiveUsersModel`: this window shows and forwards."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.text import plural
 from app.viewmodels.inactive_users import (
     DAYS_COLUMN,
     INACTIVE_DAYS,
+    DeletePlan,
     InactiveRow,
     InactiveUsersModel,
     inactive_count_text,
@@ -21,6 +33,34 @@ from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
+
+
+class DeleteConfirmation(QMessageBox):
+    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`).
+    Cancel is the default button (Enter or Escape cancel); "Delete N users" is reached with Tab
+    or its mnemonic (Alt+D). Opened window-modal, not run in a nested event loop."""
+
+    def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plan = plan
+        self.setObjectName("inactiveUsersDeleteConfirmation")
+        self.setIcon(QMessageBox.Icon.Warning)
+        self.setWindowTitle("Delete inactive users")
+        self.setText(plan.question)
+        self.setInformativeText("\n\n".join(plan.lines()))
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.delete_button = self.addButton(
+            f"&Delete {plural(plan.count, 'user')}", QMessageBox.ButtonRole.DestructiveRole
+        )
+        self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
+        self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
+        self.setDefaultButton(self.cancel_button)
+        self.setEscapeButton(self.cancel_button)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+
+    @property
+    def confirmed(self) -> bool:
+        return self.clickedButton() is self.delete_button
 
 
 class InactiveUsersView(ToolContent):
@@ -44,10 +84,23 @@ class InactiveUsersView(ToolContent):
         if not self.table.restored:
             self.table.sort_by(DAYS_COLUMN, Qt.SortOrder.DescendingOrder)
         layout.addWidget(self.table, 1)
+        actions = QHBoxLayout()
+        self.delete_button = QPushButton("Delete…")
+        self.delete_button.setObjectName("inactiveUsersDeleteButton")
+        self.delete_button.setAccessibleName("Delete the selected users")
+        actions.addWidget(self.delete_button)
+        self.outcome_label = QLabel()
+        self.outcome_label.setObjectName("inactiveUsersOutcome")
+        self.outcome_label.setAccessibleName("What the last deletion did")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        actions.addWidget(self.outcome_label, 1)
+        layout.addLayout(actions)
+        self.confirmation: DeleteConfirmation | None = None
         self.hint = QLabel(
-            "Double-click a user, or press Enter, to open them in the user editor. "
-            "Days inactive count from the last login, or from the account's creation for "
-            "users who never logged in after it."
+            "Double-click a user, or press Enter, to open them in the user editor. Select users "
+            "and press Delete to delete them. Days inactive count from the last login, or from "
+            "the account's creation for users who never logged in after it."
         )
         self.hint.setObjectName("inactiveUsersHint")
         self.hint.setWordWrap(True)
@@ -59,11 +112,21 @@ class InactiveUsersView(ToolContent):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.states)
 
+        delete = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table.view)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.activated.connect(self.on_delete_button_clicked)
+
         self.states.retry_requested.connect(self.on_states_retry_requested)
         self.table.row_activated.connect(self.on_table_row_activated)
+        self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
+        self.model.table.modelReset.connect(self.on_table_selection_changed)
+        self.delete_button.clicked.connect(self.on_delete_button_clicked)
         self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
+        self.model.delete_changed.connect(self.on_model_delete_changed)
+        self.model.deletion_finished.connect(self.on_model_deletion_finished)
         self.on_model_phase_changed()
+        self.on_model_delete_changed()
         self.model.start()
 
     # ------------------------------------------------------------------ ToolContent
@@ -100,6 +163,42 @@ class InactiveUsersView(ToolContent):
     def on_model_status_changed(self, text: str) -> None:
         if text and self.states.state == StatePanel.LOADING:
             self.states.show_loading(text)
+        elif text and self.model.deleting:
+            self.outcome_label.setText(text)
+
+    def on_table_selection_changed(self, *_: object) -> None:
+        # from the selection's row ranges: Ctrl+A on 100,000 rows is one range, where
+        # `selectedIndexes()` would make an index per cell
+        ranges = self.table.view.selectionModel().selection()
+        spans = (ranges.at(i) for i in range(ranges.count()))
+        rows = sorted({r for span in spans for r in range(span.top(), span.bottom() + 1)})
+        self.model.select([self.model.table.row_at(r) for r in rows])
+
+    def on_model_delete_changed(self) -> None:
+        reason = self.model.delete_reason
+        self.delete_button.setEnabled(not reason)
+        self.delete_button.setToolTip(reason or "Delete the selected users (Delete)")
+
+    def on_delete_button_clicked(self) -> None:
+        plan = self.model.plan_delete()
+        if plan is None or self.confirmation is not None:
+            return
+        self.confirmation = DeleteConfirmation(plan, self)
+        self.confirmation.finished.connect(self.on_confirmation_finished)
+        self.confirmation.open()
+
+    def on_confirmation_finished(self, _result: int) -> None:
+        box, self.confirmation = self.confirmation, None
+        if box is None:
+            return
+        if box.confirmed:
+            self.model.delete(box.plan)
+        box.deleteLater()
+
+    def on_model_deletion_finished(self) -> None:
+        error = self.model.outcome_error
+        self.outcome_label.setText(error or self.model.outcome)
+        self.outcome_label.setProperty("error", bool(error))
 
     def on_table_row_activated(self, row: object) -> None:
         if isinstance(row, InactiveRow):

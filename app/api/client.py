@@ -23,7 +23,8 @@ import asyncio
 import json
 import logging
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
@@ -53,6 +54,7 @@ from app.api.models import (
     Group,
     GroupList,
     Health,
+    Ids,
     InactiveUser,
     InactiveUsers,
     PersonalDashboardProjectDetails,
@@ -74,10 +76,18 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
+from app.registry import DELETE_INACTIVE_USERS, Action
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
-__all__ = ["AdminClient", "RetryPolicy", "bulk_metrics_bytes", "normalise_base_url"]
+__all__ = [
+    "AdminClient",
+    "RetryPolicy",
+    "WriteRequest",
+    "bulk_metrics_bytes",
+    "delete_inactive_users_request",
+    "normalise_base_url",
+]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
 THREAD_PARSE_BYTES = 256 * 1024
@@ -130,9 +140,14 @@ class AdminClient(Sender):
         """The capabilities if they were probed already, without probing."""
         return self._capabilities
 
-    async def _require(self, operation: str) -> Capabilities:
+    async def _require(self, operation: str | Action) -> Capabilities:
+        """The capabilities, once they say this tool (by key) or action can be used here;
+        `Unsupported`, saying why, when they do not (nothing is sent)."""
         caps = await self.capabilities()
-        availability = caps.operation(operation)
+        if isinstance(operation, Action):
+            availability = caps.action(operation)
+        else:
+            availability = caps.operation(operation)
         if not availability.available:
             raise e.Unsupported(availability.title, availability.reason)
         return caps
@@ -206,6 +221,26 @@ class AdminClient(Sender):
         if dropped:
             log.debug("inactive users: dropped %d duplicates", dropped)
         return result
+
+    async def delete_inactive_users(self, ids: Iterable[int]) -> int:
+        """`POST /api/admin/user-admin/inactive/delete` `{ids}` (the action
+        `inactive_users.delete`); returns the answer's status (200, no body).
+
+        What the server does with the ids is the server's: Unleash 8.2 deletes every user it is
+        given but the caller, inactive or not, and stops at the first id that names no user with
+        a 404 (`NotFound`), the users before it deleted. So callers send ids they have just read
+        from `inactive_users()`. Sent once (a write is retried only when the server certainly
+        did not get it)."""
+        await self._require(DELETE_INACTIVE_USERS)
+        request = delete_inactive_users_request(ids)
+        response = await self._send(
+            request.method,
+            request.path,
+            content=request.body,
+            headers={"Content-Type": "application/json"},
+            idempotent=False,
+        )
+        return response.status_code
 
     # ------------------------------------------------------------------ groups
 
@@ -597,6 +632,36 @@ def _largest_list(model: type[BaseModel], data: object) -> tuple[str | None, Any
             (item_type,) = typing.get_args(info.annotation)
             best, longest = (key, item_type), len(value)
     return best
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """A write as it goes on the wire: what `--dry-run` prints and the journal records is what
+    the client sends, byte for byte."""
+
+    method: str
+    path: str
+    #: the JSON body
+    body: bytes
+
+    def describe(self) -> dict[str, str]:
+        """Method and path, for the journal (the body's ids are in the entry already)."""
+        return {"method": self.method, "path": self.path}
+
+
+def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
+    """The request `AdminClient.delete_inactive_users(ids)` sends. `ValueError` for an id that
+    is not a whole number from 0."""
+    try:
+        body = Ids(ids=list(ids))
+    except ValidationError as exc:
+        raise ValueError(
+            "user ids are whole numbers from 0: "
+            + "; ".join(f"{err['input']!r}" for err in exc.errors())
+        ) from None
+    return WriteRequest(
+        "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
+    )
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import json
 import os
 import shlex
 import signal
@@ -27,6 +26,7 @@ from app.commands.connection import (
     UsageError,
     add_connection_arguments,
 )
+from app.commands.output import Output, add_action, whole_number
 from app.text import noun_for, plural
 
 if TYPE_CHECKING:
@@ -100,20 +100,14 @@ exit status:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    validate = sub.add_parser(
-        "validate",
-        help="check metrics files and print every problem",
-        description=VALIDATE_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    validate = add_action(
+        sub, "validate", "check metrics files and print every problem", VALIDATE_DESCRIPTION
     )
     validate.add_argument("files", nargs="+", metavar="FILE", type=Path, help="metrics files")
     validate.add_argument("--json", action="store_true", help="print one JSON object")
 
-    upload = sub.add_parser(
-        "upload",
-        help="send metrics files to a server (or --resume an upload)",
-        description=UPLOAD_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    upload = add_action(
+        sub, "upload", "send metrics files to a server (or --resume an upload)", UPLOAD_DESCRIPTION
     )
     upload.add_argument("files", nargs="*", metavar="FILE", type=Path,
                         help="metrics files (none with --resume)")  # fmt: skip
@@ -141,24 +135,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--json", action="store_true", help="print one JSON object (the summary)")
 
 
-def _concurrency(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 1 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"{value}: choose 1 to 64")
-    return value
-
-
-def _attempts(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{value}: choose 1 to 100")
-    return value
+_concurrency = whole_number(1, 64)
+_attempts = whole_number(1, 100)
 
 
 def _max_body(text: str) -> int:
@@ -181,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    out = _Output("validate", args.json)
+    out = Output("flagdesk metrics", "validate", args.json)
     try:
         _check_files(args.files)
     except UsageError as exc:
@@ -219,7 +197,7 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def upload(args: argparse.Namespace) -> int:
-    out = _Output("upload", args.json)
+    out = Output("flagdesk metrics", "upload", args.json)
     try:
         if args.resume is not None:
             return _resume(args, out)
@@ -248,7 +226,7 @@ def upload(args: argparse.Namespace) -> int:
 
 def _dry_run(
     args: argparse.Namespace,
-    out: _Output,
+    out: Output,
     batch: Batch,
     spec: ConnectionSpec | None,
     max_body: int,
@@ -281,7 +259,7 @@ def _dry_run(
     return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
 
 
-def _report_problems(out: _Output, checks: Checks) -> int:
+def _report_problems(out: Output, checks: Checks) -> int:
     """Print the problems (after the split, which adds items too large for any body) and the
     server checks, and put them in the summary; returns the number of items left out."""
     if not out.as_json:
@@ -302,7 +280,7 @@ def _report_problems(out: _Output, checks: Checks) -> int:
     return checks.invalid
 
 
-def _resume(args: argparse.Namespace, out: _Output) -> int:
+def _resume(args: argparse.Namespace, out: Output) -> int:
     from app.metrics.ledger import Ledger, LedgerError
 
     if args.files:
@@ -332,7 +310,7 @@ def _resume(args: argparse.Namespace, out: _Output) -> int:
 
 def _send(
     args: argparse.Namespace,
-    out: _Output,
+    out: Output,
     spec: ConnectionSpec,
     *,
     batch: Batch | None = None,
@@ -449,7 +427,7 @@ class _Terminal:
     """What the terminal shows of an upload (`UploadHooks`): the problems, where the ledger
     is, the progress bar."""
 
-    def __init__(self, out: _Output, bar: _Bar | None) -> None:
+    def __init__(self, out: Output, bar: _Bar | None) -> None:
         self.out = out
         self.bar = bar
 
@@ -613,31 +591,6 @@ def _names(files: Sequence[Path]) -> str:
 
 
 # ---------------------------------------------------------------------------- output
-
-
-class _Output:
-    """The summary, printed as one JSON object with --json (also on failure)."""
-
-    def __init__(self, command: str, as_json: bool) -> None:
-        self.as_json = as_json
-        self.data: dict[str, Any] = {"command": command}
-
-    def update(self, **fields: Any) -> None:
-        self.data.update(fields)
-
-    def json(self, fields: dict[str, Any]) -> None:
-        print(json.dumps({**self.data, **fields}, indent=2, ensure_ascii=False))
-
-    def done(self, status: int) -> int:
-        if self.as_json:
-            self.json({"exit_status": status})
-        return status
-
-    def fail(self, status: int, message: str) -> int:
-        print(f"flagdesk metrics {self.data['command']}: {message}", file=sys.stderr)
-        if self.as_json:
-            self.json({"error": message, "exit_status": status})
-        return status
 
 
 def _print_report(report: Report, invalid: int, invalid_file: object) -> None:

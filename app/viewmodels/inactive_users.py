@@ -10,6 +10,14 @@ texts and sort keys on a worker thread a piece at a time while the answer downlo
 use (`patSeenAt`) is shown but not counted, as the server's own list does not count it either
 on Unleash (a user kept active only by a token is not listed at all on the sandbox).
 
+Deleting (the action `inactive_users.delete`): the window hands over the selected rows
+(`select`); `delete_reason` says why Delete… cannot be used now ("" when it can); `plan_delete()`
+fixes what a confirmation shows (`app.actions.inactive_users.DeletePlan`: how many, the first
+names, the server, the connection, where the snapshot goes); `delete(plan)`, once confirmed, does
+it through `app.actions.inactive_users.delete_users` (the snapshot written on a worker thread,
+the journal, the request), then says how it went in `outcome` (or `outcome_error`, the client's
+message), tells the other windows (`Changes` of the users) and loads the list again.
+
 QtCore only: no QtWidgets below `app/`.
 """
 
@@ -21,10 +29,16 @@ from datetime import UTC, datetime
 
 from PySide6.QtCore import QObject, Signal
 
+# DeletePlan is re-exported: the window shows a plan, and reaches the actions only through here
+from app.actions.inactive_users import DeletePlan as DeletePlan
+from app.actions.inactive_users import delete_users, journal_of, plan_deletion
+from app.actions.journaled import NotStarted
+from app.api.errors import ClientError, Unsupported
 from app.api.models import InactiveUser
 from app.api.streaming import paused_gc
 from app.changes import Changes, Resource
-from app.text import count_text
+from app.registry import DELETE_INACTIVE_USERS
+from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
@@ -112,6 +126,10 @@ class InactiveUsersModel(ToolViewModel):
     rows_loaded = Signal()
     #: the window's state changed (see `phase`)
     phase_changed = Signal()
+    #: whether Delete… can be used changed (the selection, a deletion running, the connection)
+    delete_changed = Signal()
+    #: a deletion ended: `outcome` or `outcome_error` says how
+    deletion_finished = Signal()
 
     shows = frozenset({Resource.USERS})
 
@@ -120,9 +138,16 @@ class InactiveUsersModel(ToolViewModel):
         self.table: TableModel[InactiveRow] = TableModel(INACTIVE_COLUMNS, self)
         self.loaded = False
         self._load_task: asyncio.Task[None] | None = None
+        #: the rows selected in the window
+        self.selected: list[InactiveRow] = []
+        self._delete_task: asyncio.Task[None] | None = None
+        #: how the last deletion went, and the client's message when it failed
+        self.outcome = ""
+        self.outcome_error = ""
         self.busy_changed.connect(self._phase_may_change)
         self.error_changed.connect(self._phase_may_change)
         session.state_changed.connect(self._phase_may_change)
+        session.state_changed.connect(self.delete_changed)
 
     @property
     def phase(self) -> LoadPhase:
@@ -168,6 +193,91 @@ class InactiveUsersModel(ToolViewModel):
         self.rows_loaded.emit()
         self.phase_changed.emit()
 
+    # ------------------------------------------------------------------ deleting
+
+    def select(self, rows: list[InactiveRow]) -> None:
+        """The rows selected in the window (what Delete… deletes)."""
+        self.selected = rows
+        self.delete_changed.emit()
+
+    @property
+    def deleting(self) -> bool:
+        return self._delete_task is not None and not self._delete_task.done()
+
+    @property
+    def delete_reason(self) -> str:
+        """Why Delete… cannot be used now, and what would make it work ("" when it can)."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(DELETE_INACTIVE_USERS)
+        if not availability.available:
+            return availability.reason
+        if self.deleting:
+            return "A deletion is under way."
+        if not self.selected:
+            return "Select the users to delete (Ctrl+A selects all those shown)."
+        return ""
+
+    @property
+    def can_delete(self) -> bool:
+        return not self.delete_reason
+
+    def plan_delete(self) -> DeletePlan | None:
+        """What deleting the selected users will do, for the confirmation; None when Delete…
+        cannot be used now."""
+        caps = self.session.capabilities
+        if not self.can_delete or caps is None:
+            return None
+        return plan_deletion(self.selected, journal_of(self.session.name, caps))
+
+    def delete(self, plan: DeletePlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed `plan` (from `plan_delete`); None when a deletion is under way,
+        or when the connection has changed since the plan was made (`outcome_error` says so)."""
+        caps = self.session.capabilities
+        if self.deleting or self.closed:
+            return None
+        if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
+            self.outcome, self.outcome_error = (
+                "",
+                (
+                    f"Not deleted: the connection changed after the confirmation (it named "
+                    f"{plan.server}). Select the users again."
+                ),
+            )
+            self.deletion_finished.emit()
+            return None
+        self.outcome, self.outcome_error = "", ""
+        self.set_status(f"Deleting {plural(plan.count, 'inactive user')}…")
+        self._delete_task = self.run(self._delete(plan), busy=False)
+        self.delete_changed.emit()
+        return self._delete_task
+
+    async def _delete(self, plan: DeletePlan) -> None:
+        client = await self.session.client()
+        caps = await client.capabilities()
+        sent = True
+        try:
+            done = await delete_users(client, journal_of(self.session.name, caps), plan)
+        except ClientError as exc:
+            sent = not isinstance(exc, NotStarted | Unsupported)
+            self.outcome_error = str(exc)
+            self.report_error(self.outcome_error)
+        else:
+            self.outcome = (
+                f"Deleted {plural(done.count, 'inactive user')}. Snapshot: {plan.snapshot}"
+            )
+            self.selected = []
+        finally:
+            self._delete_task = None
+            self.set_status("")
+            if not self.closed:
+                self.deletion_finished.emit()
+                self.delete_changed.emit()
+        if sent:  # the server may have deleted some even when it answered with an error
+            self.notify(Changes.of(Resource.USERS, *plan.ids))
+            self.load()
+
     def on_changes(self, changes: Changes) -> None:
         """Users changed elsewhere: load again when the list shows one of them (a list of
         100,000 is not read again for a user it does not hold)."""
@@ -180,6 +290,8 @@ class InactiveUsersModel(ToolViewModel):
     def reset(self) -> None:
         self._load_task = None
         self.loaded = False
+        self.selected = []
+        self.outcome, self.outcome_error = "", ""
         self.table.clear()
         self.rows_loaded.emit()
         self.phase_changed.emit()
@@ -187,4 +299,5 @@ class InactiveUsersModel(ToolViewModel):
     def close(self) -> None:
         if not self.closed:
             self.session.state_changed.disconnect(self._phase_may_change)
+            self.session.state_changed.disconnect(self.delete_changed)
         super().close()

@@ -1,4 +1,5 @@
-"""Users: the current user, the list, one user, creating and updating, inactive users."""
+"""Users: the current user, the list, one user, creating and updating, inactive users and
+deleting them."""
 
 from __future__ import annotations
 
@@ -38,6 +39,14 @@ async def create_user(body: m.CreateUser, who: Admin, store: StoreDep) -> Respon
 async def inactive_users(who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "list inactive users")
     return await streamed_json(store, Store.inactive_users)
+
+
+@router.post("/api/admin/user-admin/inactive/delete")
+async def delete_inactive_users(body: m.Ids, who: Admin, store: StoreDep) -> Response:
+    """200 with no body, as Unleash 8.2 answers; see `Store.delete_inactive_users`."""
+    require_root(store, who, (ADMIN_ROLE,), "delete inactive users")
+    store.delete_inactive_users(body.ids, who)
+    return Response(status_code=200)
 
 
 @router.get("/api/admin/user-admin/{id}")

@@ -1,4 +1,5 @@
-"""Users: the list, one user, creating and updating, the current user, inactive users."""
+"""Users: the list, one user, creating and updating, the current user, inactive users and
+deleting them."""
 
 from __future__ import annotations
 
@@ -183,6 +184,40 @@ class Users(Core):
                 self._event(c, "user-updated", by, summary=f"**{by.user_name}** updated user "
                             f"**{label}**")  # fmt: skip
         return self.get_user(user_id)
+
+    def delete_inactive_users(self, ids: Sequence[int], by: Principal) -> None:
+        """`POST /api/admin/user-admin/inactive/delete` as Unleash 8.2 does it: every id given
+        is deleted in order, inactive or not (the server does not check; the name says what the
+        endpoint is for), except the caller's own user, which is skipped. The first id that
+        names no user ends it with 404 "No user found", and the users before it stay deleted,
+        as Unleash deletes them one at a time. Each deletion takes the user's personal access
+        tokens, group memberships and project roles with it and records a `user-deleted`
+        event. An admin API token acts as the built-in admin user here, so that user is
+        skipped for it (on Unleash an admin token has no user)."""
+        doomed: list[sqlite3.Row] = []
+        taken: set[int] = set()
+        missing: int | None = None
+        for user_id in ids:
+            if user_id == by.user_id:
+                continue
+            row = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+            if row is None or user_id in taken:  # deleted already by an earlier id
+                missing = user_id
+                break
+            doomed.append(row)
+            taken.add(user_id)
+        if doomed:
+            gone = [(row["id"],) for row in doomed]
+            with self.tx() as c:
+                for table in ("tokens", "group_users", "project_roles"):
+                    c.executemany(f"DELETE FROM {table} WHERE user_id = ?", gone)
+                c.executemany("DELETE FROM users WHERE id = ?", gone)
+                for row in doomed:
+                    label = row["name"] or row["username"] or row["email"]
+                    self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted "
+                                f"user **{label}**")  # fmt: skip
+        if missing is not None:
+            raise not_found(f"No user found with id {missing}")
 
     def inactive_users(self) -> Generator[bytes, None, None]:
         """The `InactiveUsers` body, compact JSON in chunks of CHUNK_ITEMS users, read in one

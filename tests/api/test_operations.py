@@ -11,7 +11,7 @@ import pytest
 
 from app import __version__
 from app.api import errors as e
-from app.api.client import AdminClient
+from app.api.client import AdminClient, delete_inactive_users_request
 from app.api.models import (
     BulkApplication,
     BulkMetric,
@@ -98,6 +98,52 @@ def test_inactive_users(demo_sandbox: SandboxProcess) -> None:
     assert "ravi.kumar" not in names  # his personal access token keeps him active
     now = datetime.now(UTC)
     assert all(u.seenAt is None or (now - u.seenAt).days >= 180 for u in inactive.inactiveUsers)
+
+
+def test_delete_inactive_users(sandbox: SandboxProcess) -> None:
+    async def job(c: AdminClient) -> tuple[int, set[int], set[int]]:
+        before = {u.id for u in (await c.inactive_users()).inactiveUsers}
+        status = await c.delete_inactive_users([39, 43])
+        after = {u.id for u in (await c.inactive_users()).inactiveUsers}
+        return status, before, after
+
+    status, before, after = with_client(sandbox, job)
+    assert status == 200 and {39, 43} <= before and after == before - {39, 43}
+
+
+def test_delete_inactive_users_errors(
+    sandbox: SandboxProcess, personal_token: PersonalToken
+) -> None:
+    async def unknown(c: AdminClient) -> e.ClientError:
+        with pytest.raises(e.NotFound) as caught:
+            await c.delete_inactive_users([99999])
+        return caught.value
+
+    error = with_client(sandbox, unknown)
+    assert str(error) == (
+        "404 NotFoundError (POST /api/admin/user-admin/inactive/delete): "
+        "No user found with id 99999"
+    )
+
+    async def editor(c: AdminClient) -> e.ClientError:
+        with pytest.raises(e.Unsupported) as caught:
+            await c.delete_inactive_users([39])
+        return caught.value
+
+    refused = with_client(sandbox, editor, token=personal_token(sandbox, "greta.schmidt"))
+    assert str(refused).startswith("Delete inactive users: ")
+    assert "Admin root role" in str(refused)
+    assert 39 in {u.id for u in with_client(sandbox, lambda c: c.inactive_users()).inactiveUsers}
+
+
+def test_delete_inactive_users_request_is_the_bytes_sent() -> None:
+    request = delete_inactive_users_request([39, 43])
+    assert (request.method, request.path, request.body) == (
+        "POST", "/api/admin/user-admin/inactive/delete", b'{"ids":[39,43]}')  # fmt: skip
+    assert request.describe() == {"method": "POST", "path": request.path}
+    for bad in ([-1], ["leon"], [1.5]):
+        with pytest.raises(ValueError, match="user ids are whole numbers from 0"):
+            delete_inactive_users_request(bad)  # type: ignore[list-item]
 
 
 def test_archived_features_from_the_spec_endpoint(demo_sandbox: SandboxProcess) -> None:
