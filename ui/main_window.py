@@ -445,10 +445,21 @@ class MainWindow(QMainWindow):
         )
 
     def on_session_error_reported(self, text: str) -> None:
+        owner = self.session.error_owner if self.bound else None
+        if text and isinstance(owner, QObject) and self._on_a_hidden_page(owner):
+            # a window not on screen loaded again (another window changed what it shows) and
+            # failed: the error is its own, on its page when the person goes there; the status
+            # bar says what the windows in view report
+            self.session.withdraw_error(owner)
+            return
         self.error_button.setVisible(bool(text))
         first = text.splitlines()[0] if text else ""
         metrics = self.error_button.fontMetrics()
         self.error_button.setText(metrics.elidedText(first, Qt.TextElideMode.ElideRight, 420))
+
+    def _on_a_hidden_page(self, owner: QObject) -> bool:
+        shown = self.pages.currentWidget()
+        return any(_inside(owner, page) for page in self.tool_pages.values() if page is not shown)
 
     def on_last_error_clicked(self) -> None:
         from PySide6.QtWidgets import QMessageBox
