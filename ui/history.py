@@ -11,7 +11,7 @@ from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.text import plural
-from app.viewmodels.history import WHEN_COLUMN, HistoryModel, history_count_text
+from app.viewmodels.history import DETAILS_COLUMN, WHEN_COLUMN, HistoryModel, history_count_text
 from ui.table import DataTable
 
 
@@ -62,7 +62,7 @@ class HistoryPage(QWidget):
             model.table,
             noun="changes",
             count_text=history_count_text,
-            stretch_column=4,
+            stretch_column=DETAILS_COLUMN,
         )
         if not self.table.restored:
             self.table.sort_by(WHEN_COLUMN, Qt.SortOrder.DescendingOrder)  # newest first

@@ -78,12 +78,12 @@ HISTORY_COLUMNS: list[Column[Entry]] = [
     Column("Change", action_title),
     Column("Items", items_text, tooltip=lambda e: ", ".join(str(i) for i in e.ids) or None),
     Column("Outcome", outcome_text),
-    Column("Details", lambda e: e.message or None, tooltip=lambda e: e.message or None),
     Column("By", by_text),
     Column("Server", lambda e: e.server),
+    Column("Details", lambda e: e.message or None, tooltip=lambda e: e.message or None),
 ]
-#: the column sorted by default (newest first)
-WHEN_COLUMN = 0
+#: the column sorted by default (newest first), and the one that takes the room left
+WHEN_COLUMN, DETAILS_COLUMN = 0, 6
 
 
 def history_count_text(shown: int, total: int) -> str:
@@ -185,7 +185,7 @@ class HistoryModel(SessionViewModel):
                 await settle(journal, entry, verdict)
                 settled += 1
         left = len(entries) - settled
-        parts = [f"checked {plural(len(entries), 'change')} in doubt: {settled} settled"]
+        parts = [f"Checked {plural(len(entries), 'change')} in doubt: {settled} settled"]
         if left:
             parts.append(f"{left} still in doubt")
         if failures:

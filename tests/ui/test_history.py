@@ -87,7 +87,7 @@ def test_a_change_made_in_another_window_appears_newest_first_with_its_outcome(
     assert [table.text(r, 1) for r in range(2)] == ["Delete inactive users"] * 2
     assert [table.text(r, 2) for r in range(2)] == [f"1 item: {PRIYA_ID}", f"1 item: {LEON_ID}"]
     assert [table.text(r, 3) for r in range(2)] == ["done (200)", "done (200)"]
-    assert table.text(0, 5) == "admin"
+    assert table.text(0, 4) == "admin"
     assert page.summary_label.text() == "2 changes on test sandbox"
     assert page.table.count_label.text() == "2 changes"
     page.table.filter_edit.setText("failed")
@@ -127,7 +127,7 @@ def test_changes_in_doubt_are_checked_against_the_server_and_settled(
     assert partly.state is State.FAILED
     assert partly.message.endswith(f"partly: 1 of 2 users deleted; still there: {PRIYA_ID}")
     assert all(e.message.startswith("checked against the server on ") for e in entries.values())
-    assert page.doubt_label.text() == "checked 3 changes in doubt: 3 settled."
+    assert page.doubt_label.text() == "Checked 3 changes in doubt: 3 settled."
     assert page.check_button.isHidden()
     assert PRIYA_ID in {u.id for u in arun(client.list_users()).users}  # nothing sent again
 
