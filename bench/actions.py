@@ -34,12 +34,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import qasync
 from margin import margin_goals, meets
 from PySide6.QtWidgets import QApplication
-from ui_tables import StallMeter, until
+from ui_tables import StallMeter, connected, until
 
-from app.connection import ConnectionSpec
-from app.profiles import ProfileStore
 from app.viewmodels.inactive_users import InactiveUsersModel
-from app.viewmodels.session import READY, Session
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.main_window import share_the_interpreter
 
@@ -91,16 +89,8 @@ async def delete_inactive(session: Session, count: int) -> dict[str, Any]:
 
 
 async def bench(sandbox: SandboxProcess, count: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="flagdesk-bench-config-") as config:
-        session = Session(ProfileStore(Path(config)), health_interval=0)
-        session.open_spec(ConnectionSpec(sandbox.url, sandbox.admin_token, label="bench"))
-        await until(lambda: session.state != "connecting")
-        if session.state != READY:
-            raise SystemExit(f"could not connect: {session.message}")
-        try:
-            return {"delete_inactive_users": await delete_inactive(session, count)}
-        finally:
-            await session.aclose()
+    async with connected(sandbox) as session:
+        return {"delete_inactive_users": await delete_inactive(session, count)}
 
 
 def main() -> int:
