@@ -187,6 +187,11 @@ class ArchivePlan:
         }[self.verb]
 
     @property
+    def progress(self) -> str:
+        """What a window's status says while the plan is carried out: "Reviving 3 flags…"."""
+        return f"{self.question.split(' ', 1)[0][:-1]}ing {plural(self.count, 'flag')}…"
+
+    @property
     def confirm_text(self) -> str | None:
         """What the person types to confirm: the flag's name for one flag, the project's id for
         many; None when no typing is asked (revive, archive)."""
