@@ -140,7 +140,7 @@ def test_delete_one_plan_says_it_cannot_be_undone_and_asks_for_the_name(
 def test_an_action_the_token_cannot_do_sends_nothing_writes_nothing(
     sandbox: SandboxProcess, personal_token: PersonalToken, tmp_path: Path
 ) -> None:
-    viewer = personal_token(sandbox, "leon.weber")
+    viewer = personal_token(sandbox, "uma.iyer")  # an active Viewer
 
     async def job(c: AdminClient) -> None:
         features = await listed(c, "web-shop")

@@ -162,7 +162,7 @@ def test_usage_and_connection_failures_have_their_exit_statuses(
     down = flagdesk(f"http://127.0.0.1:{closed_port()}", "revive", "web-shop", "--all", "--yes",
                     data=tmp_path)  # fmt: skip
     assert down.returncode == 3 and "Cannot reach" in down.stderr
-    viewer = personal_token(demo_sandbox, "leon.weber")
+    viewer = personal_token(demo_sandbox, "uma.iyer")  # an active Viewer
     refused = flagdesk(demo_sandbox, "revive", "web-shop", flag, "--yes", "--json",
                        data=tmp_path, token=viewer)  # fmt: skip
     assert refused.returncode == 4 and as_json(refused)["http_status"] == 403

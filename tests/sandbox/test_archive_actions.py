@@ -153,7 +153,7 @@ def test_who_may(demo_sandbox: SandboxProcess, personal_token: PersonalToken) ->
         ("POST", "/api/admin/projects/web-shop/delete", {"features": [name]}),
         ("POST", "/api/admin/projects/web-shop/archive", {"features": [name]}),
     ]
-    viewer = personal_token(demo_sandbox, "leon.weber")
+    viewer = personal_token(demo_sandbox, "uma.iyer")  # an active Viewer
     for method, path, body in calls:
         url = demo_sandbox.url + path
         assert_error(httpx.request(method, url, json=body), 401, "AuthenticationRequired")
