@@ -47,6 +47,7 @@ from app.viewmodels.archive import (
     ArchivePlan,
 )
 from app.viewmodels.session import Session
+from ui.confirmation import ConfirmationFlow, show_outcome
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -293,7 +294,9 @@ class ArchiveBrowser(ToolContent):
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
         listing_layout.addLayout(actions)
-        self.confirmation: ArchiveConfirmation | None = None
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: ArchiveConfirmation(plan, self), self.model.carry_out
+        )
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName(f"{STEM}Splitter")
@@ -391,11 +394,7 @@ class ArchiveBrowser(ToolContent):
     # ------------------------------------------------------------------ revive, delete, undo
 
     def on_table_selection_changed(self, *_: object) -> None:
-        # from the selection's row ranges: Ctrl+A on 100,000 rows is one range
-        ranges = self.table.view.selectionModel().selection()
-        spans = (ranges.at(i) for i in range(ranges.count()))
-        rows = sorted({r for span in spans for r in range(span.top(), span.bottom() + 1)})
-        self.model.select_rows([self.model.table.row_at(r) for r in rows])
+        self.model.select_rows(self.table.selected_items())
 
     def on_model_actions_changed(self) -> None:
         m = self.model
@@ -418,25 +417,17 @@ class ArchiveBrowser(ToolContent):
         self._confirm(self.model.plan_undo())
 
     def _confirm(self, plan: ArchivePlan | None) -> None:
-        if plan is None or self.confirmation is not None:
-            return
-        self.confirmation = ArchiveConfirmation(plan, self)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
+        self.confirmations.ask(plan)
 
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.carry_out(box.plan)
-        box.deleteLater()
+    @property
+    def confirmation(self) -> ArchiveConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.confirmations.box
+        return box if isinstance(box, ArchiveConfirmation) else None
 
     def on_model_status_changed(self, text: str) -> None:
         if text and self.model.acting:
             self.outcome_label.setText(text)
 
     def on_model_action_finished(self) -> None:
-        error = self.model.outcome_error
-        self.outcome_label.setText(error or self.model.outcome)
-        self.outcome_label.setProperty("error", bool(error))
+        show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)

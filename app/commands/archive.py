@@ -24,8 +24,10 @@ from app.commands.output import (
     EXIT_REFUSED,
     Output,
     add_action,
+    add_change_options,
     ask,
     print_requests,
+    print_table,
     run_job,
 )
 from app.text import plural
@@ -101,10 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         act.add_argument("--all", action="store_true",
                          help=f"{verb} every archived flag of the project")  # fmt: skip
         add_connection_arguments(act)
-        act.add_argument("--dry-run", action="store_true",
-                         help="print the requests that would be sent; send nothing")  # fmt: skip
-        act.add_argument("--yes", action="store_true",
-                         help=f"{verb} without asking (needed without a terminal)")  # fmt: skip
+        add_change_options(act, verb)
         act.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -190,10 +189,7 @@ def _print_table(features: list[ArchivedFeature]) -> None:
          wire_time(f.lastSeenAt)[:10])
         for f in features
     ]  # fmt: skip
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    for row in [titles, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())  # fmt: skip
+    print_table(titles, rows)
 
 
 # ---------------------------------------------------------------------------- revive, delete

@@ -1,8 +1,9 @@
 """What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
 bounds, with an error that says which bound), `add_action` (a sub-action with its own help
-page), and for the commands that change a server: `run_job` (the job run, each failure turned
-into its exit status), `print_requests` (what `--dry-run` prints) and `ask` (the terminal's
+page), `print_table` (rows in aligned columns), and for the commands that change a server:
+`add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
+its exit status), `print_requests` (what `--dry-run` prints) and `ask` (the terminal's
 question)."""
 
 from __future__ import annotations
@@ -148,3 +149,19 @@ def ask(lines: Sequence[str], question: str) -> str:
         print(line, file=sys.stderr)
     print(f"{question} ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip()
+
+
+def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """`rows` under `titles`, in columns as wide as their widest cell, two spaces apart."""
+    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
+    for row in [titles, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+              .rstrip())  # fmt: skip
+
+
+def add_change_options(parser: argparse._ActionsContainer, verb: str) -> None:
+    """`--dry-run` and `--yes` of a command that changes a server by `verb`ing something."""
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the requests that would be sent; send nothing")  # fmt: skip
+    parser.add_argument("--yes", action="store_true",
+                        help=f"{verb} without asking (needed without a terminal)")  # fmt: skip

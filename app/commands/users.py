@@ -24,8 +24,10 @@ from app.commands.output import (
     EXIT_REFUSED,
     Output,
     add_action,
+    add_change_options,
     ask,
     print_requests,
+    print_table,
     run_job,
     whole_number,
 )
@@ -77,10 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--ids", nargs="+", type=_user_id, metavar="ID",
                        help="the ids of the inactive users to delete")  # fmt: skip
     which.add_argument("--all", action="store_true", help="delete every inactive user")
-    deleting.add_argument("--dry-run", action="store_true",
-                          help="print the request that would be sent; send nothing")  # fmt: skip
-    deleting.add_argument("--yes", action="store_true",
-                          help="delete without asking (needed without a terminal)")  # fmt: skip
+    add_change_options(deleting, "delete")
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -162,10 +161,7 @@ def _print_table(users: list[InactiveUser]) -> None:
          wire_time(u.createdAt)[:10], wire_time(u.patSeenAt)[:10])
         for u in users
     ]  # fmt: skip
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    for row in [titles, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())  # fmt: skip
+    print_table(titles, rows)
 
 
 # ---------------------------------------------------------------------------- delete
