@@ -55,7 +55,7 @@ from app.registry import (
     REVIVE_FEATURES,
     Action,
 )
-from app.text import plural
+from app.text import first_named, plural
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
@@ -200,10 +200,7 @@ class ArchivePlan:
         return self.features[0].name if self.count == 1 else self.project
 
     def named(self) -> list[str]:
-        names = self.names[:NAMED]
-        if self.count > NAMED:
-            names.append(f"and {self.count - NAMED:,} more")
-        return names
+        return first_named(self.names[:NAMED], self.count, NAMED)
 
     def lines(self) -> list[str]:
         """Everything the confirmation says, one sentence a line."""

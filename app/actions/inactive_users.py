@@ -34,7 +34,7 @@ from app.actions.journaled import (
 from app.actions.snapshots import wire_time, write_whole
 from app.api.client import WriteRequest, delete_inactive_users_request
 from app.registry import DELETE_INACTIVE_USERS
-from app.text import plural
+from app.text import first_named, plural
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
@@ -120,10 +120,7 @@ class DeletePlan:
 
     def named(self) -> list[str]:
         """The first users, by name, and how many more."""
-        names = [user_label(u) for u in self.users[:NAMED]]
-        if self.count > NAMED:
-            names.append(f"and {self.count - NAMED:,} more")
-        return names
+        return first_named([user_label(u) for u in self.users[:NAMED]], self.count, NAMED)
 
     def lines(self) -> list[str]:
         """Everything the confirmation says, one sentence a line."""

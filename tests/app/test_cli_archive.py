@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from app import cli
 from app.actions.archived_features import SNAPSHOT_FIELDS
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from sandbox.process import SandboxProcess
-from tests.app.test_cli_users import Terminal, as_json
+from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
 from tests.faults import closed_port
 from tests.ui.test_archive_actions import archived, live
 
@@ -30,14 +29,7 @@ def flagdesk(
     sb: SandboxProcess | str, *args: str, data: Path, token: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`flagdesk archive ARGS --url <sandbox>` with stdin not a terminal."""
-    url = sb if isinstance(sb, str) else sb.url
-    env = {k: v for k, v in os.environ.items() if k != "FLAGDESK_TOKEN"}
-    env["FLAGDESK_TOKEN"] = token or (sb.admin_token if isinstance(sb, SandboxProcess) else "x")
-    env["FLAGDESK_DATA_DIR"] = str(data)
-    return subprocess.run(
-        [sys.executable, "-m", "app", "archive", *args, "--url", url],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+    return run_flagdesk(("archive",), sb, args, data, token)
 
 
 def test_the_list_as_text_json_and_csv(demo_sandbox: SandboxProcess, tmp_path: Path) -> None:

@@ -20,18 +20,17 @@ from PySide6.QtCore import Qt
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.changes import Changes, Resource
-from app.profiles import ProfileStore
 from app.viewmodels.archive import DELETE, REVIVE
-from app.viewmodels.session import FAILED, READY, Session
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
-from tests.api.test_fallbacks import TOKEN
+from tests.qt_fixtures import select_where
 from tests.sandbox.test_inactive_delete import sql
 from tests.ui.test_archive import (
     CONTENT,
-    EmulatedSpec,
     Unleash82WithProjects,
     browser,
     choose,
+    emulated_session,
     wait_state,
 )
 from ui.archive import ArchiveBrowser, ArchiveConfirmation
@@ -72,13 +71,7 @@ def shown(qtbot: Any, tool_page: OpenPage, session: Session, project: str) -> Ar
 
 
 def select(content: ArchiveBrowser, *names: str) -> None:
-    table, selection = content.model.table, content.table.view.selectionModel()
-    selection.clearSelection()
-    for name in names:
-        selection.select(
-            table.index(table.row_of(lambda f, n=name: f.name == n), 0),
-            selection.SelectionFlag.Select | selection.SelectionFlag.Rows,
-        )
+    select_where(content.table.view, lambda f: f.name in names)
 
 
 def archived(sb: SandboxProcess, project: str) -> set[str]:
@@ -326,11 +319,9 @@ def test_the_actions_work_through_the_search_fallback(
     qtbot: Any, arun: Callable[..., Any], tool_page: OpenPage, tmp_path: Path, data_folder: Path
 ) -> None:
     server = Unleash82WithProjects()
-    session = Session(ProfileStore(tmp_path / "config"))
+    session = emulated_session(qtbot, server, tmp_path)
     try:
-        session.open_spec(EmulatedSpec("http://unleash.test", TOKEN, label="8.2", server=server))
-        qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=20_000)
-        assert session.state == READY and session.capabilities is not None
+        assert session.capabilities is not None
         assert session.capabilities.archive_endpoint is False
         content = shown(qtbot, tool_page, session, "default")
         model = content.model
