@@ -97,8 +97,10 @@ def add_action(
 
 def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
     """Run a command's job and return its exit status; a failure is said through `out` with
-    its status: 2 bad usage, 4 the token refused or lacking what the action needs, 1 another
-    error answer, 3 the server unreachable, 130 Ctrl+C."""
+    its status: 2 bad usage (a snapshot or the journal that cannot be written, too: nothing was
+    sent), 4 the token refused or lacking what the action needs, 1 another error answer, 3 the
+    server unreachable, 130 Ctrl+C."""
+    from app.actions.journaled import NotStarted
     from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
     from app.commands.connection import (
         EXIT_UNAUTHORISED,
@@ -116,6 +118,8 @@ def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
         return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=status)
     except ApiError as exc:
         return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
+    except NotStarted as exc:
+        return out.fail(EXIT_USAGE, str(exc))
     except ClientError as exc:
         return out.fail(EXIT_UNREACHABLE, str(exc))
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from app.actions import archived_features as a
@@ -172,3 +173,36 @@ def test_the_actions_work_where_the_archive_is_read_through_search(tmp_path: Pat
     done, left = run(job())
     assert done.statuses == (200,) and done.count == 5 and left == []
     assert server.hits["/api/admin/projects/default/revive"] == before + 1
+
+
+class FailsSecondBatch(Unleash82):
+    """Unleash 8.2 refusing the second bulk request (a 400, as for a flag moved meanwhile)."""
+
+    def _bulk(self, project: str, verb: str, names: list[str]) -> httpx.Response:
+        self.batches = getattr(self, "batches", 0) + 1
+        if self.batches == 2:
+            return httpx.Response(400, json={"name": "InvalidOperationError",
+                                             "message": "moved meanwhile"})  # fmt: skip
+        return super()._bulk(project, verb, names)
+
+
+def test_a_later_batch_that_fails_says_how_many_were_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(a, "BATCH", 2)
+    server = FailsSecondBatch()
+
+    async def job() -> a.PartlyDone:
+        async with client_for(server) as c:
+            features = await listed(c, "default")
+            journal = Journal(Actor("unleash", c.base_url, "admin"), tmp_path)
+            with pytest.raises(a.PartlyDone) as caught:
+                await a.carry_out(c, journal, a.plan_delete(features, "default", journal))
+            return caught.value
+
+    failed = run(job())
+    assert failed.done == 2 and failed.plan.count == 5
+    assert str(failed).startswith("2 of 5 flags were deleted for good; then: 400 ")
+    entries = Journal(Actor("unleash", "x"), tmp_path).entries()
+    assert [(x.state, x.status, len(x.ids)) for x in entries] == [
+        (State.DONE, 200, 2), (State.FAILED, 400, 2)]  # fmt: skip

@@ -193,3 +193,16 @@ def test_on_a_terminal_it_asks_y_to_revive_and_the_project_id_to_delete(
     entries = read_journal(journal_folder(sandbox.url, tmp_path) / JOURNAL_NAME)
     assert [(x.action, x.ids) for x in entries] == [
         ("archived_features.delete_bulk", [first, second])]  # fmt: skip
+
+
+def test_a_snapshot_that_cannot_be_written_sends_nothing(
+    demo_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")  # the data folder cannot be made under it
+    before = archived(demo_sandbox, "web-shop")
+    result = flagdesk(demo_sandbox, "revive", "web-shop", "--all", "--yes", data=blocked)
+    assert result.returncode == 2, result.stderr
+    assert "Could not write the snapshot" in result.stderr
+    assert "Nothing was revived." in result.stderr
+    assert archived(demo_sandbox, "web-shop") == before
