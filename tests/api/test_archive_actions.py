@@ -24,6 +24,7 @@ from app.api.client import (
     revive_features_request,
 )
 from app.api.models import ArchivedFeature
+from app.registry import REVIVE_FEATURES
 from sandbox.process import SandboxProcess
 from tests.api.test_fallbacks import Unleash82, client_for
 from tests.api.test_operations import run, with_client
@@ -163,7 +164,7 @@ def test_the_actions_work_where_the_archive_is_read_through_search(tmp_path: Pat
     async def job() -> tuple[a.Done, list[str]]:
         async with client_for(server) as c:
             caps = await c.capabilities()
-            assert caps.archive_endpoint is False and caps.action(a.REVIVE_FEATURES).available
+            assert caps.archive_endpoint is False and caps.action(REVIVE_FEATURES).available
             features = await listed(c, "default")  # through the search API
             journal = Journal(journal_of("unleash", caps).actor, tmp_path)
             done = await a.carry_out(c, journal, a.plan_revive(features, "default", journal))

@@ -20,13 +20,12 @@ from PySide6.QtCore import Qt
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.changes import Changes, Resource
-from app.viewmodels.archive import DELETE, REVIVE
+from app.viewmodels.archive import CONTENT, DELETE, REVIVE
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.qt_fixtures import select_where
 from tests.sandbox.test_inactive_delete import sql
 from tests.ui.test_archive import (
-    CONTENT,
     Unleash82WithProjects,
     browser,
     choose,
