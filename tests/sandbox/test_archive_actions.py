@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import httpx
 
-from app.api.models import ArchivedFeatures, FeatureList
+from app.api.models import ArchivedFeatures, FeatureList, PersonalDashboardProjectDetails
 from sandbox.process import SandboxProcess
 from tests.sandbox.conftest import assert_error
 from tests.sandbox.test_inactive_delete import sql
@@ -49,6 +49,12 @@ def test_revive_one_turns_its_environments_off_and_records_an_event(
     assert events(sandbox, "feature-revived") == [
         ("web-shop", name, f"**admin** revived feature flag `{name}` in project **web-shop**")
     ]
+    # the project dashboard's latest events show it
+    with sandbox.admin() as http:
+        board = PersonalDashboardProjectDetails.model_validate(
+            http.get("/api/admin/personal-dashboard/web-shop").json()
+        )
+    assert board.latestEvents[0].summary == events(sandbox, "feature-revived")[0][2]
 
 
 def test_revive_one_unknown_is_404_and_a_live_one_is_revived_all_the_same(
