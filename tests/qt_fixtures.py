@@ -119,3 +119,14 @@ def connect(
     yield make
     for session in sessions:
         arun(session.aclose())
+
+
+def select_where(view: Any, keep: Callable[[Any], bool]) -> None:
+    """Select, in the table view `view` (over a `TableModel`), exactly the rows whose items
+    `keep` is true for, as a person's clicks would (the selection model says so)."""
+    table, selection = view.model(), view.selectionModel()
+    flags = selection.SelectionFlag.Select | selection.SelectionFlag.Rows
+    selection.clearSelection()
+    for row, item in enumerate(table.rows):
+        if keep(item):
+            selection.select(table.index(row, 0), flags)

@@ -29,6 +29,7 @@ from app.viewmodels.inactive_users import (
     inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
+from ui.confirmation import ConfirmationFlow, show_outcome
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -96,7 +97,9 @@ class InactiveUsersView(ToolContent):
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
         layout.addLayout(actions)
-        self.confirmation: DeleteConfirmation | None = None
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: DeleteConfirmation(plan, self), self.model.delete
+        )
         self.hint = QLabel(
             "Double-click a user, or press Enter, to open them in the user editor. Select users "
             "and press Delete to delete them. Days inactive count from the last login, or from "
@@ -167,12 +170,7 @@ class InactiveUsersView(ToolContent):
             self.outcome_label.setText(text)
 
     def on_table_selection_changed(self, *_: object) -> None:
-        # from the selection's row ranges: Ctrl+A on 100,000 rows is one range, where
-        # `selectedIndexes()` would make an index per cell
-        ranges = self.table.view.selectionModel().selection()
-        spans = (ranges.at(i) for i in range(ranges.count()))
-        rows = sorted({r for span in spans for r in range(span.top(), span.bottom() + 1)})
-        self.model.select([self.model.table.row_at(r) for r in rows])
+        self.model.select(self.table.selected_items())
 
     def on_model_delete_changed(self) -> None:
         reason = self.model.delete_reason
@@ -180,25 +178,16 @@ class InactiveUsersView(ToolContent):
         self.delete_button.setToolTip(reason or "Delete the selected users (Delete)")
 
     def on_delete_button_clicked(self) -> None:
-        plan = self.model.plan_delete()
-        if plan is None or self.confirmation is not None:
-            return
-        self.confirmation = DeleteConfirmation(plan, self)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
+        self.confirmations.ask(self.model.plan_delete())
 
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.delete(box.plan)
-        box.deleteLater()
+    @property
+    def confirmation(self) -> DeleteConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.confirmations.box
+        return box if isinstance(box, DeleteConfirmation) else None
 
     def on_model_deletion_finished(self) -> None:
-        error = self.model.outcome_error
-        self.outcome_label.setText(error or self.model.outcome)
-        self.outcome_label.setProperty("error", bool(error))
+        show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_table_row_activated(self, row: object) -> None:
         if isinstance(row, InactiveRow):

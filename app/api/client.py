@@ -38,6 +38,7 @@ from app.api.failures import bad_response, not_json
 from app.api.models import (
     ArchivedFeature,
     ArchivedFeatures,
+    BatchFeatures,
     BulkMetrics,
     ContextField,
     ContextFieldStrategies,
@@ -76,7 +77,15 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
-from app.registry import DELETE_INACTIVE_USERS, Action
+from app.registry import (
+    ARCHIVE_FEATURES,
+    DELETE_FEATURE,
+    DELETE_FEATURES,
+    DELETE_INACTIVE_USERS,
+    REVIVE_FEATURE,
+    REVIVE_FEATURES,
+    Action,
+)
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
@@ -84,9 +93,14 @@ __all__ = [
     "AdminClient",
     "RetryPolicy",
     "WriteRequest",
+    "archive_features_request",
     "bulk_metrics_bytes",
+    "delete_feature_request",
+    "delete_features_request",
     "delete_inactive_users_request",
     "normalise_base_url",
+    "revive_feature_request",
+    "revive_features_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -232,12 +246,17 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it)."""
         await self._require(DELETE_INACTIVE_USERS)
-        request = delete_inactive_users_request(ids)
+        return await self.send_write(delete_inactive_users_request(ids))
+
+    async def send_write(self, request: WriteRequest) -> int:
+        """Send a write built by one of this module's `*_request` functions, once (a write is
+        retried only when the server certainly did not get it); returns the answer's status.
+        The callers check first that its action can be used here (`_require`)."""
         response = await self._send(
             request.method,
             request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
+            content=request.body or None,
+            headers={"Content-Type": "application/json"} if request.body else None,
             idempotent=False,
         )
         return response.status_code
@@ -311,6 +330,40 @@ class AdminClient(Sender):
             on_items(result.features)  # sorted only once all pages are in: one piece
             result.features = []
         return result
+
+    async def revive_feature(self, name: str) -> int:
+        """`POST /api/admin/archive/revive/:name` (the action `archived_features.revive`): 200.
+        Unleash turns every environment of the revived flag off; it answers an unknown name
+        with 404 and "revives" a flag that is not archived all the same (its environments
+        turned off too), so callers send names they have just listed as archived."""
+        await self._require(REVIVE_FEATURE)
+        return await self.send_write(revive_feature_request(name))
+
+    async def delete_feature(self, name: str) -> int:
+        """`DELETE /api/admin/archive/:name` (`archived_features.delete`): 200, the flag gone for
+        good if it was archived. Unleash answers 200 as well for an unknown name or a flag that
+        is not archived, and changes nothing then."""
+        await self._require(DELETE_FEATURE)
+        return await self.send_write(delete_feature_request(name))
+
+    async def revive_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/revive` `{features}` (`archived_features.revive_bulk`):
+        one request for them all, 200. Unknown names and flags that are not archived are
+        skipped; a flag of another project is a 400 and nothing is revived."""
+        await self._require(REVIVE_FEATURES)
+        return await self.send_write(revive_features_request(project, names))
+
+    async def delete_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/delete` `{features}` (`archived_features.delete_bulk`):
+        one request, 200; only archived flags of the project are deleted."""
+        await self._require(DELETE_FEATURES)
+        return await self.send_write(delete_features_request(project, names))
+
+    async def archive_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/archive` `{features}` (`archived_features.archive`, the
+        undo of a revive): one request, 202."""
+        await self._require(ARCHIVE_FEATURES)
+        return await self.send_write(archive_features_request(project, names))
 
     async def create_feature(self, project: str, feature: CreateFeature) -> Feature:
         """`POST /api/admin/projects/:p/features` (a supporting route)."""
@@ -641,7 +694,7 @@ class WriteRequest:
 
     method: str
     path: str
-    #: the JSON body
+    #: the JSON body (b"": none, as a revive or a delete by name sends none)
     body: bytes
 
     def describe(self) -> dict[str, str]:
@@ -662,6 +715,36 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
     )
+
+
+def revive_feature_request(name: str) -> WriteRequest:
+    """The request `AdminClient.revive_feature(name)` sends (no body)."""
+    return WriteRequest("POST", f"/api/admin/archive/revive/{_segment(name)}", b"")
+
+
+def delete_feature_request(name: str) -> WriteRequest:
+    """The request `AdminClient.delete_feature(name)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/archive/{_segment(name)}", b"")
+
+
+def _batch_request(verb: str, project: str, names: Iterable[str]) -> WriteRequest:
+    body = BatchFeatures(features=list(names)).model_dump_json().encode()
+    return WriteRequest("POST", f"/api/admin/projects/{_segment(project)}/{verb}", body)
+
+
+def revive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.revive_features(project, names)` sends."""
+    return _batch_request("revive", project, names)
+
+
+def delete_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.delete_features(project, names)` sends."""
+    return _batch_request("delete", project, names)
+
+
+def archive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.archive_features(project, names)` sends."""
+    return _batch_request("archive", project, names)
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -1,15 +1,28 @@
 """What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
-bounds, with an error that says which bound) and `add_action` (a sub-action with its own
-help page)."""
+bounds, with an error that says which bound), `add_action` (a sub-action with its own help
+page), `print_table` (rows in aligned columns), and for the commands that change a server:
+`add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
+its exit status), `print_requests` (what `--dry-run` prints) and `ask` (the terminal's
+question)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.api.client import WriteRequest
+
+#: the server refused the change (an error answer other than 401/403), part of it failed, or
+#: the person said no
+EXIT_REFUSED = 1
+#: Ctrl+C
+EXIT_CANCELLED = 130
 
 
 class Output:
@@ -80,3 +93,79 @@ def add_action(
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
+    """Run a command's job and return its exit status; a failure is said through `out` with
+    its status: 2 bad usage (a snapshot or the journal that cannot be written, too: nothing was
+    sent), 4 the token refused or lacking what the action needs, 1 another error answer, 3 the
+    server unreachable, 130 Ctrl+C."""
+    from app.actions.journaled import NotStarted
+    from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
+    from app.commands.connection import (
+        EXIT_UNAUTHORISED,
+        EXIT_UNREACHABLE,
+        EXIT_USAGE,
+        UsageError,
+    )
+
+    try:
+        return asyncio.run(job)
+    except UsageError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    except (Unauthorized, Forbidden, Unsupported) as exc:
+        status = exc.status if isinstance(exc, ApiError) else None
+        return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=status)
+    except ApiError as exc:
+        return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
+    except NotStarted as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    except ClientError as exc:
+        return out.fail(EXIT_UNREACHABLE, str(exc))
+    except KeyboardInterrupt:
+        return out.fail(EXIT_CANCELLED, "cancelled")
+
+
+def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) -> None:
+    """`--dry-run`: the requests exactly as they would go (with --json, in `out`'s object as
+    `requests`, each with its method, path and body), then `summary` on stderr."""
+    out.update(dry_run=True, requests=[
+        {"method": r.method, "path": r.path, "body": json.loads(r.body) if r.body else None}
+        for r in requests
+    ])  # fmt: skip
+    if out.as_json:
+        return
+    for i, request in enumerate(requests):
+        if i:
+            print()
+        print(f"{request.method} {request.path}")
+        if request.body:
+            print("Content-Type: application/json")
+            print()
+            print(request.body.decode())
+    print(summary, file=sys.stderr)
+
+
+def ask(lines: Sequence[str], question: str) -> str:
+    """Say `lines` and ask `question` on the terminal (on stderr, so stdout stays the
+    result); the answer, stripped."""
+    for line in lines:
+        print(line, file=sys.stderr)
+    print(f"{question} ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
+def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """`rows` under `titles`, in columns as wide as their widest cell, two spaces apart."""
+    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
+    for row in [titles, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+              .rstrip())  # fmt: skip
+
+
+def add_change_options(parser: argparse._ActionsContainer, verb: str) -> None:
+    """`--dry-run` and `--yes` of a command that changes a server by `verb`ing something."""
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the requests that would be sent; send nothing")  # fmt: skip
+    parser.add_argument("--yes", action="store_true",
+                        help=f"{verb} without asking (needed without a terminal)")  # fmt: skip

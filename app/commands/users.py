@@ -12,28 +12,31 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
+from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
-    EXIT_UNAUTHORISED,
-    EXIT_UNREACHABLE,
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
     connection_from_args,
 )
-from app.commands.output import Output, add_action, whole_number
+from app.commands.output import (
+    EXIT_REFUSED,
+    Output,
+    add_action,
+    add_change_options,
+    ask,
+    print_requests,
+    print_table,
+    run_job,
+    whole_number,
+)
 from app.text import plural
 
 if TYPE_CHECKING:
     from app.actions.inactive_users import DeletePlan, InactiveUserLike
     from app.api.client import AdminClient
     from app.api.models import InactiveUser
-
-#: the server refused the change (an error answer other than 401/403), or the person said no
-EXIT_REFUSED = 1
-#: Ctrl+C
-EXIT_CANCELLED = 130
 
 INACTIVE_DESCRIPTION = """\
 List the users with no login in the last 180 days (GET /api/admin/user-admin/inactive), or
@@ -76,10 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--ids", nargs="+", type=_user_id, metavar="ID",
                        help="the ids of the inactive users to delete")  # fmt: skip
     which.add_argument("--all", action="store_true", help="delete every inactive user")
-    deleting.add_argument("--dry-run", action="store_true",
-                          help="print the request that would be sent; send nothing")  # fmt: skip
-    deleting.add_argument("--yes", action="store_true",
-                          help="delete without asking (needed without a terminal)")  # fmt: skip
+    add_change_options(deleting, "delete")
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -96,22 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return out.fail(EXIT_USAGE, str(exc))
     job = _delete(args, client, args.profile or spec.url, out) if args.verb else _list(
         args, client, out)  # fmt: skip
-    try:
-        return asyncio.run(job)
-    except UsageError as exc:
-        return out.fail(EXIT_USAGE, str(exc))
-    except (Unauthorized, Forbidden, Unsupported) as exc:
-        return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=_status(exc))
-    except ApiError as exc:
-        return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
-    except ClientError as exc:
-        return out.fail(EXIT_UNREACHABLE, str(exc))
-    except KeyboardInterrupt:
-        return out.fail(EXIT_CANCELLED, "cancelled")
-
-
-def _status(exc: ClientError) -> int | None:
-    return exc.status if isinstance(exc, ApiError) else None
+    return run_job(out, job)
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -176,10 +161,7 @@ def _print_table(users: list[InactiveUser]) -> None:
          wire_time(u.createdAt)[:10], wire_time(u.patSeenAt)[:10])
         for u in users
     ]  # fmt: skip
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    for row in [titles, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())  # fmt: skip
+    print_table(titles, rows)
 
 
 # ---------------------------------------------------------------------------- delete
@@ -231,23 +213,13 @@ async def _delete(
 
 def _dry_run(plan: DeletePlan, out: Output) -> int:
     request = plan.request
-    out.update(dry_run=True, count=plan.count,
-               request={"method": request.method, "path": request.path,
-                        "body": json.loads(request.body)})  # fmt: skip
-    if not out.as_json:
-        print(f"{request.method} {request.path}")
-        print("Content-Type: application/json")
-        print()
-        print(request.body.decode())
-        print(f"Dry run: nothing was sent to {plan.server} "
-              f"({plural(plan.count, 'inactive user')}).", file=sys.stderr)  # fmt: skip
+    print_requests(out, [request], f"Dry run: nothing was sent to {plan.server} "
+                   f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
+    out.update(count=plan.count, request={"method": request.method, "path": request.path,
+                                          "body": json.loads(request.body)})  # fmt: skip
     return out.done(EXIT_OK)
 
 
 def _confirmed(plan: DeletePlan) -> bool:
-    """Ask on the terminal (on stderr, so stdout stays the result); yes or y confirms."""
-    for line in plan.lines():
-        print(line, file=sys.stderr)
-    print(f"{plan.question} [y/N] ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline().strip().casefold()
-    return answer in ("y", "yes")
+    """Ask on the terminal; yes or y confirms."""
+    return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")
