@@ -11,17 +11,30 @@ doubt, and the History says to look on the server.
   hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
   failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
   deletions before it), and the verdict names the ones still there.
+- the archived flags' revive, delete and archive (one flag or a project's batch): one read of
+  the project's archive and one of its live flags (the project is in the entry's `before`):
+  revived is live and not archived, deleted is in neither, archived is in the archive; all,
+  none or some, as above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.actions.journal import Entry, Journal, Pending, State
-from app.registry import ACTIONS_BY_KEY, DELETE_INACTIVE_USERS
+from app.registry import (
+    ACTIONS_BY_KEY,
+    ARCHIVE_FEATURES,
+    DELETE_FEATURE,
+    DELETE_FEATURES,
+    DELETE_INACTIVE_USERS,
+    REVIVE_FEATURE,
+    REVIVE_FEATURES,
+)
 from app.text import plural
 
 if TYPE_CHECKING:
@@ -42,29 +55,67 @@ class Verdict:
     message: str
 
 
-def _ids_text(ids: list[int]) -> str:
-    shown = ", ".join(str(i) for i in ids[:NAMED])
-    return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+def _names_text(names: Sequence[object]) -> str:
+    shown = ", ".join(str(n) for n in names[:NAMED])
+    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
+def _verdict(
+    wanted: Sequence[object], changed: AbstractSet[object], noun: str, done: str, left: str
+) -> Verdict:
+    """The verdict of a change to `wanted` of which the server shows `changed` done: all of
+    them done, none of them (failed: nothing changed), or some (failed, partly, naming the
+    ones left)."""
+    still = [w for w in wanted if w not in changed]
+    if not still:
+        return Verdict(State.DONE, f"every one of the {plural(len(wanted), noun)} is {done}")
+    if len(still) == len(wanted):
+        return Verdict(State.FAILED, f"no {noun} was {done}: {_names_text(still)} {left}")
+    return Verdict(
+        State.FAILED,
+        f"partly: {len(wanted) - len(still)} of {plural(len(wanted), noun)} {done}; "
+        f"{left}: {_names_text(still)}",
+    )
 
 
 async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
-    wanted = [i for i in entry.ids if isinstance(i, int)]
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
     present = {user.id for user in (await client.list_users()).users}
-    still = [i for i in wanted if i in present]
-    if not still:
-        return Verdict(State.DONE, f"every one of the {plural(len(wanted), 'user')} is gone")
-    if len(still) == len(wanted):
-        return Verdict(State.FAILED, f"no user was deleted: {_ids_text(still)} still there")
-    return Verdict(
-        State.FAILED,
-        f"partly: {len(wanted) - len(still)} of {plural(len(wanted), 'user')} deleted; "
-        f"still there: {_ids_text(still)}",
-    )
+    return _verdict(wanted, set(wanted) - present, "user", "deleted", "still there")
+
+
+async def _flags(client: AdminClient, entry: Entry) -> tuple[list[object], set[str], set[str]]:
+    """The entry's flags, and its project's archived and live flags as the server has them."""
+    before = entry.before if isinstance(entry.before, dict) else {}
+    project = str(before.get("project") or "default")
+    archived = {f.name for f in (await client.archived_features(project)).features}
+    live = {f.name for f in (await client.project_features(project)).features}
+    return [n for n in entry.ids if isinstance(n, str)], archived, live
+
+
+async def _flags_revived(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, live = await _flags(client, entry)
+    return _verdict(wanted, live - archived, "flag", "revived", "still archived")
+
+
+async def _flags_deleted(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, live = await _flags(client, entry)
+    return _verdict(wanted, set(wanted) - archived - live, "flag", "deleted", "still archived")
+
+
+async def _flags_archived(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, _live = await _flags(client, entry)
+    return _verdict(wanted, archived, "flag", "archived", "still live")
 
 
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
+    REVIVE_FEATURE.key: _flags_revived,
+    REVIVE_FEATURES.key: _flags_revived,
+    DELETE_FEATURE.key: _flags_deleted,
+    DELETE_FEATURES.key: _flags_deleted,
+    ARCHIVE_FEATURES.key: _flags_archived,
 }
 
 

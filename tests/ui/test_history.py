@@ -121,7 +121,7 @@ def test_changes_in_doubt_are_checked_against_the_server_and_settled(
     entries = {tuple(e.ids): e for e in read_journal(page.model.journal_folder / JOURNAL_NAME)}
     made, not_made, partly = (entries[(LEON_ID,)], entries[(PRIYA_ID,)],
                               entries[(PRIYA_ID, LEON_ID)])  # fmt: skip
-    assert made.state is State.DONE and made.message.endswith("every one of the 1 user is gone")
+    assert made.state is State.DONE and made.message.endswith("every one of the 1 user is deleted")
     assert not_made.state is State.FAILED
     assert not_made.message.endswith(f"no user was deleted: {PRIYA_ID} still there")
     assert partly.state is State.FAILED
@@ -130,6 +130,48 @@ def test_changes_in_doubt_are_checked_against_the_server_and_settled(
     assert page.doubt_label.text() == "Checked 3 changes in doubt: 3 settled."
     assert page.check_button.isHidden()
     assert PRIYA_ID in {u.id for u in arun(client.list_users()).users}  # nothing sent again
+
+
+def test_archive_changes_in_doubt_are_checked_from_the_projects_archive_and_flags(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    data_dir: Path,
+    arun: Any,
+) -> None:
+    """A revive of two flags the server made one of, a deletion it made, an archiving it did
+    not make: settled from one read of the project's archive and one of its flags."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    caps = session.capabilities
+    assert caps is not None
+    journal = journal_of(session.name, caps)
+    archived = [f.name for f in arun(client.archived_features("web-shop")).features]
+    revived, kept, deleted = archived[:3]
+    live = arun(client.project_features("web-shop")).features[0].name
+    for action, names in (
+        ("archived_features.revive_bulk", [revived, kept]),
+        ("archived_features.delete", [deleted]),
+        ("archived_features.archive", [live]),
+    ):
+        arun(journal.begin(action, names, before={"snapshot": "-", "project": "web-shop"}))
+    arun(client.revive_feature(revived))
+    arun(client.delete_feature(deleted))
+    page = open_page(qtbot, session)
+    assert len(page.model.checkable) == 3
+    page.check_button.click()
+    qtbot.waitUntil(lambda: not page.model.in_doubt and not page.model.busy, timeout=20_000)
+    outcome = {e.action: e for e in read_journal(page.model.journal_folder / JOURNAL_NAME)}
+    revive = outcome["archived_features.revive_bulk"]
+    assert revive.state is State.FAILED
+    assert revive.message.endswith(f"partly: 1 of 2 flags revived; still archived: {kept}")
+    delete = outcome["archived_features.delete"]
+    assert delete.state is State.DONE and delete.message.endswith(
+        "every one of the 1 flag is deleted"
+    )
+    archive = outcome["archived_features.archive"]
+    assert archive.state is State.FAILED
+    assert archive.message.endswith(f"no flag was archived: {live} still live")
 
 
 def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(
