@@ -41,6 +41,7 @@ from app.api.models import (
     BulkMetrics,
     ContextField,
     ContextFieldStrategies,
+    CreateContextField,
     CreateFeature,
     CreateFeatureStrategy,
     CreateGroup,
@@ -61,6 +62,7 @@ from app.api.models import (
     ProjectList,
     SearchFeatures,
     UiConfig,
+    UpdateContextField,
     UpdateUser,
     User,
     UserList,
@@ -76,7 +78,13 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
-from app.registry import DELETE_INACTIVE_USERS, Action
+from app.registry import (
+    CREATE_CONTEXT_FIELD,
+    DELETE_CONTEXT_FIELD,
+    DELETE_INACTIVE_USERS,
+    EDIT_CONTEXT_FIELD,
+    Action,
+)
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
@@ -85,8 +93,11 @@ __all__ = [
     "RetryPolicy",
     "WriteRequest",
     "bulk_metrics_bytes",
+    "create_context_field_request",
+    "delete_context_field_request",
     "delete_inactive_users_request",
     "normalise_base_url",
+    "update_context_field_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -232,12 +243,16 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it)."""
         await self._require(DELETE_INACTIVE_USERS)
-        request = delete_inactive_users_request(ids)
+        return await self._send_write(delete_inactive_users_request(ids))
+
+    async def _send_write(self, request: WriteRequest) -> int:
+        """Send `request` once, as it is (a write is retried only when the server certainly
+        did not get it); the answer's status."""
         response = await self._send(
             request.method,
             request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
+            content=request.body or None,
+            headers={"Content-Type": "application/json"} if request.body else None,
             idempotent=False,
         )
         return response.status_code
@@ -342,6 +357,30 @@ class AdminClient(Sender):
         """`GET /api/admin/context`."""
         response = await self._send("GET", "/api/admin/context", idempotent=True)
         return await self._parse_list(response, ContextField, "GET /api/admin/context")
+
+    async def get_context_field(self, name: str) -> ContextField:
+        """`GET /api/admin/context/:name` (404 `NotFound` for an unknown field)."""
+        return await self.get(f"/api/admin/context/{_segment(name)}", ContextField)
+
+    async def create_context_field(self, field: CreateContextField) -> int:
+        """`POST /api/admin/context` (the action `context_fields.create`): 201, or 409
+        `Conflict` for a name taken, 400 `BadRequest` for a body the server refuses. Returns
+        the status; the field is read back with `get_context_field`."""
+        await self._require(CREATE_CONTEXT_FIELD)
+        return await self._send_write(create_context_field_request(field))
+
+    async def update_context_field(self, name: str, field: UpdateContextField) -> int:
+        """`PUT /api/admin/context/:name` (`context_fields.edit`): 200 with no body. Unleash
+        8.2 replaces the whole field with the body (what it leaves out is emptied), so `field`
+        holds every part: description, stickiness, sort order and legal values."""
+        await self._require(EDIT_CONTEXT_FIELD)
+        return await self._send_write(update_context_field_request(name, field))
+
+    async def delete_context_field(self, name: str) -> int:
+        """`DELETE /api/admin/context/:name` (`context_fields.delete`): 200; 409 `Conflict`
+        while a strategy uses the field (Unleash 7+), 404 `NotFound` for an unknown one."""
+        await self._require(DELETE_CONTEXT_FIELD)
+        return await self._send_write(delete_context_field_request(name))
 
     async def context_strategies(self, field: str) -> ContextFieldStrategies:
         """Operation 5, `GET /api/admin/context/:contextField/strategies` (an unknown field gives
@@ -662,6 +701,32 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
     )
+
+
+def create_context_field_request(field: CreateContextField) -> WriteRequest:
+    """The request `AdminClient.create_context_field(field)` sends (the name first)."""
+    body = field.model_dump(mode="json", exclude_none=True)
+    ordered = {"name": body.pop("name"), **body}
+    return WriteRequest("POST", "/api/admin/context", _json_bytes(ordered))
+
+
+def update_context_field_request(name: str, field: UpdateContextField) -> WriteRequest:
+    """The request `AdminClient.update_context_field(name, field)` sends."""
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/context/{_segment(name)}",
+        field.model_dump_json(exclude_none=True).encode(),
+    )
+
+
+def delete_context_field_request(name: str) -> WriteRequest:
+    """The request `AdminClient.delete_context_field(name)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/context/{_segment(name)}", b"")
+
+
+def _json_bytes(value: Any) -> bytes:
+    """Compact JSON as pydantic writes it (no spaces, UTF-8 as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:
