@@ -16,7 +16,6 @@ is left of them, and the confirmation says so.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import os
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from app.actions.journal import Actor, Journal
-from app.actions.journaled import NotStarted, send_journaled
+from app.actions.journaled import begin_journaled, send_journaled
 from app.api.client import WriteRequest, delete_inactive_users_request
 from app.api.errors import Unsupported
 from app.registry import DELETE_INACTIVE_USERS
@@ -188,24 +187,14 @@ async def delete_users(client: AdminClient, journal: Journal, plan: DeletePlan) 
     availability = (await client.capabilities()).action(DELETE_INACTIVE_USERS)
     if not availability.available:
         raise Unsupported(availability.title, availability.reason)
-    try:
-        await asyncio.to_thread(write_users_csv, plan.snapshot, plan.users)
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the snapshot {plan.snapshot}: {exc.strerror or exc}. "
-            "Nothing was deleted."
-        ) from None
-    try:
-        pending = await journal.begin(
-            DELETE_INACTIVE_USERS.key,
-            plan.ids,
-            before={"snapshot": plan.snapshot.name, "count": plan.count},
-            request=plan.request.describe(),
-        )
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the journal {journal.path}: {exc.strerror or exc}. "
-            "Nothing was deleted."
-        ) from None
+    pending = await begin_journaled(
+        journal,
+        DELETE_INACTIVE_USERS.key,
+        plan.ids,
+        before={"snapshot": plan.snapshot.name, "count": plan.count},
+        request=plan.request.describe(),
+        nothing="Nothing was deleted.",
+        snapshot=(plan.snapshot, lambda path: write_users_csv(path, plan.users)),
+    )
     status = await send_journaled(pending, client.delete_inactive_users(plan.ids))
     return Deletion(plan, status, journal.path, pending.entry)

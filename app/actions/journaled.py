@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
 
-from app.actions.journal import Pending
+from app.actions.journal import Journal, Pending
 from app.api import errors as e
 
 log = logging.getLogger("flagdesk.actions")
@@ -20,6 +24,47 @@ _GATEWAY = (502, 504)
 class NotStarted(e.ClientError):
     """The action stopped before its request: nothing was sent (the snapshot or the journal
     could not be written, say). `str()` says what and that nothing changed."""
+
+
+async def begin_journaled(
+    journal: Journal,
+    action: str,
+    ids: Iterable[Any],
+    *,
+    before: Any,
+    request: dict[str, str],
+    nothing: str,
+    snapshot: tuple[Path, Callable[[Path], object]] | None = None,
+) -> Pending:
+    """What comes before an action's request: its snapshot, `(path, write)`, written by
+    `write(path)` on a worker thread (whole or not at all), then the journal's `sent` line.
+    `NotStarted` when either cannot be written, saying so and `nothing` ("Nothing was
+    deleted."): then nothing is sent."""
+    if snapshot is not None:
+        path, write = snapshot
+        try:
+            await asyncio.to_thread(write, path)
+        except OSError as exc:
+            raise NotStarted(
+                f"Could not write the snapshot {path}: {exc.strerror or exc}. {nothing}"
+            ) from None
+    try:
+        return await journal.begin(action, ids, before=before, request=request)
+    except OSError as exc:
+        raise NotStarted(
+            f"Could not write the journal {journal.path}: {exc.strerror or exc}. {nothing}"
+        ) from None
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write `data` to `path` whole or not at all: beside it, fsync'ed, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    with part.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
 
 
 async def send_journaled(pending: Pending, send: Awaitable[int]) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from app.actions.context_fields import spread, usage_summary
 from app.api.models import ContextFieldStrategy
 from app.changes import Resource
 from app.text import count_text, plural
@@ -95,16 +96,9 @@ def group_strategies(strategies: list[ContextFieldStrategy]) -> list[ProjectUsag
     ]
 
 
-def _spread(strategies: list[ContextFieldStrategy]) -> str:
-    """ "7 features across 3 projects"."""
-    features = {(project_of(s), feature_of(s)) for s in strategies}
-    projects = {project_of(s) for s in strategies}
-    return f"{plural(len(features), 'feature')} across {plural(len(projects), 'project')}"
-
-
-def summary(strategies: list[ContextFieldStrategy]) -> str:
-    """ "12 strategies in 7 features across 3 projects"."""
-    return f"{plural(len(strategies), 'strategy', 'strategies')} in {_spread(strategies)}"
+#: "12 strategies in 7 features across 3 projects" (the words `flagdesk context usage` and a
+#: refused deletion use too)
+summary = usage_summary
 
 
 def tsv(strategies: list[ContextFieldStrategy]) -> str:
@@ -179,7 +173,7 @@ class ContextUsageModel(ToolViewModel):
             return summary(self.strategies)
         shown = len(self.shown)
         of_all = count_text(shown, len(self.strategies), "strategy", "strategies")
-        return f"{of_all}, in {_spread(self.shown)}" if shown else of_all
+        return f"{of_all}, in {spread(self.shown)}" if shown else of_all
 
     @property
     def loading_text(self) -> str:
