@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import check, metrics, profiles, serve, users
+from app.commands import check, context, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -60,6 +60,15 @@ COMMANDS: tuple[Command, ...] = (
         "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
         "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
         "first. Run `flagdesk users inactive --help` for the options.",
+    ),
+    Command(
+        "context",
+        context,
+        "list context fields, see which strategies use one, or delete one",
+        "Context fields of a server. `flagdesk context list` lists them, `flagdesk context usage "
+        "NAME` the strategies that use one, `flagdesk context delete NAME` deletes one no "
+        "strategy uses, journaled, with a snapshot first. Run `flagdesk context delete --help` "
+        "for the options.",
     ),
     Command(
         "profiles",

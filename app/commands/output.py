@@ -148,3 +148,10 @@ def print_request(out: Output, request: WriteRequest, server: str, what: str, **
             print(request.body.decode())
         print(f"Dry run: nothing was sent to {server} ({what}).", file=sys.stderr)
     return out.done(0)
+
+
+def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Rows under their titles, in columns as wide as their widest cell."""
+    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
+    for row in [titles, *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
