@@ -45,6 +45,7 @@ from app.viewmodels.context_usage import (
     tsv,
 )
 from app.viewmodels.session import Session
+from ui.confirmation import Confirmation, OneConfirmation
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import ask_export_path, filter_edit
@@ -113,33 +114,23 @@ class StrategyTree(QTreeView):
         return out
 
 
-class FieldConfirmation(QMessageBox):
+def _button(text: str, name: str, accessible: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName(f"{STEM}{name}Button")
+    button.setAccessibleName(accessible)
+    return button
+
+
+class FieldConfirmation(Confirmation):
     """Asks before a context field is changed, naming exactly what will change
-    (`FieldPlan.lines()`). Cancel is the default button (Enter or Escape cancel); the confirming
-    button is reached with Tab or its mnemonic. Opened window-modal, not in a nested loop."""
+    (`FieldPlan.lines()`)."""
 
     def __init__(self, plan: FieldPlan, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plan = plan
-        self.setObjectName(f"{STEM}Confirmation")
-        self.setIcon(QMessageBox.Icon.Warning if plan.verb == "delete" else
-                     QMessageBox.Icon.Question)  # fmt: skip
-        self.setWindowTitle("Context field")
-        self.setText(plan.question)
-        self.setInformativeText("\n\n".join(plan.lines()))
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        role = (QMessageBox.ButtonRole.DestructiveRole if plan.verb == "delete" else
-                QMessageBox.ButtonRole.AcceptRole)  # fmt: skip
-        self.confirm_button = self.addButton(f"&{plan.button}", role)
-        self.confirm_button.setObjectName(f"{STEM}ConfirmButton")
-        self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
-        self.setDefaultButton(self.cancel_button)
-        self.setEscapeButton(self.cancel_button)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-
-    @property
-    def confirmed(self) -> bool:
-        return self.clickedButton() is self.confirm_button
+        super().__init__(
+            plan, plan.question, plan.lines(), f"&{plan.button}", title="Context field",
+            names=(f"{STEM}Confirmation", f"{STEM}ConfirmButton"),
+            destructive=plan.verb == "delete", parent=parent,
+        )  # fmt: skip
 
 
 class FieldDialog(QDialog):
@@ -270,18 +261,10 @@ class ContextUsageViewer(ToolContent):
 
         # ---- changing fields
         changes = QHBoxLayout()
-        self.new_button = QPushButton("&New field…")
-        self.new_button.setObjectName(f"{STEM}NewButton")
-        self.new_button.setAccessibleName("Create a context field")
-        self.edit_button = QPushButton("&Edit…")
-        self.edit_button.setObjectName(f"{STEM}EditButton")
-        self.edit_button.setAccessibleName("Edit the context field")
-        self.delete_button = QPushButton("&Delete…")
-        self.delete_button.setObjectName(f"{STEM}DeleteButton")
-        self.delete_button.setAccessibleName("Delete the context field")
-        self.undo_button = QPushButton("&Undo")
-        self.undo_button.setObjectName(f"{STEM}UndoButton")
-        self.undo_button.setAccessibleName("Undo the last change to a context field")
+        self.new_button = _button("&New field…", "New", "Create a context field")
+        self.edit_button = _button("&Edit…", "Edit", "Edit the context field")
+        self.delete_button = _button("&Delete…", "Delete", "Delete the context field")
+        self.undo_button = _button("&Undo", "Undo", "Undo the last change to a context field")
         self.undo_button.hide()
         self.outcome_label = QLabel()
         self.outcome_label.setObjectName(f"{STEM}Outcome")
@@ -294,7 +277,7 @@ class ContextUsageViewer(ToolContent):
         changes.addWidget(self.undo_button)
         layout.addLayout(changes)
         self.dialog: FieldDialog | None = None
-        self.confirmation: FieldConfirmation | None = None
+        self.confirmations = OneConfirmation(self.model.carry_out)
         self.new_button.clicked.connect(self.on_new_button_clicked)
         self.edit_button.clicked.connect(self.on_edit_button_clicked)
         self.delete_button.clicked.connect(self.on_delete_button_clicked)
@@ -494,20 +477,14 @@ class ContextUsageViewer(ToolContent):
     def on_model_plan_ready(self, plan: FieldPlan) -> None:
         self.confirm(plan, self)
 
-    def confirm(self, plan: FieldPlan, parent: QWidget) -> None:
-        if self.confirmation is not None:
-            return
-        self.confirmation = FieldConfirmation(plan, parent)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
+    @property
+    def confirmation(self) -> Confirmation | None:
+        """The confirmation open (None when none is)."""
+        return self.confirmations.box
 
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.carry_out(box.plan)
-        box.deleteLater()
+    def confirm(self, plan: FieldPlan, parent: QWidget) -> None:
+        if self.confirmation is None:
+            self.confirmations.open(FieldConfirmation(plan, parent))
 
     def on_model_status_changed(self, text: str) -> None:
         if text and self.model.changing:

@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -29,38 +28,25 @@ from app.viewmodels.inactive_users import (
     inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
+from ui.confirmation import Confirmation, OneConfirmation
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
 
-class DeleteConfirmation(QMessageBox):
-    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`).
-    Cancel is the default button (Enter or Escape cancel); "Delete N users" is reached with Tab
-    or its mnemonic (Alt+D). Opened window-modal, not run in a nested event loop."""
+class DeleteConfirmation(Confirmation):
+    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`);
+    "Delete N users" is reached with Tab or its mnemonic (Alt+D)."""
 
     def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plan = plan
-        self.setObjectName("inactiveUsersDeleteConfirmation")
-        self.setIcon(QMessageBox.Icon.Warning)
-        self.setWindowTitle("Delete inactive users")
-        self.setText(plan.question)
-        self.setInformativeText("\n\n".join(plan.lines()))
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.delete_button = self.addButton(
-            f"&Delete {plural(plan.count, 'user')}", QMessageBox.ButtonRole.DestructiveRole
-        )
-        self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
-        self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
-        self.setDefaultButton(self.cancel_button)
-        self.setEscapeButton(self.cancel_button)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-
-    @property
-    def confirmed(self) -> bool:
-        return self.clickedButton() is self.delete_button
+        super().__init__(
+            plan, plan.question, plan.lines(), f"&Delete {plural(plan.count, 'user')}",
+            title="Delete inactive users",
+            names=("inactiveUsersDeleteConfirmation", "inactiveUsersConfirmDeleteButton"),
+            parent=parent,
+        )  # fmt: skip
+        self.delete_button = self.confirm_button
 
 
 class InactiveUsersView(ToolContent):
@@ -96,7 +82,7 @@ class InactiveUsersView(ToolContent):
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
         layout.addLayout(actions)
-        self.confirmation: DeleteConfirmation | None = None
+        self.confirmations = OneConfirmation(self.model.delete)
         self.hint = QLabel(
             "Double-click a user, or press Enter, to open them in the user editor. Select users "
             "and press Delete to delete them. Days inactive count from the last login, or from "
@@ -179,21 +165,16 @@ class InactiveUsersView(ToolContent):
         self.delete_button.setEnabled(not reason)
         self.delete_button.setToolTip(reason or "Delete the selected users (Delete)")
 
+    @property
+    def confirmation(self) -> Confirmation | None:
+        """The confirmation open (None when none is)."""
+        return self.confirmations.box
+
     def on_delete_button_clicked(self) -> None:
         plan = self.model.plan_delete()
         if plan is None or self.confirmation is not None:
             return
-        self.confirmation = DeleteConfirmation(plan, self)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
-
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.delete(box.plan)
-        box.deleteLater()
+        self.confirmations.open(DeleteConfirmation(plan, self))
 
     def on_model_deletion_finished(self) -> None:
         error = self.model.outcome_error

@@ -7,9 +7,7 @@ exit statuses."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 from app import cli
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from sandbox.process import SandboxProcess
+from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
 from tests.faults import closed_port
 
 
@@ -27,20 +26,7 @@ def flagdesk(
     sb: SandboxProcess | str, *args: str, data: Path, token: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`flagdesk context ARGS --url <sandbox>` with stdin not a terminal."""
-    url = sb if isinstance(sb, str) else sb.url
-    env = {k: v for k, v in os.environ.items() if k != "FLAGDESK_TOKEN"}
-    env["FLAGDESK_TOKEN"] = token or (sb.admin_token if isinstance(sb, SandboxProcess) else "x")
-    env["FLAGDESK_DATA_DIR"] = str(data)
-    return subprocess.run(
-        [sys.executable, "-m", "app", "context", *args, "--url", url],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
-
-
-def as_json(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(result.stdout)  # one object, nothing else
-    assert out["exit_status"] == result.returncode, result.stderr
-    return out
+    return run_flagdesk(sb, "context", *args, data=data, token=token)
 
 
 def field_names(sb: SandboxProcess) -> set[str]:
@@ -135,13 +121,6 @@ def test_exit_statuses(demo_sandbox: SandboxProcess, tmp_path: Path, personal_to
                        token=viewer)  # fmt: skip
     assert refused.returncode == 4 and as_json(refused)["http_status"] == 403
     assert "tenantId" in field_names(demo_sandbox)
-
-
-class Terminal(io.StringIO):
-    """Standard input that says it is a terminal, with the person's answer in it."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def test_on_a_terminal_it_asks_and_only_yes_deletes(
