@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api import errors as e
 from app.api.client import AdminClient
-from app.api.models import ContextField
+from app.api.models import Constraint, ContextField, CreateFeature, CreateFeatureStrategy
 from app.changes import Changes, Resource
 from app.viewmodels.context_usage import CONTENT
 from app.viewmodels.session import Session
@@ -304,3 +304,30 @@ def test_buttons_say_why_they_cannot_be_used(qtbot: Any, window: ContextUsageVie
     qtbot.keyClick(content.picker.combo.lineEdit(), Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: content.model.loaded_field == "noSuchField")
     assert not content.delete_button.isEnabled()
+
+
+def test_a_409_that_comes_anyway_is_shown_and_the_usage_reloaded(
+    qtbot: Any, window: ContextUsageViewer, arun: Any
+) -> None:
+    """A strategy starts using the field between the check and the request: the server's 409
+    is shown as its message, the journal says failed, and the usage is read again."""
+    content = window
+    show(qtbot, content, "tenantId")
+    qtbot.mouseClick(content.delete_button, Qt.MouseButton.LeftButton)
+    box = confirmation(qtbot, content)
+    client: AdminClient = arun(content.session.client())
+    arun(client.create_feature("default", CreateFeature(name="race-flag")))
+    arun(client.add_strategy("default", "race-flag", "development", CreateFeatureStrategy(
+        name="default",
+        constraints=[Constraint(contextName="tenantId", operator="IN", values=["acme"])],
+    )))  # fmt: skip
+    confirm(qtbot, content, box)
+    assert content.outcome_label.text().startswith(
+        "409 ConflictError (DELETE /api/admin/context/tenantId): This context field is in use"
+    )
+    assert read(arun, content, "tenantId") is not None
+    (entry,) = entries(content)
+    assert (entry.state, entry.status) == (State.FAILED, 409)
+    assert not content.undo_button.isVisible()
+    qtbot.waitUntil(lambda: not content.model.busy and [s.featureName for s in
+                    content.model.strategies] == ["race-flag"], timeout=20_000)  # fmt: skip
