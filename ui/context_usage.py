@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -138,6 +138,9 @@ class FieldDialog(QDialog):
     legal values with their descriptions. Save asks the viewer (`save_requested`); the dialog
     closes only once the change is made, so a refused Save leaves every typed character."""
 
+    #: Save was pressed (Enter in a field, or the button): the viewer plans and confirms
+    save_requested = Signal()
+
     def __init__(self, form: FieldForm, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(f"{STEM}FieldDialog")
@@ -196,8 +199,6 @@ class FieldDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.resize(520, 420)
-        #: set by the viewer: what Save does
-        self.on_save: Any = None
 
     def add_value(self, value: str, description: str, *, edit: bool = False) -> None:
         row = self.values.rowCount()
@@ -226,10 +227,6 @@ class FieldDialog(QDialog):
         values = [(text(r, 0), text(r, 1)) for r in range(self.values.rowCount())]
         return FieldForm(None, self.name_edit.text(), self.description_edit.text(),
                          self.stickiness_box.isChecked(), values)  # fmt: skip
-
-    def save_requested(self) -> None:
-        if self.on_save is not None:
-            self.on_save()
 
     def show_error(self, text: str) -> None:
         self.error_label.setText(text)
@@ -444,7 +441,7 @@ class ContextUsageViewer(ToolContent):
         if form is None or self.dialog is not None:
             return
         self.dialog = FieldDialog(form, self)
-        self.dialog.on_save = self.on_dialog_save
+        self.dialog.save_requested.connect(self.on_dialog_save)
         self.dialog.finished.connect(self.on_dialog_finished)
         self.dialog.open()
 
