@@ -3,7 +3,8 @@
 field; a refused form (taken name, a name that is not URL friendly) keeps what was typed; edit
 its legal values; delete an unused field after the confirmation (keyboard only); a field in use
 is refused with the reason and its usage, nothing sent; cancel changes nothing; undo of an edit
-and of a deletion, each journaled; buttons disabled with their reasons."""
+and of a deletion, each journaled; a 409 that comes anyway; buttons disabled with their reasons
+(no field picked, a token that cannot change fields)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from app.api import errors as e
 from app.api.client import AdminClient
 from app.api.models import Constraint, ContextField, CreateFeature, CreateFeatureStrategy
 from app.changes import Changes, Resource
+from app.registry import CREATE_CONTEXT_FIELD
 from app.viewmodels.context_usage import CONTENT
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
@@ -331,3 +333,25 @@ def test_a_409_that_comes_anyway_is_shown_and_the_usage_reloaded(
     assert not content.undo_button.isVisible()
     qtbot.waitUntil(lambda: not content.model.busy and [s.featureName for s in
                     content.model.strategies] == ["race-flag"], timeout=20_000)  # fmt: skip
+
+
+def test_a_token_that_cannot_change_fields_sees_the_buttons_disabled_with_why(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+    tool_page: Callable[..., ToolPage],
+) -> None:
+    session = connect(demo_sandbox, demo_sandbox.client_token)  # a client token: no admin API
+    page = tool_page("context_usage", session)
+    content = page.tool_content
+    assert isinstance(content, ContextUsageViewer)
+    caps = session.capabilities
+    assert caps is not None
+    reason = caps.action(CREATE_CONTEXT_FIELD).reason
+    assert reason and not caps.action(CREATE_CONTEXT_FIELD).available
+    # the whole tool is out of reach for this token (the page says so in its banner); its
+    # actions' buttons are disabled with the registry's reason all the same
+    for button in (content.new_button, content.edit_button, content.delete_button):
+        assert not button.isEnabled() and button.toolTip() == reason
+    content.model.new_field()
+    assert content.model.form is None and content.dialog is None
