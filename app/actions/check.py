@@ -1,0 +1,99 @@
+"""Checking a change in doubt against the server: did it happen?
+
+An entry is in doubt when its request went out and no answer said what came of it (the process
+died, the connection broke, a gateway answered 502 or 504). The server knows: `check_entry`
+reads what the action would have changed and gives a `Verdict`; `settle` appends it to the
+journal as the entry's outcome, with the time of the check, so the History says what is known
+and how it became known. An action without a way to check (`CHECKS` has none for it) stays in
+doubt, and the History says to look on the server.
+
+- `inactive_users.delete`: one read of the users' list (not one request per user: a deletion can
+  hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
+  failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
+  deletions before it), and the verdict names the ones still there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from app.actions.journal import Entry, Journal, Pending, State
+from app.registry import ACTIONS_BY_KEY, DELETE_INACTIVE_USERS
+from app.text import plural
+
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
+
+__all__ = ["CHECKS", "Verdict", "can_check", "check_entry", "settle"]
+
+#: the ids a verdict names before "and N more"
+NAMED = 5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the server says of an entry in doubt: `DONE` (the change is there), `FAILED` (it
+    is not, or only in part), or `IN_DOUBT` (the check could not tell)."""
+
+    state: State
+    message: str
+
+
+def _ids_text(ids: list[int]) -> str:
+    shown = ", ".join(str(i) for i in ids[:NAMED])
+    return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+
+
+async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted = [i for i in entry.ids if isinstance(i, int)]
+    present = {user.id for user in (await client.list_users()).users}
+    still = [i for i in wanted if i in present]
+    if not still:
+        return Verdict(State.DONE, f"every one of the {plural(len(wanted), 'user')} is gone")
+    if len(still) == len(wanted):
+        return Verdict(State.FAILED, f"no user was deleted: {_ids_text(still)} still there")
+    return Verdict(
+        State.FAILED,
+        f"partly: {len(wanted) - len(still)} of {plural(len(wanted), 'user')} deleted; "
+        f"still there: {_ids_text(still)}",
+    )
+
+
+#: how each action that can be checked is checked
+CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
+    DELETE_INACTIVE_USERS.key: _users_gone,
+}
+
+
+def can_check(entry: Entry) -> bool:
+    return entry.in_doubt and entry.action in CHECKS
+
+
+async def check_entry(client: AdminClient, entry: Entry) -> Verdict:
+    """What the server holds of `entry`'s change (read only: nothing is sent again). Raises the
+    client's error when the server cannot be read."""
+    check = CHECKS.get(entry.action)
+    if check is None:
+        action = ACTIONS_BY_KEY.get(entry.action)
+        title = action.title if action is not None else entry.action
+        return Verdict(
+            State.IN_DOUBT,
+            f"flagdesk cannot check {title!r} by itself: look on the server whether it happened",
+        )
+    return await check(client, entry)
+
+
+async def settle(journal: Journal, entry: Entry, verdict: Verdict) -> None:
+    """Append `verdict` as `entry`'s outcome (nothing is appended while it stays in doubt)."""
+    if verdict.state is State.IN_DOUBT:
+        return
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    message = f"checked against the server on {when}: {verdict.message}"
+    pending = Pending(journal, entry.id)
+    if verdict.state is State.DONE:
+        await pending.done(entry.status, message)
+    else:
+        await pending.failed(entry.status, message)
