@@ -11,6 +11,9 @@ doubt, and the History says to look on the server.
   hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
   failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
   deletions before it), and the verdict names the ones still there.
+- `context_fields.create` / `.delete`: one read of the field: there (created) or gone (deleted)
+  is done, the other way round failed. `context_fields.edit`: the field as the change's body
+  would have left it is done; otherwise it stays in doubt (it may have been changed since).
 """
 
 from __future__ import annotations
@@ -20,12 +23,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from app.actions.context_fields import body_of
 from app.actions.journal import Entry, Journal, Pending, State
-from app.registry import ACTIONS_BY_KEY, DELETE_INACTIVE_USERS
+from app.api.errors import NotFound
+from app.registry import (
+    ACTIONS_BY_KEY,
+    CREATE_CONTEXT_FIELD,
+    DELETE_CONTEXT_FIELD,
+    DELETE_INACTIVE_USERS,
+    EDIT_CONTEXT_FIELD,
+)
 from app.text import plural
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
+    from app.api.models import ContextField
 
 __all__ = ["CHECKS", "Verdict", "can_check", "check_entry", "settle"]
 
@@ -62,9 +74,46 @@ async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
     )
 
 
+async def _field_now(client: AdminClient, entry: Entry) -> tuple[str, ContextField | None]:
+    name = str(entry.ids[0]) if entry.ids else ""
+    try:
+        return name, await client.get_context_field(name)
+    except NotFound:
+        return name, None
+
+
+async def _field_created(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    if field is None:
+        return Verdict(State.FAILED, f"no context field “{name}” on the server")
+    return Verdict(State.DONE, f"the context field “{name}” exists")
+
+
+async def _field_deleted(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    if field is None:
+        return Verdict(State.DONE, f"the context field “{name}” is gone")
+    return Verdict(State.FAILED, f"the context field “{name}” is still there")
+
+
+async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    body = (entry.request or {}).get("body")
+    if field is not None and body_of(field).model_dump(mode="json", exclude_none=True) == body:
+        return Verdict(State.DONE, f"the context field “{name}” is as the change left it")
+    return Verdict(
+        State.IN_DOUBT,
+        f"the context field “{name}” is not as the change would have left it (not changed, or "
+        "changed since): compare it with the snapshot",
+    )
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
+    CREATE_CONTEXT_FIELD.key: _field_created,
+    DELETE_CONTEXT_FIELD.key: _field_deleted,
+    EDIT_CONTEXT_FIELD.key: _field_edited,
 }
 
 

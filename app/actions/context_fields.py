@@ -27,6 +27,7 @@ out are emptied, stickiness false), so an edit always sends every part of it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,9 +331,12 @@ async def change_field(client: AdminClient, journal: Journal, plan: FieldPlan) -
         record["snapshot"] = plan.snapshot.name
     if plan.undoes:
         record["undoes"] = plan.undoes
+    request: dict[str, object] = dict(plan.request.describe())
+    if plan.request.body:  # what the field becomes: how a change in doubt is checked
+        request["body"] = json.loads(plan.request.body)
     pending = await begin_journaled(
-        journal, plan.action.key, [plan.name], before=record,
-        request=plan.request.describe(), nothing="Nothing was changed.", snapshot=snapshot,
+        journal, plan.action.key, [plan.name], before=record, request=request,
+        nothing="Nothing was changed.", snapshot=snapshot,
     )  # fmt: skip
     after = plan.after
     if plan.action is CREATE_CONTEXT_FIELD:

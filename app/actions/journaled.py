@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ async def begin_journaled(
     ids: Iterable[Any],
     *,
     before: Any,
-    request: dict[str, str],
+    request: Mapping[str, object],
     nothing: str,
     snapshot: tuple[Path, Callable[[Path], object]] | None = None,
 ) -> Pending:
@@ -49,7 +49,7 @@ async def begin_journaled(
                 f"Could not write the snapshot {path}: {exc.strerror or exc}. {nothing}"
             ) from None
     try:
-        return await journal.begin(action, ids, before=before, request=request)
+        return await journal.begin(action, ids, before=before, request=dict(request))
     except OSError as exc:
         raise NotStarted(
             f"Could not write the journal {journal.path}: {exc.strerror or exc}. {nothing}"

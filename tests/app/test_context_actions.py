@@ -144,3 +144,45 @@ def test_an_edit_that_changes_nothing_is_no_plan(sandbox: SandboxProcess, tmp_pa
                 plan_edit(region, body_of(region), journal_for(sandbox, tmp_path))
 
     asyncio.run(job())
+
+
+def test_changes_in_doubt_are_checked_against_the_server(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Entries left `sent` (the process died before the answer): the History's check reads the
+    field and says what became of each, sending nothing again."""
+    from app.actions.check import can_check, check_entry
+
+    journal = journal_for(sandbox, tmp_path)
+
+    async def job() -> list[tuple[State, str]]:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as c:
+            region = await c.get_context_field("region")
+            body = body_of(region).model_dump(mode="json", exclude_none=True)
+            changed = {**body, "description": "never saved"}
+            for action, name, request in (
+                ("context_fields.create", "region", None),  # it exists: done
+                ("context_fields.create", "ghost", None),  # it does not: failed
+                ("context_fields.delete", "tenantId", None),  # still there: failed
+                ("context_fields.delete", "ghost", None),  # gone: done
+                ("context_fields.edit", "region", body),  # as the body: done
+                ("context_fields.edit", "region", changed),  # otherwise: still in doubt
+            ):
+                sent = {"method": "X", "path": "/", "body": request}
+                await journal.begin(action, [name], before={"field": name}, request=sent)
+            entries = journal.entries()
+            assert all(x.in_doubt and can_check(x) for x in entries)
+            return [(v.state, v.message) for v in [await check_entry(c, x) for x in entries]]
+
+    verdicts = asyncio.run(job())
+    states = [state for state, _ in verdicts]
+    assert states == [
+        State.DONE,
+        State.FAILED,
+        State.FAILED,
+        State.DONE,
+        State.DONE,
+        State.IN_DOUBT,
+    ]
+    assert verdicts[2][1] == "the context field “tenantId” is still there"
+    assert verdicts[5][1].startswith("the context field “region” is not as the change would")
