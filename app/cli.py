@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import archive, check, metrics, profiles, serve, users
+from app.commands import archive, check, context, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -68,6 +68,15 @@ COMMANDS: tuple[Command, ...] = (
         "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
         "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
         "archive VERB --help` for each.",
+    ),
+    Command(
+        "context",
+        context,
+        "list context fields, see which strategies use one, or delete one",
+        "Context fields of a server. `flagdesk context list` lists them, `flagdesk context usage "
+        "NAME` the strategies that use one, `flagdesk context delete NAME` deletes one no "
+        "strategy uses, journaled, with a snapshot first. Run `flagdesk context delete --help` "
+        "for the options.",
     ),
     Command(
         "profiles",

@@ -1,37 +1,51 @@
 """`ContextUsageViewer`: which strategies use a context field (bound to `ContextUsageModel`). A
 context-field picker; the strategies in a tree, project > feature > "environment · strategy",
 with counts on the group rows; a filter; Ctrl+C copies the selected strategies and Export CSV
-writes one line per strategy. Shows and forwards; never fetches."""
+writes one line per strategy. New field…, Edit… and Delete… change fields: `FieldDialog` is the
+form (it stays open with what was typed when Save is refused), `FieldConfirmation` says exactly
+what will change before anything is sent, and Undo, right after an edit or a deletion, puts the
+field back. Shows and forwards; never fetches."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from app.api.models import ContextFieldStrategy
+from app.registry import CREATE_CONTEXT_FIELD, DELETE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD
 from app.viewmodels.context_usage import (
     CONTENT,
     ERROR,
     LOADING,
     ContextUsageModel,
+    FieldForm,
+    FieldPlan,
     leaf_text,
     tsv,
 )
 from app.viewmodels.session import Session
+from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import ask_export_path, filter_edit
@@ -100,6 +114,125 @@ class StrategyTree(QTreeView):
         return out
 
 
+def _button(text: str, name: str, accessible: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName(f"{STEM}{name}Button")
+    button.setAccessibleName(accessible)
+    return button
+
+
+class FieldConfirmation(ConfirmationBox):
+    """Asks before a context field is changed, naming exactly what will change
+    (`FieldPlan.lines()`)."""
+
+    def __init__(self, plan: FieldPlan, parent: QWidget | None = None) -> None:
+        super().__init__(
+            plan, plan.question, plan.lines(), f"&{plan.button}", title="Context field",
+            names=(f"{STEM}Confirmation", f"{STEM}ConfirmButton"),
+            destructive=plan.verb == "delete", parent=parent,
+        )  # fmt: skip
+
+
+class FieldDialog(QDialog):
+    """The create or edit form: name (fixed when editing), description, stickiness and the
+    legal values with their descriptions. Save asks the viewer (`save_requested`); the dialog
+    closes only once the change is made, so a refused Save leaves every typed character."""
+
+    #: Save was pressed (Enter in a field, or the button): the viewer plans and confirms
+    save_requested = Signal()
+
+    def __init__(self, form: FieldForm, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"{STEM}FieldDialog")
+        creating = form.creating
+        self.setWindowTitle("New context field" if creating else f"Edit “{form.name}”")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        layout = QVBoxLayout(self)
+        fields = QFormLayout()
+        self.name_edit = QLineEdit(form.name)
+        self.name_edit.setObjectName(f"{STEM}NameEdit")
+        self.name_edit.setReadOnly(not creating)
+        self.name_edit.setPlaceholderText("subscriptionTier (letters, digits, - _ . ~)")
+        fields.addRow("&Name:", self.name_edit)
+        self.description_edit = QLineEdit(form.description)
+        self.description_edit.setObjectName(f"{STEM}DescriptionEdit")
+        fields.addRow("&Description:", self.description_edit)
+        self.stickiness_box = QCheckBox("Can be used for custom &stickiness")
+        self.stickiness_box.setObjectName(f"{STEM}StickinessBox")
+        self.stickiness_box.setChecked(form.stickiness)
+        fields.addRow("", self.stickiness_box)
+        layout.addLayout(fields)
+        layout.addWidget(QLabel("&Legal values (leave empty to allow any value):"))
+        self.values = QTableWidget(0, 2)
+        self.values.setObjectName(f"{STEM}LegalValues")
+        self.values.setAccessibleName("Legal values and their descriptions")
+        self.values.setHorizontalHeaderLabels(["Value", "Description"])
+        self.values.horizontalHeader().setStretchLastSection(True)
+        for value, description in form.legal_values:
+            self.add_value(value, description)
+        layout.addWidget(self.values, 1)
+        row = QHBoxLayout()
+        self.add_button = QPushButton("&Add value")
+        self.add_button.setObjectName(f"{STEM}AddValueButton")
+        self.add_button.clicked.connect(lambda: self.add_value("", "", edit=True))
+        self.remove_button = QPushButton("&Remove value")
+        self.remove_button.setObjectName(f"{STEM}RemoveValueButton")
+        self.remove_button.clicked.connect(self.remove_value)
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.error_label = QLabel()
+        self.error_label.setObjectName(f"{STEM}FormError")
+        self.error_label.setAccessibleName("Why the form was refused")
+        self.error_label.setWordWrap(True)
+        self.error_label.setProperty("error", True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
+        layout.addWidget(self.error_label)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setObjectName(f"{STEM}SaveButton")
+        self.buttons.accepted.connect(self.save_requested)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self.resize(520, 420)
+
+    def add_value(self, value: str, description: str, *, edit: bool = False) -> None:
+        row = self.values.rowCount()
+        self.values.insertRow(row)
+        first = QTableWidgetItem(value)
+        self.values.setItem(row, 0, first)
+        self.values.setItem(row, 1, QTableWidgetItem(description))
+        if edit:
+            self.values.setCurrentCell(row, 0)
+            self.values.editItem(first)
+
+    def remove_value(self) -> None:
+        rows = sorted({i.row() for i in self.values.selectedIndexes()}, reverse=True)
+        if not rows and self.values.currentRow() >= 0:
+            rows = [self.values.currentRow()]
+        for row in rows:
+            self.values.removeRow(row)
+
+    def draft(self) -> FieldForm:
+        """What the form holds now."""
+
+        def text(row: int, column: int) -> str:
+            item = self.values.item(row, column)
+            return item.text() if item is not None else ""
+
+        values = [(text(r, 0), text(r, 1)) for r in range(self.values.rowCount())]
+        return FieldForm(None, self.name_edit.text(), self.description_edit.text(),
+                         self.stickiness_box.isChecked(), values)  # fmt: skip
+
+    def show_error(self, text: str) -> None:
+        self.error_label.setText(text)
+        self.error_label.setVisible(bool(text))
+
+
 class ContextUsageViewer(ToolContent):
     """The strategies that use a context field, grouped by project and feature."""
 
@@ -122,6 +255,33 @@ class ContextUsageViewer(ToolContent):
         self.picker.button.setToolTip("List the strategies that use this context field (Enter)")
         self.picker.chosen.connect(self.on_picker_chosen)
         layout.addWidget(self.picker)
+
+        # ---- changing fields
+        changes = QHBoxLayout()
+        self.new_button = _button("&New field…", "New", "Create a context field")
+        self.edit_button = _button("&Edit…", "Edit", "Edit the context field")
+        self.delete_button = _button("&Delete…", "Delete", "Delete the context field")
+        self.undo_button = _button("&Undo", "Undo", "Undo the last change to a context field")
+        self.undo_button.hide()
+        self.outcome_label = QLabel()
+        self.outcome_label.setObjectName(f"{STEM}Outcome")
+        self.outcome_label.setAccessibleName("What the last change did")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for button in (self.new_button, self.edit_button, self.delete_button):
+            changes.addWidget(button)
+        changes.addWidget(self.outcome_label, 1)
+        changes.addWidget(self.undo_button)
+        layout.addLayout(changes)
+        self.dialog: FieldDialog | None = None
+        #: a confirmation opens over the form when it asks (Save), else over the window
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: FieldConfirmation(plan, self.dialog or self), self.model.carry_out
+        )
+        self.new_button.clicked.connect(self.on_new_button_clicked)
+        self.edit_button.clicked.connect(self.on_edit_button_clicked)
+        self.delete_button.clicked.connect(self.on_delete_button_clicked)
+        self.undo_button.clicked.connect(self.on_undo_button_clicked)
 
         # ---- the content: a bar above the tree
         content = QWidget()
@@ -189,8 +349,15 @@ class ContextUsageViewer(ToolContent):
 
         self._shown_groups: object = None  # the groups the tree was last built from
         self.model.changed.connect(self.on_model_changed)
+        self.model.actions_changed.connect(self.on_model_actions_changed)
+        self.model.form_opened.connect(self.on_model_form_opened)
+        self.model.form_changed.connect(self.on_model_form_changed)
+        self.model.plan_ready.connect(self.on_model_plan_ready)
+        self.model.change_finished.connect(self.on_model_change_finished)
+        self.model.status_changed.connect(self.on_model_status_changed)
         self.model.start()
         self.on_model_changed()
+        self.on_model_actions_changed()
 
     # ------------------------------------------------------------------ ToolContent
 
@@ -237,6 +404,93 @@ class ContextUsageViewer(ToolContent):
             root.appendRow([project_item, count])
         self.tree.expandAll()
         self._shown_groups = self.model.groups
+
+    # ------------------------------------------------------------------ changing fields
+
+    def on_model_actions_changed(self) -> None:
+        for button, action, tip in (
+            (self.new_button, CREATE_CONTEXT_FIELD, "Create a context field"),
+            (self.edit_button, EDIT_CONTEXT_FIELD,
+             "Edit the description, stickiness and legal values of the field shown"),
+            (self.delete_button, DELETE_CONTEXT_FIELD,
+             "Delete the field shown (only while no strategy uses it)"),
+        ):  # fmt: skip
+            reason = self.model.action_reason(action)
+            button.setEnabled(not reason)
+            button.setToolTip(reason or tip)
+        done = self.model.last_change
+        self.undo_button.setVisible(done is not None)
+        self.undo_button.setEnabled(done is not None and not self.model.changing)
+        if done is not None:
+            self.undo_button.setToolTip(
+                "Put the previous field back" if done.plan.verb == "change"
+                else "Create the deleted field again from its snapshot"
+            )  # fmt: skip
+
+    def on_new_button_clicked(self) -> None:
+        self.model.new_field()
+
+    def on_edit_button_clicked(self) -> None:
+        self.model.edit_field()
+
+    def on_delete_button_clicked(self) -> None:
+        self.model.delete_field()
+
+    def on_undo_button_clicked(self) -> None:
+        self.model.undo()
+
+    def on_model_form_opened(self) -> None:
+        form = self.model.form
+        if form is None or self.dialog is not None:
+            return
+        self.dialog = FieldDialog(form, self)
+        self.dialog.save_requested.connect(self.on_dialog_save)
+        self.dialog.finished.connect(self.on_dialog_finished)
+        self.dialog.open()
+
+    def on_dialog_save(self) -> None:
+        dialog = self.dialog
+        if dialog is None or self.confirmation is not None:
+            return
+        plan = self.model.plan_form(dialog.draft())
+        if plan is not None:
+            dialog.show_error("")
+            self.confirmations.ask(plan)
+
+    def on_dialog_finished(self, result: int) -> None:
+        dialog, self.dialog = self.dialog, None
+        if dialog is None:
+            return
+        if result != QDialog.DialogCode.Accepted:
+            self.model.close_form()
+        dialog.deleteLater()
+
+    def on_model_form_changed(self) -> None:
+        form = self.model.form
+        if self.dialog is None:
+            return
+        if form is None:
+            self.dialog.accept()  # saved
+        else:
+            self.dialog.show_error(form.error)
+
+    def on_model_plan_ready(self, plan: FieldPlan) -> None:
+        self.confirmations.ask(plan)
+
+    @property
+    def confirmation(self) -> FieldConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.confirmations.box
+        return box if isinstance(box, FieldConfirmation) else None
+
+    def on_model_status_changed(self, text: str) -> None:
+        if text and self.model.changing:
+            self.outcome_label.setText(text)
+
+    def on_model_change_finished(self) -> None:
+        show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
+        if self.model.field and self.picker.combo.currentText() != self.model.field:
+            self.picker.set_value(self.model.field)
 
     # ------------------------------------------------------------------ slots
 

@@ -15,6 +15,9 @@ doubt, and the History says to look on the server.
   the project's archive and one of its live flags (the project is in the entry's `before`):
   revived is live and not archived, deleted is in neither, archived is in the archive; all,
   none or some, as above.
+- `context_fields.create` / `.delete`: one read of the field: there (created) or gone (deleted)
+  is done, the other way round failed. `context_fields.edit`: the field as the change's body
+  would have left it is done; otherwise it stays in doubt (it may have been changed since).
 """
 
 from __future__ import annotations
@@ -25,13 +28,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from app.actions.context_fields import body_of
 from app.actions.journal import Entry, Journal, Pending, State
+from app.api.errors import NotFound
 from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
+    CREATE_CONTEXT_FIELD,
+    DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_INACTIVE_USERS,
+    EDIT_CONTEXT_FIELD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
 )
@@ -39,6 +47,7 @@ from app.text import plural
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
+    from app.api.models import ContextField
 
 __all__ = ["CHECKS", "Verdict", "can_check", "check_entry", "settle"]
 
@@ -108,6 +117,40 @@ async def _flags_archived(client: AdminClient, entry: Entry) -> Verdict:
     return _verdict(wanted, archived, "flag", "archived", "still live")
 
 
+async def _field_now(client: AdminClient, entry: Entry) -> tuple[str, ContextField | None]:
+    name = str(entry.ids[0]) if entry.ids else ""
+    try:
+        return name, await client.get_context_field(name)
+    except NotFound:
+        return name, None
+
+
+async def _field_created(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    if field is None:
+        return Verdict(State.FAILED, f"no context field “{name}” on the server")
+    return Verdict(State.DONE, f"the context field “{name}” exists")
+
+
+async def _field_deleted(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    if field is None:
+        return Verdict(State.DONE, f"the context field “{name}” is gone")
+    return Verdict(State.FAILED, f"the context field “{name}” is still there")
+
+
+async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    body = (entry.request or {}).get("body")
+    if field is not None and body_of(field).model_dump(mode="json", exclude_none=True) == body:
+        return Verdict(State.DONE, f"the context field “{name}” is as the change left it")
+    return Verdict(
+        State.IN_DOUBT,
+        f"the context field “{name}” is not as the change would have left it (not changed, or "
+        "changed since): compare it with the snapshot",
+    )
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -116,6 +159,9 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_FEATURE.key: _flags_deleted,
     DELETE_FEATURES.key: _flags_deleted,
     ARCHIVE_FEATURES.key: _flags_archived,
+    CREATE_CONTEXT_FIELD.key: _field_created,
+    DELETE_CONTEXT_FIELD.key: _field_deleted,
+    EDIT_CONTEXT_FIELD.key: _field_edited,
 }
 
 

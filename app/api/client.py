@@ -42,6 +42,7 @@ from app.api.models import (
     BulkMetrics,
     ContextField,
     ContextFieldStrategies,
+    CreateContextField,
     CreateFeature,
     CreateFeatureStrategy,
     CreateGroup,
@@ -62,6 +63,7 @@ from app.api.models import (
     ProjectList,
     SearchFeatures,
     UiConfig,
+    UpdateContextField,
     UpdateUser,
     User,
     UserList,
@@ -79,9 +81,12 @@ from app.api.streaming import (
 )
 from app.registry import (
     ARCHIVE_FEATURES,
+    CREATE_CONTEXT_FIELD,
+    DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_INACTIVE_USERS,
+    EDIT_CONTEXT_FIELD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     Action,
@@ -95,12 +100,15 @@ __all__ = [
     "WriteRequest",
     "archive_features_request",
     "bulk_metrics_bytes",
+    "create_context_field_request",
+    "delete_context_field_request",
     "delete_feature_request",
     "delete_features_request",
     "delete_inactive_users_request",
     "normalise_base_url",
     "revive_feature_request",
     "revive_features_request",
+    "update_context_field_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -395,6 +403,30 @@ class AdminClient(Sender):
         """`GET /api/admin/context`."""
         response = await self._send("GET", "/api/admin/context", idempotent=True)
         return await self._parse_list(response, ContextField, "GET /api/admin/context")
+
+    async def get_context_field(self, name: str) -> ContextField:
+        """`GET /api/admin/context/:name` (404 `NotFound` for an unknown field)."""
+        return await self.get(f"/api/admin/context/{_segment(name)}", ContextField)
+
+    async def create_context_field(self, field: CreateContextField) -> int:
+        """`POST /api/admin/context` (the action `context_fields.create`): 201, or 409
+        `Conflict` for a name taken, 400 `BadRequest` for a body the server refuses. Returns
+        the status; the field is read back with `get_context_field`."""
+        await self._require(CREATE_CONTEXT_FIELD)
+        return await self.send_write(create_context_field_request(field))
+
+    async def update_context_field(self, name: str, field: UpdateContextField) -> int:
+        """`PUT /api/admin/context/:name` (`context_fields.edit`): 200 with no body. Unleash
+        8.2 replaces the whole field with the body (what it leaves out is emptied), so `field`
+        holds every part: description, stickiness, sort order and legal values."""
+        await self._require(EDIT_CONTEXT_FIELD)
+        return await self.send_write(update_context_field_request(name, field))
+
+    async def delete_context_field(self, name: str) -> int:
+        """`DELETE /api/admin/context/:name` (`context_fields.delete`): 200; 409 `Conflict`
+        while a strategy uses the field (Unleash 7+), 404 `NotFound` for an unknown one."""
+        await self._require(DELETE_CONTEXT_FIELD)
+        return await self.send_write(delete_context_field_request(name))
 
     async def context_strategies(self, field: str) -> ContextFieldStrategies:
         """Operation 5, `GET /api/admin/context/:contextField/strategies` (an unknown field gives
@@ -745,6 +777,32 @@ def delete_features_request(project: str, names: Iterable[str]) -> WriteRequest:
 def archive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
     """The request `AdminClient.archive_features(project, names)` sends."""
     return _batch_request("archive", project, names)
+
+
+def create_context_field_request(field: CreateContextField) -> WriteRequest:
+    """The request `AdminClient.create_context_field(field)` sends (the name first)."""
+    body = field.model_dump(mode="json", exclude_none=True)
+    ordered = {"name": body.pop("name"), **body}
+    return WriteRequest("POST", "/api/admin/context", _json_bytes(ordered))
+
+
+def update_context_field_request(name: str, field: UpdateContextField) -> WriteRequest:
+    """The request `AdminClient.update_context_field(name, field)` sends."""
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/context/{_segment(name)}",
+        field.model_dump_json(exclude_none=True).encode(),
+    )
+
+
+def delete_context_field_request(name: str) -> WriteRequest:
+    """The request `AdminClient.delete_context_field(name)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/context/{_segment(name)}", b"")
+
+
+def _json_bytes(value: Any) -> bytes:
+    """Compact JSON as pydantic writes it (no spaces, UTF-8 as is)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -452,6 +452,61 @@ class ContextField(Response):
     legalValues: list[LegalValue] = []
     usedInFeatures: int | None = None
     usedInProjects: int | None = None
+    #: the project of a project-specific field (Unleash 7.4+); a global field has none
+    project: str | None = None
+
+
+def _url_friendly(name: str) -> str:
+    """A context field's name as Unleash 8.2 takes it (its `nameType`): unchanged by URL
+    encoding, and neither "." nor ".."."""
+    if re.fullmatch(r"[A-Za-z0-9\-_.!~*'()]+", name) is None or name in (".", ".."):
+        raise ValueError(
+            "must be URL friendly: letters, digits and - _ . ! ~ * ' ( ) only (no spaces)"
+        )
+    return name
+
+
+#: a context field's name: 1 to 100 URL-friendly characters
+ContextFieldName = Annotated[
+    str, Field(min_length=1, max_length=100), AfterValidator(_url_friendly)
+]
+
+
+class LegalValueBody(Request):
+    """legalValueSchema in a request (`additionalProperties: false`): a value of 1 to 100
+    characters and its optional description."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Annotated[str, Field(min_length=1, max_length=100)]
+    description: str | None = None
+
+
+def _unique_values(values: list[LegalValueBody] | None) -> list[LegalValueBody] | None:
+    if values is not None:
+        seen: set[str] = set()
+        for value in values:
+            if value.value in seen:
+                raise ValueError(f"the legal value {value.value!r} is given twice")
+            seen.add(value.value)
+    return values
+
+
+class UpdateContextField(Request):
+    """updateContextFieldSchema, `PUT /api/admin/context/:name`. Unleash 8.2 replaces the whole
+    field with it: a description, sort order or legal values left out are emptied (stickiness
+    false, sort order 0), so flagdesk always sends all four."""
+
+    description: Annotated[str, Field(max_length=250)] | None = None
+    stickiness: bool | None = None
+    sortOrder: StrictInt | None = None
+    legalValues: Annotated[list[LegalValueBody] | None, AfterValidator(_unique_values)] = None
+
+
+class CreateContextField(UpdateContextField):
+    """createContextFieldSchema, `POST /api/admin/context`."""
+
+    name: ContextFieldName
 
 
 # --------------------------------------------------------------------------- projects, dashboard

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import csv
 import json
-import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -26,8 +25,10 @@ from app.commands.output import (
     add_action,
     add_change_options,
     ask,
+    ask_yes,
     print_requests,
     print_table,
+    require_yes,
     run_job,
 )
 from app.text import plural
@@ -127,11 +128,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("give either the flags' names or --all, not both")
     if not args.names and not args.all:
         raise UsageError(f"say which flags to {args.verb}: NAME [NAME ...] or --all")
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            f"no terminal to confirm on: nothing was {_past(args.verb)}. Add --yes to "
-            f"{args.verb} without asking (--dry-run shows the requests)"
-        )
+    require_yes(args, args.verb, _past(args.verb))
 
 
 def _past(verb: str) -> str:
@@ -205,7 +202,7 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
         plan_delete,
         plan_revive,
     )
-    from app.api.errors import Unsupported
+    from app.actions.journaled import require_action
 
     verb = args.verb
     async with client:
@@ -230,9 +227,7 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
             out.say(f"No archived flags in project {args.project} on {client.base_url}: "
                     f"nothing to {verb}.")  # fmt: skip
             return out.done(EXIT_OK)
-        availability = caps.action(action_for(verb, len(chosen)))
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        await require_action(client, action_for(verb, len(chosen)))
         journal = journal_of(connection, caps)
         plan = (plan_revive if verb == REVIVE else plan_delete)(chosen, args.project, journal)
         out.update(count=plan.count, names=plan.names)
@@ -260,5 +255,5 @@ def _confirmed(plan: ArchivePlan) -> bool:
     delete for good."""
     expected = plan.confirm_text
     if expected is None:
-        return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")
+        return ask_yes(plan.lines(), plan.question)
     return plan.confirmed_by(ask(plan.lines()[:-1], f"{plan.question} Type {expected}:"))

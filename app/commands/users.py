@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
     EXIT_USAGE,
@@ -25,16 +22,18 @@ from app.commands.output import (
     Output,
     add_action,
     add_change_options,
-    ask,
+    ask_yes,
     print_requests,
     print_table,
+    request_json,
+    require_yes,
     run_job,
     whole_number,
 )
 from app.text import plural
 
 if TYPE_CHECKING:
-    from app.actions.inactive_users import DeletePlan, InactiveUserLike
+    from app.actions.inactive_users import InactiveUserLike
     from app.api.client import AdminClient
     from app.api.models import InactiveUser
 
@@ -112,11 +111,7 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "its own snapshot)")  # fmt: skip
     if not args.ids and not args.all:
         raise UsageError("say which users to delete: --ids ID [ID ...] or --all")
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            "no terminal to confirm the deletion on: nothing was deleted. Add --yes to delete "
-            "without asking (--dry-run shows the request)"
-        )
+    require_yes(args, "delete", "deleted")
 
 
 # ---------------------------------------------------------------------------- list
@@ -170,14 +165,13 @@ def _print_table(users: list[InactiveUser]) -> None:
 async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
-    from app.actions.inactive_users import delete_users, journal_of, plan_deletion
+    from app.actions.inactive_users import delete_users, plan_deletion
+    from app.actions.journaled import journal_of, require_action
     from app.registry import DELETE_INACTIVE_USERS
 
     async with client:
         caps = await client.capabilities()
-        availability = caps.action(DELETE_INACTIVE_USERS)
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        await require_action(client, DELETE_INACTIVE_USERS)
         listed = (await client.inactive_users()).inactiveUsers
         if args.all:
             chosen = listed
@@ -199,8 +193,11 @@ async def _delete(
         journal = journal_of(connection, caps)
         plan = plan_deletion(chosen, journal)
         if args.dry_run:
-            return _dry_run(plan, out)
-        if not args.yes and not _confirmed(plan):
+            print_requests(out, [plan.request], f"Dry run: nothing was sent to {plan.server} "
+                           f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
+            out.update(count=plan.count, request=request_json(plan.request))
+            return out.done(EXIT_OK)
+        if not args.yes and not ask_yes(plan.lines(), plan.question):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deletion = await delete_users(client, journal, plan)
     out.update(deleted=deletion.count, ids=plan.ids, status=deletion.status,
@@ -209,17 +206,3 @@ async def _delete(
     out.say(f"Deleted {plural(deletion.count, 'inactive user')} on {plan.server}. "
             f"Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)
-
-
-def _dry_run(plan: DeletePlan, out: Output) -> int:
-    request = plan.request
-    print_requests(out, [request], f"Dry run: nothing was sent to {plan.server} "
-                   f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
-    out.update(count=plan.count, request={"method": request.method, "path": request.path,
-                                          "body": json.loads(request.body)})  # fmt: skip
-    return out.done(EXIT_OK)
-
-
-def _confirmed(plan: DeletePlan) -> bool:
-    """Ask on the terminal; yes or y confirms."""
-    return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")

@@ -3,19 +3,60 @@ use a context field (`AdminClient.context_strategies`) and groups them project >
 strategy for the tree, with counts, a filter, the text Ctrl+C copies and a CSV export.
 
 An unknown field is no error: the server answers it with an empty list (the spec says so), so the
-empty state names the field and says whether the server knows it. QtCore only.
+empty state names the field and says whether the server knows it.
+
+Changing fields (the actions `context_fields.create`, `.edit`, `.delete`, through
+`app.actions.context_fields`): `new_field()` and `edit_field()` (which reads the field first)
+open a `FieldForm`; `plan_form(draft)` checks what was typed and fixes the plan the confirmation
+shows (or puts the problem in `form.error`, the draft untouched); `delete_field()` reads the
+field and its usage, shows the usage, and either says why it cannot be deleted (`outcome_error`:
+strategies use it, so nothing is sent) or offers its plan (`plan_ready`); `undo()` plans putting
+back the last edited or deleted field from its snapshot. `carry_out(plan)`, once confirmed, does
+it (snapshot, journal, request), says how it went in `outcome` / `outcome_error` (a refused form
+keeps its draft and shows the server's words in `form.error`), offers Undo (`last_change`), tells
+the other windows (`Changes` of the field) and loads the fields and the usage again.
+`action_reason(action)` says why an action's button is disabled ("" when it can be used).
+QtCore only.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 
-from app.api.models import ContextFieldStrategy
-from app.changes import Resource
+# FieldPlan is re-exported: the window shows a plan, and reaches the actions only through here
+from app.actions.context_fields import (
+    FieldChanged,
+    FieldInUse,
+    change_field,
+    plan_create,
+    plan_delete,
+    plan_edit,
+    plan_undo,
+    read_snapshot,
+    spread,
+    usage_summary,
+)
+from app.actions.context_fields import FieldPlan as FieldPlan
+from app.actions.inactive_users import journal_of
+from app.actions.journal import Journal
+from app.actions.journaled import NotStarted
+from app.api.errors import ClientError, Conflict, NotFound, Unsupported
+from app.api.models import (
+    ContextField,
+    ContextFieldStrategy,
+    CreateContextField,
+    LegalValueBody,
+    UpdateContextField,
+)
+from app.changes import Changes, Resource
+from app.registry import CREATE_CONTEXT_FIELD, DELETE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD, Action
 from app.text import count_text, plural
 from app.viewmodels.choices import ChoicesModel, context_field_choices
 from app.viewmodels.session import Session
@@ -95,16 +136,9 @@ def group_strategies(strategies: list[ContextFieldStrategy]) -> list[ProjectUsag
     ]
 
 
-def _spread(strategies: list[ContextFieldStrategy]) -> str:
-    """ "7 features across 3 projects"."""
-    features = {(project_of(s), feature_of(s)) for s in strategies}
-    projects = {project_of(s) for s in strategies}
-    return f"{plural(len(features), 'feature')} across {plural(len(projects), 'project')}"
-
-
-def summary(strategies: list[ContextFieldStrategy]) -> str:
-    """ "12 strategies in 7 features across 3 projects"."""
-    return f"{plural(len(strategies), 'strategy', 'strategies')} in {_spread(strategies)}"
+#: "12 strategies in 7 features across 3 projects" (the words `flagdesk context usage` and a
+#: refused deletion use too)
+summary = usage_summary
 
 
 def tsv(strategies: list[ContextFieldStrategy]) -> str:
@@ -124,11 +158,61 @@ def _haystack(strategy: ContextFieldStrategy) -> str:
     return "\x1f".join(p or "" for p in parts).casefold()
 
 
+@dataclass
+class FieldForm:
+    """The create or edit form's draft: what was typed stays here whatever the server says."""
+
+    #: the field as read before editing (None: a new field)
+    before: ContextField | None = None
+    name: str = ""
+    description: str = ""
+    stickiness: bool = False
+    #: (value, description) rows
+    legal_values: list[tuple[str, str]] = field(default_factory=list)
+    #: why the last Save was refused ("" when it was not)
+    error: str = ""
+
+    @property
+    def creating(self) -> bool:
+        return self.before is None
+
+    @classmethod
+    def of(cls, before: ContextField) -> FieldForm:
+        return cls(before, before.name, before.description or "", bool(before.stickiness),
+                   [(v.value, v.description or "") for v in before.legalValues])  # fmt: skip
+
+
+_FORM_WORDS = {"name": "Name", "description": "Description", "legalValues": "Legal value",
+               "value": "value", "stickiness": "Stickiness"}  # fmt: skip
+
+
+def form_problem(exc: ValidationError) -> str:
+    """A refused draft in the form's words: "Name: must be URL friendly…"."""
+    out = []
+    for err in exc.errors():
+        where = []
+        for part in err.get("loc", ()):
+            where.append(f"{part + 1}" if isinstance(part, int) else _FORM_WORDS.get(part, part))
+        said = str(err.get("msg", "")).removeprefix("Value error, ")
+        out.append(f"{' '.join(where) or 'The form'}: {said}")
+    return "; ".join(out)
+
+
 class ContextUsageModel(ToolViewModel):
     """The strategies that use one context field. `show_field(name)` loads them; `state` says
     what the window shows and `changed` says when it may have changed (rows, filter, state)."""
 
     changed = Signal()
+    #: which actions can be used changed (the field, the connection, a change under way)
+    actions_changed = Signal()
+    #: `form` was opened (new or edit)
+    form_opened = Signal()
+    #: `form.error` changed (a refused Save), or the form was closed (`form` is None)
+    form_changed = Signal()
+    #: `plan` is ready for its confirmation (a deletion or an undo)
+    plan_ready = Signal(object)
+    #: a change ended, or was refused before anything was sent: `outcome`/`outcome_error`
+    change_finished = Signal()
 
     shows = frozenset({Resource.CONTEXT_FIELDS, Resource.FEATURES})
 
@@ -148,7 +232,17 @@ class ContextUsageModel(ToolViewModel):
         self.groups: list[ProjectUsage] = []
         self.filter_text = ""
         self._task: asyncio.Task[None] | None = None
+        #: the create or edit form open (None: none)
+        self.form: FieldForm | None = None
+        self._change_task: asyncio.Task[None] | None = None
+        #: how the last change went, and the message when it failed or was refused
+        self.outcome = ""
+        self.outcome_error = ""
+        #: the last change, while it can be undone
+        self.last_change: FieldChanged | None = None
         self.busy_changed.connect(self._emit_changed)
+        session.state_changed.connect(self.actions_changed)
+        self.fields.changed.connect(self.actions_changed)
         self.error_changed.connect(self._emit_changed)
         self.fields.changed.connect(self._emit_changed)
         self.fields.busy_changed.connect(self._emit_changed)
@@ -156,6 +250,7 @@ class ContextUsageModel(ToolViewModel):
     def _emit_changed(self, *_: object) -> None:
         if not self.closed:
             self.changed.emit()
+            self.actions_changed.emit()  # they follow the field shown
 
     # ------------------------------------------------------------------ state and texts
 
@@ -179,7 +274,7 @@ class ContextUsageModel(ToolViewModel):
             return summary(self.strategies)
         shown = len(self.shown)
         of_all = count_text(shown, len(self.strategies), "strategy", "strategies")
-        return f"{of_all}, in {_spread(self.shown)}" if shown else of_all
+        return f"{of_all}, in {spread(self.shown)}" if shown else of_all
 
     @property
     def loading_text(self) -> str:
@@ -287,13 +382,220 @@ class ContextUsageModel(ToolViewModel):
         return the number written."""
         return await asyncio.to_thread(write_csv_file, path, EXPORT_COLUMNS, list(self.shown))
 
+    # ------------------------------------------------------------------ changing fields
+
+    @property
+    def changing(self) -> bool:
+        return self._change_task is not None and not self._change_task.done()
+
+    def action_reason(self, action: Action) -> str:
+        """Why `action` cannot be used now, and what would help ("" when it can)."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        if not availability.available:
+            return availability.reason
+        if self.changing:
+            return "A change is under way."
+        if action is not CREATE_CONTEXT_FIELD and self.field_known is not True:
+            return "Pick one of the server's context fields first."
+        return ""
+
+    def _start(self, job: Coroutine[Any, Any, None], status: str) -> asyncio.Task[None] | None:
+        if self.changing or self.closed:
+            job.close()
+            return None
+        self.outcome, self.outcome_error = "", ""
+        self.set_status(status)
+        self._change_task = self.run(job, busy=False)
+        self.actions_changed.emit()
+        return self._change_task
+
+    def _journal(self) -> Journal:
+        caps = self.session.capabilities
+        assert caps is not None
+        return journal_of(self.session.name, caps)
+
+    def new_field(self) -> None:
+        """Open an empty form for a new field."""
+        if self.action_reason(CREATE_CONTEXT_FIELD) or self.form is not None:
+            return
+        self.form = FieldForm()
+        self.form_opened.emit()
+
+    def edit_field(self) -> asyncio.Task[None] | None:
+        """Read the chosen field, then open the form on it."""
+        if self.action_reason(EDIT_CONTEXT_FIELD) or self.form is not None:
+            return None
+        return self._start(self._edit(self.field), f"Reading the context field “{self.field}”…")
+
+    async def _edit(self, name: str) -> None:
+        try:
+            client = await self.session.client()
+            self.form = FieldForm.of(await client.get_context_field(name))
+        except ClientError as exc:
+            self._refused(str(exc))
+        else:
+            self.form_opened.emit()
+        finally:
+            self._ended()
+
+    def close_form(self) -> None:
+        """The form was cancelled: nothing was sent."""
+        self.form = None
+        self.form_changed.emit()
+
+    def plan_form(self, draft: FieldForm) -> FieldPlan | None:
+        """Take what the form holds (`draft`) and make its plan; None, with the problem in
+        `form.error` (what was typed is kept), when the draft is refused."""
+        if self.form is None or self.session.capabilities is None:
+            return None
+        draft.before, draft.error = self.form.before, ""
+        self.form = draft
+        values = [(v.strip(), d.strip()) for v, d in draft.legal_values if v.strip() or d.strip()]
+        try:
+            legal = [LegalValueBody(value=v, description=d or None) for v, d in values]
+            body = {"description": draft.description.strip() or None,
+                    "stickiness": draft.stickiness, "legalValues": legal}  # fmt: skip
+            if draft.before is None:
+                plan = plan_create(CreateContextField(name=draft.name.strip(), **body),
+                                   self._journal())  # fmt: skip
+            else:
+                after = UpdateContextField(sortOrder=draft.before.sortOrder or 0, **body)
+                plan = plan_edit(draft.before, after, self._journal())
+        except ValidationError as exc:
+            draft.error = form_problem(exc)
+        except ValueError as exc:
+            draft.error = str(exc)[:1].upper() + str(exc)[1:] + "."
+        else:
+            return plan
+        self.form_changed.emit()
+        return None
+
+    def delete_field(self) -> asyncio.Task[None] | None:
+        """Read the chosen field and its usage (shown in the tree); then offer its plan, or say
+        why it cannot be deleted (strategies use it: nothing is sent)."""
+        if self.action_reason(DELETE_CONTEXT_FIELD):
+            return None
+        name = self.field
+        return self._start(self._delete(name), f"Reading the context field “{name}” and its usage…")
+
+    async def _delete(self, name: str) -> None:
+        try:
+            client = await self.session.client()
+            field_now = await client.get_context_field(name)
+            usage = (await client.context_strategies(name)).strategies
+            self._show(name, list(usage))
+            plan = plan_delete(field_now, usage, self._journal())
+        except (ClientError, FieldInUse) as exc:
+            self._refused(str(exc))
+        else:
+            self.plan_ready.emit(plan)
+        finally:
+            self._ended()
+
+    def _show(self, name: str, usage: list[ContextFieldStrategy]) -> None:
+        """Show `usage` as the field's strategies (just read)."""
+        self.field = self.loaded_field = name
+        self.strategies = usage
+        self._haystacks = [_haystack(s) for s in usage]
+        self._apply_filter()
+        self._emit_changed()
+
+    def undo(self) -> asyncio.Task[None] | None:
+        """Plan the undo of `last_change` (the snapshot read back, the field as it is now)."""
+        done = self.last_change
+        if done is None or done.plan.snapshot is None or self.session.capabilities is None:
+            return None
+        return self._start(self._undo(done, done.plan.snapshot), "Preparing the undo…")
+
+    async def _undo(self, done: FieldChanged, snapshot: Path) -> None:
+        try:
+            previous = await read_snapshot(snapshot)
+            client = await self.session.client()
+            try:
+                current: ContextField | None = await client.get_context_field(done.plan.name)
+            except NotFound:
+                current = None
+            plan = plan_undo(done, previous, current, self._journal())
+        except (ClientError, OSError, ValueError) as exc:
+            self._refused(f"Cannot undo: {exc}")
+        else:
+            self.plan_ready.emit(plan)
+        finally:
+            self._ended()
+
+    def carry_out(self, plan: FieldPlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed `plan`; None when a change is under way, or when the
+        connection has changed since the plan was made (`outcome_error` says so)."""
+        caps = self.session.capabilities
+        if self.changing or self.closed:
+            return None
+        if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
+            self._refused(f"Not changed: the connection changed after the confirmation (it "
+                          f"named {plan.server}).")  # fmt: skip
+            return None
+        return self._start(self._carry_out(plan), f"{plan.question.removesuffix('?')}…")
+
+    async def _carry_out(self, plan: FieldPlan) -> None:
+        sent = True
+        try:
+            client = await self.session.client()
+            done = await change_field(client, self._journal(), plan)
+        except ClientError as exc:
+            sent = not isinstance(exc, NotStarted | Unsupported)
+            said = str(exc)
+            if isinstance(exc, Conflict) and plan.action is CREATE_CONTEXT_FIELD:
+                said = f"A context field named “{plan.name}” already exists ({exc.message})."
+            if self.form is not None and not plan.undoes:
+                self.form.error = said  # the form stays open with what was typed
+                self.form_changed.emit()
+            self.outcome_error = said
+            self.report_error(said)
+        else:
+            self.last_change = done if done.undoable else None
+            what = {"create": "Created", "change": "Saved", "delete": "Deleted"}[plan.verb]
+            self.outcome = f"{what} the context field “{plan.name}”."
+            if plan.undoes:
+                self.outcome = f"Undone: the context field “{plan.name}” is back."
+            if plan.snapshot is not None:
+                self.outcome += f" Snapshot: {plan.snapshot}"
+            if self.form is not None and not plan.undoes:
+                self.form = None
+                self.form_changed.emit()
+        finally:
+            self._ended()
+        if sent:
+            self.notify(Changes.of(Resource.CONTEXT_FIELDS, plan.name))
+            self.fields.load()
+            if self.field:
+                self.load()
+
+    def _refused(self, message: str) -> None:
+        self.outcome, self.outcome_error = "", message
+        if not self.closed:
+            self.change_finished.emit()
+
+    def _ended(self) -> None:
+        self._change_task = None
+        self.set_status("")
+        if not self.closed:
+            self.change_finished.emit()
+            self.actions_changed.emit()
+
     def close(self) -> None:
         if not self.closed:
             self.fields.close()
+            self.session.state_changed.disconnect(self.actions_changed)
         super().close()
 
     def reset(self) -> None:
-        """A new connection: forget the strategies of the old one (the field asked for stays)."""
+        """A new connection: forget the strategies of the old one (the field asked for stays),
+        the form, the outcome and what could be undone."""
+        self.form, self.last_change = None, None
+        self.outcome, self.outcome_error = "", ""
+        self._change_task = None
         self._task = None
         self.loaded_field = None
         self.strategies, self._haystacks = [], []

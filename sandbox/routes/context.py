@@ -1,19 +1,75 @@
-"""Context fields: the list, and the strategies that use one (endpoint 5)."""
+"""Context fields: the list, one field, the strategies that use one (endpoint 5), and
+creating, replacing and deleting fields and their legal values, as Unleash 8.2 answers (Admin
+or Editor root role: Unleash gives the Editor role the context-field permissions)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from starlette.responses import Response
 
+from app.api import models as m
 from sandbox.responses import json_response
-from sandbox.routes.deps import Admin, StoreDep
+from sandbox.routes.deps import Admin, StoreDep, require_root
+from sandbox.store import ADMIN_ROLE, EDITOR_ROLE
 
 router = APIRouter(tags=["context"])
+
+#: who may change context fields
+EDITORS = (ADMIN_ROLE, EDITOR_ROLE)
 
 
 @router.get("/api/admin/context")
 async def list_context_fields(_: Admin, store: StoreDep) -> Response:
     return json_response(store.list_context_fields())
+
+
+@router.post("/api/admin/context", status_code=201)
+async def create_context_field(body: m.CreateContextField, who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, EDITORS, "create context fields")
+    field = store.create_context_field(body, who)
+    response = json_response(field, 201)
+    response.headers["location"] = f"context/{field.name}"
+    return response
+
+
+@router.get("/api/admin/context/{contextField}")
+async def get_context_field(contextField: str, _: Admin, store: StoreDep) -> Response:
+    return json_response(store.get_context_field(contextField))
+
+
+@router.put("/api/admin/context/{contextField}")
+async def update_context_field(
+    contextField: str, body: m.UpdateContextField, who: Admin, store: StoreDep
+) -> Response:
+    """200 with no body, as Unleash 8.2 answers."""
+    require_root(store, who, EDITORS, "update context fields")
+    store.update_context_field(contextField, body, who)
+    return Response(status_code=200)
+
+
+@router.delete("/api/admin/context/{contextField}")
+async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, EDITORS, "delete context fields")
+    store.delete_context_field(contextField, who)
+    return Response(status_code=200)
+
+
+@router.post("/api/admin/context/{contextField}/legal-values")
+async def put_legal_value(
+    contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep
+) -> Response:
+    require_root(store, who, EDITORS, "update context fields")
+    store.put_legal_value(contextField, body, who)
+    return Response(status_code=200)
+
+
+@router.delete("/api/admin/context/{contextField}/legal-values/{legalValue}")
+async def delete_legal_value(
+    contextField: str, legalValue: str, who: Admin, store: StoreDep
+) -> Response:
+    require_root(store, who, EDITORS, "update context fields")
+    store.delete_legal_value(contextField, legalValue, who)
+    return Response(status_code=200)
 
 
 @router.get("/api/admin/context/{contextField}/strategies")

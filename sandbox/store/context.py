@@ -1,11 +1,13 @@
-"""Context fields: the list with what uses each, and the strategies that use one."""
+"""Context fields: the list with what uses each, the strategies that use one, and creating,
+replacing and deleting them (with their legal values) as Unleash 8.2 does."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from app.api import models as m
-from sandbox.store.core import Core, to_dt
+from sandbox.store.core import Core, Principal, Refusal, not_found, to_dt
 
 #: The strategies and the context fields their constraints name (`scf.context_name`), of flags
 #: that are not archived: what Unleash counts as a context field's use.
@@ -16,16 +18,17 @@ LIVE_CONSTRAINED_STRATEGIES = (
 
 
 class Context(Core):
-    def list_context_fields(self) -> list[m.ContextField]:
-        """The context fields; what uses them counts only flags that are not archived, as
-        Unleash 8.2 counts (and as `context_strategies` lists)."""
+    def list_context_fields(self, name: str | None = None) -> list[m.ContextField]:
+        """The context fields (or the one named `name`); what uses them counts only flags that
+        are not archived, as Unleash 8.2 counts (and as `context_strategies` lists)."""
+        where, args = ("WHERE cf.name = ?", (name,)) if name is not None else ("", ())
         rows = self.conn.execute(
             "SELECT cf.*,"
             " (SELECT count(DISTINCT s.feature) FROM " + LIVE_CONSTRAINED_STRATEGIES +
             "   WHERE scf.context_name = cf.name) AS used_in_features,"
             " (SELECT count(DISTINCT s.project) FROM " + LIVE_CONSTRAINED_STRATEGIES +
             "   WHERE scf.context_name = cf.name) AS used_in_projects"
-            " FROM context_fields cf ORDER BY cf.sort_order, cf.name"
+            f" FROM context_fields cf {where} ORDER BY cf.sort_order, cf.name", args
         ).fetchall()  # fmt: skip
         return [
             m.ContextField(
@@ -58,3 +61,99 @@ class Context(Core):
                 for r in rows
             ]
         )
+
+    def get_context_field(self, name: str) -> m.ContextField:
+        """`GET /api/admin/context/:name`: 404 "Could not find context field" when unknown."""
+        found = self.list_context_fields(name)
+        if not found:
+            raise not_found("Could not find context field")
+        return found[0]
+
+    def _field_row(self, name: str) -> sqlite3.Row:
+        row = self.conn.execute("SELECT * FROM context_fields WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise not_found(f"Could not find context field with name {name}")
+        return row  # type: ignore[no-any-return]
+
+    def create_context_field(self, req: m.CreateContextField, by: Principal) -> m.ContextField:
+        """`POST /api/admin/context`: 409 `NameExistsError` for a name taken (Unleash checks it
+        before the rest of the body), a `context-field-created` event."""
+        if self.conn.execute("SELECT 1 FROM context_fields WHERE name = ?",
+                             (req.name,)).fetchone() is not None:  # fmt: skip
+            raise Refusal(409, "NameExistsError", "A context field with that name already exist")
+        with self.tx() as c:
+            c.execute(
+                "INSERT INTO context_fields(name, description, stickiness, sort_order,"
+                " legal_values, created_at) VALUES(?, ?, ?, ?, ?, ?)",
+                (req.name, *_columns(req), self.clock()),
+            )
+            self._event(c, "context-field-created", by, summary=_said(by, "created", req.name))
+        return self.get_context_field(req.name)
+
+    def update_context_field(self, name: str, req: m.UpdateContextField, by: Principal) -> None:
+        """`PUT /api/admin/context/:name`, as Unleash 8.2 stores it: the whole field replaced by
+        the body (a description, sort order or legal values left out are emptied, stickiness
+        false), 404 for an unknown field, a `context-field-updated` event."""
+        self._field_row(name)
+        with self.tx() as c:
+            c.execute(
+                "UPDATE context_fields SET description = ?, stickiness = ?, sort_order = ?,"
+                " legal_values = ? WHERE name = ?",
+                (*_columns(req), name),
+            )
+            self._updated(c, name, by)
+
+    def _updated(self, c: sqlite3.Connection, name: str, by: Principal) -> None:
+        self._event(c, "context-field-updated", by, summary=_said(by, "updated", name))
+
+    def put_legal_value(self, name: str, value: m.LegalValueBody, by: Principal) -> None:
+        """`POST /api/admin/context/:name/legal-values`: adds the value, or replaces the one with
+        the same `value` (its description), in place."""
+        values = json.loads(self._field_row(name)["legal_values"])
+        entry = value.model_dump(exclude_none=True)
+        at = next((i for i, v in enumerate(values) if v.get("value") == value.value), None)
+        if at is None:
+            values.append(entry)
+        else:
+            values[at] = entry
+        self._set_legal_values(name, values, by)
+
+    def delete_legal_value(self, name: str, value: str, by: Principal) -> None:
+        """`DELETE /api/admin/context/:name/legal-values/:value`: 200 whether the value was
+        there or not (as Unleash), 404 for an unknown field."""
+        values = json.loads(self._field_row(name)["legal_values"])
+        self._set_legal_values(name, [v for v in values if v.get("value") != value], by)
+
+    def _set_legal_values(self, name: str, values: list[dict[str, str]], by: Principal) -> None:
+        with self.tx() as c:
+            c.execute("UPDATE context_fields SET legal_values = ? WHERE name = ?",
+                      (json.dumps(values), name))  # fmt: skip
+            self._updated(c, name, by)
+
+    def delete_context_field(self, name: str, by: Principal) -> None:
+        """`DELETE /api/admin/context/:name`: 404 for an unknown field; 409 `ConflictError`
+        while a strategy of a flag that is not archived uses it (Unleash 7+); else gone, with
+        a `context-field-deleted` event."""
+        self._field_row(name)
+        if self.context_strategies(name).strategies:
+            raise Refusal(
+                409,
+                "ConflictError",
+                "This context field is in use by existing flags. To delete it, first remove "
+                "its usage from all flags.",
+            )
+        with self.tx() as c:
+            c.execute("DELETE FROM context_fields WHERE name = ?", (name,))
+            self._event(c, "context-field-deleted", by, summary=_said(by, "deleted", name))
+
+
+def _said(by: Principal, done: str, name: str) -> str:
+    """An event's summary: "**admin** created context field **plan**"."""
+    return f"**{by.user_name}** {done} context field **{name}**"
+
+
+def _columns(req: m.UpdateContextField) -> tuple[str | None, int, int, str]:
+    """description, stickiness, sort_order and legal_values as Unleash 8.2 stores a body: what
+    it leaves out is emptied."""
+    values = [v.model_dump(exclude_none=True) for v in req.legalValues or []]
+    return req.description, int(bool(req.stickiness)), req.sortOrder or 0, json.dumps(values)

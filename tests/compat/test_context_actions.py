@@ -1,0 +1,138 @@
+"""The context-field actions of issue 15 on a real Unleash 8.2, read back from it: create, edit
+and delete through the path the window and `flagdesk context` take (`app.actions.context_fields`:
+snapshot, journal, request), undo of an edit and of a deletion, and what 8.2 answers that the
+sandbox copies (tests/sandbox/test_context_fields.py): 409 for a name taken and for a field in
+use, PUT replacing the whole field, 404 for an unknown field, the legal-value routes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from app.actions.context_fields import (
+    FieldInUse,
+    body_of,
+    change_field,
+    plan_create,
+    plan_delete,
+    plan_edit,
+    plan_undo,
+    read_snapshot,
+)
+from app.actions.journal import Actor, Journal, State
+from app.api import errors as e
+from app.api.models import Constraint, CreateContextField, CreateFeatureStrategy, LegalValueBody
+from tests.compat.test_operations import admin, new_feature
+
+if TYPE_CHECKING:
+    from tests.compat.conftest import Cleanup, Peer
+
+
+@pytest.fixture
+def field_name(peer: Peer, unique: Callable[[str], str]) -> Iterator[str]:
+    """A context field name of this test's own, deleted afterwards if it is still there."""
+    name = unique("field").replace("-", "")
+    yield name
+    with peer.raw() as http:
+        http.delete(f"/api/admin/context/{name}")
+
+
+def test_create_edit_delete_and_undo_through_the_actions(
+    peer: Peer, field_name: str, tmp_path: Path
+) -> None:
+    async def job() -> Journal:
+        async with admin(peer) as client:
+            caps = await client.capabilities()
+            journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
+            draft = CreateContextField(name=field_name, description="Plan", stickiness=True,
+                                       legalValues=[LegalValueBody(value="gold")])  # fmt: skip
+            assert (await change_field(client, journal, plan_create(draft, journal))).status == 201
+            before = await client.get_context_field(field_name)
+            values = [LegalValueBody(value="gold", description="Top"), LegalValueBody(value="x")]
+            after = body_of(before).model_copy(update={"legalValues": values})
+            edit = plan_edit(before, after, journal)
+            edited = await change_field(client, journal, edit)
+            read = await client.get_context_field(field_name)
+            pairs = [(v.value, v.description) for v in read.legalValues]
+            assert pairs == [("gold", "Top"), ("x", None)]
+            assert read.stickiness is True and read.description == "Plan"
+            assert edit.snapshot is not None
+            undo = plan_undo(edited, await read_snapshot(edit.snapshot), read, journal)
+            await change_field(client, journal, undo)
+            back = await client.get_context_field(field_name)
+            assert [(v.value, v.description) for v in back.legalValues] == [("gold", None)]
+
+            usage = (await client.context_strategies(field_name)).strategies
+            deletion = plan_delete(back, usage, journal)
+            deleted = await change_field(client, journal, deletion)
+            with pytest.raises(e.NotFound):
+                await client.get_context_field(field_name)
+            assert deletion.snapshot is not None
+            recreate = plan_undo(deleted, await read_snapshot(deletion.snapshot), None, journal)
+            assert (await change_field(client, journal, recreate)).status == 201
+            again = await client.get_context_field(field_name)
+            assert (again.description, again.stickiness) == ("Plan", True)
+            assert [v.value for v in again.legalValues] == ["gold"]
+            return journal
+
+    journal = asyncio.run(job())
+    assert [(x.action, x.state) for x in journal.entries()] == [
+        ("context_fields.create", State.DONE), ("context_fields.edit", State.DONE),
+        ("context_fields.edit", State.DONE), ("context_fields.delete", State.DONE),
+        ("context_fields.create", State.DONE)]  # fmt: skip
+
+
+def test_what_unleash_answers(
+    peer: Peer, field_name: str, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path
+) -> None:
+    with peer.raw() as http:
+        created = http.post("/api/admin/context", json={"name": field_name, "description": "d",
+                            "stickiness": True, "sortOrder": 4})  # fmt: skip
+        assert created.status_code == 201, created.text
+        assert created.headers["location"].endswith(f"context/{field_name}")
+        taken = http.post("/api/admin/context", json={"name": field_name})
+        assert taken.status_code == 409 and taken.json()["name"] == "NameExistsError"
+        assert http.post("/api/admin/context", json={"name": "has space"}).status_code == 400
+        # PUT replaces the whole field: what it leaves out is emptied
+        put = http.put(f"/api/admin/context/{field_name}", json={"legalValues": [{"value": "a"}]})
+        assert put.status_code == 200, put.text
+        read = http.get(f"/api/admin/context/{field_name}").json()
+        assert read.get("description") in (None, "") and read["stickiness"] is False
+        assert read.get("sortOrder") == 0 and [v["value"] for v in read["legalValues"]] == ["a"]
+        legal = f"/api/admin/context/{field_name}/legal-values"
+        assert http.post(legal, json={"value": "b", "description": "B"}).status_code == 200
+        assert http.delete(f"{legal}/a").status_code == 200
+        values = http.get(f"/api/admin/context/{field_name}").json()["legalValues"]
+        assert values == [{"value": "b", "description": "B"}]
+        unknown = f"/api/admin/context/{field_name}-none"
+        assert http.delete(unknown).status_code == 404
+        assert http.put(unknown, json={}).status_code == 404
+
+    feature = unique("ctxuse")
+
+    async def use() -> None:
+        async with admin(peer) as client:
+            await new_feature(client, cleanup, feature)
+            await client.add_strategy("default", feature, "development", CreateFeatureStrategy(
+                name="flexibleRollout",
+                constraints=[Constraint(contextName=field_name, operator="IN", values=["b"])],
+                parameters={"rollout": "100", "stickiness": "default", "groupId": feature},
+            ))  # fmt: skip
+            field = await client.get_context_field(field_name)
+            usage = (await client.context_strategies(field_name)).strategies
+            journal = Journal(Actor("compat", client.base_url, "admin"), tmp_path)
+            with pytest.raises(FieldInUse):
+                plan_delete(field, usage, journal)
+            with pytest.raises(e.Conflict):  # had it been sent: 409
+                await client.delete_context_field(field_name)
+
+    asyncio.run(use())
+    with peer.raw() as http:
+        assert http.get(f"/api/admin/context/{field_name}").status_code == 200
+        # once the flag is archived its strategies no longer count (as the usage list)
+        assert http.delete(f"/api/admin/projects/default/features/{feature}").status_code == 202
+        assert http.delete(f"/api/admin/context/{field_name}").status_code == 200
