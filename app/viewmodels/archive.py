@@ -352,12 +352,9 @@ class ArchiveBrowserModel(ToolViewModel):
         return self._action_task is not None and not self._action_task.done()
 
     def _blocked(self, verb: str, count: int) -> str:
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action_for(verb, max(count, 1)))
-        if not availability.available:
-            return availability.reason
+        blocked = self.action_blocked(action_for(verb, max(count, 1)))
+        if blocked:
+            return blocked
         if self.acting:
             return "An action is under way."
         return ""

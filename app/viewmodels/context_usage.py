@@ -44,9 +44,8 @@ from app.actions.context_fields import (
     usage_summary,
 )
 from app.actions.context_fields import FieldPlan as FieldPlan
-from app.actions.inactive_users import journal_of
 from app.actions.journal import Journal
-from app.actions.journaled import NotStarted
+from app.actions.journaled import NotStarted, journal_of
 from app.api.errors import ClientError, Conflict, NotFound, Unsupported
 from app.api.models import (
     ContextField,
@@ -390,12 +389,9 @@ class ContextUsageModel(ToolViewModel):
 
     def action_reason(self, action: Action) -> str:
         """Why `action` cannot be used now, and what would help ("" when it can)."""
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action)
-        if not availability.available:
-            return availability.reason
+        blocked = self.action_blocked(action)
+        if blocked:
+            return blocked
         if self.changing:
             return "A change is under way."
         if action is not CREATE_CONTEXT_FIELD and self.field_known is not True:

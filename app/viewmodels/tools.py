@@ -8,7 +8,7 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import Changes, Resource
-from app.registry import TOOLS_BY_KEY, Tool
+from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, Session
 
@@ -139,6 +139,16 @@ class ToolViewModel(SessionViewModel):
     @property
     def available(self) -> bool:
         return tool_available(self.session, self.tool.key)
+
+    def action_blocked(self, action: Action) -> str:
+        """Why the connection cannot take `action` now: not connected, or the capabilities rule
+        it out, saying what would help ("" when it can). The windows' buttons add their own
+        reasons (a change under way, nothing selected)."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        return "" if availability.available else availability.reason
 
     def start(self) -> None:
         """Begin: the window is built and bound. Loads at once when the tool can be used."""

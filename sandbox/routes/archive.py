@@ -11,13 +11,9 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import streamed_json
-from sandbox.routes.deps import Admin, StoreDep, require_root
-from sandbox.store import ADMIN_ROLE, EDITOR_ROLE
+from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
 
 router = APIRouter(tags=["archive"])
-
-#: the root roles that may change flags
-CHANGERS = (ADMIN_ROLE, EDITOR_ROLE)
 
 
 @router.get("/api/admin/archive/features/{projectId}", deprecated=True)

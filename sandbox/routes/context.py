@@ -9,13 +9,9 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response
-from sandbox.routes.deps import Admin, StoreDep, require_root
-from sandbox.store import ADMIN_ROLE, EDITOR_ROLE
+from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
 
 router = APIRouter(tags=["context"])
-
-#: who may change context fields
-EDITORS = (ADMIN_ROLE, EDITOR_ROLE)
 
 
 @router.get("/api/admin/context")
@@ -25,7 +21,7 @@ async def list_context_fields(_: Admin, store: StoreDep) -> Response:
 
 @router.post("/api/admin/context", status_code=201)
 async def create_context_field(body: m.CreateContextField, who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, EDITORS, "create context fields")
+    require_root(store, who, CHANGERS, "create context fields")
     field = store.create_context_field(body, who)
     response = json_response(field, 201)
     response.headers["location"] = f"context/{field.name}"
@@ -42,14 +38,14 @@ async def update_context_field(
     contextField: str, body: m.UpdateContextField, who: Admin, store: StoreDep
 ) -> Response:
     """200 with no body, as Unleash 8.2 answers."""
-    require_root(store, who, EDITORS, "update context fields")
+    require_root(store, who, CHANGERS, "update context fields")
     store.update_context_field(contextField, body, who)
     return Response(status_code=200)
 
 
 @router.delete("/api/admin/context/{contextField}")
 async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, EDITORS, "delete context fields")
+    require_root(store, who, CHANGERS, "delete context fields")
     store.delete_context_field(contextField, who)
     return Response(status_code=200)
 
@@ -58,7 +54,7 @@ async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -
 async def put_legal_value(
     contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep
 ) -> Response:
-    require_root(store, who, EDITORS, "update context fields")
+    require_root(store, who, CHANGERS, "update context fields")
     store.put_legal_value(contextField, body, who)
     return Response(status_code=200)
 
@@ -67,7 +63,7 @@ async def put_legal_value(
 async def delete_legal_value(
     contextField: str, legalValue: str, who: Admin, store: StoreDep
 ) -> Response:
-    require_root(store, who, EDITORS, "update context fields")
+    require_root(store, who, CHANGERS, "update context fields")
     store.delete_legal_value(contextField, legalValue, who)
     return Response(status_code=200)
 

@@ -75,6 +75,10 @@ Admin = Annotated[Principal, Depends(admin_side)]
 Client = Annotated[Principal, Depends(client_side)]
 
 
+#: the root roles that may change flags and context fields (Unleash 8.2: Admin and Editor)
+CHANGERS = (ADMIN_ROLE, EDITOR_ROLE)
+
+
 def require_root(store: Store, who: Principal, allowed: tuple[int, ...], doing: str) -> None:
     """403 unless `who` holds one of the `allowed` root roles. Called in the route, after the
     body is validated (a bad body is a 400 whoever sends it)."""

@@ -1,9 +1,10 @@
 """Fixtures of the window tests: the Qt and qasync ones shared with tests/viewmodels
-(`tests/qt_fixtures.py`), and `tool_page`."""
+(`tests/qt_fixtures.py`), `tool_page` and `data_folder`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,3 +39,12 @@ def tool_page(qtbot: Any) -> Iterator[Callable[..., ToolPage]]:
     yield make
     for page in pages:
         page.close_page()
+
+
+@pytest.fixture
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder of this test's own: its journal and snapshots (the windows that change a
+    server write them there)."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
+    return folder

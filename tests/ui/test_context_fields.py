@@ -30,14 +30,6 @@ from ui.tool_page import ToolPage
 
 
 @pytest.fixture
-def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data folder of this test's own: its journal and snapshots."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def window(
     qtbot: Any,
     connect: Callable[..., Session],
