@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from app.actions.journal import Actor, Journal
+from app.actions.journal import Actor, Journal, write_whole
 from app.actions.journaled import NotStarted, send_journaled
 from app.api.client import WriteRequest, delete_inactive_users_request
 from app.api.errors import Unsupported
@@ -84,10 +83,10 @@ def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
     """Write the users to `path` as CSV (a header of `SNAPSHOT_COLUMNS`, then a row each),
     whole or not at all: written beside it, fsync'ed, then renamed into place. Returns the
     number of users written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
     count = 0
-    with part.open("w", newline="", encoding="utf-8") as f:
+
+    def write(f: TextIO) -> None:
+        nonlocal count
         writer = csv.writer(f)
         writer.writerow(SNAPSHOT_COLUMNS)
         for u in users:
@@ -95,9 +94,8 @@ def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
                              wire_time(u.seenAt), wire_time(u.createdAt),
                              wire_time(u.patSeenAt)])  # fmt: skip
             count += 1
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(part, path)
+
+    write_whole(path, write)
     return count
 
 

@@ -36,12 +36,12 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from app.paths import data_dir
 
@@ -60,6 +60,7 @@ __all__ = [
     "State",
     "journal_folder",
     "read_journal",
+    "write_whole",
 ]
 
 #: the journals' folder in the data folder, and the file in each connection's folder
@@ -230,6 +231,18 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         os.close(fd)  # releases the lock
     if created:
         _fsync_folder(path.parent)
+
+
+def write_whole(path: Path, write: Callable[[TextIO], None]) -> None:
+    """A snapshot's file, whole or not at all: `write` fills a file beside `path`, which is
+    fsync'ed, then renamed into place. Blocking: run it on a worker thread from a window."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    with part.open("w", newline="", encoding="utf-8") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -36,6 +36,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
+    AdminCount,
     ArchivedFeature,
     ArchivedFeatures,
     BulkMetrics,
@@ -59,6 +60,8 @@ from app.api.models import (
     InactiveUsers,
     PersonalDashboardProjectDetails,
     ProjectList,
+    ResetPasswordLink,
+    ResetPasswordRequest,
     SearchFeatures,
     UiConfig,
     UpdateUser,
@@ -76,7 +79,7 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
-from app.registry import DELETE_INACTIVE_USERS, Action
+from app.registry import DELETE_INACTIVE_USERS, DELETE_USER, RESET_PASSWORD, Action
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
@@ -175,9 +178,51 @@ class AdminClient(Sender):
     async def get_user(self, user_id: int) -> User:
         return await self.get(f"/api/admin/user-admin/{int(user_id)}", User)
 
-    async def create_user(self, user: CreateUser) -> User:
-        """`POST /api/admin/user-admin` (a supporting route)."""
-        return await self._write("POST", "/api/admin/user-admin", user, User)
+    async def create_user(self, user: CreateUser, *, wait_out_limit: bool = True) -> User:
+        """`POST /api/admin/user-admin` (the action `users.create`): 201 with the user. Servers
+        limit creation (Unleash: 20 a minute): a 429 is waited out here as `Retry-After` says,
+        unless `wait_out_limit` is False, which raises `RateLimited` at once (for a caller that
+        waits itself, showing how long)."""
+        request = create_user_request(user)
+        response = await self._send(
+            request.method,
+            request.path,
+            content=request.body,
+            headers={"Content-Type": "application/json"},
+            idempotent=False,
+            attempts=None if wait_out_limit else 1,
+        )
+        return await self._parse(response, User, f"{request.method} {request.path}")
+
+    async def delete_user(self, user_id: int) -> int:
+        """`DELETE /api/admin/user-admin/:id` (the action `users.delete`): the answer's status
+        (200, no body); `NotFound` for an unknown id. Unleash deletes any user it is asked to,
+        the last admin included: callers check `admin_count()` first."""
+        await self._require(DELETE_USER)
+        request = delete_user_request(user_id)
+        response = await self._send(request.method, request.path, idempotent=False)
+        return response.status_code
+
+    async def admin_count(self) -> AdminCount:
+        """`GET /api/admin/user-admin/admin-count`: how many admins there are, by kind."""
+        return await self.get("/api/admin/user-admin/admin-count", AdminCount)
+
+    async def reset_password_link(self, email: str) -> ResetPasswordLink:
+        """`POST /api/admin/user-admin/reset-password` `{id: email}` (the action
+        `users.reset_password`): a link for the user to choose a new password. Unleash 8.2
+        looks the user up by email (`NotFound` for none) and makes one link a minute for each
+        user (`RateLimited` for a second)."""
+        await self._require(RESET_PASSWORD)
+        request = reset_password_request(email)
+        response = await self._send(
+            request.method,
+            request.path,
+            content=request.body,
+            headers={"Content-Type": "application/json"},
+            idempotent=False,
+            attempts=1,
+        )
+        return await self._parse(response, ResetPasswordLink, f"POST {request.path}")
 
     async def update_user(self, user_id: int, changes: UpdateUser) -> User:
         """Operation 2, `PUT /api/admin/user-admin/:id`: sends only the fields set on `changes`."""
@@ -661,6 +706,37 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
         ) from None
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
+    )
+
+
+def create_user_request(user: CreateUser) -> WriteRequest:
+    """The request `AdminClient.create_user(user)` sends: every field given, `sendEmail`
+    always (false unless asked: Unleash's default is true)."""
+    return WriteRequest(
+        "POST", "/api/admin/user-admin", user.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def update_user_request(user_id: int, changes: UpdateUser) -> WriteRequest:
+    """The request `AdminClient.update_user(user_id, changes)` sends: only the fields set."""
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/user-admin/{int(user_id)}",
+        changes.model_dump_json(exclude_unset=True).encode(),
+    )
+
+
+def delete_user_request(user_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_user(user_id)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/user-admin/{int(user_id)}", b"")
+
+
+def reset_password_request(email: str) -> WriteRequest:
+    """The request `AdminClient.reset_password_link(email)` sends."""
+    return WriteRequest(
+        "POST",
+        "/api/admin/user-admin/reset-password",
+        ResetPasswordRequest(id=email).model_dump_json().encode(),
     )
 
 
