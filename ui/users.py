@@ -13,6 +13,7 @@ these buttons stays visible when it cannot be used, disabled, its tooltip saying
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, QTimer, Signal
@@ -79,6 +80,15 @@ def _wrapping_label(name: str, *, selectable: bool = True) -> QLabel:
     if selectable:
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+def _button(row: QHBoxLayout, text: str, name: str, clicked: Callable[[], None]) -> QPushButton:
+    """A button added to `row`, named, calling `clicked`."""
+    button = QPushButton(text)
+    button.setObjectName(name)
+    button.clicked.connect(clicked)
+    row.addWidget(button)
+    return button
 
 
 class UserForm(QWidget):
@@ -223,10 +233,8 @@ class UserEditor(ToolContent):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.table, 1)
         list_buttons = QHBoxLayout()
-        self.new_button = QPushButton("&New user…")
-        self.new_button.setObjectName("usersNewButton")
-        self.new_button.clicked.connect(self.on_new_button_clicked)
-        list_buttons.addWidget(self.new_button)
+        self.new_button = _button(list_buttons, "&New user…", "usersNewButton",
+                                  self.on_new_button_clicked)  # fmt: skip
         list_buttons.addStretch(1)
         left_layout.addLayout(list_buttons)
         self.splitter.addWidget(left)
@@ -368,22 +376,16 @@ class UserEditor(ToolContent):
         self.revert_button.setAutoDefault(True)
         self.revert_button.clicked.connect(self.on_revert_button_clicked)
         buttons.addWidget(self.revert_button)
-        self.undo_button = QPushButton("&Undo")
-        self.undo_button.setObjectName("usersUndoButton")
+        self.undo_button = _button(buttons, "&Undo", "usersUndoButton",
+                                   self.on_undo_button_clicked)  # fmt: skip
         self.undo_button.setToolTip("Put back the values the last save changed")
-        self.undo_button.clicked.connect(self.on_undo_button_clicked)
-        buttons.addWidget(self.undo_button)
         buttons.addStretch(1)
         editor.addLayout(buttons)
         actions = QHBoxLayout()
-        self.reset_button = QPushButton("Reset &password…")
-        self.reset_button.setObjectName("usersResetPasswordButton")
-        self.reset_button.clicked.connect(self.on_reset_button_clicked)
-        actions.addWidget(self.reset_button)
-        self.delete_button = QPushButton("&Delete…")
-        self.delete_button.setObjectName("usersDeleteButton")
-        self.delete_button.clicked.connect(self.on_delete_button_clicked)
-        actions.addWidget(self.delete_button)
+        self.reset_button = _button(actions, "Reset &password…", "usersResetPasswordButton",
+                                    self.on_reset_button_clicked)  # fmt: skip
+        self.delete_button = _button(actions, "&Delete…", "usersDeleteButton",
+                                     self.on_delete_button_clicked)  # fmt: skip
         actions.addStretch(1)
         editor.addLayout(actions)
         link = QHBoxLayout()
@@ -392,11 +394,9 @@ class UserEditor(ToolContent):
         self.reset_link_edit.setAccessibleName("Password reset link")
         self.reset_link_edit.setReadOnly(True)
         link.addWidget(self.reset_link_edit, 1)
-        self.copy_link_button = QPushButton("&Copy")
-        self.copy_link_button.setObjectName("usersCopyResetLinkButton")
+        self.copy_link_button = _button(link, "&Copy", "usersCopyResetLinkButton",
+                                        self.on_copy_link_button_clicked)  # fmt: skip
         self.copy_link_button.setToolTip("Copy the reset link to the clipboard")
-        self.copy_link_button.clicked.connect(self.on_copy_link_button_clicked)
-        link.addWidget(self.copy_link_button)
         self.reset_link_row = QWidget()
         self.reset_link_row.setLayout(link)
         self.reset_link_row.hide()

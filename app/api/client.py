@@ -184,14 +184,7 @@ class AdminClient(Sender):
         unless `wait_out_limit` is False, which raises `RateLimited` at once (for a caller that
         waits itself, showing how long)."""
         request = create_user_request(user)
-        response = await self._send(
-            request.method,
-            request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
-            idempotent=False,
-            attempts=None if wait_out_limit else 1,
-        )
+        response = await self._send_write(request, attempts=None if wait_out_limit else 1)
         return await self._parse(response, User, f"{request.method} {request.path}")
 
     async def delete_user(self, user_id: int) -> int:
@@ -199,9 +192,7 @@ class AdminClient(Sender):
         (200, no body); `NotFound` for an unknown id. Unleash deletes any user it is asked to,
         the last admin included: callers check `admin_count()` first."""
         await self._require(DELETE_USER)
-        request = delete_user_request(user_id)
-        response = await self._send(request.method, request.path, idempotent=False)
-        return response.status_code
+        return (await self._send_write(delete_user_request(user_id))).status_code
 
     async def admin_count(self) -> AdminCount:
         """`GET /api/admin/user-admin/admin-count`: how many admins there are, by kind."""
@@ -214,14 +205,7 @@ class AdminClient(Sender):
         user (`RateLimited` for a second)."""
         await self._require(RESET_PASSWORD)
         request = reset_password_request(email)
-        response = await self._send(
-            request.method,
-            request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
-            idempotent=False,
-            attempts=1,
-        )
+        response = await self._send_write(request, attempts=1)
         return await self._parse(response, ResetPasswordLink, f"POST {request.path}")
 
     async def update_user(self, user_id: int, changes: UpdateUser) -> User:
@@ -277,15 +261,17 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it)."""
         await self._require(DELETE_INACTIVE_USERS)
-        request = delete_inactive_users_request(ids)
-        response = await self._send(
-            request.method,
-            request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
-            idempotent=False,
-        )
-        return response.status_code
+        return (await self._send_write(delete_inactive_users_request(ids))).status_code
+
+    async def _send_write(
+        self, request: WriteRequest, *, attempts: int | None = None
+    ) -> httpx.Response:
+        """Send a write exactly as `request` says (what --dry-run printed and the journal
+        recorded), JSON when it has a body; retried only when the server certainly did not
+        get it (`attempts` as `_send` takes it)."""
+        headers = {"Content-Type": "application/json"} if request.body else None
+        return await self._send(request.method, request.path, content=request.body or None,
+                                headers=headers, idempotent=False, attempts=attempts)  # fmt: skip
 
     # ------------------------------------------------------------------ groups
 

@@ -53,6 +53,7 @@ from app.actions.users import (
     plan_reset,
     plan_undo,
     reset_password,
+    role_of,
 )
 from app.api.errors import BadRequest, ClientError, NotFound, Unsupported
 from app.api.models import CreateUser, Role, UpdateUser, User
@@ -250,14 +251,7 @@ class UserEditorModel(ToolViewModel):
 
     def role_name(self, user: User) -> str | None:
         """A user's root role by name (`rootRole` may be an id, a name or a numeric string)."""
-        ref = user.rootRole
-        if ref is None:
-            return None
-        if isinstance(ref, str):
-            if not ref.strip().isdigit():
-                return ref
-            ref = int(ref)
-        return self._role_by_id.get(ref, f"Role {ref}")
+        return role_of(user.rootRole, self._role_by_id)
 
     def role_id(self, name: str) -> int | None:
         return next((r.id for r in self._roles if r.name == name), None)
@@ -611,12 +605,9 @@ class UserEditorModel(ToolViewModel):
 
     def action_reason(self, action: Action) -> str:
         """Why `action` cannot be used now, and what would help ("" when it can)."""
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action)
-        if not availability.available:
-            return availability.reason
+        reason = self.unavailable_action(action)
+        if reason:
+            return reason
         if action is CREATE_USER:
             return "Wait for the user being created." if self.acting else ""
         if self.acting:

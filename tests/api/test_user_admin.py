@@ -5,8 +5,6 @@ the caller with its `retry_after`), deleting (200, then `NotFound`), the admin c
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,14 +22,9 @@ from sandbox.process import SandboxProcess
 from tests.api.test_operations import with_client
 
 
-@pytest.fixture
-def limited(tmp_path: Path) -> Iterator[SandboxProcess]:
-    with SandboxProcess(tmp_path / "limited.sqlite3", "--demo", "--create-user-limit", "1",
-                        "--create-user-window", "2") as sb:  # fmt: skip
-        yield sb
-
-
-def test_a_429_on_create_is_waited_out_or_left_to_the_caller(limited: SandboxProcess) -> None:
+def test_a_429_on_create_is_waited_out_or_left_to_the_caller(
+    limited_sandbox: SandboxProcess,
+) -> None:
     async def job(c: AdminClient) -> tuple[Any, ...]:
         first = await c.create_user(CreateUser(email="a@example.com", rootRole="Viewer"))
         with pytest.raises(e.RateLimited) as limited_error:
@@ -41,7 +34,7 @@ def test_a_429_on_create_is_waited_out_or_left_to_the_caller(limited: SandboxPro
         second = await c.create_user(CreateUser(email="b@example.com", rootRole="Viewer"))
         return first, limited_error.value, second, time.monotonic() - started
 
-    first, error, second, took = with_client(limited, job)
+    first, error, second, took = with_client(limited_sandbox, job)
     assert error.status == 429 and error.retry_after is not None and 0 < error.retry_after <= 2
     assert first.email == "a@example.com" and second.email == "b@example.com"
     assert 0.5 < took < 10

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,23 +100,18 @@ def test_create_with_yes_reads_back_and_is_journaled(
     assert bad.returncode == 2 and "not an email address" in bad.stderr
 
 
-@pytest.fixture
-def limited(tmp_path: Path) -> Iterator[SandboxProcess]:
-    with SandboxProcess(tmp_path / "limited.sqlite3", "--demo", "--create-user-limit", "1",
-                        "--create-user-window", "2") as sb:  # fmt: skip
-        yield sb
+def test_the_creation_limit_is_waited_out(limited_sandbox: SandboxProcess, tmp_path: Path) -> None:
+    def create(email: str) -> subprocess.CompletedProcess[str]:
+        return flagdesk(limited_sandbox, "create", "--email", email, "--root-role", "Viewer",
+                        "--yes", data=tmp_path)  # fmt: skip
 
-
-def test_the_creation_limit_is_waited_out(limited: SandboxProcess, tmp_path: Path) -> None:
-    first = flagdesk(limited, "create", "--email", "a1@example.com", "--root-role", "Viewer",
-                     "--yes", data=tmp_path)  # fmt: skip
+    first = create("a1@example.com")
     assert first.returncode == 0, first.stderr
-    second = flagdesk(limited, "create", "--email", "a2@example.com", "--root-role", "Viewer",
-                      "--yes", data=tmp_path)  # fmt: skip
+    second = create("a2@example.com")
     assert second.returncode == 0, second.stderr
     assert "The server limits new users: waiting" in second.stdout
-    assert by_email(limited, "a2@example.com") is not None
-    entries = read_journal(journal_folder(limited.url, tmp_path) / JOURNAL_NAME)
+    assert by_email(limited_sandbox, "a2@example.com") is not None
+    entries = read_journal(journal_folder(limited_sandbox.url, tmp_path) / JOURNAL_NAME)
     assert [(e.state, e.status) for e in entries] == [(State.DONE, 201)] * 2
 
 
@@ -156,13 +150,12 @@ def test_the_last_admin_is_not_deleted(sandbox: SandboxProcess, tmp_path: Path) 
 
 
 def test_on_a_terminal_delete_asks_and_no_changes_nothing(
-    sandbox: SandboxProcess,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    sandbox: SandboxProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("FLAGDESK_TOKEN", sandbox.admin_token)
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(tmp_path))
+) -> None:  # fmt: skip
+    for name, value in (("FLAGDESK_TOKEN", sandbox.admin_token),
+                        ("FLAGDESK_DATA_DIR", str(tmp_path))):  # fmt: skip
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(sys, "stdin", Terminal("n\n"))
     assert cli.main(["users", "delete", "5", "--url", sandbox.url]) == 1
     asked = capsys.readouterr().err

@@ -8,7 +8,7 @@ right after a save, and each action disabled with its reason on a token that can
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,20 +129,13 @@ def test_a_refused_create_keeps_the_form_and_cancel_creates_nothing(
     assert editor.confirmation is None and "not an email address" in dialog.error_label.text()
 
 
-@pytest.fixture
-def limited(tmp_path: Path) -> Iterator[SandboxProcess]:
-    with SandboxProcess(tmp_path / "limited.sqlite3", "--demo", "--create-user-limit", "1",
-                        "--create-user-window", "3") as sb:  # fmt: skip
-        yield sb
-
-
 def test_the_creation_limit_is_waited_out_with_the_wait_shown(
-    qtbot: Any, connect: Callable[..., Session], limited: SandboxProcess, arun: Any,
+    qtbot: Any, connect: Callable[..., Session], limited_sandbox: SandboxProcess, arun: Any,
     data_folder: Path,
 ) -> None:  # fmt: skip
-    session = connect(limited)
+    session = connect(limited_sandbox)
     editor = open_editor(qtbot, session)
-    with limited.admin() as http:  # the one creation of this window is used up
+    with limited_sandbox.admin() as http:  # the one creation of this window is used up
         assert http.post("/api/admin/user-admin",
                          json={"email": "first@example.com", "rootRole": "Viewer"}
                          ).status_code == 201  # fmt: skip
