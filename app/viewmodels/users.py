@@ -210,6 +210,8 @@ class UserEditorModel(ToolViewModel):
         #: how the last delete or reset went ("" when it went well), and the last reset link
         self.action_error = ""
         self.reset_link = ""
+        #: said once the user just created is shown (with the invite link)
+        self._opened_notice = ""
         self.users.mark = self.draft_mark
         self.form_changed.connect(self._marks_may_change)
         self.busy_changed.connect(self._phase_may_change)
@@ -292,6 +294,9 @@ class UserEditorModel(ToolViewModel):
         if self._pending_open is not None:
             user_id, self._pending_open = self._pending_open, None
             self.open_user(user_id)
+            if self._opened_notice:  # what the creation of that user said
+                self.notice, self._opened_notice = self._opened_notice, ""
+                self.form_changed.emit()
 
     def _rebind_current(self) -> None:
         """After a reload: the selected user is the list's new copy, or gone from the list."""
@@ -319,7 +324,7 @@ class UserEditorModel(ToolViewModel):
         self._saving = False
         self._pending_open = None
         self.undo_plan, self.create_error, self.create_progress = None, "", ""
-        self.action_error, self.reset_link = "", ""
+        self.action_error, self.reset_link, self._opened_notice = "", "", ""
         self.users_loaded.emit()
         self.current_changed.emit()
         self.form_changed.emit()
@@ -662,7 +667,8 @@ class UserEditorModel(ToolViewModel):
             return
         self._action = None
         self.create_progress = ""
-        self.notice = f"Created {plan.label} (id {done.user.id})."
+        invite = f" Invite link: {done.user.inviteLink}" if done.user.inviteLink else ""
+        self._opened_notice = f"Created {plan.label} (id {done.user.id}).{invite}"
         self._pending_open = done.user.id
         self.action_changed.emit(True)
         self.notify(Changes.of(Resource.USERS, done.user.id))

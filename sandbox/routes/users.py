@@ -5,6 +5,7 @@ and deleting them."""
 from __future__ import annotations
 
 import math
+import secrets
 import time
 
 from fastapi import APIRouter, Request
@@ -82,7 +83,8 @@ class NewUser(BaseModel):
 @router.post("/api/admin/user-admin", status_code=201)
 async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Request) -> Response:
     """201 with the user, its `inviteLink` and `emailSent`, and `Location: <id>`, as Unleash
-    8.2; 429 past the creation limit (`WindowLimit`)."""
+    8.2; 429 past the creation limit (`WindowLimit`). The invite link is made up: the sandbox
+    has no page to set a password on."""
     require_root(store, who, (ADMIN_ROLE,), "create users")
     limit: WindowLimit = request.app.state.create_user_limit
     limited = limit.take()
@@ -95,7 +97,10 @@ async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Reque
         ),
         who,
     )  # fmt: skip
-    response = json_response(user, 201)
+    # as Unleash: the link with which the new user sets a password (`/new-user?token=`)
+    base = str(request.base_url).rstrip("/")
+    invite = f"{base}/new-user?token={secrets.token_hex(16)}"
+    response = json_response(user.model_copy(update={"inviteLink": invite}), 201)
     response.headers["location"] = str(user.id)
     return response
 

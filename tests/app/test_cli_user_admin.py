@@ -84,6 +84,7 @@ def test_create_with_yes_reads_back_and_is_journaled(
     made = by_email(sandbox, "new.person@example.com")
     assert made is not None and made["id"] == out["id"] and made["name"] == "New Person"
     assert made["emailSent"] is False
+    assert out["user"]["inviteLink"].startswith(sandbox.url + "/new-user?token=")
     (entry,) = read_journal(journal_folder(sandbox.url, tmp_path) / JOURNAL_NAME)
     assert (entry.action, entry.state, entry.status, entry.request) == (
         "users.create", State.DONE, 201, {"method": "POST", "path": PATH})  # fmt: skip

@@ -30,6 +30,7 @@ def test_create_is_201_with_the_user_read_back_and_an_event(sandbox: SandboxProc
         assert r.status_code == 201, r.text
         body = r.json()
         assert r.headers["location"] == str(body["id"])
+        assert body["inviteLink"].startswith(sandbox.url + "/new-user?token=")
         assert (body["email"], body["name"], body["emailSent"]) == (
             "new.one@example.com", "New One", False)  # fmt: skip
         stored = by_email(http, "new.one@example.com")

@@ -92,6 +92,8 @@ def test_create_a_user_confirmed_read_back_and_selected(
     assert made is not None and made.name == "New Person" and made.emailSent is False
     qtbot.waitUntil(lambda: editor.model.current_id == made.id, timeout=20_000)
     assert editor.name_edit.text() == "New Person" and editor.role_combo.currentText() == "Editor"
+    assert editor.saved_label.text().startswith(f"Created New Person (id {made.id}). Invite link: "
+                                                f"{sandbox.url}/new-user?token=")  # fmt: skip
     assert changes == [Changes.of(Resource.USERS, made.id)]
     (entry,) = journal(data_folder)
     assert (entry.action, entry.state, entry.status) == ("users.create", State.DONE, 201)
