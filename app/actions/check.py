@@ -10,7 +10,11 @@ doubt, and the History says to look on the server.
 - `inactive_users.delete`: one read of the users' list (not one request per user: a deletion can
   hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
   failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
-  deletions before it), and the verdict names the ones still there.
+  deletions before it), and the verdict names the ones still there. `users.delete` the same.
+- `users.create`: one read of the users' list: a user with the email (or username) the entry
+  names is there (done) or not (failed).
+- `users.edit` and `users.reset_password` cannot be told from what the server holds: they stay
+  in doubt.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.actions.journal import Entry, Journal, Pending, State
-from app.registry import ACTIONS_BY_KEY, DELETE_INACTIVE_USERS
+from app.registry import ACTIONS_BY_KEY, CREATE_USER, DELETE_INACTIVE_USERS, DELETE_USER
 from app.text import plural
 
 if TYPE_CHECKING:
@@ -62,9 +66,19 @@ async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
     )
 
 
+async def _user_made(client: AdminClient, entry: Entry) -> Verdict:
+    wanted = {i for i in entry.ids if isinstance(i, str)}
+    users = (await client.list_users()).users
+    if any(u.email in wanted or u.username in wanted for u in users):
+        return Verdict(State.DONE, f"the user {', '.join(sorted(wanted))} is there")
+    return Verdict(State.FAILED, f"no user {', '.join(sorted(wanted))} on the server")
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
+    DELETE_USER.key: _users_gone,
+    CREATE_USER.key: _user_made,
 }
 
 
