@@ -56,10 +56,12 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "users",
         users,
-        "list inactive users, or delete them",
-        "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
-        "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
-        "first. Run `flagdesk users inactive --help` for the options.",
+        "create or delete users, make reset links, list or delete inactive users",
+        "Users of a server. `flagdesk users create|delete` creates and deletes users, "
+        "`flagdesk users reset-password` makes a password reset link; `flagdesk users inactive` "
+        "lists the users with no login in 180 days, `flagdesk users inactive delete` deletes "
+        "some of them. Every change is journaled (deletions with a snapshot first). Run "
+        "`flagdesk users WHAT --help` for the options.",
     ),
     Command(
         "archive",

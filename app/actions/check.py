@@ -10,7 +10,11 @@ doubt, and the History says to look on the server.
 - `inactive_users.delete`: one read of the users' list (not one request per user: a deletion can
   hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
   failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
-  deletions before it), and the verdict names the ones still there.
+  deletions before it), and the verdict names the ones still there. `users.delete` the same.
+- `users.create`: one read of the users' list: a user with the email (or username) the entry
+  names is there (done) or not (failed).
+- `users.edit` and `users.reset_password` cannot be told from what the server holds: they stay
+  in doubt.
 - the archived flags' revive, delete and archive (one flag or a project's batch): one read of
   the project's archive and one of its live flags (the project is in the entry's `before`):
   revived is live and not archived, deleted is in neither, archived is in the archive; all,
@@ -29,9 +33,11 @@ from app.actions.journal import Entry, Journal, Pending, State
 from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
+    CREATE_USER,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_INACTIVE_USERS,
+    DELETE_USER,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
 )
@@ -84,6 +90,14 @@ async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
     return _verdict(wanted, set(wanted) - present, "user", "deleted", "still there")
 
 
+async def _user_made(client: AdminClient, entry: Entry) -> Verdict:
+    wanted = {i for i in entry.ids if isinstance(i, str)}
+    users = (await client.list_users()).users
+    if any(u.email in wanted or u.username in wanted for u in users):
+        return Verdict(State.DONE, f"the user {', '.join(sorted(wanted))} is there")
+    return Verdict(State.FAILED, f"no user {', '.join(sorted(wanted))} on the server")
+
+
 async def _flags(client: AdminClient, entry: Entry) -> tuple[list[object], set[str], set[str]]:
     """The entry's flags, and its project's archived and live flags as the server has them."""
     before = entry.before if isinstance(entry.before, dict) else {}
@@ -111,6 +125,8 @@ async def _flags_archived(client: AdminClient, entry: Entry) -> Verdict:
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
+    DELETE_USER.key: _users_gone,
+    CREATE_USER.key: _user_made,
     REVIVE_FEATURE.key: _flags_revived,
     REVIVE_FEATURES.key: _flags_revived,
     DELETE_FEATURE.key: _flags_deleted,

@@ -36,6 +36,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
+    AdminCount,
     ArchivedFeature,
     ArchivedFeatures,
     BatchFeatures,
@@ -60,6 +61,8 @@ from app.api.models import (
     InactiveUsers,
     PersonalDashboardProjectDetails,
     ProjectList,
+    ResetPasswordLink,
+    ResetPasswordRequest,
     SearchFeatures,
     UiConfig,
     UpdateUser,
@@ -82,6 +85,8 @@ from app.registry import (
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_INACTIVE_USERS,
+    DELETE_USER,
+    RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     Action,
@@ -189,9 +194,35 @@ class AdminClient(Sender):
     async def get_user(self, user_id: int) -> User:
         return await self.get(f"/api/admin/user-admin/{int(user_id)}", User)
 
-    async def create_user(self, user: CreateUser) -> User:
-        """`POST /api/admin/user-admin` (a supporting route)."""
-        return await self._write("POST", "/api/admin/user-admin", user, User)
+    async def create_user(self, user: CreateUser, *, wait_out_limit: bool = True) -> User:
+        """`POST /api/admin/user-admin` (the action `users.create`): 201 with the user. Servers
+        limit creation (Unleash: 20 a minute): a 429 is waited out here as `Retry-After` says,
+        unless `wait_out_limit` is False, which raises `RateLimited` at once (for a caller that
+        waits itself, showing how long)."""
+        request = create_user_request(user)
+        response = await self._send_write(request, attempts=None if wait_out_limit else 1)
+        return await self._parse(response, User, f"{request.method} {request.path}")
+
+    async def delete_user(self, user_id: int) -> int:
+        """`DELETE /api/admin/user-admin/:id` (the action `users.delete`): the answer's status
+        (200, no body); `NotFound` for an unknown id. Unleash deletes any user it is asked to,
+        the last admin included: callers check `admin_count()` first."""
+        await self._require(DELETE_USER)
+        return (await self._send_write(delete_user_request(user_id))).status_code
+
+    async def admin_count(self) -> AdminCount:
+        """`GET /api/admin/user-admin/admin-count`: how many admins there are, by kind."""
+        return await self.get("/api/admin/user-admin/admin-count", AdminCount)
+
+    async def reset_password_link(self, email: str) -> ResetPasswordLink:
+        """`POST /api/admin/user-admin/reset-password` `{id: email}` (the action
+        `users.reset_password`): a link for the user to choose a new password. Unleash 8.2
+        looks the user up by email (`NotFound` for none) and makes one link a minute for each
+        user (`RateLimited` for a second)."""
+        await self._require(RESET_PASSWORD)
+        request = reset_password_request(email)
+        response = await self._send_write(request, attempts=1)
+        return await self._parse(response, ResetPasswordLink, f"POST {request.path}")
 
     async def update_user(self, user_id: int, changes: UpdateUser) -> User:
         """Operation 2, `PUT /api/admin/user-admin/:id`: sends only the fields set on `changes`."""
@@ -249,17 +280,19 @@ class AdminClient(Sender):
         return await self.send_write(delete_inactive_users_request(ids))
 
     async def send_write(self, request: WriteRequest) -> int:
-        """Send a write built by one of this module's `*_request` functions, once (a write is
-        retried only when the server certainly did not get it); returns the answer's status.
-        The callers check first that its action can be used here (`_require`)."""
-        response = await self._send(
-            request.method,
-            request.path,
-            content=request.body or None,
-            headers={"Content-Type": "application/json"} if request.body else None,
-            idempotent=False,
-        )
-        return response.status_code
+        """`_send_write`, for the status of the answer alone."""
+        return (await self._send_write(request)).status_code
+
+    async def _send_write(
+        self, request: WriteRequest, *, attempts: int | None = None
+    ) -> httpx.Response:
+        """Send a write exactly as `request` says (what --dry-run printed and the journal
+        recorded; built by one of this module's `*_request` functions), JSON when it has a
+        body; retried only when the server certainly did not get it (`attempts` as `_send`
+        takes it). The callers check first that its action can be used here (`_require`)."""
+        headers = {"Content-Type": "application/json"} if request.body else None
+        return await self._send(request.method, request.path, content=request.body or None,
+                                headers=headers, idempotent=False, attempts=attempts)  # fmt: skip
 
     # ------------------------------------------------------------------ groups
 
@@ -745,6 +778,37 @@ def delete_features_request(project: str, names: Iterable[str]) -> WriteRequest:
 def archive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
     """The request `AdminClient.archive_features(project, names)` sends."""
     return _batch_request("archive", project, names)
+
+
+def create_user_request(user: CreateUser) -> WriteRequest:
+    """The request `AdminClient.create_user(user)` sends: every field given, `sendEmail`
+    always (false unless asked: Unleash's default is true)."""
+    return WriteRequest(
+        "POST", "/api/admin/user-admin", user.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def update_user_request(user_id: int, changes: UpdateUser) -> WriteRequest:
+    """The request `AdminClient.update_user(user_id, changes)` sends: only the fields set."""
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/user-admin/{int(user_id)}",
+        changes.model_dump_json(exclude_unset=True).encode(),
+    )
+
+
+def delete_user_request(user_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_user(user_id)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/user-admin/{int(user_id)}", b"")
+
+
+def reset_password_request(email: str) -> WriteRequest:
+    """The request `AdminClient.reset_password_link(email)` sends."""
+    return WriteRequest(
+        "POST",
+        "/api/admin/user-admin/reset-password",
+        ResetPasswordRequest(id=email).model_dump_json().encode(),
+    )
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import csv
 import json
-import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -26,6 +25,7 @@ from app.commands.output import (
     add_action,
     add_change_options,
     ask,
+    need_terminal,
     print_requests,
     print_table,
     run_job,
@@ -127,11 +127,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("give either the flags' names or --all, not both")
     if not args.names and not args.all:
         raise UsageError(f"say which flags to {args.verb}: NAME [NAME ...] or --all")
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            f"no terminal to confirm on: nothing was {_past(args.verb)}. Add --yes to "
-            f"{args.verb} without asking (--dry-run shows the requests)"
-        )
+    need_terminal(args, "", _past(args.verb), args.verb)
 
 
 def _past(verb: str) -> str:

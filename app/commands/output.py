@@ -3,8 +3,8 @@ object at the end, failures included), `whole_number` (an argument that is a num
 bounds, with an error that says which bound), `add_action` (a sub-action with its own help
 page), `print_table` (rows in aligned columns), and for the commands that change a server:
 `add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
-its exit status), `print_requests` (what `--dry-run` prints) and `ask` (the terminal's
-question)."""
+its exit status), `need_terminal` (no terminal and no --yes: refused), `dry_run` and
+`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question)."""
 
 from __future__ import annotations
 
@@ -169,3 +169,32 @@ def add_change_options(parser: argparse._ActionsContainer, verb: str) -> None:
                         help="print the requests that would be sent; send nothing")  # fmt: skip
     parser.add_argument("--yes", action="store_true",
                         help=f"{verb} without asking (needed without a terminal)")  # fmt: skip
+
+
+def need_terminal(args: argparse.Namespace, what: str, done: str, verb: str) -> None:
+    """A change asks on a terminal: without one, and without --yes or --dry-run, it is refused
+    (a `UsageError` saying that nothing was `done` and naming --yes). `what`: what would have
+    been confirmed ("the deletion"), or "" to leave it unsaid."""
+    from app.commands.connection import UsageError
+
+    if not args.dry_run and not args.yes and not sys.stdin.isatty():
+        raise UsageError(
+            f"no terminal to confirm {what + ' ' if what else ''}on: nothing was {done}. "
+            f"Add --yes to {verb} without asking (--dry-run shows the requests)"
+        )
+
+
+def confirmed(lines: Sequence[str], question: str) -> bool:
+    """`ask` the yes/no `question` after `lines`; y or yes confirms."""
+    return ask(lines, f"{question} [y/N]").casefold() in ("y", "yes")
+
+
+def dry_run(out: Output, requests: Sequence[WriteRequest], server: str, what: str) -> int:
+    """`--dry-run`: `print_requests` (one request is also `request` in the JSON object), a
+    line saying nothing was sent to `server` (`what` would have changed), exit status 0."""
+    if len(requests) == 1:
+        only = requests[0]
+        out.update(request={"method": only.method, "path": only.path,
+                            "body": json.loads(only.body) if only.body else None})  # fmt: skip
+    print_requests(out, requests, f"Dry run: nothing was sent to {server} ({what}).")
+    return out.done(0)

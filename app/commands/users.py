@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +23,14 @@ from app.commands.output import (
     Output,
     add_action,
     add_change_options,
-    ask,
-    print_requests,
+    confirmed,
+    dry_run,
+    need_terminal,
     print_table,
     run_job,
     whole_number,
 )
+from app.commands.user_admin import add_commands, run_user_command
 from app.text import plural
 
 if TYPE_CHECKING:
@@ -81,12 +81,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--all", action="store_true", help="delete every inactive user")
     add_change_options(deleting, "delete")
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
+    add_commands(sub)
 
 
 _user_id = whole_number(0, noun="user id")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.what != "inactive":
+        return run_user_command(args)
     out = Output("flagdesk users", "inactive" + (" delete" if args.verb else ""), args.json)
     try:
         _check_usage(args)
@@ -112,11 +115,7 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "its own snapshot)")  # fmt: skip
     if not args.ids and not args.all:
         raise UsageError("say which users to delete: --ids ID [ID ...] or --all")
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            "no terminal to confirm the deletion on: nothing was deleted. Add --yes to delete "
-            "without asking (--dry-run shows the request)"
-        )
+    need_terminal(args, "the deletion", "deleted", "delete")
 
 
 # ---------------------------------------------------------------------------- list
@@ -212,14 +211,9 @@ async def _delete(
 
 
 def _dry_run(plan: DeletePlan, out: Output) -> int:
-    request = plan.request
-    print_requests(out, [request], f"Dry run: nothing was sent to {plan.server} "
-                   f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
-    out.update(count=plan.count, request={"method": request.method, "path": request.path,
-                                          "body": json.loads(request.body)})  # fmt: skip
-    return out.done(EXIT_OK)
+    out.update(count=plan.count)
+    return dry_run(out, [plan.request], plan.server, plural(plan.count, "inactive user"))
 
 
 def _confirmed(plan: DeletePlan) -> bool:
-    """Ask on the terminal; yes or y confirms."""
-    return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")
+    return confirmed(plan.lines(), plan.question)

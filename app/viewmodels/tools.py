@@ -8,7 +8,7 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import Changes, Resource
-from app.registry import TOOLS_BY_KEY, Tool
+from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, Session
 
@@ -59,6 +59,15 @@ class SessionViewModel(ViewModel):
         them refreshes)."""
         if not self.closed:
             self.session.notify(changes, self)
+
+    def unavailable_action(self, action: Action) -> str:
+        """Why the connection cannot do `action` (not connected, or the server or the token
+        cannot), and what would help; "" when it can."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        return "" if availability.available else availability.reason
 
     def report_error(self, text: str) -> None:
         """Put `text` in the status bar as this view-model's error (without making it `error`:
