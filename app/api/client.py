@@ -76,7 +76,7 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
-from app.registry import DELETE_INACTIVE_USERS, Action
+from app.registry import DELETE_GROUP, DELETE_INACTIVE_USERS, EDIT_GROUP, Action
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
@@ -232,15 +232,18 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it)."""
         await self._require(DELETE_INACTIVE_USERS)
-        request = delete_inactive_users_request(ids)
-        response = await self._send(
+        response = await self._send_write(delete_inactive_users_request(ids))
+        return response.status_code
+
+    async def _send_write(self, request: WriteRequest) -> httpx.Response:
+        """Send `request` once, as it is (a JSON body, or none)."""
+        return await self._send(
             request.method,
             request.path,
-            content=request.body,
-            headers={"Content-Type": "application/json"},
+            content=request.body or None,
+            headers={"Content-Type": "application/json"} if request.body else None,
             idempotent=False,
         )
-        return response.status_code
 
     # ------------------------------------------------------------------ groups
 
@@ -253,6 +256,28 @@ class AdminClient(Sender):
         """Operation 1, `POST /api/admin/groups`."""
         await self._require("groups")
         return await self._write("POST", "/api/admin/groups", group, Group)
+
+    async def get_group(self, group_id: int) -> Group:
+        """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
+        the server does not know)."""
+        await self._require("groups")
+        return await self.get(f"/api/admin/groups/{int(group_id)}", Group)
+
+    async def update_group(self, group_id: int, group: CreateGroup) -> Group:
+        """`PUT /api/admin/groups/:id` (the action `groups.edit`): every field replaced, the
+        nulls sent as nulls (no root role, no description). Unleash 8.2 answers the group
+        without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
+        for a name another group has, 400 `BadRequest`, 404 `NotFound`."""
+        await self._require(EDIT_GROUP)
+        request = update_group_request(group_id, group)
+        response = await self._send_write(request)
+        return await self._parse(response, Group, f"{request.method} {request.path}")
+
+    async def delete_group(self, group_id: int) -> int:
+        """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
+        (200, no body: Unleash answers the same for an id it does not know)."""
+        await self._require(DELETE_GROUP)
+        return (await self._send_write(delete_group_request(group_id))).status_code
 
     # ------------------------------------------------------------------ projects and features
 
@@ -662,6 +687,18 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
     )
+
+
+def update_group_request(group_id: int, group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.update_group` sends: the whole group, nulls included."""
+    return WriteRequest(
+        "PUT", f"/api/admin/groups/{int(group_id)}", group.model_dump_json().encode()
+    )
+
+
+def delete_group_request(group_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_group` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/groups/{int(group_id)}", b"")
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:
