@@ -102,8 +102,8 @@ class Groups(Users):
         with self.tx() as c:
             self._name_free(c, req.name)
             cur = c.execute(
-                "INSERT INTO groups_(name, description, mappings_sso, root_role, created_by,"
-                " created_at) VALUES(?, ?, ?, ?, ?, ?)",
+                "INSERT INTO groups_(id, name, description, mappings_sso, root_role, created_by,"
+                " created_at) VALUES((SELECT last + 1 FROM group_sequence), ?, ?, ?, ?, ?, ?)",
                 (req.name, req.description, json.dumps(req.mappingsSSO), req.rootRole,
                  by.user_name, now),
             )  # fmt: skip

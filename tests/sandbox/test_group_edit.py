@@ -117,6 +117,8 @@ def test_delete_removes_the_group_its_members_and_roles(sandbox: SandboxProcess)
         assert "Doomed" not in [g.name for g in listed.groups]
         # an id it does not know: nothing to do, and no error (as Unleash's group service)
         assert http.delete(f"/api/admin/groups/{made.id}").status_code == 200
+        # the id of the latest group, deleted, is not given again (Unleash's ids are a sequence)
+        assert make_group(http, "Doomed", []).id > made.id
     for table in ("group_users", "project_roles"):
         assert sql(sandbox, f"SELECT * FROM {table} WHERE group_id = ?", made.id) == []
     assert sql(sandbox, "SELECT summary FROM events WHERE type = 'group-deleted'") == [
