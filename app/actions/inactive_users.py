@@ -41,6 +41,7 @@ __all__ = [
     "DeletePlan",
     "Deletion",
     "InactiveUserLike",
+    "NamedUser",
     "delete_users",
     "journal_of",
     "plan_deletion",
@@ -52,6 +53,15 @@ __all__ = [
 SNAPSHOT_COLUMNS = ("id", "name", "email", "username", "seenAt", "createdAt", "patSeenAt")
 #: the users a confirmation names before "and N more"
 NAMED = 5
+
+
+class NamedUser(Protocol):
+    """Anything a person is named by: a user, an inactive user, a group's member."""
+
+    id: int
+    name: str | None
+    email: str | None
+    username: str | None
 
 
 class InactiveUserLike(Protocol):
@@ -67,7 +77,7 @@ class InactiveUserLike(Protocol):
     patSeenAt: datetime | None
 
 
-def user_label(user: InactiveUserLike) -> str:
+def user_label(user: NamedUser) -> str:
     """How a person recognises a user: the name, else the username, the email, the id."""
     return user.name or user.username or user.email or f"User {user.id}"
 

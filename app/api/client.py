@@ -255,7 +255,7 @@ class AdminClient(Sender):
     async def create_group(self, group: CreateGroup) -> Group:
         """Operation 1, `POST /api/admin/groups`."""
         await self._require("groups")
-        return await self._write("POST", "/api/admin/groups", group, Group)
+        return await self._send_group(create_group_request(group))
 
     async def get_group(self, group_id: int) -> Group:
         """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
@@ -269,7 +269,9 @@ class AdminClient(Sender):
         without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
         for a name another group has, 400 `BadRequest`, 404 `NotFound`."""
         await self._require(EDIT_GROUP)
-        request = update_group_request(group_id, group)
+        return await self._send_group(update_group_request(group_id, group))
+
+    async def _send_group(self, request: WriteRequest) -> Group:
         response = await self._send_write(request)
         return await self._parse(response, Group, f"{request.method} {request.path}")
 
@@ -686,6 +688,13 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
         ) from None
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
+    )
+
+
+def create_group_request(group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.create_group` sends (the fields that are not null)."""
+    return WriteRequest(
+        "POST", "/api/admin/groups", group.model_dump_json(exclude_none=True).encode()
     )
 
 
