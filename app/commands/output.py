@@ -1,15 +1,27 @@
 """What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
 bounds, with an error that says which bound) and `add_action` (a sub-action with its own
-help page)."""
+help page); and how the commands that change a server ask first: `needs_terminal` (no terminal
+and no --yes: nothing changes), `confirmed` (the question on the terminal), `print_request` (what
+--dry-run prints) and `run_change` (a job's errors as the exit statuses every command shares)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from app.commands.connection import EXIT_UNAUTHORISED, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
+
+if TYPE_CHECKING:
+    from app.api.client import WriteRequest
+
+#: the server refused the change (an error answer other than 401/403), or the person said no
+EXIT_REFUSED = 1
+#: Ctrl+C
+EXIT_CANCELLED = 130
 
 
 class Output:
@@ -80,3 +92,60 @@ def add_action(
         description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def needs_terminal(args: argparse.Namespace, doing: str, done: str) -> None:
+    """`UsageError` when a change would be asked about with no terminal to ask on and no
+    `--yes` (with `--dry-run` nothing is asked). `doing`: "the deletion"; `done`: "deleted"."""
+    if not args.dry_run and not args.yes and not sys.stdin.isatty():
+        verb = done.removesuffix("d")
+        raise UsageError(
+            f"no terminal to confirm {doing} on: nothing was {done}. Add --yes to {verb} "
+            "without asking (--dry-run shows the request)"
+        )
+
+
+def confirmed(lines: Sequence[str], question: str) -> bool:
+    """Ask on the terminal (on stderr, so stdout stays the result); yes or y confirms."""
+    for line in lines:
+        print(line, file=sys.stderr)
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline().strip().casefold()
+    return answer in ("y", "yes")
+
+
+def print_request(request: WriteRequest, out: Output, note: str) -> int:
+    """What --dry-run prints: the request exactly as it would be sent (or, with --json, in the
+    object), and on stderr that nothing was sent (`note`)."""
+    body = json.loads(request.body) if request.body else None
+    out.update(dry_run=True, request={"method": request.method, "path": request.path,
+                                      "body": body})  # fmt: skip
+    if not out.as_json:
+        print(f"{request.method} {request.path}")
+        if request.body:
+            print("Content-Type: application/json")
+            print()
+            print(request.body.decode())
+        print(note, file=sys.stderr)
+    return out.done(0)
+
+
+def run_change(out: Output, job: Coroutine[Any, Any, int]) -> int:
+    """Run a command's job; its errors as the exit statuses every command shares."""
+    import asyncio
+
+    from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
+
+    try:
+        return asyncio.run(job)
+    except UsageError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    except (Unauthorized, Forbidden, Unsupported) as exc:
+        status = exc.status if isinstance(exc, ApiError) else None
+        return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=status)
+    except ApiError as exc:
+        return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
+    except ClientError as exc:
+        return out.fail(EXIT_UNREACHABLE, str(exc))
+    except KeyboardInterrupt:
+        return out.fail(EXIT_CANCELLED, "cancelled")

@@ -7,33 +7,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
+from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
-    EXIT_UNAUTHORISED,
-    EXIT_UNREACHABLE,
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
     connection_from_args,
 )
-from app.commands.output import Output, add_action, whole_number
+from app.commands.output import (
+    EXIT_REFUSED,
+    Output,
+    add_action,
+    confirmed,
+    needs_terminal,
+    print_request,
+    run_change,
+    whole_number,
+)
 from app.text import plural
 
 if TYPE_CHECKING:
-    from app.actions.inactive_users import DeletePlan, InactiveUserLike
+    from app.actions.inactive_users import InactiveUserLike
     from app.api.client import AdminClient
     from app.api.models import InactiveUser
-
-#: the server refused the change (an error answer other than 401/403), or the person said no
-EXIT_REFUSED = 1
-#: Ctrl+C
-EXIT_CANCELLED = 130
 
 INACTIVE_DESCRIPTION = """\
 List the users with no login in the last 180 days (GET /api/admin/user-admin/inactive), or
@@ -96,22 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return out.fail(EXIT_USAGE, str(exc))
     job = _delete(args, client, args.profile or spec.url, out) if args.verb else _list(
         args, client, out)  # fmt: skip
-    try:
-        return asyncio.run(job)
-    except UsageError as exc:
-        return out.fail(EXIT_USAGE, str(exc))
-    except (Unauthorized, Forbidden, Unsupported) as exc:
-        return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=_status(exc))
-    except ApiError as exc:
-        return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
-    except ClientError as exc:
-        return out.fail(EXIT_UNREACHABLE, str(exc))
-    except KeyboardInterrupt:
-        return out.fail(EXIT_CANCELLED, "cancelled")
-
-
-def _status(exc: ClientError) -> int | None:
-    return exc.status if isinstance(exc, ApiError) else None
+    return run_change(out, job)
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -127,11 +112,7 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "its own snapshot)")  # fmt: skip
     if not args.ids and not args.all:
         raise UsageError("say which users to delete: --ids ID [ID ...] or --all")
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        raise UsageError(
-            "no terminal to confirm the deletion on: nothing was deleted. Add --yes to delete "
-            "without asking (--dry-run shows the request)"
-        )
+    needs_terminal(args, "the deletion", "deleted")
 
 
 # ---------------------------------------------------------------------------- list
@@ -217,8 +198,10 @@ async def _delete(
         journal = journal_of(connection, caps)
         plan = plan_deletion(chosen, journal)
         if args.dry_run:
-            return _dry_run(plan, out)
-        if not args.yes and not _confirmed(plan):
+            out.update(count=plan.count)
+            return print_request(plan.request, out, f"Dry run: nothing was sent to {plan.server} "
+                                 f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
+        if not args.yes and not confirmed(plan.lines(), plan.question):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deletion = await delete_users(client, journal, plan)
     out.update(deleted=deletion.count, ids=plan.ids, status=deletion.status,
@@ -227,27 +210,3 @@ async def _delete(
     out.say(f"Deleted {plural(deletion.count, 'inactive user')} on {plan.server}. "
             f"Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)
-
-
-def _dry_run(plan: DeletePlan, out: Output) -> int:
-    request = plan.request
-    out.update(dry_run=True, count=plan.count,
-               request={"method": request.method, "path": request.path,
-                        "body": json.loads(request.body)})  # fmt: skip
-    if not out.as_json:
-        print(f"{request.method} {request.path}")
-        print("Content-Type: application/json")
-        print()
-        print(request.body.decode())
-        print(f"Dry run: nothing was sent to {plan.server} "
-              f"({plural(plan.count, 'inactive user')}).", file=sys.stderr)  # fmt: skip
-    return out.done(EXIT_OK)
-
-
-def _confirmed(plan: DeletePlan) -> bool:
-    """Ask on the terminal (on stderr, so stdout stays the result); yes or y confirms."""
-    for line in plan.lines():
-        print(line, file=sys.stderr)
-    print(f"{plan.question} [y/N] ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline().strip().casefold()
-    return answer in ("y", "yes")
