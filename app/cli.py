@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import check, metrics, profiles, serve, users
+from app.commands import check, groups, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -60,6 +60,14 @@ COMMANDS: tuple[Command, ...] = (
         "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
         "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
         "first. Run `flagdesk users inactive --help` for the options.",
+    ),
+    Command(
+        "groups",
+        groups,
+        "list user groups, show one, or delete one",
+        "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
+        "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
+        "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
     ),
     Command(
         "profiles",

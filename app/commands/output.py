@@ -149,3 +149,11 @@ def run_change(out: Output, job: Coroutine[Any, Any, int]) -> int:
         return out.fail(EXIT_UNREACHABLE, str(exc))
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled")
+
+
+def print_rows(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table in columns as wide as their widest cell, titles first."""
+    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
+    for row in [titles, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+              .rstrip())  # fmt: skip

@@ -25,6 +25,7 @@ from app.commands.output import (
     confirmed,
     needs_terminal,
     print_request,
+    print_rows,
     run_change,
     whole_number,
 )
@@ -157,10 +158,7 @@ def _print_table(users: list[InactiveUser]) -> None:
          wire_time(u.createdAt)[:10], wire_time(u.patSeenAt)[:10])
         for u in users
     ]  # fmt: skip
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    for row in [titles, *rows]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-              .rstrip())  # fmt: skip
+    print_rows(titles, rows)
 
 
 # ---------------------------------------------------------------------------- delete
