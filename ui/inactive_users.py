@@ -13,7 +13,6 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -29,38 +28,24 @@ from app.viewmodels.inactive_users import (
     inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
+from ui.confirmation import Confirmation
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
 
-class DeleteConfirmation(QMessageBox):
-    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`).
-    Cancel is the default button (Enter or Escape cancel); "Delete N users" is reached with Tab
-    or its mnemonic (Alt+D). Opened window-modal, not run in a nested event loop."""
+class DeleteConfirmation(Confirmation):
+    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`);
+    "Delete N users" is reached with Tab or its mnemonic (Alt+D)."""
 
     def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("inactiveUsersDeleteConfirmation", "Delete inactive users",
+                         plan.question, plan.lines(),
+                         f"&Delete {plural(plan.count, 'user')}", parent)  # fmt: skip
         self.plan = plan
-        self.setObjectName("inactiveUsersDeleteConfirmation")
-        self.setIcon(QMessageBox.Icon.Warning)
-        self.setWindowTitle("Delete inactive users")
-        self.setText(plan.question)
-        self.setInformativeText("\n\n".join(plan.lines()))
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.delete_button = self.addButton(
-            f"&Delete {plural(plan.count, 'user')}", QMessageBox.ButtonRole.DestructiveRole
-        )
+        self.delete_button = self.confirm_button
         self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
-        self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
-        self.setDefaultButton(self.cancel_button)
-        self.setEscapeButton(self.cancel_button)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-
-    @property
-    def confirmed(self) -> bool:
-        return self.clickedButton() is self.delete_button
 
 
 class InactiveUsersView(ToolContent):
