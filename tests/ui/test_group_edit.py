@@ -9,6 +9,7 @@ members; a token without the Admin role sees Save and Delete disabled with the r
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,33 @@ def test_a_refused_save_keeps_what_was_typed(
     (entry,) = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
     assert (entry.state, entry.status) == (State.FAILED, 409)
     assert not editor.undo_button.isVisible()
+
+    # a plan made on another connection is not carried out
+    editor.name_edit.selectAll()
+    qtbot.keyClicks(editor.name_edit, "Day shift")
+    plan = editor.model.plan_save()
+    assert plan is not None
+    assert editor.model.change(replace(plan, connection="another")) is None
+    assert editor.outcome_label.text().startswith("Nothing was changed: the connection changed")
+    assert served(sandbox, PLATFORM).name == "Platform team"  # type: ignore[union-attr]
+    assert len(read_journal(journal_folder("test sandbox") / JOURNAL_NAME)) == 1
+
+
+def test_a_group_deleted_elsewhere_cannot_be_opened_and_leaves_the_list(
+    qtbot: Any, sandbox: SandboxProcess, open_editor: Opener
+) -> None:
+    _page, editor = open_editor(sandbox)
+    with sandbox.admin() as http:  # another admin deletes it after the list was read
+        assert http.delete(f"/api/admin/groups/{PLATFORM}").status_code == 200
+    open_platform_row = editor.model.groups.row_of(lambda g: g.id == PLATFORM)
+    editor.table.view.setCurrentIndex(editor.model.groups.index(open_platform_row, 0))
+    qtbot.mouseClick(editor.open_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(editor.model.outcome_error), timeout=20_000)
+    said = editor.outcome_label.text()
+    assert said.startswith("Could not open the group: ") and "404" in said
+    assert "Could not find group with id 1" in said
+    assert editor.model.editing is None and editor.form_heading.text() == "New group"
+    qtbot.waitUntil(lambda: "Platform team" not in editor.model.group_names, timeout=20_000)
 
 
 def test_delete_asks_then_undo_recreates_the_group_with_its_members(
