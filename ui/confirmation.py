@@ -1,11 +1,11 @@
 """`Confirmation`: the question asked before a change is sent, naming exactly what will change
 (the plan's lines). Cancel is the default button (Enter or Escape cancel); the confirming button
 is reached with Tab or its mnemonic. Opened window-modal with `open()`, never in a nested event
-loop: `finished` says when it is answered, `confirmed` how."""
+loop: `ask()` opens it and says when it is answered (`confirmed` says how)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -36,6 +36,19 @@ class Confirmation(QMessageBox):
         self.setDefaultButton(self.cancel_button)
         self.setEscapeButton(self.cancel_button)
         self.setWindowModality(Qt.WindowModality.WindowModal)
+
+    def ask(self, then: Callable[[], object], closed: Callable[[], object]) -> None:
+        """Open; once answered, call `closed()`, then `then()` if it was confirmed; the box
+        then goes."""
+
+        def finished(_result: int) -> None:
+            closed()
+            if self.confirmed:
+                then()
+            self.deleteLater()
+
+        self.finished.connect(finished)
+        self.open()
 
     @property
     def confirmed(self) -> bool:

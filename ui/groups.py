@@ -987,16 +987,10 @@ class GroupEditor(ToolContent):
         if plan is None or self.confirmation is not None:
             return
         self.confirmation = GroupConfirmation(plan, self.model.people, self)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
+        self.confirmation.ask(lambda: self.model.change(plan), self.on_confirmation_closed)
 
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.change(box.plan)
-        box.deleteLater()
+    def on_confirmation_closed(self) -> None:
+        self.confirmation = None
 
     def on_model_editing_changed(self) -> None:
         group = self.model.editing

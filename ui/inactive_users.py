@@ -169,16 +169,10 @@ class InactiveUsersView(ToolContent):
         if plan is None or self.confirmation is not None:
             return
         self.confirmation = DeleteConfirmation(plan, self)
-        self.confirmation.finished.connect(self.on_confirmation_finished)
-        self.confirmation.open()
+        self.confirmation.ask(lambda: self.model.delete(plan), self.on_confirmation_closed)
 
-    def on_confirmation_finished(self, _result: int) -> None:
-        box, self.confirmation = self.confirmation, None
-        if box is None:
-            return
-        if box.confirmed:
-            self.model.delete(box.plan)
-        box.deleteLater()
+    def on_confirmation_closed(self) -> None:
+        self.confirmation = None
 
     def on_model_deletion_finished(self) -> None:
         error = self.model.outcome_error

@@ -37,7 +37,6 @@ from app.api.client import (
     delete_group_request,
     update_group_request,
 )
-from app.api.errors import Unsupported
 from app.api.models import CreateGroup, CreateGroupMember, Group, UserRef
 from app.registry import CREATE_GROUP, DELETE_GROUP, EDIT_GROUP, Action
 from app.text import plural
@@ -294,9 +293,7 @@ async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> G
     """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in the
     journal. Raises the client's error (the journal has it) or `NotStarted` when the snapshot or
     the journal cannot be written (then nothing was sent)."""
-    availability = (await client.capabilities()).action(plan.action)
-    if not availability.available:
-        raise Unsupported(availability.title, availability.reason)
+    await client.require(plan.action)
     undone = "Nothing was changed."
     try:
         await asyncio.to_thread(write_snapshot, plan.snapshot, plan.group)

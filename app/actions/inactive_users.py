@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Protocol
 from app.actions.journal import Actor, Journal
 from app.actions.journaled import NotStarted, send_journaled
 from app.api.client import WriteRequest, delete_inactive_users_request
-from app.api.errors import Unsupported
 from app.registry import DELETE_INACTIVE_USERS
 from app.text import plural
 
@@ -195,9 +194,7 @@ async def delete_users(client: AdminClient, journal: Journal, plan: DeletePlan) 
     """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in
     the journal. Raises the client's error (the journal has it) or `NotStarted` when the
     snapshot or the journal cannot be written (then nothing was sent)."""
-    availability = (await client.capabilities()).action(DELETE_INACTIVE_USERS)
-    if not availability.available:
-        raise Unsupported(availability.title, availability.reason)
+    await client.require(DELETE_INACTIVE_USERS)
     try:
         await asyncio.to_thread(write_users_csv, plan.snapshot, plan.users)
     except OSError as exc:

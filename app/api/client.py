@@ -140,6 +140,11 @@ class AdminClient(Sender):
         """The capabilities if they were probed already, without probing."""
         return self._capabilities
 
+    async def require(self, action: Action) -> Capabilities:
+        """The capabilities, once they say `action` can be used here; `Unsupported`, saying
+        why, when they do not (nothing is sent)."""
+        return await self._require(action)
+
     async def _require(self, operation: str | Action) -> Capabilities:
         """The capabilities, once they say this tool (by key) or action can be used here;
         `Unsupported`, saying why, when they do not (nothing is sent)."""

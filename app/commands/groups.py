@@ -159,14 +159,10 @@ async def _delete(
 ) -> int:
     from app.actions.groups import carry_out, plan_delete
     from app.actions.inactive_users import journal_of
-    from app.api.errors import Unsupported
     from app.registry import DELETE_GROUP
 
     async with client:
-        caps = await client.capabilities()
-        availability = caps.action(DELETE_GROUP)
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        caps = await client.require(DELETE_GROUP)
         group = await client.get_group(args.id)
         roles = {r.id: r.name for r in await _root_roles(client)}
         journal = journal_of(connection, caps)

@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
     EXIT_USAGE,
@@ -171,10 +170,7 @@ async def _delete(
     from app.registry import DELETE_INACTIVE_USERS
 
     async with client:
-        caps = await client.capabilities()
-        availability = caps.action(DELETE_INACTIVE_USERS)
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        caps = await client.require(DELETE_INACTIVE_USERS)
         listed = (await client.inactive_users()).inactiveUsers
         if args.all:
             chosen = listed

@@ -683,15 +683,10 @@ class GroupEditorModel(ToolViewModel):
         self.editing_changed.emit()
 
     def _action_reason(self, action: Action) -> str:
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action)
-        if not availability.available:
-            return availability.reason
-        if self.changing:
+        reason = self.action_reason(action)
+        if not reason and self.changing:
             return "A change is under way."
-        return ""
+        return reason
 
     @property
     def save_reason(self) -> str:

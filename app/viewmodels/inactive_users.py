@@ -207,12 +207,9 @@ class InactiveUsersModel(ToolViewModel):
     @property
     def delete_reason(self) -> str:
         """Why Delete… cannot be used now, and what would make it work ("" when it can)."""
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(DELETE_INACTIVE_USERS)
-        if not availability.available:
-            return availability.reason
+        reason = self.action_reason(DELETE_INACTIVE_USERS)
+        if reason:
+            return reason
         if self.deleting:
             return "A deletion is under way."
         if not self.selected:

@@ -8,7 +8,7 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import Changes, Resource
-from app.registry import TOOLS_BY_KEY, Tool
+from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, Session
 
@@ -45,6 +45,15 @@ class SessionViewModel(ViewModel):
 
     def on_connection_changed(self) -> None:
         """Override: reload for the new connection."""
+
+    def action_reason(self, action: Action) -> str:
+        """Why `action` cannot be done on this connection, and what would help ("" when it
+        can): not connected yet, or what the registry's needs say of the server and token."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        return "" if availability.available else availability.reason
 
     def _on_session_data_changed(self, changes: Changes, source: object) -> None:
         if self.closed or source is self or changes.resource not in self.shows:
