@@ -38,6 +38,13 @@ def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.fixture
+def own_editor(sandbox: SandboxProcess, open_editor: Opener, data_folder: Path) -> GroupEditor:
+    """The group editor, loaded, on a sandbox of this test's own (free to change), journaling
+    into a data folder of its own."""
+    return open_editor(sandbox)[1]
+
+
 def served(sb: SandboxProcess, group_id: int) -> Group | None:
     with sb.admin() as http:
         r = http.get(f"/api/admin/groups/{group_id}")
@@ -120,12 +127,9 @@ def test_open_shows_the_group_with_its_members(
 
 
 def test_save_asks_cancel_changes_nothing_then_saves_reads_back_and_undo_restores(
-    qtbot: Any,
-    sandbox: SandboxProcess,
-    open_editor: Opener,
-    data_folder: Path,
+    qtbot: Any, sandbox: SandboxProcess, own_editor: GroupEditor, data_folder: Path
 ) -> None:
-    _page, editor = open_editor(sandbox)
+    editor = own_editor
     m, session = editor.model, editor.session
     changes: list[Changes] = []
     session.data_changed.connect(lambda c, _source: changes.append(c))
@@ -189,12 +193,9 @@ def test_save_asks_cancel_changes_nothing_then_saves_reads_back_and_undo_restore
 
 
 def test_a_refused_save_keeps_what_was_typed(
-    qtbot: Any,
-    sandbox: SandboxProcess,
-    open_editor: Opener,
-    data_folder: Path,
+    qtbot: Any, sandbox: SandboxProcess, own_editor: GroupEditor, data_folder: Path
 ) -> None:
-    _page, editor = open_editor(sandbox)
+    editor = own_editor
     open_platform(qtbot, editor)
     with sandbox.admin() as http:  # another admin takes the name meanwhile
         assert http.post("/api/admin/groups", json={"name": "Night shift"}).status_code == 201
@@ -241,12 +242,9 @@ def test_a_group_deleted_elsewhere_cannot_be_opened_and_leaves_the_list(
 
 
 def test_delete_asks_then_undo_recreates_the_group_with_its_members(
-    qtbot: Any,
-    sandbox: SandboxProcess,
-    open_editor: Opener,
-    data_folder: Path,
+    qtbot: Any, sandbox: SandboxProcess, own_editor: GroupEditor, data_folder: Path
 ) -> None:
-    _page, editor = open_editor(sandbox)
+    editor = own_editor
     m = editor.model
     before = served(sandbox, PLATFORM)
     open_platform(qtbot, editor)
