@@ -1001,7 +1001,7 @@ class GroupEditor(ToolContent):
             self.form_stack.setCurrentIndex(0)
             self.members.search.clear()
             self.mappings.edit.clear()
-        self.on_model_form_changed()
+        self.on_model_change_changed()  # Undo may apply to this group, or not
 
     def on_model_change_changed(self) -> None:
         m = self.model

@@ -713,9 +713,13 @@ class GroupEditorModel(ToolViewModel):
 
     @property
     def undo_reason(self) -> str:
-        if self.undoable is None:
+        last = self.undoable
+        if last is None:
             return "Nothing to undo."
-        return self._action_reason(self.undoable.action)
+        if last.kind is Kind.EDIT and (self.editing is None or self.editing.id != last.group.id):
+            name = last.body.name if last.body is not None else last.group.name
+            return f"Open group “{name}” again to undo its edit."
+        return self._action_reason(last.action)
 
     @property
     def people(self) -> dict[int, str]:

@@ -178,6 +178,11 @@ def test_save_asks_cancel_changes_nothing_then_saves_reads_back_and_undo_restore
         "groups.edit", [PLATFORM], State.DONE, 200)  # fmt: skip
     assert held(read_snapshot(box.plan.snapshot)) == held(before)
 
+    qtbot.mouseClick(editor.new_button, Qt.MouseButton.LeftButton)  # away from the group
+    assert editor.undo_button.isVisible() and not editor.undo_button.isEnabled()
+    assert editor.undo_button.toolTip() == "Open group “Platform crew” again to undo its edit."
+    open_platform(qtbot, editor)
+    assert editor.undo_button.isEnabled()
     qtbot.mouseClick(editor.undo_button, Qt.MouseButton.LeftButton)
     undo = editor.confirmation
     assert undo is not None and undo.text() == "Put back group “Platform crew”?"
