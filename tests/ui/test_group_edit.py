@@ -218,15 +218,33 @@ def test_a_refused_save_keeps_what_was_typed(
     assert (entry.state, entry.status) == (State.FAILED, 409)
     assert not editor.undo_button.isVisible()
 
-    # a plan made on another connection is not carried out
+    # a 400: a member deleted on the server meanwhile lands on the members field
     editor.name_edit.selectAll()
     qtbot.keyClicks(editor.name_edit, "Day shift")
+    gone = editor.model.members[2]
+    with sandbox.admin() as http:  # deletes any user it is given (as Unleash 8.2)
+        r = http.post("/api/admin/user-admin/inactive/delete", json={"ids": [gone.id]})
+        assert r.status_code == 200
+    qtbot.mouseClick(editor.create_button, Qt.MouseButton.LeftButton)
+    answer(qtbot, editor, confirm=True)
+    assert f"No user with id {gone.id}" in editor.members.error.text()
+    assert editor.members.error.isVisible()
+    assert editor.name_edit.text() == "Day shift" and len(chosen(editor)) == 6  # as typed
+    assert editor.description_edit.toPlainText() == "Typed with care."
+    assert served(sandbox, PLATFORM).name == "Platform team"  # type: ignore[union-attr]
+    statuses = [e.status for e in read_journal(journal_folder("test sandbox") / JOURNAL_NAME)]
+    assert statuses == [409, 400]
+
+    # a plan made on another connection is not carried out
+    assert not editor.create_button.isEnabled()  # until the refused member is taken out
+    editor.model.remove_member(gone.id)
+    assert editor.create_button.isEnabled() and not editor.members.error.isVisible()
     plan = editor.model.plan_save()
     assert plan is not None
     assert editor.model.change(replace(plan, connection="another")) is None
     assert editor.outcome_label.text().startswith("Nothing was changed: the connection changed")
     assert served(sandbox, PLATFORM).name == "Platform team"  # type: ignore[union-attr]
-    assert len(read_journal(journal_folder("test sandbox") / JOURNAL_NAME)) == 1
+    assert len(read_journal(journal_folder("test sandbox") / JOURNAL_NAME)) == 2
 
 
 def test_a_group_deleted_elsewhere_cannot_be_opened_and_leaves_the_list(
