@@ -2,7 +2,8 @@
 where a terminal is pretended): the list and one group as text and JSON; --dry-run prints the
 exact request and changes nothing; without a terminal and without --yes nothing changes; the
 terminal's question; --yes deletes with a JSON snapshot and a journal entry, read back from the
-server; an unknown id, a Viewer's token and a server without groups have their exit statuses."""
+server; an unknown id, a Viewer's token, a server without groups and an unreachable one have
+their exit statuses."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journa
 from app.api.models import GroupList
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import Terminal, as_json
+from tests.faults import closed_port
 
 PLATFORM = 1  # "Platform team" in the demo: 6 members, root role Editor
 
@@ -153,6 +155,13 @@ def test_refusals_have_their_exit_statuses(
             assert "Enterprise" in result.stderr
         r = httpx.get(oss.url + "/api/admin/groups", headers={"Authorization": oss.admin_token})
         assert r.status_code == 404
+    env = {**os.environ, "FLAGDESK_TOKEN": "x", "FLAGDESK_DATA_DIR": str(tmp_path)}
+    down = subprocess.run(
+        [sys.executable, "-m", "app", "groups", "delete", "1", "--yes", "--json", "--url",
+         f"http://127.0.0.1:{closed_port()}"],
+        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    assert down.returncode == 3 and as_json(down)["exit_status"] == 3
     bad = flagdesk(sandbox, "show", "seven", data=tmp_path)
     assert bad.returncode == 2 and "'seven' is not a group id" in bad.stderr
     assert json.loads(flagdesk(sandbox, "list", "--json", data=tmp_path).stdout)["count"] == 3
