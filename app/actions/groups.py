@@ -324,15 +324,12 @@ async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> G
         if plan.kind is Kind.DELETE:
             return await client.delete_group(plan.group.id)
         assert plan.body is not None
+        statuses: list[int] = []
         if plan.kind is Kind.EDIT:
-            answer = await client.update_group(plan.group.id, plan.body)
-            return UPDATED
-        answer = await client.create_group(plan.body)
-        return CREATED
+            answer = await client.update_group(plan.group.id, plan.body, answered=statuses.append)
+        else:
+            answer = await client.create_group(plan.body, answered=statuses.append)
+        return statuses[0]
 
     status = await send_journaled(pending, send())
     return GroupChange(plan, status, answer, journal.path, pending.entry)
-
-
-#: the statuses of a successful PUT and POST (the client raises for any other answer)
-UPDATED, CREATED = 200, 201

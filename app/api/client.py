@@ -257,10 +257,13 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get("/api/admin/groups", GroupList)
 
-    async def create_group(self, group: CreateGroup) -> Group:
-        """Operation 1, `POST /api/admin/groups`."""
+    async def create_group(
+        self, group: CreateGroup, *, answered: Callable[[int], object] | None = None
+    ) -> Group:
+        """Operation 1, `POST /api/admin/groups`. `answered` is given the answer's status (for
+        a journal) before the body is read."""
         await self._require("groups")
-        return await self._send_group(create_group_request(group))
+        return await self._send_group(create_group_request(group), answered)
 
     async def get_group(self, group_id: int) -> Group:
         """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
@@ -268,16 +271,27 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get(f"/api/admin/groups/{int(group_id)}", Group)
 
-    async def update_group(self, group_id: int, group: CreateGroup) -> Group:
+    async def update_group(
+        self,
+        group_id: int,
+        group: CreateGroup,
+        *,
+        answered: Callable[[int], object] | None = None,
+    ) -> Group:
         """`PUT /api/admin/groups/:id` (the action `groups.edit`): every field replaced, the
         nulls sent as nulls (no root role, no description). Unleash 8.2 answers the group
         without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
-        for a name another group has, 400 `BadRequest`, 404 `NotFound`."""
+        for a name another group has, 400 `BadRequest`, 404 `NotFound`. `answered` as for
+        `create_group`."""
         await self._require(EDIT_GROUP)
-        return await self._send_group(update_group_request(group_id, group))
+        return await self._send_group(update_group_request(group_id, group), answered)
 
-    async def _send_group(self, request: WriteRequest) -> Group:
+    async def _send_group(
+        self, request: WriteRequest, answered: Callable[[int], object] | None
+    ) -> Group:
         response = await self._send_write(request)
+        if answered is not None:
+            answered(response.status_code)
         return await self._parse(response, Group, f"{request.method} {request.path}")
 
     async def delete_group(self, group_id: int) -> int:
