@@ -34,6 +34,7 @@ bench:
 	$(BIN)/python bench/sandbox_idle_rss.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_startup.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_tables.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/actions.py
 
 screenshots:
 	@packaging/bootstrap.sh test

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import check, groups, metrics, profiles, serve, users
+from app.commands import archive, check, groups, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -60,6 +60,14 @@ COMMANDS: tuple[Command, ...] = (
         "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
         "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
         "first. Run `flagdesk users inactive --help` for the options.",
+    ),
+    Command(
+        "archive",
+        archive,
+        "list a project's archived flags, revive them or delete them for good",
+        "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
+        "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
+        "archive VERB --help` for each.",
     ),
     Command(
         "groups",

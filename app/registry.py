@@ -165,6 +165,12 @@ DELETE_FEATURES = Action(
     "Delete flags for good (bulk)",
     "POST /api/admin/projects/:projectId/delete",
 )
+#: the undo of a revive: the revived flags back into the archive
+ARCHIVE_FEATURES = Action(
+    "archived_features.archive",
+    "Archive flags again (undo a revive)",
+    "POST /api/admin/projects/:projectId/archive",
+)
 
 CREATE_CONTEXT_FIELD = Action(
     "context_fields.create", "Create context field", "POST /api/admin/context"
@@ -222,7 +228,7 @@ TOOL = Tools(
         "archived_features", "Archived features", "Projects",
         "Browse a project's archived feature flags.", "archive",
         Needs(probe=Probe.ARCHIVE),
-        (REVIVE_FEATURE, DELETE_FEATURE, REVIVE_FEATURES, DELETE_FEATURES),
+        (REVIVE_FEATURE, DELETE_FEATURE, REVIVE_FEATURES, DELETE_FEATURES, ARCHIVE_FEATURES),
     ),
     context_usage=Tool(
         "context_usage", "Context usage", "Configuration",

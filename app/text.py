@@ -7,7 +7,7 @@ windows never count the same things in two ways.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = ["count_text", "counted", "noun_for", "plural"]
 
@@ -39,3 +39,12 @@ def counted(noun: str, plural_noun: str | None = None) -> Callable[[int, int], s
         return count_text(shown, total, noun, plural_noun)
 
     return text
+
+
+def first_named(names: Sequence[str], total: int, most: int = 5) -> list[str]:
+    """The first `most` of `names` and, when there are more of the `total`, "and N more": how a
+    confirmation names what it changes."""
+    shown = list(names[:most])
+    if total > most:
+        shown.append(f"and {total - most:,} more")
+    return shown

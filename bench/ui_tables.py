@@ -34,7 +34,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +206,10 @@ async def measure_tool(
     }
 
 
-async def bench(app: QApplication, sandbox: SandboxProcess, runs: int) -> dict[str, Any]:
+@asynccontextmanager
+async def connected(sandbox: SandboxProcess) -> AsyncIterator[Session]:
+    """A GUI session (the windows' shared client) connected to `sandbox` with its admin token,
+    with a profile store of its own; closed on the way out."""
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-config-") as config:
         session = Session(ProfileStore(Path(config)), health_interval=0)
         session.open_spec(ConnectionSpec(sandbox.url, sandbox.admin_token, label="bench"))
@@ -213,10 +217,15 @@ async def bench(app: QApplication, sandbox: SandboxProcess, runs: int) -> dict[s
         if session.state != READY:
             raise SystemExit(f"could not connect: {session.message}")
         try:
-            inactive = await measure_tool(app, session, "inactive_users", None, runs)
-            archive = await measure_tool(app, session, "archived_features", "default", runs)
+            yield session
         finally:
             await session.aclose()
+
+
+async def bench(app: QApplication, sandbox: SandboxProcess, runs: int) -> dict[str, Any]:
+    async with connected(sandbox) as session:
+        inactive = await measure_tool(app, session, "inactive_users", None, runs)
+        archive = await measure_tool(app, session, "archived_features", "default", runs)
     return {"inactive_users": inactive, "archived_features": archive}
 
 

@@ -91,11 +91,16 @@ def connect(
     qtbot: Any, qloop: qasync.QEventLoop, arun: Callable[..., Any], tmp_path: Path
 ) -> Iterator[Callable[..., Session]]:
     """`connect(sandbox, token=None)`: a `Session` connected (READY) to a running sandbox with
-    its admin token, or `token` (a personal access token, say). Closed after the test."""
+    its admin token, or `token` (a personal access token, say), named `label`. Closed after the
+    test."""
     sessions: list[Session] = []
 
     def make(
-        sb: SandboxProcess, token: str | None = None, *, client_token: str | None = None
+        sb: SandboxProcess,
+        token: str | None = None,
+        *,
+        client_token: str | None = None,
+        label: str = "test sandbox",
     ) -> Session:
         session = Session(ProfileStore(tmp_path / f"config{len(sessions)}"))
         sessions.append(session)
@@ -104,7 +109,7 @@ def connect(
                 url=sb.url,
                 token=token or sb.admin_token,
                 client_token=client_token or sb.client_token,
-                label="test sandbox",
+                label=label,
             )
         )
         qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
@@ -114,3 +119,14 @@ def connect(
     yield make
     for session in sessions:
         arun(session.aclose())
+
+
+def select_where(view: Any, keep: Callable[[Any], bool]) -> None:
+    """Select, in the table view `view` (over a `TableModel`), exactly the rows whose items
+    `keep` is true for, as a person's clicks would (the selection model says so)."""
+    table, selection = view.model(), view.selectionModel()
+    flags = selection.SelectionFlag.Select | selection.SelectionFlag.Rows
+    selection.clearSelection()
+    for row, item in enumerate(table.rows):
+        if keep(item):
+            selection.select(table.index(row, 0), flags)

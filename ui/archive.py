@@ -1,6 +1,9 @@
 """`ArchiveBrowser`: the archived feature browser (bound to `ArchiveBrowserModel`). A project
 picker; the project's archived flags in a table (filter, count, Ctrl+C, CSV export); and beside
-it the selected flag's fields and environments. Shows and forwards; never fetches.
+it the selected flag's fields and environments. Revive… and Delete for good… act on the selected
+rows (one or many) after `ArchiveConfirmation` says exactly what will happen (deleting for good
+asks to type the project's id, or the flag's name for one flag); Undo, right after a revive,
+archives those flags again. Shows and forwards; never fetches.
 
 Where the server has no archive endpoint the flags come through the search API: the tool's page
 already says so in its quiet note, so this window does not repeat it (only its loading text
@@ -11,13 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -26,17 +33,21 @@ from PySide6.QtWidgets import (
 )
 
 from app.api.models import ArchivedFeature
-from app.text import counted
+from app.text import counted, plural
 from app.viewmodels.archive import (
     ARCHIVED_COLUMN,
     CONTENT,
     DEFAULT_ORDER,
+    DELETE,
     DETAILS,
     ERROR,
     LOADING,
+    REVIVE,
     ArchiveBrowserModel,
+    ArchivePlan,
 )
 from app.viewmodels.session import Session
+from ui.confirmation import ConfirmationFlow, show_outcome
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -153,6 +164,70 @@ class ArchiveDetail(QStackedWidget):
         self.setCurrentWidget(self.detail_page)
 
 
+class ArchiveConfirmation(QDialog):
+    """Asks before flags are revived, deleted for good or archived again, naming exactly what
+    will change (`ArchivePlan.lines()`). Cancel is the default button (Enter or Escape cancel);
+    the action's button is reached with Tab or its mnemonic. Deleting for good asks the person
+    to type `plan.confirm_text` first: until it matches, the action's button is disabled.
+    Opened window-modal, not run in a nested event loop."""
+
+    def __init__(self, plan: ArchivePlan, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plan = plan
+        self.setObjectName(f"{STEM}Confirmation")
+        self.setWindowTitle(plan.question)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        layout = QVBoxLayout(self)
+        self.question = QLabel(plan.question)
+        self.question.setObjectName(f"{STEM}ConfirmationQuestion")
+        bold = QFont(self.question.font())
+        bold.setBold(True)
+        self.question.setFont(bold)
+        layout.addWidget(self.question)
+        self.details = QLabel("\n\n".join(plan.lines()))
+        self.details.setObjectName(f"{STEM}ConfirmationDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.details)
+        self.typed = QLineEdit()
+        self.typed.setObjectName(f"{STEM}ConfirmationTyped")
+        self.typed.setAccessibleName("Type this to confirm")
+        self.typed.setPlaceholderText(plan.confirm_text or "")
+        self.typed.setVisible(plan.confirm_text is not None)
+        layout.addWidget(self.typed)
+        buttons = QDialogButtonBox()
+        flags = plural(plan.count, "flag")
+        title = {REVIVE: f"&Revive {flags}", DELETE: f"&Delete {flags} for good"}.get(
+            plan.verb, f"&Archive {flags} again"
+        )
+        self.action_button = buttons.addButton(title, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.action_button.setObjectName(f"{STEM}ConfirmButton")
+        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setObjectName(f"{STEM}CancelButton")
+        self.action_button.setAutoDefault(False)
+        self.cancel_button.setDefault(True)
+        layout.addWidget(buttons)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.typed.textChanged.connect(self.on_typed_changed)
+        self.on_typed_changed(self.typed.text())
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # the text to type has the focus first; else Cancel
+        (self.typed if self.plan.confirm_text is not None else self.cancel_button).setFocus()
+
+    def on_typed_changed(self, text: str) -> None:
+        self.action_button.setEnabled(self.plan.confirmed_by(text))
+
+    @property
+    def confirmed(self) -> bool:
+        return self.result() == QDialog.DialogCode.Accepted and self.plan.confirmed_by(
+            self.typed.text()
+        )
+
+
 class ArchiveBrowser(ToolContent):
     """A project's archived flags, and the selected one's environments."""
 
@@ -194,10 +269,39 @@ class ArchiveBrowser(ToolContent):
         self.model.selected_changed.connect(self.on_model_selected_changed)
         self.detail = ArchiveDetail(self.model)
 
+        listing = QWidget()
+        listing.setObjectName(f"{STEM}Listing")
+        listing_layout = QVBoxLayout(listing)
+        listing_layout.setContentsMargins(0, 0, 0, 0)
+        listing_layout.setSpacing(6)
+        listing_layout.addWidget(self.table, 1)
+        actions = QHBoxLayout()
+        self.revive_button = QPushButton("Revive…")
+        self.revive_button.setObjectName(f"{STEM}ReviveButton")
+        self.revive_button.setAccessibleName("Revive the selected flags")
+        self.delete_button = QPushButton("Delete for good…")
+        self.delete_button.setObjectName(f"{STEM}DeleteButton")
+        self.delete_button.setAccessibleName("Delete the selected flags for good")
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setObjectName(f"{STEM}UndoButton")
+        self.undo_button.setAccessibleName("Undo the revive: archive those flags again")
+        for button in (self.revive_button, self.delete_button, self.undo_button):
+            actions.addWidget(button)
+        self.outcome_label = QLabel()
+        self.outcome_label.setObjectName(f"{STEM}Outcome")
+        self.outcome_label.setAccessibleName("What the last action did")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        actions.addWidget(self.outcome_label, 1)
+        listing_layout.addLayout(actions)
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: ArchiveConfirmation(plan, self), self.model.carry_out
+        )
+
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName(f"{STEM}Splitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(listing)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 1)
@@ -207,10 +311,19 @@ class ArchiveBrowser(ToolContent):
         self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states, 1)
 
+        self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
+        self.model.table.modelReset.connect(self.on_table_selection_changed)
+        self.revive_button.clicked.connect(self.on_revive_button_clicked)
+        self.delete_button.clicked.connect(self.on_delete_button_clicked)
+        self.undo_button.clicked.connect(self.on_undo_button_clicked)
+        self.model.actions_changed.connect(self.on_model_actions_changed)
+        self.model.action_finished.connect(self.on_model_action_finished)
+        self.model.status_changed.connect(self.on_model_status_changed)
         self.model.changed.connect(self.on_model_changed)
         self.model.project_changed.connect(self.picker.set_value)
         self.model.start()
         self.on_model_changed()
+        self.on_model_actions_changed()
 
     # ------------------------------------------------------------------ ToolContent
 
@@ -277,3 +390,44 @@ class ArchiveBrowser(ToolContent):
             self.states.show_content()
         else:  # empty, or nothing asked for yet
             self.states.show_empty(m.empty_title, m.empty_text)
+
+    # ------------------------------------------------------------------ revive, delete, undo
+
+    def on_table_selection_changed(self, *_: object) -> None:
+        self.model.select_rows(self.table.selected_items())
+
+    def on_model_actions_changed(self) -> None:
+        m = self.model
+        for button, reason, tip in (
+            (self.revive_button, m.reason(REVIVE), "Revive the selected flags"),
+            (self.delete_button, m.reason(DELETE), "Delete the selected flags for good"),
+            (self.undo_button, m.undo_reason, "Archive the flags just revived again"),
+        ):
+            button.setEnabled(not reason)
+            button.setToolTip(reason or tip)
+        self.undo_button.setVisible(m.undoable is not None)
+
+    def on_revive_button_clicked(self) -> None:
+        self._confirm(self.model.plan(REVIVE))
+
+    def on_delete_button_clicked(self) -> None:
+        self._confirm(self.model.plan(DELETE))
+
+    def on_undo_button_clicked(self) -> None:
+        self._confirm(self.model.plan_undo())
+
+    def _confirm(self, plan: ArchivePlan | None) -> None:
+        self.confirmations.ask(plan)
+
+    @property
+    def confirmation(self) -> ArchiveConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.confirmations.box
+        return box if isinstance(box, ArchiveConfirmation) else None
+
+    def on_model_status_changed(self, text: str) -> None:
+        if text and self.model.acting:
+            self.outcome_label.setText(text)
+
+    def on_model_action_finished(self) -> None:
+        show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)

@@ -45,7 +45,7 @@ from app.viewmodels.groups import (
 )
 from app.viewmodels.session import CONNECTING, Session
 from ui.avatar import avatar_pixmap
-from ui.confirmation import Confirmation
+from ui.confirmation import ConfirmationFlow, MessageConfirmation
 from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
@@ -514,16 +514,17 @@ class CreatedView(QWidget):
         self.model.create_another()
 
 
-class GroupConfirmation(Confirmation):
+class GroupConfirmation(MessageConfirmation):
     """Asks before a group is saved, deleted, put back or recreated, naming exactly what
     changes (`GroupPlan.lines()`); Cancel is the default."""
 
     def __init__(
         self, plan: GroupPlan, people: dict[int, str], parent: QWidget | None = None
     ) -> None:
-        super().__init__("groupsConfirmation", plan.title, plan.question, plan.lines(people),
-                         plan.button, parent)  # fmt: skip
-        self.plan = plan
+        super().__init__(plan, "groupsConfirmation", plan.title, plan.question,
+                         plan.lines(people), plan.button, parent)  # fmt: skip
+        self.plan: GroupPlan = plan
+        self.confirm_button.setObjectName("groupsConfirmButton")
 
 
 class GroupEditor(ToolContent):
@@ -739,7 +740,9 @@ class GroupEditor(ToolContent):
         self.undo_button.clicked.connect(self.on_undo_button_clicked)
         outcome_row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
         body_layout.addLayout(outcome_row)
-        self.confirmation: GroupConfirmation | None = None
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: GroupConfirmation(plan, self.model.people, self), self.model.change
+        )
         self.states = StatePanel("groups", body)
         self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states)
@@ -984,13 +987,7 @@ class GroupEditor(ToolContent):
     def confirm(self, plan: GroupPlan | None) -> None:
         """Ask before `plan` is carried out (nothing when there is none, or a question is
         open already)."""
-        if plan is None or self.confirmation is not None:
-            return
-        self.confirmation = GroupConfirmation(plan, self.model.people, self)
-        self.confirmation.ask(lambda: self.model.change(plan), self.on_confirmation_closed)
-
-    def on_confirmation_closed(self) -> None:
-        self.confirmation = None
+        self.confirmations.ask(plan)
 
     def on_model_editing_changed(self) -> None:
         group = self.model.editing

@@ -28,22 +28,22 @@ from app.viewmodels.inactive_users import (
     inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
-from ui.confirmation import Confirmation
+from ui.confirmation import ConfirmationFlow, MessageConfirmation, show_outcome
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
 
-class DeleteConfirmation(Confirmation):
+class DeleteConfirmation(MessageConfirmation):
     """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`);
     "Delete N users" is reached with Tab or its mnemonic (Alt+D)."""
 
     def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
-        super().__init__("inactiveUsersDeleteConfirmation", "Delete inactive users",
-                         plan.question, plan.lines(),
-                         f"&Delete {plural(plan.count, 'user')}", parent)  # fmt: skip
-        self.plan = plan
+        super().__init__(plan, "inactiveUsersDeleteConfirmation", "Delete inactive users",
+                         plan.question, plan.lines(), f"&Delete {plural(plan.count, 'user')}",
+                         parent)  # fmt: skip
+        self.plan: DeletePlan = plan
         self.delete_button = self.confirm_button
         self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
 
@@ -81,7 +81,9 @@ class InactiveUsersView(ToolContent):
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
         layout.addLayout(actions)
-        self.confirmation: DeleteConfirmation | None = None
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: DeleteConfirmation(plan, self), self.model.delete
+        )
         self.hint = QLabel(
             "Double-click a user, or press Enter, to open them in the user editor. Select users "
             "and press Delete to delete them. Days inactive count from the last login, or from "
@@ -152,12 +154,7 @@ class InactiveUsersView(ToolContent):
             self.outcome_label.setText(text)
 
     def on_table_selection_changed(self, *_: object) -> None:
-        # from the selection's row ranges: Ctrl+A on 100,000 rows is one range, where
-        # `selectedIndexes()` would make an index per cell
-        ranges = self.table.view.selectionModel().selection()
-        spans = (ranges.at(i) for i in range(ranges.count()))
-        rows = sorted({r for span in spans for r in range(span.top(), span.bottom() + 1)})
-        self.model.select([self.model.table.row_at(r) for r in rows])
+        self.model.select(self.table.selected_items())
 
     def on_model_delete_changed(self) -> None:
         reason = self.model.delete_reason
@@ -165,19 +162,16 @@ class InactiveUsersView(ToolContent):
         self.delete_button.setToolTip(reason or "Delete the selected users (Delete)")
 
     def on_delete_button_clicked(self) -> None:
-        plan = self.model.plan_delete()
-        if plan is None or self.confirmation is not None:
-            return
-        self.confirmation = DeleteConfirmation(plan, self)
-        self.confirmation.ask(lambda: self.model.delete(plan), self.on_confirmation_closed)
+        self.confirmations.ask(self.model.plan_delete())
 
-    def on_confirmation_closed(self) -> None:
-        self.confirmation = None
+    @property
+    def confirmation(self) -> DeleteConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.confirmations.box
+        return box if isinstance(box, DeleteConfirmation) else None
 
     def on_model_deletion_finished(self) -> None:
-        error = self.model.outcome_error
-        self.outcome_label.setText(error or self.model.outcome)
-        self.outcome_label.setProperty("error", bool(error))
+        show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_table_row_activated(self, row: object) -> None:
         if isinstance(row, InactiveRow):

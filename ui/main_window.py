@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 PAGE_ROLE = Qt.ItemDataRole.UserRole
 OVERVIEW = "overview"
+HISTORY = "history"
 
 
 class MainWindow(QMainWindow):
@@ -88,6 +89,12 @@ class MainWindow(QMainWindow):
         overview_item.setIcon(0, icon("overview"))
         self.sidebar.addTopLevelItem(overview_item)
         self.items[OVERVIEW] = overview_item
+        self.history_item = QTreeWidgetItem(["History"])
+        self.history_item.setData(0, PAGE_ROLE, HISTORY)
+        self.history_item.setIcon(0, icon("history"))
+        self.history_item.setToolTip(0, "Every change flagdesk made on this connection (Ctrl+H)")
+        self.sidebar.addTopLevelItem(self.history_item)
+        self.items[HISTORY] = self.history_item
         heading_font = QFont(self.sidebar.font())
         heading_font.setBold(True)
         for group in GROUPS:
@@ -122,8 +129,10 @@ class MainWindow(QMainWindow):
 
     def bind(self, session: Session) -> None:
         """Add the pages for `session` and follow it."""
+        from app.viewmodels.history import HistoryModel
         from app.viewmodels.overview import OverviewModel
         from app.viewmodels.tools import ToolModel
+        from ui.history import HistoryPage
         from ui.overview_page import OverviewPage
         from ui.tool_page import ToolPage
 
@@ -135,6 +144,11 @@ class MainWindow(QMainWindow):
         )
         self.overview = OverviewPage(self.overview_model)
         self.pages.addWidget(self.overview)
+        self.history_model = HistoryModel(session, self)
+        self.history = HistoryPage(self.history_model)
+        self.pages.addWidget(self.history)
+        self.history_model.entries_changed.connect(self.on_history_entries_changed)
+        self.history_model.refresh()  # the changes in doubt are counted from the start
         for tool in TOOLS:
             page = ToolPage(ToolModel(tool, session))
             page.connections_requested.connect(self.on_connections_triggered)
@@ -205,6 +219,10 @@ class MainWindow(QMainWindow):
             tools_menu.addAction(action)
             self.tool_actions[tool.key] = action
         tools_menu.addSeparator()
+        self.history_action = self._action("historyAction", "&History", "Ctrl+H")
+        self.history_action.setIcon(icon("history"))
+        self.history_action.triggered.connect(partial(self.show_page, HISTORY))
+        tools_menu.addAction(self.history_action)
         self.new_window_action = self._action(
             "newWindowAction", "Open in a &new window", "Ctrl+Shift+N"
         )
@@ -288,16 +306,22 @@ class MainWindow(QMainWindow):
     def on_refresh_shortcut_activated(self) -> None:
         if not self.bound:
             return
-        page = self.tool_pages.get(self.current_key)
+        key = self.current_key
+        page = self.tool_pages.get(key)
         if page is not None:
             page.refresh()
+        elif key == HISTORY:
+            self.history.refresh()
         else:
             self.overview_model.retry()
 
     def on_find_shortcut_activated(self) -> None:
-        page = self.tool_pages.get(self.current_key)
+        key = self.current_key
+        page = self.tool_pages.get(key)
         if page is not None:
             page.focus_filter()
+        elif key == HISTORY:
+            self.history.focus_filter()
 
     # ------------------------------------------------------------------ navigation
 
@@ -317,10 +341,12 @@ class MainWindow(QMainWindow):
         key = current.data(0, PAGE_ROLE) if current is not None else None
         if not key or not self.bound:
             return
-        page: QWidget = self.overview if key == OVERVIEW else self.tool_pages[str(key)]
+        page: QWidget = {OVERVIEW: self.overview, HISTORY: self.history}.get(
+            str(key)
+        ) or self.tool_pages[str(key)]
         left = self.pages.currentWidget()
         self.pages.setCurrentWidget(page)
-        self.new_window_action.setEnabled(key != OVERVIEW)
+        self.new_window_action.setEnabled(str(key) in TOOLS_BY_KEY)
         if left is not None and left is not page:
             # a window's error belongs to it: it leaves the status bar with the window
             owner = self.session.error_owner
@@ -404,11 +430,36 @@ class MainWindow(QMainWindow):
         self.activity_label.setVisible(in_flight > 0)
         self.activity_label.setText(plural(in_flight, "request"))
 
+    def on_history_entries_changed(self) -> None:
+        """The sidebar's History entry counts the changes in doubt, and says what to do."""
+        doubt = len(self.history_model.in_doubt)
+        item = self.history_item
+        item.setText(0, f"History ({doubt} in doubt)" if doubt else "History")
+        item.setIcon(0, icon("warning" if doubt else "history"))
+        item.setToolTip(
+            0,
+            f"{plural(doubt, 'change')} in doubt: open History to check "
+            f"{'it' if doubt == 1 else 'them'} against the server (Ctrl+H)"
+            if doubt
+            else "Every change flagdesk made on this connection (Ctrl+H)",
+        )
+
     def on_session_error_reported(self, text: str) -> None:
+        owner = self.session.error_owner if self.bound else None
+        if text and isinstance(owner, QObject) and self._on_a_hidden_page(owner):
+            # a window not on screen loaded again (another window changed what it shows) and
+            # failed: the error is its own, on its page when the person goes there; the status
+            # bar says what the windows in view report
+            self.session.withdraw_error(owner)
+            return
         self.error_button.setVisible(bool(text))
         first = text.splitlines()[0] if text else ""
         metrics = self.error_button.fontMetrics()
         self.error_button.setText(metrics.elidedText(first, Qt.TextElideMode.ElideRight, 420))
+
+    def _on_a_hidden_page(self, owner: QObject) -> bool:
+        shown = self.pages.currentWidget()
+        return any(_inside(owner, page) for page in self.tool_pages.values() if page is not shown)
 
     def on_last_error_clicked(self) -> None:
         from PySide6.QtWidgets import QMessageBox

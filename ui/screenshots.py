@@ -24,13 +24,16 @@ import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.actions.journal import Actor, Journal
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
+from app.registry import DELETE_INACTIVE_USERS
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.connection_dialog import ConnectionDialog
+from ui.inactive_users import DeleteConfirmation, InactiveUsersView
 from ui.main_window import MainWindow
 from ui.tool_page import ToolContent
 
@@ -249,6 +252,45 @@ STEPS: tuple[Step, ...] = (
 )
 
 
+async def _act_and_look_back(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None]
+) -> None:
+    """The confirmation of deleting three inactive users; the deletion; and the History with
+    it and a change in doubt (the `sent` line of a deletion whose answer never came, as a
+    process killed at that moment leaves it), before and after the check against the server."""
+    window.show_page("inactive_users")
+    view = window.tool_pages["inactive_users"].ensure_content()
+    assert isinstance(view, InactiveUsersView)
+    await until(lambda: view.model.loaded)
+    view.table.filter_edit.clear()  # an earlier picture filtered the list
+    rows = view.model.table.rows
+    view.model.select(rows[:3])
+    plan = view.model.plan_delete()
+    assert plan is not None, view.model.delete_reason
+    dialog = DeleteConfirmation(plan, window)
+    dialog.show()
+    await settle(dialog)
+    save(dialog, f"inactive_users-confirm-{palette}")
+    dialog.close()
+    task = view.model.delete(plan)
+    assert task is not None
+    await task
+    caps = session.capabilities
+    assert caps is not None
+    journal = Journal(Actor(session.name, caps.base_url, caps.token_kind, caps.user_name))
+    await journal.begin(DELETE_INACTIVE_USERS.key, [rows[3].id], before={"snapshot": "-"})
+    window.show_page("history")
+    history = window.history_model
+    history.refresh()
+    await until(lambda: bool(history.in_doubt))
+    await settle(window)
+    save(window, f"history-{palette}")
+    window.history.check_button.click()
+    await until(lambda: not history.in_doubt and not history.busy)
+    await settle(window)
+    save(window, f"history-checked-{palette}")
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -269,6 +311,8 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
         try:
             for palette_name, palette in (("light", light), ("dark", dark_palette())):
                 app.setPalette(palette)
+                # journals of their own: the History of each shows that palette's changes
+                os.environ["FLAGDESK_DATA_DIR"] = str(root / f"data-{palette_name}")
                 # a database per palette: the steps change data (a saved user, say)
                 session = Session(
                     ProfileStore(root / f"config-{palette_name}"),
@@ -293,6 +337,8 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                         await step(content)
                     await settle(window)
                     save(window, f"{name}-{palette_name}")
+
+                await _act_and_look_back(window, session, palette_name, save)
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

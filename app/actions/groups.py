@@ -19,18 +19,17 @@ get it back: the confirmation of a deletion says so.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from app.actions.inactive_users import user_label
 from app.actions.journal import Journal
-from app.actions.journaled import NotStarted, send_journaled
+from app.actions.journaled import begin_entry, require_action, send_journaled, write_snapshot
+from app.actions.snapshots import write_whole
 from app.api.client import (
     WriteRequest,
     create_group_request,
@@ -55,7 +54,7 @@ __all__ = [
     "plan_recreate",
     "read_snapshot",
     "request_of",
-    "write_snapshot",
+    "write_group_json",
 ]
 
 #: the members a confirmation names before "and N more"
@@ -92,19 +91,18 @@ def group_json(group: Group) -> dict[str, Any]:
     return group.model_dump(mode="json", exclude_none=True)
 
 
-def write_snapshot(path: Path, group: Group) -> None:
-    """Write the group as JSON to `path`, whole or not at all (beside it, fsync'ed, renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    with part.open("w", encoding="utf-8") as f:
+def write_group_json(path: Path, group: Group) -> None:
+    """Write the group as JSON to `path`, whole or not at all."""
+
+    def fill(f: TextIO) -> int:
         json.dump(group_json(group), f, ensure_ascii=False, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(part, path)
+        return 1
+
+    write_whole(path, fill)
 
 
 def read_snapshot(path: Path) -> Group:
-    """A group as `write_snapshot` wrote it."""
+    """A group as `write_group_json` wrote it."""
     return Group.model_validate_json(path.read_bytes())
 
 
@@ -293,30 +291,24 @@ async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> G
     """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in the
     journal. Raises the client's error (the journal has it) or `NotStarted` when the snapshot or
     the journal cannot be written (then nothing was sent)."""
-    await client.require(plan.action)
-    undone = "Nothing was changed."
-    try:
-        await asyncio.to_thread(write_snapshot, plan.snapshot, plan.group)
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the snapshot {plan.snapshot}: {exc.strerror or exc}. {undone}"
-        ) from None
-    try:
-        pending = await journal.begin(
-            plan.action.key,
-            [plan.group.id],
-            before={
-                "snapshot": plan.snapshot.name,
-                "name": plan.group.name,
-                "members": len(plan.group.users),
-                "undo": plan.undo,
-            },
-            request=plan.request.describe(),
-        )
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the journal {journal.path}: {exc.strerror or exc}. {undone}"
-        ) from None
+    await require_action(client, plan.action)
+    nothing = "Nothing was changed."
+    await write_snapshot(
+        plan.snapshot, lambda: write_group_json(plan.snapshot, plan.group), nothing
+    )
+    pending = await begin_entry(
+        journal,
+        plan.action.key,
+        [plan.group.id],
+        before={
+            "snapshot": plan.snapshot.name,
+            "name": plan.group.name,
+            "members": len(plan.group.users),
+            "undo": plan.undo,
+        },
+        request=plan.request.describe(),
+        nothing=nothing,
+    )
     answer: Group | None = None
 
     async def send() -> int:

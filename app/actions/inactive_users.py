@@ -16,23 +16,27 @@ is left of them, and the confirmation says so.
 
 from __future__ import annotations
 
-import asyncio
 import csv
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TextIO
 
-from app.actions.journal import Actor, Journal
-from app.actions.journaled import NotStarted, send_journaled
+from app.actions.journal import Journal
+from app.actions.journaled import (
+    begin_entry,
+    journal_of,
+    require_action,
+    send_journaled,
+    write_snapshot,
+)
+from app.actions.snapshots import wire_time, write_whole
 from app.api.client import WriteRequest, delete_inactive_users_request
 from app.registry import DELETE_INACTIVE_USERS
-from app.text import plural
+from app.text import first_named, plural
 
 if TYPE_CHECKING:
-    from app.api.capabilities import Capabilities
     from app.api.client import AdminClient
 
 __all__ = [
@@ -40,11 +44,11 @@ __all__ = [
     "DeletePlan",
     "Deletion",
     "InactiveUserLike",
-    "NamedUser",
     "delete_users",
     "journal_of",
     "plan_deletion",
     "user_label",
+    "wire_time",
     "write_users_csv",
 ]
 
@@ -81,22 +85,13 @@ def user_label(user: NamedUser) -> str:
     return user.name or user.username or user.email or f"User {user.id}"
 
 
-def wire_time(value: datetime | None) -> str:
-    """A time in the wire's notation ("2025-01-02T03:04:05.006Z"); "" for none."""
-    if value is None:
-        return ""
-    text = value.astimezone(UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
-
-
 def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
     """Write the users to `path` as CSV (a header of `SNAPSHOT_COLUMNS`, then a row each),
     whole or not at all: written beside it, fsync'ed, then renamed into place. Returns the
     number of users written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    count = 0
-    with part.open("w", newline="", encoding="utf-8") as f:
+
+    def fill(f: TextIO) -> int:
+        count = 0
         writer = csv.writer(f)
         writer.writerow(SNAPSHOT_COLUMNS)
         for u in users:
@@ -104,16 +99,9 @@ def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
                              wire_time(u.seenAt), wire_time(u.createdAt),
                              wire_time(u.patSeenAt)])  # fmt: skip
             count += 1
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(part, path)
-    return count
+        return count
 
-
-def journal_of(connection: str, caps: Capabilities) -> Journal:
-    """The journal of the connection named `connection`, its entries made as the token the
-    capabilities describe (its kind, and the user a personal access token acts as)."""
-    return Journal(Actor(connection, caps.base_url, caps.token_kind, caps.user_name))
+    return write_whole(path, fill)
 
 
 @dataclass(frozen=True)
@@ -141,10 +129,7 @@ class DeletePlan:
 
     def named(self) -> list[str]:
         """The first users, by name, and how many more."""
-        names = [user_label(u) for u in self.users[:NAMED]]
-        if self.count > NAMED:
-            names.append(f"and {self.count - NAMED:,} more")
-        return names
+        return first_named([user_label(u) for u in self.users[:NAMED]], self.count, NAMED)
 
     def lines(self) -> list[str]:
         """Everything the confirmation says, one sentence a line."""
@@ -194,25 +179,16 @@ async def delete_users(client: AdminClient, journal: Journal, plan: DeletePlan) 
     """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in
     the journal. Raises the client's error (the journal has it) or `NotStarted` when the
     snapshot or the journal cannot be written (then nothing was sent)."""
-    await client.require(DELETE_INACTIVE_USERS)
-    try:
-        await asyncio.to_thread(write_users_csv, plan.snapshot, plan.users)
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the snapshot {plan.snapshot}: {exc.strerror or exc}. "
-            "Nothing was deleted."
-        ) from None
-    try:
-        pending = await journal.begin(
-            DELETE_INACTIVE_USERS.key,
-            plan.ids,
-            before={"snapshot": plan.snapshot.name, "count": plan.count},
-            request=plan.request.describe(),
-        )
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the journal {journal.path}: {exc.strerror or exc}. "
-            "Nothing was deleted."
-        ) from None
+    await require_action(client, DELETE_INACTIVE_USERS)
+    await write_snapshot(plan.snapshot, lambda: write_users_csv(plan.snapshot, plan.users),
+                         "Nothing was deleted.")  # fmt: skip
+    pending = await begin_entry(
+        journal,
+        DELETE_INACTIVE_USERS.key,
+        plan.ids,
+        before={"snapshot": plan.snapshot.name, "count": plan.count},
+        request=plan.request.describe(),
+        nothing="Nothing was deleted.",
+    )
     status = await send_journaled(pending, client.delete_inactive_users(plan.ids))
     return Deletion(plan, status, journal.path, pending.entry)

@@ -1,13 +1,22 @@
-"""Sending one write with its journal entry: what each action of `app.actions` does between the
-`sent` line and the answer, so every action records its answer the same way."""
+"""Sending one write with its journal entry: what each action of `app.actions` does before the
+request (the action allowed here, the snapshot written, the `sent` line) and between the `sent`
+line and the answer, so every action does them and records its answer the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from app.actions.journal import Pending
+from app.actions.journal import Actor, Journal, Pending
 from app.api import errors as e
+from app.registry import Action
+
+if TYPE_CHECKING:
+    from app.api.capabilities import Capabilities
+    from app.api.client import AdminClient
 
 log = logging.getLogger("flagdesk.actions")
 
@@ -20,6 +29,49 @@ _GATEWAY = (502, 504)
 class NotStarted(e.ClientError):
     """The action stopped before its request: nothing was sent (the snapshot or the journal
     could not be written, say). `str()` says what and that nothing changed."""
+
+
+def journal_of(connection: str, caps: Capabilities) -> Journal:
+    """The journal of the connection named `connection`, its entries made as the token the
+    capabilities describe (its kind, and the user a personal access token acts as)."""
+    return Journal(Actor(connection, caps.base_url, caps.token_kind, caps.user_name))
+
+
+async def require_action(client: AdminClient, action: Action) -> None:
+    """`Unsupported`, saying why, when the capabilities rule `action` out (nothing sent)."""
+    availability = (await client.capabilities()).action(action)
+    if not availability.available:
+        raise e.Unsupported(availability.title, availability.reason)
+
+
+async def write_snapshot(path: Path, write: Callable[[], object], nothing: str) -> None:
+    """Run `write` (which writes the snapshot at `path`) on a worker thread; `NotStarted`
+    (saying `nothing`: "Nothing was deleted.") when it cannot be written."""
+    try:
+        await asyncio.to_thread(write)
+    except OSError as exc:
+        raise NotStarted(
+            f"Could not write the snapshot {path}: {exc.strerror or exc}. {nothing}"
+        ) from None
+
+
+async def begin_entry(
+    journal: Journal,
+    action: str,
+    ids: Iterable[Any],
+    *,
+    before: Any,
+    request: dict[str, Any],
+    nothing: str,
+) -> Pending:
+    """`journal.begin(...)`; `NotStarted` (saying `nothing`) when the journal cannot be
+    written."""
+    try:
+        return await journal.begin(action, ids, before=before, request=request)
+    except OSError as exc:
+        raise NotStarted(
+            f"Could not write the journal {journal.path}: {exc.strerror or exc}. {nothing}"
+        ) from None
 
 
 async def send_journaled(pending: Pending, send: Awaitable[int]) -> int:

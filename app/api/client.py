@@ -38,6 +38,7 @@ from app.api.failures import bad_response, not_json
 from app.api.models import (
     ArchivedFeature,
     ArchivedFeatures,
+    BatchFeatures,
     BulkMetrics,
     ContextField,
     ContextFieldStrategies,
@@ -76,7 +77,17 @@ from app.api.streaming import (
     NotStreamable,
     paused_gc,
 )
-from app.registry import DELETE_GROUP, DELETE_INACTIVE_USERS, EDIT_GROUP, Action
+from app.registry import (
+    ARCHIVE_FEATURES,
+    DELETE_FEATURE,
+    DELETE_FEATURES,
+    DELETE_GROUP,
+    DELETE_INACTIVE_USERS,
+    EDIT_GROUP,
+    REVIVE_FEATURE,
+    REVIVE_FEATURES,
+    Action,
+)
 
 #: what other modules import from here: the client, and the two things its constructor and its
 #: callers' URLs need (they live in `app.api.sending`)
@@ -84,9 +95,14 @@ __all__ = [
     "AdminClient",
     "RetryPolicy",
     "WriteRequest",
+    "archive_features_request",
     "bulk_metrics_bytes",
+    "delete_feature_request",
+    "delete_features_request",
     "delete_inactive_users_request",
     "normalise_base_url",
+    "revive_feature_request",
+    "revive_features_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -139,11 +155,6 @@ class AdminClient(Sender):
     def known_capabilities(self) -> Capabilities | None:
         """The capabilities if they were probed already, without probing."""
         return self._capabilities
-
-    async def require(self, action: Action) -> Capabilities:
-        """The capabilities, once they say `action` can be used here; `Unsupported`, saying
-        why, when they do not (nothing is sent)."""
-        return await self._require(action)
 
     async def _require(self, operation: str | Action) -> Capabilities:
         """The capabilities, once they say this tool (by key) or action can be used here;
@@ -237,11 +248,16 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it)."""
         await self._require(DELETE_INACTIVE_USERS)
-        response = await self._send_write(delete_inactive_users_request(ids))
-        return response.status_code
+        return await self.send_write(delete_inactive_users_request(ids))
 
-    async def _send_write(self, request: WriteRequest) -> httpx.Response:
-        """Send `request` once, as it is (a JSON body, or none)."""
+    async def send_write(self, request: WriteRequest) -> int:
+        """Send a write built by one of this module's `*_request` functions, once (a write is
+        retried only when the server certainly did not get it); returns the answer's status.
+        The callers check first that its action can be used here (`_require`)."""
+        return (await self._send_response(request)).status_code
+
+    async def _send_response(self, request: WriteRequest) -> httpx.Response:
+        """`send_write`, returning the whole answer (for one whose body is read)."""
         return await self._send(
             request.method,
             request.path,
@@ -289,7 +305,7 @@ class AdminClient(Sender):
     async def _send_group(
         self, request: WriteRequest, answered: Callable[[int], object] | None
     ) -> Group:
-        response = await self._send_write(request)
+        response = await self._send_response(request)
         if answered is not None:
             answered(response.status_code)
         return await self._parse(response, Group, f"{request.method} {request.path}")
@@ -298,7 +314,7 @@ class AdminClient(Sender):
         """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
         (200, no body: Unleash answers the same for an id it does not know)."""
         await self._require(DELETE_GROUP)
-        return (await self._send_write(delete_group_request(group_id))).status_code
+        return await self.send_write(delete_group_request(group_id))
 
     # ------------------------------------------------------------------ projects and features
 
@@ -357,6 +373,40 @@ class AdminClient(Sender):
             on_items(result.features)  # sorted only once all pages are in: one piece
             result.features = []
         return result
+
+    async def revive_feature(self, name: str) -> int:
+        """`POST /api/admin/archive/revive/:name` (the action `archived_features.revive`): 200.
+        Unleash turns every environment of the revived flag off; it answers an unknown name
+        with 404 and "revives" a flag that is not archived all the same (its environments
+        turned off too), so callers send names they have just listed as archived."""
+        await self._require(REVIVE_FEATURE)
+        return await self.send_write(revive_feature_request(name))
+
+    async def delete_feature(self, name: str) -> int:
+        """`DELETE /api/admin/archive/:name` (`archived_features.delete`): 200, the flag gone for
+        good if it was archived. Unleash answers 200 as well for an unknown name or a flag that
+        is not archived, and changes nothing then."""
+        await self._require(DELETE_FEATURE)
+        return await self.send_write(delete_feature_request(name))
+
+    async def revive_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/revive` `{features}` (`archived_features.revive_bulk`):
+        one request for them all, 200. Unknown names and flags that are not archived are
+        skipped; a flag of another project is a 400 and nothing is revived."""
+        await self._require(REVIVE_FEATURES)
+        return await self.send_write(revive_features_request(project, names))
+
+    async def delete_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/delete` `{features}` (`archived_features.delete_bulk`):
+        one request, 200; only archived flags of the project are deleted."""
+        await self._require(DELETE_FEATURES)
+        return await self.send_write(delete_features_request(project, names))
+
+    async def archive_features(self, project: str, names: Iterable[str]) -> int:
+        """`POST /api/admin/projects/:p/archive` `{features}` (`archived_features.archive`, the
+        undo of a revive): one request, 202."""
+        await self._require(ARCHIVE_FEATURES)
+        return await self.send_write(archive_features_request(project, names))
 
     async def create_feature(self, project: str, feature: CreateFeature) -> Feature:
         """`POST /api/admin/projects/:p/features` (a supporting route)."""
@@ -687,7 +737,7 @@ class WriteRequest:
 
     method: str
     path: str
-    #: the JSON body
+    #: the JSON body (b"": none, as a revive or a delete by name sends none)
     body: bytes
 
     def describe(self) -> dict[str, str]:
@@ -708,6 +758,36 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
     return WriteRequest(
         "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
     )
+
+
+def revive_feature_request(name: str) -> WriteRequest:
+    """The request `AdminClient.revive_feature(name)` sends (no body)."""
+    return WriteRequest("POST", f"/api/admin/archive/revive/{_segment(name)}", b"")
+
+
+def delete_feature_request(name: str) -> WriteRequest:
+    """The request `AdminClient.delete_feature(name)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/archive/{_segment(name)}", b"")
+
+
+def _batch_request(verb: str, project: str, names: Iterable[str]) -> WriteRequest:
+    body = BatchFeatures(features=list(names)).model_dump_json().encode()
+    return WriteRequest("POST", f"/api/admin/projects/{_segment(project)}/{verb}", body)
+
+
+def revive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.revive_features(project, names)` sends."""
+    return _batch_request("revive", project, names)
+
+
+def delete_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.delete_features(project, names)` sends."""
+    return _batch_request("delete", project, names)
+
+
+def archive_features_request(project: str, names: Iterable[str]) -> WriteRequest:
+    """The request `AdminClient.archive_features(project, names)` sends."""
+    return _batch_request("archive", project, names)
 
 
 def create_group_request(group: CreateGroup) -> WriteRequest:

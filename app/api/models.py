@@ -362,6 +362,14 @@ class CreateFeature(Request):
     impressionData: bool = False
 
 
+class BatchFeatures(Request):
+    """`batchFeaturesSchema`: the flags of a project's bulk request (`POST
+    /api/admin/projects/:p/revive`, `/delete`, `/archive`), by name. Other properties are
+    ignored, as Unleash 8.2's schema allows them."""
+
+    features: list[str]
+
+
 class Feature(Response):
     name: str
     type: str | None = None

@@ -6,6 +6,7 @@ and the actions are imported by `run()`."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from app.commands.connection import (
@@ -19,11 +20,11 @@ from app.commands.output import (
     EXIT_REFUSED,
     Output,
     add_action,
-    confirmed,
-    needs_terminal,
-    print_request,
-    print_rows,
-    run_change,
+    add_change_options,
+    ask,
+    print_requests,
+    print_table,
+    run_job,
     whole_number,
 )
 from app.text import plural
@@ -66,10 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     show.add_argument("id", type=_group_id, metavar="ID", help="the group's id")
     delete = add_action(sub, "delete", "delete one group", DESCRIPTION)
     delete.add_argument("id", type=_group_id, metavar="ID", help="the group's id")
-    delete.add_argument("--dry-run", action="store_true",
-                        help="print the request that would be sent; send nothing")  # fmt: skip
-    delete.add_argument("--yes", action="store_true",
-                        help="delete without asking (needed without a terminal)")  # fmt: skip
+    add_change_options(delete, "delete")
     for action in (listing, show, delete):
         add_connection_arguments(action)
         action.add_argument("--json", action="store_true", help="print one JSON object")
@@ -78,17 +76,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = Output("flagdesk groups", args.what, args.json)
     try:
-        if args.what == "delete":
-            needs_terminal(args, "the deletion", "deleted")
+        if args.what == "delete" and not args.dry_run and not args.yes and not sys.stdin.isatty():
+            raise UsageError(
+                "no terminal to confirm the deletion on: nothing was deleted. Add --yes to "
+                "delete without asking (--dry-run shows the request)"
+            )
         spec = connection_from_args(args)
         client = spec.client()  # reads --ca-bundle: ValueError when it cannot
     except (UsageError, ValueError) as exc:
         return out.fail(EXIT_USAGE, str(exc))
     if args.what == "list":
-        return run_change(out, _list(client, out))
+        return run_job(out, _list(client, out))
     if args.what == "show":
-        return run_change(out, _show(args.id, client, out))
-    return run_change(out, _delete(args, client, args.profile or spec.url, out))
+        return run_job(out, _show(args.id, client, out))
+    return run_job(out, _delete(args, client, args.profile or spec.url, out))
 
 
 def _label(group: Group) -> str:
@@ -105,7 +106,7 @@ async def _list(client: AdminClient, out: Output) -> int:
     if out.as_json:
         out.update(groups=[group_json(g) for g in groups])
     else:
-        print_rows(
+        print_table(
             ("ID", "NAME", "MEMBERS", "ROOT ROLE", "SSO MAPPINGS"),
             [(str(g.id), g.name, str(g.userCount if g.userCount is not None else len(g.users)),
               "" if g.rootRole is None else str(g.rootRole), ", ".join(g.mappingsSSO))
@@ -135,7 +136,7 @@ async def _show(group_id: int, client: AdminClient, out: Output) -> int:
         ):
             print(f"{caption + ':':14}{value}")
         print()
-        print_rows(
+        print_table(
             ("ID", "NAME", "EMAIL", "JOINED", "ADDED BY"),
             [(str(m.user.id), user_label(m.user), m.user.email or "",
               m.joinedAt.isoformat(timespec="seconds") if m.joinedAt else "", m.createdBy or "")
@@ -158,20 +159,23 @@ async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
     from app.actions.groups import carry_out, plan_delete
-    from app.actions.inactive_users import journal_of
+    from app.actions.journaled import journal_of, require_action
     from app.registry import DELETE_GROUP
 
     async with client:
-        caps = await client.require(DELETE_GROUP)
+        await require_action(client, DELETE_GROUP)
+        caps = await client.capabilities()
         group = await client.get_group(args.id)
         roles = {r.id: r.name for r in await _root_roles(client)}
         journal = journal_of(connection, caps)
         plan = plan_delete(group, journal, roles)
         out.update(server=client.base_url, connection=connection, id=group.id, name=group.name)
         if args.dry_run:
-            return print_request(plan.request, out, f"Dry run: nothing was sent to "
-                                 f"{plan.server} (group {_label(group)}).")  # fmt: skip
-        if not args.yes and not confirmed(plan.lines(), plan.question):
+            print_requests(out, [plan.request], f"Dry run: nothing was sent to {plan.server} "
+                           f"(group {_label(group)}).")  # fmt: skip
+            return out.done(EXIT_OK)
+        if not args.yes and ask(plan.lines(), f"{plan.question} [y/N]").casefold() not in (
+            "y", "yes"):  # fmt: skip
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         change = await carry_out(client, journal, plan)
     out.update(deleted=True, status=change.status, snapshot=str(plan.snapshot),

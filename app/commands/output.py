@@ -1,24 +1,25 @@
 """What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
-bounds, with an error that says which bound) and `add_action` (a sub-action with its own
-help page); and how the commands that change a server ask first: `needs_terminal` (no terminal
-and no --yes: nothing changes), `confirmed` (the question on the terminal), `print_request` (what
---dry-run prints) and `run_change` (a job's errors as the exit statuses every command shares)."""
+bounds, with an error that says which bound), `add_action` (a sub-action with its own help
+page), `print_table` (rows in aligned columns), and for the commands that change a server:
+`add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
+its exit status), `print_requests` (what `--dry-run` prints) and `ask` (the terminal's
+question)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from app.commands.connection import EXIT_UNAUTHORISED, EXIT_UNREACHABLE, EXIT_USAGE, UsageError
-
 if TYPE_CHECKING:
     from app.api.client import WriteRequest
 
-#: the server refused the change (an error answer other than 401/403), or the person said no
+#: the server refused the change (an error answer other than 401/403), part of it failed, or
+#: the person said no
 EXIT_REFUSED = 1
 #: Ctrl+C
 EXIT_CANCELLED = 130
@@ -94,47 +95,19 @@ def add_action(
     )
 
 
-def needs_terminal(args: argparse.Namespace, doing: str, done: str) -> None:
-    """`UsageError` when a change would be asked about with no terminal to ask on and no
-    `--yes` (with `--dry-run` nothing is asked). `doing`: "the deletion"; `done`: "deleted"."""
-    if not args.dry_run and not args.yes and not sys.stdin.isatty():
-        verb = done.removesuffix("d")
-        raise UsageError(
-            f"no terminal to confirm {doing} on: nothing was {done}. Add --yes to {verb} "
-            "without asking (--dry-run shows the request)"
-        )
-
-
-def confirmed(lines: Sequence[str], question: str) -> bool:
-    """Ask on the terminal (on stderr, so stdout stays the result); yes or y confirms."""
-    for line in lines:
-        print(line, file=sys.stderr)
-    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline().strip().casefold()
-    return answer in ("y", "yes")
-
-
-def print_request(request: WriteRequest, out: Output, note: str) -> int:
-    """What --dry-run prints: the request exactly as it would be sent (or, with --json, in the
-    object), and on stderr that nothing was sent (`note`)."""
-    body = json.loads(request.body) if request.body else None
-    out.update(dry_run=True, request={"method": request.method, "path": request.path,
-                                      "body": body})  # fmt: skip
-    if not out.as_json:
-        print(f"{request.method} {request.path}")
-        if request.body:
-            print("Content-Type: application/json")
-            print()
-            print(request.body.decode())
-        print(note, file=sys.stderr)
-    return out.done(0)
-
-
-def run_change(out: Output, job: Coroutine[Any, Any, int]) -> int:
-    """Run a command's job; its errors as the exit statuses every command shares."""
-    import asyncio
-
+def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
+    """Run a command's job and return its exit status; a failure is said through `out` with
+    its status: 2 bad usage (a snapshot or the journal that cannot be written, too: nothing was
+    sent), 4 the token refused or lacking what the action needs, 1 another error answer, 3 the
+    server unreachable, 130 Ctrl+C."""
+    from app.actions.journaled import NotStarted
     from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
+    from app.commands.connection import (
+        EXIT_UNAUTHORISED,
+        EXIT_UNREACHABLE,
+        EXIT_USAGE,
+        UsageError,
+    )
 
     try:
         return asyncio.run(job)
@@ -145,15 +118,54 @@ def run_change(out: Output, job: Coroutine[Any, Any, int]) -> int:
         return out.fail(EXIT_UNAUTHORISED, str(exc), http_status=status)
     except ApiError as exc:
         return out.fail(EXIT_REFUSED, str(exc), http_status=exc.status)
+    except NotStarted as exc:
+        return out.fail(EXIT_USAGE, str(exc))
     except ClientError as exc:
         return out.fail(EXIT_UNREACHABLE, str(exc))
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled")
 
 
-def print_rows(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A table in columns as wide as their widest cell, titles first."""
+def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) -> None:
+    """`--dry-run`: the requests exactly as they would go (with --json, in `out`'s object as
+    `requests`, each with its method, path and body), then `summary` on stderr."""
+    out.update(dry_run=True, requests=[
+        {"method": r.method, "path": r.path, "body": json.loads(r.body) if r.body else None}
+        for r in requests
+    ])  # fmt: skip
+    if out.as_json:
+        return
+    for i, request in enumerate(requests):
+        if i:
+            print()
+        print(f"{request.method} {request.path}")
+        if request.body:
+            print("Content-Type: application/json")
+            print()
+            print(request.body.decode())
+    print(summary, file=sys.stderr)
+
+
+def ask(lines: Sequence[str], question: str) -> str:
+    """Say `lines` and ask `question` on the terminal (on stderr, so stdout stays the
+    result); the answer, stripped."""
+    for line in lines:
+        print(line, file=sys.stderr)
+    print(f"{question} ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
+def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """`rows` under `titles`, in columns as wide as their widest cell, two spaces apart."""
     widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
     for row in [titles, *rows]:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
               .rstrip())  # fmt: skip
+
+
+def add_change_options(parser: argparse._ActionsContainer, verb: str) -> None:
+    """`--dry-run` and `--yes` of a command that changes a server by `verb`ing something."""
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the requests that would be sent; send nothing")  # fmt: skip
+    parser.add_argument("--yes", action="store_true",
+                        help=f"{verb} without asking (needed without a terminal)")  # fmt: skip

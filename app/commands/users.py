@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
     EXIT_USAGE,
@@ -21,17 +24,17 @@ from app.commands.output import (
     EXIT_REFUSED,
     Output,
     add_action,
-    confirmed,
-    needs_terminal,
-    print_request,
-    print_rows,
-    run_change,
+    add_change_options,
+    ask,
+    print_requests,
+    print_table,
+    run_job,
     whole_number,
 )
 from app.text import plural
 
 if TYPE_CHECKING:
-    from app.actions.inactive_users import InactiveUserLike
+    from app.actions.inactive_users import DeletePlan, InactiveUserLike
     from app.api.client import AdminClient
     from app.api.models import InactiveUser
 
@@ -76,10 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--ids", nargs="+", type=_user_id, metavar="ID",
                        help="the ids of the inactive users to delete")  # fmt: skip
     which.add_argument("--all", action="store_true", help="delete every inactive user")
-    deleting.add_argument("--dry-run", action="store_true",
-                          help="print the request that would be sent; send nothing")  # fmt: skip
-    deleting.add_argument("--yes", action="store_true",
-                          help="delete without asking (needed without a terminal)")  # fmt: skip
+    add_change_options(deleting, "delete")
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return out.fail(EXIT_USAGE, str(exc))
     job = _delete(args, client, args.profile or spec.url, out) if args.verb else _list(
         args, client, out)  # fmt: skip
-    return run_change(out, job)
+    return run_job(out, job)
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -112,7 +112,11 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "its own snapshot)")  # fmt: skip
     if not args.ids and not args.all:
         raise UsageError("say which users to delete: --ids ID [ID ...] or --all")
-    needs_terminal(args, "the deletion", "deleted")
+    if not args.dry_run and not args.yes and not sys.stdin.isatty():
+        raise UsageError(
+            "no terminal to confirm the deletion on: nothing was deleted. Add --yes to delete "
+            "without asking (--dry-run shows the request)"
+        )
 
 
 # ---------------------------------------------------------------------------- list
@@ -157,7 +161,7 @@ def _print_table(users: list[InactiveUser]) -> None:
          wire_time(u.createdAt)[:10], wire_time(u.patSeenAt)[:10])
         for u in users
     ]  # fmt: skip
-    print_rows(titles, rows)
+    print_table(titles, rows)
 
 
 # ---------------------------------------------------------------------------- delete
@@ -170,7 +174,10 @@ async def _delete(
     from app.registry import DELETE_INACTIVE_USERS
 
     async with client:
-        caps = await client.require(DELETE_INACTIVE_USERS)
+        caps = await client.capabilities()
+        availability = caps.action(DELETE_INACTIVE_USERS)
+        if not availability.available:
+            raise Unsupported(availability.title, availability.reason)
         listed = (await client.inactive_users()).inactiveUsers
         if args.all:
             chosen = listed
@@ -192,10 +199,8 @@ async def _delete(
         journal = journal_of(connection, caps)
         plan = plan_deletion(chosen, journal)
         if args.dry_run:
-            out.update(count=plan.count)
-            return print_request(plan.request, out, f"Dry run: nothing was sent to {plan.server} "
-                                 f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
-        if not args.yes and not confirmed(plan.lines(), plan.question):
+            return _dry_run(plan, out)
+        if not args.yes and not _confirmed(plan):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deletion = await delete_users(client, journal, plan)
     out.update(deleted=deletion.count, ids=plan.ids, status=deletion.status,
@@ -204,3 +209,17 @@ async def _delete(
     out.say(f"Deleted {plural(deletion.count, 'inactive user')} on {plan.server}. "
             f"Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)
+
+
+def _dry_run(plan: DeletePlan, out: Output) -> int:
+    request = plan.request
+    print_requests(out, [request], f"Dry run: nothing was sent to {plan.server} "
+                   f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
+    out.update(count=plan.count, request={"method": request.method, "path": request.path,
+                                          "body": json.loads(request.body)})  # fmt: skip
+    return out.done(EXIT_OK)
+
+
+def _confirmed(plan: DeletePlan) -> bool:
+    """Ask on the terminal; yes or y confirms."""
+    return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")

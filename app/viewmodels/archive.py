@@ -7,7 +7,18 @@ and sort keys are made on a worker thread a piece at a time while the answer dow
 (`RowPipeline`); the GUI thread only swaps lists.
 
 The spec marks a flag's `lastSeenAt` and `environments` as deprecated; they are still the only
-place the server says where and when a flag was last seen, so they are shown. QtCore only.
+place the server says where and when a flag was last seen, so they are shown.
+
+Reviving and deleting for good (`app.actions.archived_features`): the window hands over the
+selected rows (`select_rows`); `reason(REVIVE)`, `reason(DELETE)` and `undo_reason` say why an
+action cannot be used now ("" when it can: the registry's action for one flag or for many must
+be available here); `plan(verb)` fixes what a confirmation shows; `carry_out(plan)`, once
+confirmed, does it (snapshot, journal, one request per batch), then says how it went in
+`outcome` or `outcome_error`, tells the other windows (`Changes` of the archived flags and of
+the flags) and loads the list again. After a revive, `plan_undo()` archives the same flags again
+(`undoable` holds them until another action or a new connection replaces them). The actions
+use the revive/delete endpoints, so they work where the list comes through the search API.
+QtCore only.
 """
 
 from __future__ import annotations
@@ -19,13 +30,32 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 
+from app.actions.archived_features import (
+    ARCHIVE,
+    DELETE,
+    REVIVE,
+    action_for,
+    carry_out,
+    journal_of,
+    plan_archive,
+    plan_delete,
+    plan_revive,
+)
+
+# ArchivePlan is re-exported: the window shows a plan, and reaches the actions only through here
+from app.actions.archived_features import ArchivePlan as ArchivePlan
+from app.actions.journaled import NotStarted
+from app.api.errors import ClientError, Unsupported
 from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
 from app.api.streaming import paused_gc
-from app.changes import Resource
+from app.changes import Changes, Resource
+from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ToolViewModel
+
+__all__ = ["ARCHIVE", "DELETE", "REVIVE", "ArchiveBrowserModel", "ArchivePlan"]
 
 #: the window's states
 IDLE, LOADING, ERROR, EMPTY, CONTENT = "idle", "loading", "error", "empty", "content"
@@ -127,6 +157,10 @@ class ArchiveBrowserModel(ToolViewModel):
     changed = Signal()
     #: the flag for the detail pane changed (None: nothing selected)
     selected_changed = Signal(object)
+    #: whether Revive…, Delete for good… and Undo can be used changed
+    actions_changed = Signal()
+    #: an action ended: `outcome` or `outcome_error` says how
+    action_finished = Signal()
     #: the project asked for changed (not by the picker: a new connection replaced it)
     project_changed = Signal(str)
 
@@ -154,6 +188,15 @@ class ArchiveBrowserModel(ToolViewModel):
         self._task: asyncio.Task[None] | None = None
         #: the check of a project chosen on the previous connection (see `_revalidate`)
         self._checking: asyncio.Task[None] | None = None
+        #: the rows selected in the table (what Revive… and Delete for good… act on)
+        self.selected_rows: list[ArchivedFeature] = []
+        self._action_task: asyncio.Task[None] | None = None
+        #: how the last action went, and the client's message when it failed
+        self.outcome = ""
+        self.outcome_error = ""
+        #: the last revive's plan, while Undo can archive its flags again
+        self.undoable: ArchivePlan | None = None
+        session.state_changed.connect(self.actions_changed)
         self.busy_changed.connect(self._emit_changed)
         self.error_changed.connect(self._emit_changed)
         self.projects.changed.connect(self._emit_changed)
@@ -162,6 +205,7 @@ class ArchiveBrowserModel(ToolViewModel):
     def _emit_changed(self, *_: object) -> None:
         if not self.closed:
             self.changed.emit()
+            self.actions_changed.emit()  # they need the project's flags listed
 
     # ------------------------------------------------------------------ state
 
@@ -296,9 +340,122 @@ class ArchiveBrowserModel(ToolViewModel):
         if not self.closed:
             self.selected_changed.emit(feature)
 
+    # ------------------------------------------------------------------ revive, delete, undo
+
+    def select_rows(self, rows: list[ArchivedFeature]) -> None:
+        """The rows selected in the window (what Revive… and Delete for good… act on)."""
+        self.selected_rows = rows
+        self.actions_changed.emit()
+
+    @property
+    def acting(self) -> bool:
+        return self._action_task is not None and not self._action_task.done()
+
+    def _blocked(self, verb: str, count: int) -> str:
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action_for(verb, max(count, 1)))
+        if not availability.available:
+            return availability.reason
+        if self.acting:
+            return "An action is under way."
+        return ""
+
+    def reason(self, verb: str) -> str:
+        """Why `verb` (REVIVE or DELETE) cannot be used on the selected rows now, and what
+        would make it work ("" when it can)."""
+        blocked = self._blocked(verb, len(self.selected_rows))
+        if blocked:
+            return blocked
+        if self.loaded_project is None or self.loaded_project != self.project:
+            return "Show a project's archived flags first."
+        if not self.selected_rows:
+            return "Select the flags first (Ctrl+A selects all those shown)."
+        return ""
+
+    @property
+    def undo_reason(self) -> str:
+        """Why Undo cannot be used now ("" when it can)."""
+        if self.undoable is None:
+            return "Nothing to undo: Undo follows a revive."
+        return self._blocked(ARCHIVE, self.undoable.count)
+
+    def plan(self, verb: str) -> ArchivePlan | None:
+        """What reviving (REVIVE) or deleting for good (DELETE) the selected flags will do, for
+        the confirmation; None when it cannot be done now."""
+        caps = self.session.capabilities
+        if self.reason(verb) or caps is None or self.loaded_project is None:
+            return None
+        make = plan_revive if verb == REVIVE else plan_delete
+        journal = journal_of(self.session.name, caps)
+        return make(self.selected_rows, self.loaded_project, journal)
+
+    def plan_undo(self) -> ArchivePlan | None:
+        """Archiving the last revive's flags again; None when Undo cannot be used now."""
+        caps = self.session.capabilities
+        last = self.undoable
+        if self.undo_reason or caps is None or last is None:
+            return None
+        journal = journal_of(self.session.name, caps)
+        return plan_archive(last.features, last.project, journal)
+
+    def carry_out(self, plan: ArchivePlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed `plan`; None when an action is under way, or when the
+        connection changed since the plan was made (`outcome_error` says so)."""
+        caps = self.session.capabilities
+        if self.acting or self.closed:
+            return None
+        if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
+            self.outcome = ""
+            self.outcome_error = (
+                f"Nothing was {plan.past}: the connection changed after the confirmation (it "
+                f"named {plan.server}). Select the flags again."
+            )
+            self.action_finished.emit()
+            return None
+        self.outcome, self.outcome_error = "", ""
+        self.set_status(plan.progress)
+        self._action_task = self.run(self._carry_out(plan), busy=False)
+        self.actions_changed.emit()
+        return self._action_task
+
+    async def _carry_out(self, plan: ArchivePlan) -> None:
+        client = await self.session.client()
+        caps = await client.capabilities()
+        sent = True
+        try:
+            done = await carry_out(client, journal_of(self.session.name, caps), plan)
+        except ClientError as exc:
+            sent = not isinstance(exc, NotStarted | Unsupported)
+            self.outcome_error = str(exc)
+            self.report_error(self.outcome_error)
+            if sent:
+                self.undoable = None  # what the server holds now is not known
+        else:
+            flags = plural(done.count, "flag")
+            self.outcome = (
+                f"{flags[0].upper()}{flags[1:]} of project {plan.project} {plan.past}. "
+                f"Snapshot: {plan.snapshot}"
+            )
+            self.undoable = plan if plan.verb == REVIVE else None
+            self.selected_rows = []
+        finally:
+            self._action_task = None
+            self.set_status("")
+            if not self.closed:
+                self.action_finished.emit()
+                self.actions_changed.emit()
+        if sent:  # the server may have changed some even when it answered with an error
+            self.notify(Changes.of(Resource.ARCHIVED_FEATURES, *plan.names))
+            self.notify(Changes.of(Resource.FEATURES, *plan.names))
+            if not self.closed and self.loaded_project == plan.project:
+                self.load()
+
     def close(self) -> None:
         if not self.closed:
             self.projects.close()
+            self.session.state_changed.disconnect(self.actions_changed)
         super().close()
 
     def on_connection_changed(self) -> None:
@@ -331,6 +488,10 @@ class ArchiveBrowserModel(ToolViewModel):
         self._task = None
         self.notice = ""
         self.loaded_project = None
+        self.selected_rows = []
+        self.outcome, self.outcome_error = "", ""
+        self.undoable = None
         self.table.clear()
         self.select(None)
         self._emit_changed()
+        self.actions_changed.emit()

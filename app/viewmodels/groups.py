@@ -45,9 +45,8 @@ from app.actions.groups import (
 from app.actions.groups import GroupPlan as GroupPlan  # the window shows plans through here
 from app.actions.groups import plan_delete as plan_group_delete
 from app.actions.groups import plan_edit as plan_group_edit
-from app.actions.inactive_users import journal_of
 from app.actions.journal import Journal
-from app.actions.journaled import NotStarted
+from app.actions.journaled import NotStarted, journal_of
 from app.api.errors import (
     ApiError,
     BadRequest,

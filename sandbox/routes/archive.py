@@ -1,16 +1,66 @@
-"""The archive: a project's archived flags (endpoint 3, deprecated in the spec), streamed."""
+"""The archive: a project's archived flags (endpoint 3, deprecated in the spec), streamed; and
+what Unleash 8.2 does with them: revive or delete one by name, or a project's many in one
+request (`batchFeaturesSchema`), and archive many again (what undoes a revive). Each needs the
+Admin or Editor root role here (on Unleash: UPDATE_FEATURE to revive, DELETE_FEATURE to delete
+and archive), and answers with no body: 200, or 202 for archiving."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from starlette.responses import Response
 
+from app.api import models as m
 from sandbox.responses import streamed_json
-from sandbox.routes.deps import Admin, StoreDep
+from sandbox.routes.deps import Admin, StoreDep, require_root
+from sandbox.store import ADMIN_ROLE, EDITOR_ROLE
 
 router = APIRouter(tags=["archive"])
+
+#: the root roles that may change flags
+CHANGERS = (ADMIN_ROLE, EDITOR_ROLE)
 
 
 @router.get("/api/admin/archive/features/{projectId}", deprecated=True)
 async def archived_features(projectId: str, _: Admin, store: StoreDep) -> Response:
     return await streamed_json(store, lambda reading: reading.archived_features(projectId))
+
+
+@router.post("/api/admin/archive/revive/{featureName}")
+async def revive_feature(featureName: str, who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, CHANGERS, "revive flags")
+    store.revive_feature(featureName, who)
+    return Response(status_code=200)
+
+
+@router.delete("/api/admin/archive/{featureName}")
+async def delete_feature(featureName: str, who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, CHANGERS, "delete flags")
+    store.delete_feature(featureName, who)
+    return Response(status_code=200)
+
+
+@router.post("/api/admin/projects/{projectId}/revive")
+async def revive_features(
+    projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
+) -> Response:
+    require_root(store, who, CHANGERS, "revive flags")
+    store.revive_features(projectId, body.features, who)
+    return Response(status_code=200)
+
+
+@router.post("/api/admin/projects/{projectId}/delete")
+async def delete_features(
+    projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
+) -> Response:
+    require_root(store, who, CHANGERS, "delete flags")
+    store.delete_features(projectId, body.features, who)
+    return Response(status_code=200)
+
+
+@router.post("/api/admin/projects/{projectId}/archive", status_code=202)
+async def archive_features(
+    projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
+) -> Response:
+    require_root(store, who, CHANGERS, "archive flags")
+    store.archive_features(projectId, body.features, who)
+    return Response(status_code=202)

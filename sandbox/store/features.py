@@ -1,10 +1,12 @@
-"""Flags: a project's flags, creating and archiving one, adding a strategy."""
+"""Flags: a project's flags, creating and archiving one, adding a strategy; reviving archived
+flags and deleting them for good, one by name or a project's many at once, as Unleash 8.2 does."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import uuid
+from collections.abc import Sequence
 
 from app.api import models as m
 from sandbox.store.core import DAY_MS, Principal, Refusal, not_found, to_dt
@@ -86,10 +88,113 @@ class Features(Projects):
         if row["archived_at"] is not None:
             return
         with self.tx() as c:
-            c.execute("UPDATE features SET archived_at = ? WHERE name = ?", (self.clock(), name))
+            self._archive(c, project, [name], by)
+
+    def _archive(
+        self, c: sqlite3.Connection, project: str, names: Sequence[str], by: Principal
+    ) -> None:
+        now = self.clock()
+        for name in names:
+            c.execute("UPDATE features SET archived_at = ? WHERE name = ?", (now, name))
             self._event(c, "feature-archived", by, project=project, feature=name,
                         summary=f"**{by.user_name}** archived feature flag `{name}` "
                         f"in project **{project}**")  # fmt: skip
+
+    # ------------------------------------------------------------------ the archive's actions
+
+    def _named(self, names: Sequence[str]) -> list[sqlite3.Row]:
+        """The flags of these names that exist (each once; unknown names are left out)."""
+        unique = list(dict.fromkeys(names))
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows += self.conn.execute(
+                f"SELECT name, project, archived_at FROM features WHERE name IN ({marks})", part
+            ).fetchall()
+        return rows
+
+    def _in_project(self, names: Sequence[str], project: str) -> list[sqlite3.Row]:
+        """The existing flags of `names`; 400 when one belongs to another project, with Unleash
+        8.2's message (its `validateFeaturesContext`). Unknown names are ignored."""
+        rows = self._named(names)
+        others = list(dict.fromkeys(r["project"] for r in rows if r["project"] != project))
+        if others:
+            message = (
+                "The operation could not be completed. The features exist, but the provided "
+                f'project ids ("{",".join(others)}") does not match the project provided in '
+                f'request URL ("{project}").'
+            )
+            raise Refusal(400, "InvalidOperationError", message, [{"message": message}])
+        return rows
+
+    def _revive(self, c: sqlite3.Connection, rows: Sequence[sqlite3.Row], by: Principal) -> None:
+        """Out of the archive, every environment off (as Unleash turns them off), an event each."""
+        for row in rows:
+            name, project = row["name"], row["project"]
+            c.execute("UPDATE features SET archived_at = NULL WHERE name = ?", (name,))
+            c.execute("UPDATE feature_environments SET enabled = 0 WHERE feature = ?", (name,))
+            self._event(c, "feature-revived", by, project=project, feature=name,
+                        summary=f"**{by.user_name}** revived feature flag `{name}` "
+                        f"in project **{project}**")  # fmt: skip
+
+    def _delete(self, c: sqlite3.Connection, rows: Sequence[sqlite3.Row], by: Principal) -> None:
+        """Gone for good with their strategies and environments, an event each."""
+        for row in rows:
+            name, project = row["name"], row["project"]
+            c.execute("DELETE FROM strategy_context_fields WHERE strategy_id IN"
+                      " (SELECT id FROM strategies WHERE feature = ?)", (name,))  # fmt: skip
+            for table in ("strategies", "feature_environments"):
+                c.execute(f"DELETE FROM {table} WHERE feature = ?", (name,))
+            c.execute("DELETE FROM features WHERE name = ?", (name,))
+            self._event(c, "feature-deleted", by, project=project, feature=name,
+                        summary=f"**{by.user_name}** deleted feature flag `{name}` "
+                        f"in project **{project}**")  # fmt: skip
+
+    def revive_feature(self, name: str, by: Principal) -> None:
+        """`POST /api/admin/archive/revive/:name`: 404 "Feature X does not exist" for an unknown
+        name. Like Unleash 8.2, a flag that is not archived is "revived" all the same: its
+        environments are turned off and an event recorded (flagdesk only revives archived
+        flags it has just listed)."""
+        rows = self._named([name])
+        if not rows:
+            raise not_found(f"Feature {name} does not exist")
+        with self.tx() as c:
+            self._revive(c, rows, by)
+
+    def delete_feature(self, name: str, by: Principal) -> None:
+        """`DELETE /api/admin/archive/:name`: deletes the flag if it is archived; an unknown
+        flag or one that is not archived is left as it is, and the answer is 200 all the same
+        (as Unleash 8.2)."""
+        rows = [r for r in self._named([name]) if r["archived_at"] is not None]
+        if rows:
+            with self.tx() as c:
+                self._delete(c, rows, by)
+
+    def revive_features(self, project: str, names: Sequence[str], by: Principal) -> None:
+        """`POST /api/admin/projects/:p/revive` `{features}`: 404 for an unknown project, 400
+        when a flag named belongs to another project (nothing revived); unknown names and
+        flags that are not archived are skipped."""
+        if self.conn.execute("SELECT 1 FROM projects WHERE id = ?", (project,)).fetchone() is None:
+            raise not_found(f"Active project with id {project} does not exist")
+        rows = [r for r in self._in_project(names, project) if r["archived_at"] is not None]
+        with self.tx() as c:
+            self._revive(c, rows, by)
+
+    def delete_features(self, project: str, names: Sequence[str], by: Principal) -> None:
+        """`POST /api/admin/projects/:p/delete` `{features}`: 400 when a flag named belongs to
+        another project (nothing deleted); unknown names and flags that are not archived are
+        skipped (an unknown project, then, deletes nothing and answers 200, as Unleash)."""
+        rows = [r for r in self._in_project(names, project) if r["archived_at"] is not None]
+        with self.tx() as c:
+            self._delete(c, rows, by)
+
+    def archive_features(self, project: str, names: Sequence[str], by: Principal) -> None:
+        """`POST /api/admin/projects/:p/archive` `{features}` (202): 400 when a flag named
+        belongs to another project; unknown and archived ones are skipped."""
+        rows = [r for r in self._in_project(names, project) if r["archived_at"] is None]
+        with self.tx() as c:
+            self._archive(c, project, [r["name"] for r in rows], by)
 
     def add_strategy(
         self,

@@ -188,7 +188,19 @@ class Unleash82:
             return self._search(request)
         if path == "/api/admin/user-admin/inactive":
             return httpx.Response(200, json={"version": 1, "inactiveUsers": self.inactive})
+        parts = path.split("/")  # "", api, admin, projects, :p, revive|delete
+        if request.method == "POST" and len(parts) == 6 and parts[3] == "projects":
+            return self._bulk(parts[4], parts[5], json.loads(request.content)["features"])
         return not_there(path)
+
+    def _bulk(self, project: str, verb: str, names: list[str]) -> httpx.Response:
+        """`POST /api/admin/projects/:p/revive` and `/delete`: the named archived flags of
+        `project` leave the archive (200, no body), as Unleash 8.2."""
+        if verb not in ("revive", "delete"):
+            return not_there(f"/api/admin/projects/{project}/{verb}")
+        self.archived = [f for f in self.archived
+                         if not (f["project"] == project and f["name"] in names)]  # fmt: skip
+        return httpx.Response(200)
 
     def _search(self, request: httpx.Request) -> httpx.Response:
         params = request.url.params

@@ -8,7 +8,6 @@ their exit statuses."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -23,23 +22,17 @@ from app.actions.groups import read_snapshot
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import GroupList
 from sandbox.process import SandboxProcess
-from tests.app.test_cli_users import Terminal, as_json
+from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
 from tests.faults import closed_port
 
 PLATFORM = 1  # "Platform team" in the demo: 6 members, root role Editor
 
 
 def flagdesk(
-    sb: SandboxProcess, *args: str, data: Path, token: str | None = None
+    sb: SandboxProcess | str, *args: str, data: Path, token: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`flagdesk groups ARGS --url <sandbox>` with stdin not a terminal."""
-    env = {k: v for k, v in os.environ.items() if k != "FLAGDESK_TOKEN"}
-    env["FLAGDESK_TOKEN"] = token or sb.admin_token
-    env["FLAGDESK_DATA_DIR"] = str(data)
-    return subprocess.run(
-        [sys.executable, "-m", "app", "groups", *args, "--url", sb.url],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+    return run_flagdesk(("groups",), sb, args, data, token)
 
 
 def group_names(sb: SandboxProcess) -> set[str]:
@@ -84,7 +77,7 @@ def test_dry_run_prints_the_exact_request_and_changes_nothing(
     assert f"nothing was sent to {sandbox.url}" in result.stderr
     dry = as_json(flagdesk(sandbox, "delete", str(PLATFORM), "--dry-run", "--json",
                            data=tmp_path))  # fmt: skip
-    assert dry["request"] == {"method": "DELETE", "path": "/api/admin/groups/1", "body": None}
+    assert dry["requests"] == [{"method": "DELETE", "path": "/api/admin/groups/1", "body": None}]
     assert "Platform team" in group_names(sandbox)
     assert not (tmp_path / "journal").exists()
 
@@ -155,12 +148,8 @@ def test_refusals_have_their_exit_statuses(
             assert "Enterprise" in result.stderr
         r = httpx.get(oss.url + "/api/admin/groups", headers={"Authorization": oss.admin_token})
         assert r.status_code == 404
-    env = {**os.environ, "FLAGDESK_TOKEN": "x", "FLAGDESK_DATA_DIR": str(tmp_path)}
-    down = subprocess.run(
-        [sys.executable, "-m", "app", "groups", "delete", "1", "--yes", "--json", "--url",
-         f"http://127.0.0.1:{closed_port()}"],
-        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
-    )  # fmt: skip
+    down = flagdesk(f"http://127.0.0.1:{closed_port()}", "delete", "1", "--yes", "--json",
+                    data=tmp_path)  # fmt: skip
     assert down.returncode == 3 and as_json(down)["exit_status"] == 3
     bad = flagdesk(sandbox, "show", "seven", data=tmp_path)
     assert bad.returncode == 2 and "'seven' is not a group id" in bad.stderr

@@ -36,18 +36,30 @@ ACTIVE_ID = 2  # a demo user who logged in recently
 PATH = "/api/admin/user-admin/inactive/delete"
 
 
-def flagdesk(
-    sb: SandboxProcess | str, *args: str, data: Path, token: str | None = None
+def run_flagdesk(
+    words: tuple[str, ...],
+    sb: SandboxProcess | str,
+    args: tuple[str, ...],
+    data: Path,
+    token: str | None,
 ) -> subprocess.CompletedProcess[str]:
-    """`flagdesk users inactive ARGS --url <sandbox>` with stdin not a terminal."""
+    """`flagdesk WORDS ARGS --url <sandbox>` with stdin not a terminal, the token in
+    FLAGDESK_TOKEN (the sandbox's admin token unless `token`), journaling into `data`."""
     url = sb if isinstance(sb, str) else sb.url
     env = {k: v for k, v in os.environ.items() if k != "FLAGDESK_TOKEN"}
     env["FLAGDESK_TOKEN"] = token or (sb.admin_token if isinstance(sb, SandboxProcess) else "x")
     env["FLAGDESK_DATA_DIR"] = str(data)
     return subprocess.run(
-        [sys.executable, "-m", "app", "users", "inactive", *args, "--url", url],
+        [sys.executable, "-m", "app", *words, *args, "--url", url],
         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60,
     )  # fmt: skip
+
+
+def flagdesk(
+    sb: SandboxProcess | str, *args: str, data: Path, token: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`flagdesk users inactive ARGS --url <sandbox>` with stdin not a terminal."""
+    return run_flagdesk(("users", "inactive"), sb, args, data, token)
 
 
 def inactive_ids(sb: SandboxProcess) -> set[int]:

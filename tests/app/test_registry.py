@@ -41,6 +41,7 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         "archived_features": {
             "archived_features.revive", "archived_features.delete",
             "archived_features.revive_bulk", "archived_features.delete_bulk",
+            "archived_features.archive",  # the undo of a revive
         },
         "groups": {"groups.create", "groups.edit", "groups.delete"},
         "context_usage": {"context_fields.create", "context_fields.edit", "context_fields.delete"},

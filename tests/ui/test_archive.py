@@ -412,6 +412,15 @@ class EmulatedSpec(ConnectionSpec):
         )
 
 
+def emulated_session(qtbot: Any, server: Unleash82, tmp_path: Path) -> Session:
+    """A session connected (READY) to the emulated `server`; the caller closes it."""
+    session = Session(ProfileStore(tmp_path / "config"))
+    session.open_spec(EmulatedSpec("http://unleash.test", TOKEN, label="8.2", server=server))
+    qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=20_000)
+    assert session.state == READY, session.message
+    return session
+
+
 def test_a_server_without_the_archive_endpoint_is_read_through_the_search_api(
     qtbot: Any,
     arun: Callable[..., Any],
@@ -419,11 +428,8 @@ def test_a_server_without_the_archive_endpoint_is_read_through_the_search_api(
     tmp_path: Path,
 ) -> None:
     server = Unleash82WithProjects()
-    session = Session(ProfileStore(tmp_path / "config"))
+    session = emulated_session(qtbot, server, tmp_path)
     try:
-        session.open_spec(EmulatedSpec("http://unleash.test", TOKEN, label="8.2", server=server))
-        qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=20_000)
-        assert session.state == READY, session.message
         page = open_page(session)
         content = browser(page)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from app.changes import Changes, Resource
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
 from app.viewmodels.archive import CONTENT
@@ -143,6 +144,26 @@ def test_a_windows_error_leaves_the_status_bar_with_its_window_and_its_connectio
     dashboard.open_item("default")
     qtbot.waitUntil(lambda: dashboard.model.has_data and not dashboard.model.busy)
     assert session.last_error == ""
+
+
+def test_a_window_out_of_view_that_reloads_and_fails_keeps_its_error_off_the_status_bar(
+    qtbot: Any, window: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    """The dashboard (left on an unknown project) reloads when users change elsewhere; its
+    error is its own page's, not the status bar's, while another page is in view."""
+    main, session = window
+    open_on(qtbot, session, demo_sandbox, "demo")
+    dashboard = content(main, "project_dashboard")
+    dashboard.open_item("nope")
+    qtbot.waitUntil(lambda: bool(dashboard.model.error) and not dashboard.model.busy)
+    main.show_page("overview")
+    assert session.last_error == ""
+    reloads = dashboard.model.busy_changed
+    with qtbot.waitSignal(reloads, timeout=10_000):
+        session.notify(Changes.of(Resource.USERS, 36))
+    qtbot.waitUntil(lambda: not dashboard.model.busy, timeout=10_000)
+    assert dashboard.model.error.startswith("No project nope")  # its page still says it
+    assert session.last_error == "" and not main.error_button.isVisible()
 
 
 def test_a_change_in_one_window_reloads_every_window_that_shows_it(

@@ -78,7 +78,7 @@ def open_platform(qtbot: Any, editor: GroupEditor) -> None:
 def answer(qtbot: Any, editor: GroupEditor, confirm: bool) -> GroupConfirmation:
     """The open confirmation, answered by keyboard: Space on the confirming button, or Escape;
     then wait for the change to end."""
-    box = editor.confirmation
+    box = editor.confirmations.box
     assert box is not None and box.isVisible()
     assert box.defaultButton() is box.cancel_button  # Enter does not change anything
     if confirm:
@@ -86,7 +86,7 @@ def answer(qtbot: Any, editor: GroupEditor, confirm: bool) -> GroupConfirmation:
         qtbot.keyClick(box.confirm_button, Qt.Key.Key_Space)
     else:
         qtbot.keyClick(box, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: editor.confirmation is None)
+    qtbot.waitUntil(lambda: editor.confirmations.box is None)
     qtbot.waitUntil(lambda: not editor.model.changing and not editor.model.opening,
                     timeout=20_000)  # fmt: skip
     return box
@@ -146,7 +146,7 @@ def test_save_asks_cancel_changes_nothing_then_saves_reads_back_and_undo_restore
     assert editor.create_button.isEnabled()
 
     qtbot.keyClick(editor.name_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    box = editor.confirmation
+    box = editor.confirmations.box
     assert box is not None and box.text() == "Save the changes to group “Platform team”?"
     said = box.informativeText().split("\n\n")
     assert said[0].startswith(
@@ -184,7 +184,7 @@ def test_save_asks_cancel_changes_nothing_then_saves_reads_back_and_undo_restore
     open_platform(qtbot, editor)
     assert editor.undo_button.isEnabled()
     qtbot.mouseClick(editor.undo_button, Qt.MouseButton.LeftButton)
-    undo = editor.confirmation
+    undo = editor.confirmations.box
     assert undo is not None and undo.text() == "Put back group “Platform crew”?"
     assert "name “Platform crew” → “Platform team”" in undo.informativeText()
     answer(qtbot, editor, confirm=True)
@@ -272,7 +272,7 @@ def test_delete_asks_then_undo_recreates_the_group_with_its_members(
     before = served(sandbox, PLATFORM)
     open_platform(qtbot, editor)
     qtbot.mouseClick(editor.delete_button, Qt.MouseButton.LeftButton)
-    box = editor.confirmation
+    box = editor.confirmations.box
     assert box is not None and box.text() == "Delete group “Platform team”?"
     assert box.informativeText().startswith("Group “Platform team” (id 1, 6 members (")
     assert f"will be deleted on {sandbox.url} (connection “test sandbox”)." in box.informativeText()
@@ -292,7 +292,7 @@ def test_delete_asks_then_undo_recreates_the_group_with_its_members(
     assert editor.undo_button.text() == "Undo: recreate the group"
 
     qtbot.keyClick(editor.undo_button, Qt.Key.Key_Space)
-    undo = editor.confirmation
+    undo = editor.confirmations.box
     assert undo is not None and undo.text() == "Recreate group “Platform team”?"
     assert "it gets a new id (it had 1)" in undo.informativeText()
     answer(qtbot, editor, confirm=True)

@@ -36,6 +36,7 @@ from app.viewmodels.tools import TOOLS_BY_KEY, ToolModel
 from app.viewmodels.users import LoadPhase
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.qt_fixtures import select_where
 from ui.inactive_users import InactiveUsersView
 from ui.states import StatePanel
 from ui.tool_page import ToolPage
@@ -324,13 +325,7 @@ def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def select_users(view: InactiveUsersView, *ids: int) -> None:
-    table, selection = view.model.table, view.table.view.selectionModel()
-    selection.clearSelection()
-    for user_id in ids:
-        selection.select(
-            table.index(table.row_of(lambda r, i=user_id: r.id == i), 0),
-            selection.SelectionFlag.Select | selection.SelectionFlag.Rows,
-        )
+    select_where(view.table.view, lambda r: r.id in ids)
 
 
 def served_ids(arun: Any, session: Session) -> set[int]:

@@ -1,0 +1,150 @@
+"""Checking a change in doubt against the server: did it happen?
+
+An entry is in doubt when its request went out and no answer said what came of it (the process
+died, the connection broke, a gateway answered 502 or 504). The server knows: `check_entry`
+reads what the action would have changed and gives a `Verdict`; `settle` appends it to the
+journal as the entry's outcome, with the time of the check, so the History says what is known
+and how it became known. An action without a way to check (`CHECKS` has none for it) stays in
+doubt, and the History says to look on the server.
+
+- `inactive_users.delete`: one read of the users' list (not one request per user: a deletion can
+  hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
+  failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
+  deletions before it), and the verdict names the ones still there.
+- the archived flags' revive, delete and archive (one flag or a project's batch): one read of
+  the project's archive and one of its live flags (the project is in the entry's `before`):
+  revived is live and not archived, deleted is in neither, archived is in the archive; all,
+  none or some, as above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from app.actions.journal import Entry, Journal, Pending, State
+from app.registry import (
+    ACTIONS_BY_KEY,
+    ARCHIVE_FEATURES,
+    DELETE_FEATURE,
+    DELETE_FEATURES,
+    DELETE_INACTIVE_USERS,
+    REVIVE_FEATURE,
+    REVIVE_FEATURES,
+)
+from app.text import plural
+
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
+
+__all__ = ["CHECKS", "Verdict", "can_check", "check_entry", "settle"]
+
+#: the ids a verdict names before "and N more"
+NAMED = 5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the server says of an entry in doubt: `DONE` (the change is there), `FAILED` (it
+    is not, or only in part), or `IN_DOUBT` (the check could not tell)."""
+
+    state: State
+    message: str
+
+
+def _names_text(names: Sequence[object]) -> str:
+    shown = ", ".join(str(n) for n in names[:NAMED])
+    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
+def _verdict(
+    wanted: Sequence[object], changed: AbstractSet[object], noun: str, done: str, left: str
+) -> Verdict:
+    """The verdict of a change to `wanted` of which the server shows `changed` done: all of
+    them done, none of them (failed: nothing changed), or some (failed, partly, naming the
+    ones left)."""
+    still = [w for w in wanted if w not in changed]
+    if not still:
+        return Verdict(State.DONE, f"every one of the {plural(len(wanted), noun)} is {done}")
+    if len(still) == len(wanted):
+        return Verdict(State.FAILED, f"no {noun} was {done}: {_names_text(still)} {left}")
+    return Verdict(
+        State.FAILED,
+        f"partly: {len(wanted) - len(still)} of {plural(len(wanted), noun)} {done}; "
+        f"{left}: {_names_text(still)}",
+    )
+
+
+async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = {user.id for user in (await client.list_users()).users}
+    return _verdict(wanted, set(wanted) - present, "user", "deleted", "still there")
+
+
+async def _flags(client: AdminClient, entry: Entry) -> tuple[list[object], set[str], set[str]]:
+    """The entry's flags, and its project's archived and live flags as the server has them."""
+    before = entry.before if isinstance(entry.before, dict) else {}
+    project = str(before.get("project") or "default")
+    archived = {f.name for f in (await client.archived_features(project)).features}
+    live = {f.name for f in (await client.project_features(project)).features}
+    return [n for n in entry.ids if isinstance(n, str)], archived, live
+
+
+async def _flags_revived(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, live = await _flags(client, entry)
+    return _verdict(wanted, live - archived, "flag", "revived", "still archived")
+
+
+async def _flags_deleted(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, live = await _flags(client, entry)
+    return _verdict(wanted, set(wanted) - archived - live, "flag", "deleted", "still archived")
+
+
+async def _flags_archived(client: AdminClient, entry: Entry) -> Verdict:
+    wanted, archived, _live = await _flags(client, entry)
+    return _verdict(wanted, archived, "flag", "archived", "still live")
+
+
+#: how each action that can be checked is checked
+CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
+    DELETE_INACTIVE_USERS.key: _users_gone,
+    REVIVE_FEATURE.key: _flags_revived,
+    REVIVE_FEATURES.key: _flags_revived,
+    DELETE_FEATURE.key: _flags_deleted,
+    DELETE_FEATURES.key: _flags_deleted,
+    ARCHIVE_FEATURES.key: _flags_archived,
+}
+
+
+def can_check(entry: Entry) -> bool:
+    return entry.in_doubt and entry.action in CHECKS
+
+
+async def check_entry(client: AdminClient, entry: Entry) -> Verdict:
+    """What the server holds of `entry`'s change (read only: nothing is sent again). Raises the
+    client's error when the server cannot be read."""
+    check = CHECKS.get(entry.action)
+    if check is None:
+        action = ACTIONS_BY_KEY.get(entry.action)
+        title = action.title if action is not None else entry.action
+        return Verdict(
+            State.IN_DOUBT,
+            f"flagdesk cannot check {title!r} by itself: look on the server whether it happened",
+        )
+    return await check(client, entry)
+
+
+async def settle(journal: Journal, entry: Entry, verdict: Verdict) -> None:
+    """Append `verdict` as `entry`'s outcome (nothing is appended while it stays in doubt)."""
+    if verdict.state is State.IN_DOUBT:
+        return
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    message = f"checked against the server on {when}: {verdict.message}"
+    pending = Pending(journal, entry.id)
+    if verdict.state is State.DONE:
+        await pending.done(entry.status, message)
+    else:
+        await pending.failed(entry.status, message)

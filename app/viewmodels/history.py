@@ -1,0 +1,195 @@
+"""`HistoryModel`: the journal of the current connection (`app.actions.journal`) as a table: every
+change flagdesk made there, from any window or command, newest first, with its outcome; and the
+changes in doubt, each checked against the server on request (`app.actions.check`).
+
+It reads the journal when the connection changes, when any window says it changed something
+(`Session.data_changed`: the journal has a new entry), and on `refresh()` (F5). The file is read
+on a worker thread. QtCore only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from app.actions.check import can_check, check_entry, settle
+from app.actions.journal import (
+    JOURNAL_NAME,
+    Actor,
+    Entry,
+    Journal,
+    State,
+    journal_folder,
+    read_journal,
+)
+from app.api.errors import ClientError
+from app.changes import Changes, Resource
+from app.registry import ACTIONS_BY_KEY
+from app.text import count_text, plural
+from app.viewmodels.session import Session
+from app.viewmodels.table import Column, TableModel
+from app.viewmodels.tools import SessionViewModel
+
+#: what an entry's state reads as in the table
+OUTCOME = {
+    State.DONE: "done",
+    State.FAILED: "failed",
+    State.IN_DOUBT: "in doubt",
+    State.SENT: "in doubt",
+}
+#: the ids a row names before "and N more"
+NAMED = 3
+
+
+def action_title(entry: Entry) -> str:
+    action = ACTIONS_BY_KEY.get(entry.action)
+    return action.title if action is not None else entry.action
+
+
+def items_text(entry: Entry) -> str:
+    """'3 items: 39, 43, 51' or 'User 7'; the ids as the entry lists them."""
+    ids = [str(i) for i in entry.ids]
+    if not ids:
+        return "—"
+    shown = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+    return f"{plural(len(ids), 'item')}: {shown}"
+
+
+def outcome_text(entry: Entry) -> str:
+    text = OUTCOME[entry.state]
+    return f"{text} ({entry.status})" if entry.status is not None else text
+
+
+def by_text(entry: Entry) -> str:
+    """Who made the change: the token's kind and the user it acts as."""
+    parts = [p for p in (entry.token, entry.user) if p]
+    return " · ".join(parts) if parts else "—"
+
+
+def when(entry: Entry) -> datetime:
+    return entry.time
+
+
+HISTORY_COLUMNS: list[Column[Entry]] = [
+    Column("When", when),
+    Column("Change", action_title),
+    Column("Items", items_text, tooltip=lambda e: ", ".join(str(i) for i in e.ids) or None),
+    Column("Outcome", outcome_text),
+    Column("By", by_text),
+    Column("Server", lambda e: e.server),
+    Column("Details", lambda e: e.message or None, tooltip=lambda e: e.message or None),
+]
+#: the column sorted by default (newest first), and the one that takes the room left
+WHEN_COLUMN, DETAILS_COLUMN = 0, 6
+
+
+def history_count_text(shown: int, total: int) -> str:
+    return count_text(shown, total, "change")
+
+
+class HistoryModel(SessionViewModel):
+    #: the entries were read again
+    entries_changed = Signal()
+    #: a check of the entries in doubt ended (its summary is `checked`)
+    check_finished = Signal()
+
+    # every change a window makes is journaled first: any of them may add an entry
+    shows = frozenset(Resource)
+
+    def __init__(self, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(session, parent)
+        self.table: TableModel[Entry] = TableModel(HISTORY_COLUMNS, self)
+        self.entries: list[Entry] = []
+        #: what the last check of the entries in doubt found ("" before any)
+        self.checked = ""
+        self._reading: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def journal_folder(self) -> Path:
+        """The folder of the current connection's journal and snapshots."""
+        return journal_folder(self.session.name)
+
+    def folder_to_open(self) -> Path:
+        """`journal_folder`, made if no change has been journaled yet (to show it anyway)."""
+        folder = self.journal_folder
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    @property
+    def in_doubt(self) -> list[Entry]:
+        return [e for e in self.entries if e.in_doubt]
+
+    @property
+    def checkable(self) -> list[Entry]:
+        return [e for e in self.entries if can_check(e)]
+
+    def refresh(self) -> None:
+        if self.closed:
+            return
+        if self._reading is not None and not self._reading.done():
+            return
+        self._reading = self.run(self._read(), busy=False)
+
+    async def _read(self) -> None:
+        entries = await asyncio.to_thread(read_journal, self.journal_folder / JOURNAL_NAME)
+        self.entries = entries
+        self.table.set_rows(entries)
+        self.entries_changed.emit()
+
+    def on_connection_changed(self) -> None:
+        self.checked = ""
+        self.entries = []
+        self.table.clear()
+        self.entries_changed.emit()
+        self.refresh()
+
+    def on_changes(self, changes: Changes) -> None:
+        self.refresh()
+
+    def summary(self) -> str:
+        """'12 changes on Local sandbox, 1 in doubt' (or that there are none yet)."""
+        if not self.entries:
+            return f"No changes made through flagdesk on {self.session.name} yet."
+        doubt = len(self.in_doubt)
+        extra = f", {doubt} in doubt" if doubt else ""
+        return f"{plural(len(self.entries), 'change')} on {self.session.name}{extra}"
+
+    # ------------------------------------------------------------------ checking
+
+    def check_in_doubt(self) -> asyncio.Task[None] | None:
+        """Ask the server what became of each entry in doubt that can be checked, and record
+        each answer in the journal. Nothing is sent again."""
+        if not self.checkable or self.busy:
+            return None
+        return self.run(self._check(list(self.checkable)))
+
+    async def _check(self, entries: list[Entry]) -> None:
+        client = await self.session.client()
+        caps = self.session.capabilities
+        server = caps.base_url if caps is not None else ""
+        journal = Journal(Actor(self.session.name, server), self.journal_folder)
+        settled = 0
+        failures: list[str] = []
+        for entry in entries:
+            try:
+                verdict = await check_entry(client, entry)
+            except ClientError as exc:
+                failures.append(str(exc))
+                continue
+            if verdict.state is not State.IN_DOUBT:
+                await settle(journal, entry, verdict)
+                settled += 1
+        left = len(entries) - settled
+        parts = [f"Checked {plural(len(entries), 'change')} in doubt: {settled} settled"]
+        if left:
+            parts.append(f"{left} still in doubt")
+        if failures:
+            parts.append(f"the server could not be read ({failures[0]})")
+        self.checked = "; ".join(parts) + "."
+        await self._read()
+        self.check_finished.emit()

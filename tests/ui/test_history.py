@@ -1,0 +1,244 @@
+"""The History page (`HistoryPage` over `HistoryModel`) against real sandboxes: the journal of the
+connection, newest first, with each change's outcome; a change made in another window appears at
+once; the changes in doubt counted in the sidebar and checked against the server on request (the
+verdict written to the journal, nothing sent again), including the one a process killed between
+its request and the answer left behind; and what cannot be checked says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.actions.check import can_check
+from app.actions.inactive_users import journal_of
+from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, read_journal
+from app.viewmodels.history import HistoryModel, history_count_text
+from app.viewmodels.session import Session
+from sandbox.process import SandboxProcess
+from ui.history import HistoryPage
+from ui.inactive_users import InactiveUsersView
+from ui.main_window import HISTORY, MainWindow
+
+LEON_ID, PRIYA_ID = 39, 43  # inactive in the demo
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own journals (the run shares one data folder otherwise)."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
+    return folder
+
+
+def open_page(qtbot: Any, session: Session) -> HistoryPage:
+    model = HistoryModel(session)
+    page = HistoryPage(model)
+    qtbot.addWidget(page)
+    page.resize(1000, 500)
+    page.show()
+    model.refresh()
+    qtbot.waitUntil(lambda: not model.tasks, timeout=10_000)
+    return page
+
+
+def begin_only(session: Session, arun: Any, ids: list[int]) -> None:
+    """A deletion whose request went out and whose answer never came (the `sent` line alone):
+    what a process killed at that moment leaves."""
+    caps = session.capabilities
+    assert caps is not None
+    journal = journal_of(session.name, caps)
+    arun(journal.begin("inactive_users.delete", ids, before={"snapshot": "x.csv"}))
+
+
+def test_an_empty_history_says_so(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_dir: Path
+) -> None:
+    page = open_page(qtbot, connect(demo_sandbox))
+    assert page.summary_label.text() == "No changes made through flagdesk on test sandbox yet."
+    assert page.model.table.rowCount() == 0
+    assert page.check_button.isHidden() and page.doubt_label.isHidden()
+
+
+def test_a_change_made_in_another_window_appears_newest_first_with_its_outcome(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_dir: Path
+) -> None:
+    session = connect(sandbox)
+    page = open_page(qtbot, session)
+    view = InactiveUsersView(session)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: view.model.loaded, timeout=20_000)
+    for user_id in (LEON_ID, PRIYA_ID):
+        view.model.select([r for r in view.model.table.all_rows if r.id == user_id])
+        plan = view.model.plan_delete()
+        assert plan is not None
+        task = view.model.delete(plan)
+        assert task is not None
+        qtbot.waitUntil(task.done, timeout=20_000)
+    # the deletions told the session; the History read the journal again
+    qtbot.waitUntil(lambda: page.model.table.rowCount() == 2, timeout=10_000)
+    table = page.model.table
+    assert [table.text(r, 1) for r in range(2)] == ["Delete inactive users"] * 2
+    assert [table.text(r, 2) for r in range(2)] == [f"1 item: {PRIYA_ID}", f"1 item: {LEON_ID}"]
+    assert [table.text(r, 3) for r in range(2)] == ["done (200)", "done (200)"]
+    assert table.text(0, 4) == "admin"
+    assert page.summary_label.text() == "2 changes on test sandbox"
+    assert page.table.count_label.text() == "2 changes"
+    page.table.filter_edit.setText("failed")
+    assert page.table.count_label.text() == "0 of 2 changes"
+    page.table.filter_edit.setText("done")
+    assert page.table.count_label.text() == "2 changes"
+
+
+def test_changes_in_doubt_are_checked_against_the_server_and_settled(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    data_dir: Path,
+    arun: Any,
+) -> None:
+    """Three deletions without an answer: one the server made, one it did not, one it made in
+    part; the check settles each from one read of the users and says how; nothing is sent."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    begin_only(session, arun, [LEON_ID])
+    arun(client.delete_inactive_users([LEON_ID]))  # made, but its answer "never came"
+    begin_only(session, arun, [PRIYA_ID])  # never made
+    begin_only(session, arun, [PRIYA_ID, LEON_ID])  # Leon gone, Priya still there
+    page = open_page(qtbot, session)
+    assert page.doubt_label.text().startswith("3 changes in doubt")
+    assert page.check_button.isVisible() and page.check_button.isEnabled()
+    assert all(can_check(e) for e in page.model.entries)
+
+    page.check_button.click()
+    qtbot.waitUntil(lambda: not page.model.in_doubt and not page.model.busy, timeout=20_000)
+    entries = {tuple(e.ids): e for e in read_journal(page.model.journal_folder / JOURNAL_NAME)}
+    made, not_made, partly = (entries[(LEON_ID,)], entries[(PRIYA_ID,)],
+                              entries[(PRIYA_ID, LEON_ID)])  # fmt: skip
+    assert made.state is State.DONE and made.message.endswith("every one of the 1 user is deleted")
+    assert not_made.state is State.FAILED
+    assert not_made.message.endswith(f"no user was deleted: {PRIYA_ID} still there")
+    assert partly.state is State.FAILED
+    assert partly.message.endswith(f"partly: 1 of 2 users deleted; still there: {PRIYA_ID}")
+    assert all(e.message.startswith("checked against the server on ") for e in entries.values())
+    assert page.doubt_label.text() == "Checked 3 changes in doubt: 3 settled."
+    assert page.check_button.isHidden()
+    assert PRIYA_ID in {u.id for u in arun(client.list_users()).users}  # nothing sent again
+
+
+def test_archive_changes_in_doubt_are_checked_from_the_projects_archive_and_flags(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    data_dir: Path,
+    arun: Any,
+) -> None:
+    """A revive of two flags the server made one of, a deletion it made, an archiving it did
+    not make: settled from one read of the project's archive and one of its flags."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    caps = session.capabilities
+    assert caps is not None
+    journal = journal_of(session.name, caps)
+    archived = [f.name for f in arun(client.archived_features("web-shop")).features]
+    revived, kept, deleted = archived[:3]
+    live = arun(client.project_features("web-shop")).features[0].name
+    for action, names in (
+        ("archived_features.revive_bulk", [revived, kept]),
+        ("archived_features.delete", [deleted]),
+        ("archived_features.archive", [live]),
+    ):
+        arun(journal.begin(action, names, before={"snapshot": "-", "project": "web-shop"}))
+    arun(client.revive_feature(revived))
+    arun(client.delete_feature(deleted))
+    page = open_page(qtbot, session)
+    assert len(page.model.checkable) == 3
+    page.check_button.click()
+    qtbot.waitUntil(lambda: not page.model.in_doubt and not page.model.busy, timeout=20_000)
+    outcome = {e.action: e for e in read_journal(page.model.journal_folder / JOURNAL_NAME)}
+    revive = outcome["archived_features.revive_bulk"]
+    assert revive.state is State.FAILED
+    assert revive.message.endswith(f"partly: 1 of 2 flags revived; still archived: {kept}")
+    delete = outcome["archived_features.delete"]
+    assert delete.state is State.DONE and delete.message.endswith(
+        "every one of the 1 flag is deleted"
+    )
+    archive = outcome["archived_features.archive"]
+    assert archive.state is State.FAILED
+    assert archive.message.endswith(f"no flag was archived: {live} still live")
+
+
+def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_dir: Path,
+    arun: Any,
+) -> None:  # fmt: skip
+    session = connect(demo_sandbox)
+    caps = session.capabilities
+    assert caps is not None
+    journal = Journal(Actor(session.name, caps.base_url, "admin"))
+    arun(journal.begin("some.future_action", ["x"]))
+    page = open_page(qtbot, session)
+    assert page.doubt_label.text() == (
+        "1 change in doubt: the request went out and no answer said what came of it. "
+        "1 cannot be checked by flagdesk."
+    )
+    assert page.check_button.isVisible() and not page.check_button.isEnabled()
+    assert page.model.table.text(0, 1) == "some.future_action"
+    assert page.model.table.text(0, 3) == "in doubt"
+
+
+def test_after_a_kill_the_next_start_counts_the_change_in_doubt_and_checks_it(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_dir: Path,
+    arun: Any,
+) -> None:  # fmt: skip
+    """`flagdesk users inactive delete` killed (SIGKILL) after its journal's `sent` line, before
+    its request: the window opened next shows "History (1 in doubt)"; the check finds the user
+    still there and records that nothing was deleted."""
+    env = {**os.environ, "FLAGDESK_TOKEN": sandbox.admin_token,
+           "FLAGDESK_DATA_DIR": str(data_dir)}  # fmt: skip
+    script = (
+        "import os, signal, sys\n"
+        "import app.actions.journal as j\n"
+        "begin = j.Journal.begin\n"
+        "async def killed(self, *a, **k):\n"
+        "    await begin(self, *a, **k)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "j.Journal.begin = killed\n"
+        "from app.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script, "users", "inactive", "delete", "--ids", str(LEON_ID),
+         "--yes", "--url", sandbox.url],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert child.returncode == -9, child.stderr
+    cli_journal = next((data_dir / "journal").iterdir())
+    (entry,) = read_journal(cli_journal / JOURNAL_NAME)
+    assert entry.in_doubt
+
+    # the window on the same server by the same name (`--url` names a connection by its URL)
+    window = MainWindow(connect(sandbox, label=sandbox.url))
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.history_model.in_doubt != [], timeout=10_000)
+    assert window.history_item.text(0) == "History (1 in doubt)"
+    window.show_page(HISTORY)
+    assert window.pages.currentWidget() is window.history
+    window.history.check_button.click()
+    qtbot.waitUntil(lambda: not window.history_model.in_doubt, timeout=20_000)
+    assert window.history_item.text(0) == "History"
+    (settled,) = read_journal(cli_journal / JOURNAL_NAME)
+    assert settled.state is State.FAILED and settled.message.endswith(
+        f"no user was deleted: {LEON_ID} still there"
+    )
+
+
+def test_texts() -> None:
+    assert history_count_text(3, 3) == "3 changes" and history_count_text(1, 3) == "1 of 3 changes"

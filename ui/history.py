@@ -1,0 +1,111 @@
+"""The History page (bound to `HistoryModel`): every change flagdesk made on the current
+connection, newest first, in a `DataTable` (filter as you type, Ctrl+C, Export CSV…); the
+changes in doubt are counted above it, with a button that checks them against the server; and a
+button opens the journal's folder (the journal file and the snapshots the entries name).
+Shows and forwards; never reads the journal itself."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.text import plural
+from app.viewmodels.history import DETAILS_COLUMN, WHEN_COLUMN, HistoryModel, history_count_text
+from ui.table import DataTable
+
+
+class HistoryPage(QWidget):
+    def __init__(self, model: HistoryModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.setObjectName("historyPage")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 14, 16, 16)
+        layout.setSpacing(8)
+
+        title = QLabel("History")
+        title.setObjectName("historyTitle")
+        font = QFont(title.font())
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        font.setBold(True)
+        title.setFont(font)
+        layout.addWidget(title)
+        self.summary_label = QLabel()
+        self.summary_label.setObjectName("historySummary")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.summary_label)
+
+        bar = QHBoxLayout()
+        self.doubt_label = QLabel()
+        self.doubt_label.setObjectName("historyInDoubt")
+        self.doubt_label.setWordWrap(True)
+        bar.addWidget(self.doubt_label, 1)
+        self.check_button = QPushButton("&Check changes in doubt")
+        self.check_button.setObjectName("historyCheckButton")
+        self.check_button.setToolTip(
+            "Ask the server what became of each change whose answer never came "
+            "(nothing is sent again)"
+        )
+        self.check_button.clicked.connect(self.on_check_button_clicked)
+        bar.addWidget(self.check_button)
+        self.folder_button = QPushButton("Open the journal &folder")
+        self.folder_button.setObjectName("historyFolderButton")
+        self.folder_button.setToolTip("The journal file and the snapshots its changes name")
+        self.folder_button.clicked.connect(self.on_folder_button_clicked)
+        bar.addWidget(self.folder_button)
+        layout.addLayout(bar)
+
+        self.table = DataTable(
+            "history",
+            model.table,
+            noun="changes",
+            count_text=history_count_text,
+            stretch_column=DETAILS_COLUMN,
+        )
+        if not self.table.restored:
+            self.table.sort_by(WHEN_COLUMN, Qt.SortOrder.DescendingOrder)  # newest first
+        layout.addWidget(self.table, 1)
+
+        refresh = QShortcut(QKeySequence(QKeySequence.StandardKey.Refresh), self)
+        refresh.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        refresh.activated.connect(self.refresh)
+
+        model.entries_changed.connect(self.on_model_changed)
+        model.busy_changed.connect(self.on_model_changed)
+        model.check_finished.connect(self.on_model_changed)
+        self.on_model_changed()
+
+    def refresh(self) -> None:
+        self.model.refresh()
+
+    def focus_filter(self) -> None:
+        self.table.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.table.filter_edit.selectAll()
+
+    def on_model_changed(self, *_: object) -> None:
+        self.summary_label.setText(self.model.summary())
+        doubt = self.model.in_doubt
+        checkable = self.model.checkable
+        if self.model.busy:
+            self.doubt_label.setText("Checking the changes in doubt against the server…")
+        elif doubt:
+            text = (
+                f"{plural(len(doubt), 'change')} in doubt: the request went out and no answer "
+                "said what came of it."
+            )
+            if len(checkable) < len(doubt):
+                text += f" {len(doubt) - len(checkable)} cannot be checked by flagdesk."
+            self.doubt_label.setText(text)
+        else:
+            self.doubt_label.setText(self.model.checked)
+        self.doubt_label.setVisible(bool(self.doubt_label.text()))
+        self.check_button.setVisible(bool(doubt))
+        self.check_button.setEnabled(bool(checkable) and not self.model.busy)
+
+    def on_check_button_clicked(self) -> None:
+        self.model.check_in_doubt()
+
+    def on_folder_button_clicked(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.model.folder_to_open())))
