@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from app.actions.check import check_entry
 from app.actions.groups import (
     Kind,
     carry_out,
@@ -165,3 +166,23 @@ def test_the_plans_say_what_cannot_come_back(tmp_path: Path):
     recreate = plan_recreate(group, journal)
     assert recreate.undo and recreate.request.method == "POST"
     assert "new id" in " ".join(recreate.lines())
+
+
+def test_a_deletion_or_recreation_in_doubt_is_checked_against_the_server(
+    sandbox: SandboxProcess, tmp_path: Path
+):
+    journal = journal_in(tmp_path, sandbox)
+
+    async def job(c: AdminClient) -> list[tuple[State, str]]:
+        kept = await c.create_group(body("Kept"))
+        gone = await c.create_group(body("Gone"))
+        for group, action in ((kept, "groups.delete"), (gone, "groups.delete"),
+                              (gone, "groups.create"), (kept, "groups.create")):  # fmt: skip
+            await journal.begin(action, [group.id], before={"name": group.name})
+        await c.delete_group(gone.id)  # the request went, its answer never came back
+        return [((v := await check_entry(c, entry)).state, v.message)
+                for entry in journal.entries()]  # fmt: skip
+
+    verdicts = run(sandbox, job)
+    assert [state for state, _ in verdicts] == [State.FAILED, State.DONE, State.FAILED, State.DONE]
+    assert "still there" in verdicts[0][1] and "not there" in verdicts[2][1]
