@@ -1,9 +1,12 @@
 """Fixtures of the window tests: the Qt and qasync ones shared with tests/viewmodels
-(`tests/qt_fixtures.py`), `tool_page`, and `open_editor` (the Groups page's editor)."""
+(`tests/qt_fixtures.py`), `tool_page`, `open_editor` (the Groups page's editor), and
+`data_folder` (a data folder of the test's own, for the journal of the windows that change a
+server)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,3 +66,11 @@ def open_editor(
         return page, editor
 
     return make
+
+
+@pytest.fixture
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder of this test's own: its journal and snapshots."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
+    return folder

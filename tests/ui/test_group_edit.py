@@ -31,14 +31,6 @@ Opener = Callable[..., tuple[ToolPage, GroupEditor]]
 
 
 @pytest.fixture
-def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data folder of this test's own: its journal and snapshots."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def own_editor(sandbox: SandboxProcess, open_editor: Opener, data_folder: Path) -> GroupEditor:
     """The group editor, loaded, on a sandbox of this test's own (free to change), journaling
     into a data folder of its own."""
