@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import archive, check, metrics, profiles, serve, users
+from app.commands import archive, check, groups, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -70,6 +70,14 @@ COMMANDS: tuple[Command, ...] = (
         "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
         "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
         "archive VERB --help` for each.",
+    ),
+    Command(
+        "groups",
+        groups,
+        "list user groups, show one, or delete one",
+        "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
+        "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
+        "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
     ),
     Command(
         "profiles",

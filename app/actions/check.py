@@ -19,6 +19,9 @@ doubt, and the History says to look on the server.
   the project's archive and one of its live flags (the project is in the entry's `before`):
   revived is live and not archived, deleted is in neither, archived is in the archive; all,
   none or some, as above.
+- `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
+  recreated by Undo): a group with the entry's name is listed. A group edit is not checked (the
+  entry does not hold the body sent): it stays in doubt.
 """
 
 from __future__ import annotations
@@ -33,9 +36,11 @@ from app.actions.journal import Entry, Journal, Pending, State
 from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
+    CREATE_GROUP,
     CREATE_USER,
     DELETE_FEATURE,
     DELETE_FEATURES,
+    DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_USER,
     REVIVE_FEATURE,
@@ -122,6 +127,19 @@ async def _flags_archived(client: AdminClient, entry: Entry) -> Verdict:
     return _verdict(wanted, archived, "flag", "archived", "still live")
 
 
+async def _group_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = {group.id for group in (await client.list_groups()).groups}
+    return _verdict(wanted, set(wanted) - present, "group", "deleted", "still there")
+
+
+async def _group_made(client: AdminClient, entry: Entry) -> Verdict:
+    before = entry.before if isinstance(entry.before, dict) else {}
+    name = str(before.get("name") or "")
+    present = {group.name for group in (await client.list_groups()).groups}
+    return _verdict([name], present, "group", "created", "not there")
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -132,6 +150,8 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_FEATURE.key: _flags_deleted,
     DELETE_FEATURES.key: _flags_deleted,
     ARCHIVE_FEATURES.key: _flags_archived,
+    DELETE_GROUP.key: _group_gone,
+    CREATE_GROUP.key: _group_made,
 }
 
 

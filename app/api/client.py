@@ -84,8 +84,10 @@ from app.registry import (
     ARCHIVE_FEATURES,
     DELETE_FEATURE,
     DELETE_FEATURES,
+    DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_USER,
+    EDIT_GROUP,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -301,10 +303,48 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get("/api/admin/groups", GroupList)
 
-    async def create_group(self, group: CreateGroup) -> Group:
-        """Operation 1, `POST /api/admin/groups`."""
+    async def create_group(
+        self, group: CreateGroup, *, answered: Callable[[int], object] | None = None
+    ) -> Group:
+        """Operation 1, `POST /api/admin/groups`. `answered` is given the answer's status (for
+        a journal) before the body is read."""
         await self._require("groups")
-        return await self._write("POST", "/api/admin/groups", group, Group)
+        return await self._send_group(create_group_request(group), answered)
+
+    async def get_group(self, group_id: int) -> Group:
+        """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
+        the server does not know)."""
+        await self._require("groups")
+        return await self.get(f"/api/admin/groups/{int(group_id)}", Group)
+
+    async def update_group(
+        self,
+        group_id: int,
+        group: CreateGroup,
+        *,
+        answered: Callable[[int], object] | None = None,
+    ) -> Group:
+        """`PUT /api/admin/groups/:id` (the action `groups.edit`): every field replaced, the
+        nulls sent as nulls (no root role, no description). Unleash 8.2 answers the group
+        without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
+        for a name another group has, 400 `BadRequest`, 404 `NotFound`. `answered` as for
+        `create_group`."""
+        await self._require(EDIT_GROUP)
+        return await self._send_group(update_group_request(group_id, group), answered)
+
+    async def _send_group(
+        self, request: WriteRequest, answered: Callable[[int], object] | None
+    ) -> Group:
+        response = await self._send_write(request)
+        if answered is not None:
+            answered(response.status_code)
+        return await self._parse(response, Group, f"{request.method} {request.path}")
+
+    async def delete_group(self, group_id: int) -> int:
+        """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
+        (200, no body: Unleash answers the same for an id it does not know)."""
+        await self._require(DELETE_GROUP)
+        return await self.send_write(delete_group_request(group_id))
 
     # ------------------------------------------------------------------ projects and features
 
@@ -809,6 +849,25 @@ def reset_password_request(email: str) -> WriteRequest:
         "/api/admin/user-admin/reset-password",
         ResetPasswordRequest(id=email).model_dump_json().encode(),
     )
+
+
+def create_group_request(group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.create_group` sends (the fields that are not null)."""
+    return WriteRequest(
+        "POST", "/api/admin/groups", group.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def update_group_request(group_id: int, group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.update_group` sends: the whole group, nulls included."""
+    return WriteRequest(
+        "PUT", f"/api/admin/groups/{int(group_id)}", group.model_dump_json().encode()
+    )
+
+
+def delete_group_request(group_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_group` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/groups/{int(group_id)}", b"")
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

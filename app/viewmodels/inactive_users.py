@@ -207,7 +207,7 @@ class InactiveUsersModel(ToolViewModel):
     @property
     def delete_reason(self) -> str:
         """Why Delete… cannot be used now, and what would make it work ("" when it can)."""
-        reason = self.unavailable_action(DELETE_INACTIVE_USERS)
+        reason = self.action_reason(DELETE_INACTIVE_USERS)
         if reason:
             return reason
         if self.deleting:

@@ -46,6 +46,15 @@ class SessionViewModel(ViewModel):
     def on_connection_changed(self) -> None:
         """Override: reload for the new connection."""
 
+    def action_reason(self, action: Action) -> str:
+        """Why `action` cannot be done on this connection, and what would help ("" when it
+        can): not connected yet, or what the registry's needs say of the server and token."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        return "" if availability.available else availability.reason
+
     def _on_session_data_changed(self, changes: Changes, source: object) -> None:
         if self.closed or source is self or changes.resource not in self.shows:
             return
@@ -59,15 +68,6 @@ class SessionViewModel(ViewModel):
         them refreshes)."""
         if not self.closed:
             self.session.notify(changes, self)
-
-    def unavailable_action(self, action: Action) -> str:
-        """Why the connection cannot do `action` (not connected, or the server or the token
-        cannot), and what would help; "" when it can."""
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action)
-        return "" if availability.available else availability.reason
 
     def report_error(self, text: str) -> None:
         """Put `text` in the status bar as this view-model's error (without making it `error`:

@@ -610,7 +610,7 @@ class UserEditorModel(ToolViewModel):
 
     def action_reason(self, action: Action) -> str:
         """Why `action` cannot be used now, and what would help ("" when it can)."""
-        reason = self.unavailable_action(action)
+        reason = super().action_reason(action)
         if reason:
             return reason
         if action is CREATE_USER:

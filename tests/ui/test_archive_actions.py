@@ -40,14 +40,6 @@ OpenPage = Callable[..., ToolPage]
 
 
 @pytest.fixture
-def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data folder of this test's own: its journal and snapshots."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def wire(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str]]]:
     """Every request the client sends, as (method, path), in order."""
     sent: list[tuple[str, str]] = []

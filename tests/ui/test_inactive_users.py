@@ -316,14 +316,6 @@ def test_count_text() -> None:
 # ---------------------------------------------------------------------------- deleting
 
 
-@pytest.fixture
-def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data folder of this test's own: its journal and snapshots."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
-    return folder
-
-
 def select_users(view: InactiveUsersView, *ids: int) -> None:
     select_where(view.table.view, lambda r: r.id in ids)
 
