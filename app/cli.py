@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app import __version__
-from app.commands import archive, check, context, metrics, profiles, serve, users
+from app.commands import archive, check, context, groups, metrics, profiles, serve, users
 
 
 class CommandModule(Protocol):
@@ -56,10 +56,12 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "users",
         users,
-        "list inactive users, or delete them",
-        "Users of a server. `flagdesk users inactive` lists the users with no login in 180 days; "
-        "`flagdesk users inactive delete` deletes some of them, journaled, with a snapshot "
-        "first. Run `flagdesk users inactive --help` for the options.",
+        "create or delete users, make reset links, list or delete inactive users",
+        "Users of a server. `flagdesk users create|delete` creates and deletes users, "
+        "`flagdesk users reset-password` makes a password reset link; `flagdesk users inactive` "
+        "lists the users with no login in 180 days, `flagdesk users inactive delete` deletes "
+        "some of them. Every change is journaled (deletions with a snapshot first). Run "
+        "`flagdesk users WHAT --help` for the options.",
     ),
     Command(
         "archive",
@@ -77,6 +79,14 @@ COMMANDS: tuple[Command, ...] = (
         "NAME` the strategies that use one, `flagdesk context delete NAME` deletes one no "
         "strategy uses, journaled, with a snapshot first. Run `flagdesk context delete --help` "
         "for the options.",
+    ),
+    Command(
+        "groups",
+        groups,
+        "list user groups, show one, or delete one",
+        "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
+        "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
+        "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
     ),
     Command(
         "profiles",

@@ -200,7 +200,8 @@ class Tools(NamedTuple):
 TOOL = Tools(
     groups=Tool(
         "groups", "Groups", "People",
-        "Create user groups: members, SSO group mappings and a root role.", "groups",
+        "Create, open, edit and delete user groups: members, SSO group mappings and a root "
+        "role.", "groups",
         Needs(probe=Probe.GROUPS),
         (CREATE_GROUP, EDIT_GROUP, DELETE_GROUP),
     ),

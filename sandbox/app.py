@@ -25,6 +25,7 @@ from sandbox.responses import JsonContentTypeGuard, error_response, validation_e
 from sandbox.routes import archive, context, features, metrics, projects, server_info, users
 from sandbox.routes import groups as groups_area
 from sandbox.routes.server_info import SERVER_NAME
+from sandbox.routes.users import WindowLimit
 from sandbox.store import Refusal, Store
 
 
@@ -57,9 +58,13 @@ async def _http(request: Request, exc: Exception) -> Response:
     return error_response(err)
 
 
-def create_app(store: Store, *, groups: bool = True) -> FastAPI:
+def create_app(
+    store: Store, *, groups: bool = True, create_user_limit: tuple[int, float] = (20, 60.0)
+) -> FastAPI:
     """The sandbox's ASGI app. `groups=False` leaves out the groups endpoints, as open-source
-    Unleash does (404), so a client's handling of that can be tried without Unleash."""
+    Unleash does (404), so a client's handling of that can be tried without Unleash.
+    `create_user_limit`: how many users `POST /api/admin/user-admin` creates in how many
+    seconds before it answers 429 (Unleash: 20 a minute; 0 users: no limit)."""
     app = FastAPI(
         title=SERVER_NAME,
         version=__version__,
@@ -69,6 +74,7 @@ def create_app(store: Store, *, groups: bool = True) -> FastAPI:
         redoc_url=None,
     )
     app.state.store = store
+    app.state.create_user_limit = WindowLimit(*create_user_limit)
     app.add_exception_handler(Refusal, _refusal)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StarletteHTTPException, _http)

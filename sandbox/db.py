@@ -214,6 +214,17 @@ MIGRATIONS: list[str] = [
         coalesce(seen_at, created_at), id, name, email, username, seen_at, created_at, pat_seen_at
     ) WHERE account_type = 'User';
     """,
+    # 4 -> 5: a group's id is never given again once the group is deleted (Unleash's ids come
+    # from a sequence): a journal's entries name groups by id, and a deleted group recreated by
+    # Undo must not take the id of the one it replaces. `group_sequence` holds the highest id
+    # ever given; the store inserts above it, the trigger keeps it up for any other insert.
+    """
+    CREATE TABLE group_sequence (last INTEGER NOT NULL);
+    INSERT INTO group_sequence SELECT coalesce(max(id), 0) FROM groups_;
+    CREATE TRIGGER groups_sequence AFTER INSERT ON groups_ BEGIN
+        UPDATE group_sequence SET last = max(last, NEW.id);
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -29,6 +29,11 @@ class ServeOptions:
     exit_with_parent: bool = False  # stop when standard input closes
     #: serve the groups endpoints (open-source Unleash has none: 404)
     groups: bool = True
+    #: users `POST /api/admin/user-admin` creates in a window before it answers 429, as Unleash
+    #: limits it (`createUserMaxPerMinute`, 20 a minute by default); 0: no limit
+    create_user_limit: int = 20
+    #: that window, in seconds (a minute on Unleash; tests use a short one)
+    create_user_window: float = 60.0
 
 
 def port_number(text: str) -> int:
@@ -57,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no groups endpoints, as on open-source Unleash (404)")  # fmt: skip
     parser.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
                         help="days without login after which a user is inactive")  # fmt: skip
+    parser.add_argument("--create-user-limit", type=int, default=20, metavar="N",
+                        help="users created per window before 429, as Unleash's "
+                        "createUserMaxPerMinute (0: no limit)")  # fmt: skip
+    parser.add_argument("--create-user-window", type=float, default=60.0, metavar="SECONDS",
+                        help="the window of --create-user-limit (default 60)")  # fmt: skip
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="stop when standard input closes, which happens when the process "
                         "that started this one exits, however it exits")  # fmt: skip
@@ -75,4 +85,6 @@ def options_of(args: argparse.Namespace) -> ServeOptions:
         inactive_days=args.inactive_days,
         exit_with_parent=args.exit_with_parent,
         groups=not args.without_groups,
+        create_user_limit=args.create_user_limit,
+        create_user_window=args.create_user_window,
     )

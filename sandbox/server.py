@@ -174,8 +174,9 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"flagdesk sandbox listening on http://{shown}:{port}", file=out, flush=True)
+    limit = (options.create_user_limit, options.create_user_window)
     config = uvicorn.Config(
-        wrap(create_app(store, groups=options.groups)),
+        wrap(create_app(store, groups=options.groups, create_user_limit=limit)),
         log_level="warning",
         access_log=False,
         http="httptools",

@@ -61,6 +61,15 @@ def sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
 
 
 @pytest.fixture
+def limited_sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
+    """A demo sandbox of this test's own that creates one user every 2 seconds and answers
+    429 past that, as Unleash limits user creation (20 a minute), only faster."""
+    with SandboxProcess(tmp_path / "limited.sqlite3", "--demo", "--create-user-limit", "1",
+                        "--create-user-window", "2") as sb:  # fmt: skip
+        yield sb
+
+
+@pytest.fixture
 def personal_token() -> Callable[[SandboxProcess, str], str]:
     """A personal access token for the user with `username`, written straight into the running
     sandbox's database (the sandbox has no login page to make one through)."""

@@ -1,9 +1,7 @@
 """What the windows that change a server share around their confirmations: `ConfirmationBox`,
-the question asked before a change is sent, naming exactly what will change (a plan's
-`lines()`), with Cancel the default button (Enter or Escape cancel) and the confirming button
-reached with Tab or its mnemonic; `ConfirmationFlow` opens one confirmation at a time,
-window-modal (no nested event loop), and hands a confirmed plan on; `show_outcome` puts how an
-action went in the window's outcome line."""
+the question asked before a change, naming exactly what will change; `ConfirmationFlow` opens
+one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
+`show_outcome` puts how an action went in the window's outcome line."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ from PySide6.QtWidgets import QDialog, QLabel, QMessageBox, QWidget
 
 
 class Confirmation(Protocol):
-    """A dialog (a `ConfirmationBox` or a `QDialog` of its own) asking about `plan`."""
+    """A dialog (a `QMessageBox` or a `QDialog`) asking about `plan`."""
 
     plan: Any
 
@@ -24,35 +22,37 @@ class Confirmation(Protocol):
 
 
 class ConfirmationBox(QMessageBox):
-    """Asks `question`, says `lines` (a paragraph each) and offers `button` (with its
-    mnemonic, "&Delete 2 users") beside Cancel, the default. `plan` is what it confirms;
-    `confirmed` says whether `button` was chosen. Opened window-modal."""
+    """A `Confirmation` as a message box: `question` over a plan's `lines()`, the action's
+    `button` (a warning when `destructive`) and Cancel, the default (Enter or Escape cancel);
+    the action's button is reached with Tab or its mnemonic. Window-modal: open it with a
+    `ConfirmationFlow`. Subclasses set `plan`."""
+
+    plan: Any
 
     def __init__(
         self,
-        plan: Any,
+        name: str,
+        title: str,
         question: str,
         lines: Sequence[str],
         button: str,
-        *,
-        title: str,
-        names: tuple[str, str],
-        destructive: bool = True,
         parent: QWidget | None = None,
+        *,
+        destructive: bool = True,
     ) -> None:
         super().__init__(parent)
-        self.plan = plan
-        box_name, button_name = names
-        self.setObjectName(box_name)
+        self.setObjectName(name)
         self.setIcon(QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question)
         self.setWindowTitle(title)
         self.setText(question)
         self.setInformativeText("\n\n".join(lines))
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        role = QMessageBox.ButtonRole.DestructiveRole if destructive else (
-            QMessageBox.ButtonRole.AcceptRole)  # fmt: skip
-        self.confirm_button = self.addButton(button, role)
-        self.confirm_button.setObjectName(button_name)
+        role = (
+            QMessageBox.ButtonRole.DestructiveRole
+            if destructive
+            else QMessageBox.ButtonRole.AcceptRole
+        )
+        self.action_button = self.addButton(button, role)
         self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
         self.setDefaultButton(self.cancel_button)
         self.setEscapeButton(self.cancel_button)
@@ -60,7 +60,7 @@ class ConfirmationBox(QMessageBox):
 
     @property
     def confirmed(self) -> bool:
-        return self.clickedButton() is self.confirm_button
+        return self.clickedButton() is self.action_button
 
 
 class ConfirmationFlow(QObject):

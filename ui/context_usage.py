@@ -126,11 +126,11 @@ class FieldConfirmation(ConfirmationBox):
     (`FieldPlan.lines()`)."""
 
     def __init__(self, plan: FieldPlan, parent: QWidget | None = None) -> None:
-        super().__init__(
-            plan, plan.question, plan.lines(), f"&{plan.button}", title="Context field",
-            names=(f"{STEM}Confirmation", f"{STEM}ConfirmButton"),
-            destructive=plan.verb == "delete", parent=parent,
-        )  # fmt: skip
+        super().__init__(f"{STEM}Confirmation", "Context field", plan.question, plan.lines(),
+                         f"&{plan.button}", parent, destructive=plan.verb == "delete")  # fmt: skip
+        self.plan = plan
+        self.confirm_button = self.action_button
+        self.confirm_button.setObjectName(f"{STEM}ConfirmButton")
 
 
 class FieldDialog(QDialog):

@@ -1,7 +1,9 @@
 """The group editor (bound to `GroupEditorModel`): the server's groups on the left, a form for a
 new group on the right (name checked as typed, description, SSO group mappings, root role,
 members found by name, username or email), and after a 201 the group the server returned with
-"Create another". Shows and forwards; never fetches."""
+"Create another". A listed group opens into the same form (double-click, Enter or Open), with its
+members, to be saved or deleted after a `Confirmation` that names what changes; right after, Undo
+offers the inverse. Shows and forwards; never fetches."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api.models import User
+from app.api.models import Group, User
 from app.text import counted, plural
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.groups import (
@@ -37,11 +39,13 @@ from app.viewmodels.groups import (
     MEMBERS,
     ROOT_ROLE,
     GroupEditorModel,
+    GroupPlan,
     user_detail,
     user_label,
 )
 from app.viewmodels.session import CONNECTING, Session
 from ui.avatar import avatar_pixmap
+from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
@@ -510,6 +514,20 @@ class CreatedView(QWidget):
         self.model.create_another()
 
 
+class GroupConfirmation(ConfirmationBox):
+    """Asks before a group is saved, deleted, put back or recreated, naming exactly what
+    changes (`GroupPlan.lines()`); Cancel is the default."""
+
+    def __init__(
+        self, plan: GroupPlan, people: dict[int, str], parent: QWidget | None = None
+    ) -> None:
+        super().__init__("groupsConfirmation", plan.title, plan.question,
+                         plan.lines(people), plan.button, parent)  # fmt: skip
+        self.plan: GroupPlan = plan
+        self.confirm_button = self.action_button
+        self.confirm_button.setObjectName("groupsConfirmButton")
+
+
 class GroupEditor(ToolContent):
     """The Groups tool's window: the existing groups beside the new group's form."""
 
@@ -541,6 +559,21 @@ class GroupEditor(ToolContent):
             self.table.sort_by(0)
         self.list_states = StatePanel("groupsList", self.table)
         left.addWidget(self.list_states, 1)
+        open_row = QHBoxLayout()
+        self.open_hint = _label(
+            "groupsOpenHint", "Double-click a group, or press Enter, to open it."
+        )
+        self.open_hint.setEnabled(False)
+        open_row.addWidget(self.open_hint, 1)
+        self.open_button = QPushButton("Open")
+        self.open_button.setObjectName("groupsOpenButton")
+        self.open_button.setAccessibleName("Open the selected group")
+        self.open_button.setToolTip("Open the selected group to see its members, edit or delete it")
+        self.open_button.clicked.connect(self.on_open_button_clicked)
+        open_row.addWidget(self.open_button)
+        left.addLayout(open_row)
+        self.table.row_activated.connect(self.on_table_row_activated)
+        self.table.current_changed.connect(self.on_table_current_changed)
 
         # ---- right: the form, or the group just created
         self.form = QWidget()
@@ -550,7 +583,16 @@ class GroupEditor(ToolContent):
         form.setSpacing(6)
         # never squeezed below what it needs by the scroll area (the lists have fixed heights)
         form.setSizeConstraint(QVBoxLayout.SizeConstraint.SetMinimumSize)
-        form.addWidget(_bold(_label("groupsFormHeading", "New group", wrap=False)))
+        heading = QHBoxLayout()
+        self.form_heading = _bold(_label("groupsFormHeading", "New group"))
+        heading.addWidget(self.form_heading, 1)
+        self.new_button = QPushButton("New group")
+        self.new_button.setObjectName("groupsNewButton")
+        self.new_button.setAccessibleName("Fill in a new group instead")
+        self.new_button.setToolTip("Leave this group as it is and fill in a new one")
+        self.new_button.clicked.connect(self.on_new_button_clicked)
+        heading.addWidget(self.new_button, 0, Qt.AlignmentFlag.AlignTop)
+        form.addLayout(heading)
         self.groups_note = _quiet("groupsListNote")
         form.addWidget(self.groups_note)
         fields = QFormLayout()
@@ -648,6 +690,11 @@ class GroupEditor(ToolContent):
         self.create_button.setToolTip("Create the group (Ctrl+Enter)")
         self.create_button.clicked.connect(self.on_create_button_clicked)
         bottom.addWidget(self.create_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.delete_button = QPushButton("Delete group…")
+        self.delete_button.setObjectName("groupsDeleteButton")
+        self.delete_button.setAccessibleName("Delete the open group")
+        self.delete_button.clicked.connect(self.on_delete_button_clicked)
+        bottom.addWidget(self.delete_button, 0, Qt.AlignmentFlag.AlignTop)
         page.addLayout(bottom)
         create = QShortcut(QKeySequence("Ctrl+Return"), self.form_page)
         create.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -676,7 +723,28 @@ class GroupEditor(ToolContent):
         self._save_timer.timeout.connect(self.save_layout)
         self.splitter.splitterMoved.connect(self.on_splitter_splitter_moved)
 
-        self.states = StatePanel("groups", self.splitter)
+        # under both: what the last change did, and its Undo
+        body = QWidget()
+        body.setObjectName("groupsBody")
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.addWidget(self.splitter, 1)
+        outcome_row = QHBoxLayout()
+        outcome_row.setContentsMargins(6, 0, 6, 0)
+        self.outcome_label = _label("groupsOutcome")
+        self.outcome_label.setAccessibleName("What the last change did")
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outcome_row.addWidget(self.outcome_label, 1)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setObjectName("groupsUndoButton")
+        self.undo_button.setAccessibleName("Undo the last change")
+        self.undo_button.clicked.connect(self.on_undo_button_clicked)
+        outcome_row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
+        body_layout.addLayout(outcome_row)
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: GroupConfirmation(plan, self.model.people, self), self.model.change
+        )
+        self.states = StatePanel("groups", body)
         self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states)
 
@@ -685,6 +753,8 @@ class GroupEditor(ToolContent):
             self.table.filter_edit,
             self.table.view,
             self.table.export_button,
+            self.open_button,
+            self.new_button,
             self.name_edit,
             self.description_edit,
             self.mappings.list,
@@ -700,6 +770,8 @@ class GroupEditor(ToolContent):
             self.members.remove_button,
             self.create_button,
             self.created_view.another_button,
+            self.delete_button,
+            self.undo_button,
         ]
         for first, second in itertools.pairwise(chain):
             QWidget.setTabOrder(first, second)
@@ -712,6 +784,8 @@ class GroupEditor(ToolContent):
         m.form_changed.connect(self.on_model_form_changed)
         m.creating_changed.connect(self.on_model_form_changed)
         m.created_changed.connect(self.on_model_created_changed)
+        m.editing_changed.connect(self.on_model_editing_changed)
+        m.change_changed.connect(self.on_model_change_changed)
         m.groups.counts_changed.connect(self.on_model_changed)
         session.state_changed.connect(self.on_session_state_changed)
         self._paint_errors()
@@ -825,9 +899,29 @@ class GroupEditor(ToolContent):
         _show(self.root_role_error, m.field_errors.get(ROOT_ROLE, ""))
         self.members.sync()
         _show(self.submit_error, m.submit_error)
-        self.create_button.setEnabled(m.can_create)
+        editing = m.editing is not None
+        self.new_button.setVisible(editing)
+        self.delete_button.setVisible(editing)
+        if editing:
+            reason = m.save_reason
+            self.create_button.setText("Save changes")
+            self.create_button.setEnabled(not reason)
+            self.create_button.setToolTip(reason or "Save the changes to the group (Ctrl+Enter)")
+            reason = m.delete_reason
+            self.delete_button.setEnabled(not reason)
+            self.delete_button.setToolTip(reason or "Delete the group (asks first)")
+        else:
+            self.create_button.setText("Create group")
+            self.create_button.setEnabled(m.can_create)
+            self.create_button.setToolTip("Create the group (Ctrl+Enter)")
+        self.open_button.setEnabled(
+            m.available and not m.changing and self.table.view.currentIndex().isValid()
+        )
         if m.creating:
             self.create_hint.setText("Creating the group…")
+        elif editing:
+            self.create_hint.setText(m.save_reason if m.save_reason != "Nothing has changed."
+                                     else "")  # fmt: skip
         elif not m.available or not m.loaded:
             self.create_hint.setText("")
         elif pristine:
@@ -865,8 +959,63 @@ class GroupEditor(ToolContent):
 
     def on_create_button_clicked(self) -> None:
         self._name_touched = True
-        if self.model.create() is None:
+        if self.model.editing is not None:
+            self.confirm(self.model.plan_save())
+        elif self.model.create() is None:
             self.on_model_form_changed()  # say what stops it
+
+    def on_delete_button_clicked(self) -> None:
+        self.confirm(self.model.plan_delete())
+
+    def on_undo_button_clicked(self) -> None:
+        self.confirm(self.model.plan_undo())
+
+    def on_new_button_clicked(self) -> None:
+        self.model.new_group()
+
+    def on_open_button_clicked(self) -> None:
+        index = self.table.view.currentIndex()
+        if index.isValid():
+            self.on_table_row_activated(self.model.groups.row_at(index.row()))
+
+    def on_table_row_activated(self, row: object) -> None:
+        if isinstance(row, Group):
+            self.model.open_group(row.id)
+
+    def on_table_current_changed(self, _row: object) -> None:
+        self.on_model_form_changed()
+
+    def confirm(self, plan: GroupPlan | None) -> None:
+        """Ask before `plan` is carried out (nothing when there is none, or a question is
+        open already)."""
+        self.confirmations.ask(plan)
+
+    def on_model_editing_changed(self) -> None:
+        group = self.model.editing
+        if group is None:
+            self.form_heading.setText("New group")
+        else:
+            self.form_heading.setText(f"Group “{group.name}” (id {group.id})")
+            self.form_stack.setCurrentIndex(0)
+            self.members.search.clear()
+            self.mappings.edit.clear()
+        self.on_model_change_changed()  # Undo may apply to this group, or not
+
+    def on_model_change_changed(self) -> None:
+        m = self.model
+        error = m.outcome_error
+        _show(self.outcome_label, m.status if m.changing else (error or m.outcome))
+        self.outcome_label.setProperty("error", bool(error))
+        self.outcome_label.setStyleSheet(f"color: {error_color(self)};" if error else "")
+        reason = m.undo_reason
+        self.undo_button.setVisible(m.undoable is not None)
+        self.undo_button.setEnabled(not reason)
+        self.undo_button.setToolTip(reason or "Undo the last change (asks first)")
+        if m.undoable is not None:
+            self.undo_button.setText(
+                "Undo: recreate the group" if m.undoable.kind == "delete" else "Undo the edit"
+            )
+        self.on_model_form_changed()
 
     def on_states_retry_requested(self) -> None:
         self.model.refresh()

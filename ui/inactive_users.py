@@ -10,7 +10,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.text import plural
 from app.viewmodels.inactive_users import (
@@ -30,17 +36,16 @@ from ui.users import show_refreshing
 
 
 class DeleteConfirmation(ConfirmationBox):
-    """Asks before users are deleted, naming exactly what will change (`DeletePlan.lines()`);
-    "Delete N users" is reached with Tab or its mnemonic (Alt+D)."""
+    """Asks before inactive users are deleted, naming exactly what will change
+    (`DeletePlan.lines()`); "Delete N users" is reached with Tab or Alt+D."""
 
     def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
-        super().__init__(
-            plan, plan.question, plan.lines(), f"&Delete {plural(plan.count, 'user')}",
-            title="Delete inactive users",
-            names=("inactiveUsersDeleteConfirmation", "inactiveUsersConfirmDeleteButton"),
-            parent=parent,
-        )  # fmt: skip
-        self.delete_button = self.confirm_button
+        super().__init__("inactiveUsersDeleteConfirmation", "Delete inactive users",
+                         plan.question, plan.lines(), f"&Delete {plural(plan.count, 'user')}",
+                         parent)  # fmt: skip
+        self.plan = plan
+        self.delete_button = self.action_button
+        self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
 
 
 class InactiveUsersView(ToolContent):

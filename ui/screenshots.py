@@ -29,9 +29,11 @@ from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
 from app.registry import DELETE_INACTIVE_USERS
+from app.viewmodels.archive import DELETE, REVIVE
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
+from ui.archive import ArchiveBrowser, ArchiveConfirmation
 from ui.connection_dialog import ConnectionDialog
 from ui.inactive_users import DeleteConfirmation, InactiveUsersView
 from ui.main_window import MainWindow
@@ -291,6 +293,43 @@ async def _act_and_look_back(
     save(window, f"history-checked-{palette}")
 
 
+async def _revive_and_delete(
+    window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
+) -> None:
+    """Archived flags: the confirmation of reviving two, the window with Undo after it, and the
+    confirmation of deleting two for good, the project's id half typed."""
+    window.show_page("archived_features")
+    browser = window.tool_pages["archived_features"].ensure_content()
+    assert isinstance(browser, ArchiveBrowser)
+    browser.open_item("web-shop")
+    model = browser.model
+    await until(lambda: model.loaded_project == "web-shop" and not model.busy)
+    rows = model.table.rows
+    model.select_rows(rows[:2])
+    plan = model.plan(REVIVE)
+    assert plan is not None, model.reason(REVIVE)
+    dialog = ArchiveConfirmation(plan, window)
+    dialog.show()
+    await settle(dialog)
+    save(dialog, f"archived_features-revive-confirm-{palette}")
+    dialog.close()
+    task = model.carry_out(plan)
+    assert task is not None
+    await task
+    await until(lambda: not model.busy and model.undoable is not None)
+    await settle(window)
+    save(window, f"archived_features-undo-{palette}")
+    model.select_rows(model.table.rows[2:4])
+    plan = model.plan(DELETE)
+    assert plan is not None, model.reason(DELETE)
+    dialog = ArchiveConfirmation(plan, window)
+    dialog.show()
+    dialog.typed.setText("web-")
+    await settle(dialog)
+    save(dialog, f"archived_features-delete-confirm-{palette}")
+    dialog.close()
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -339,6 +378,7 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                     save(window, f"{name}-{palette_name}")
 
                 await _act_and_look_back(window, session, palette_name, save)
+                await _revive_and_delete(window, palette_name, save)
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

@@ -4,16 +4,25 @@ remembered. Everything it shows comes from `UserEditorModel`; this module only s
 
 Keys: Enter in a field saves (when something changed and the form is valid), Escape reverts,
 F5 reloads the list (from the page), Ctrl+F goes to the search box.
+
+Right after a save, Undo puts the previous values back. New user… opens `CreateUserDialog`;
+Delete… and Reset password… act on the selected user. Every change is confirmed first
+(`ConfirmationBox`, Cancel the default) and goes through `app.actions.users` (journaled). Each of
+these buttons stays visible when it cannot be used, disabled, its tooltip saying why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtGui import QFont, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QFormLayout,
     QFrame,
     QGridLayout,
@@ -28,18 +37,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api.models import User
+from app.api.models import CreateUser, User
+from app.registry import CREATE_USER, DELETE_USER, RESET_PASSWORD
 from app.text import counted
 from app.viewmodels.table import MARK, cell_text
 from app.viewmodels.users import (
     EMAIL,
     NAME,
     ROOT_ROLE,
+    CreatePlan,
+    DeleteUserPlan,
     LoadPhase,
     UserEditorModel,
+    email_problem,
     unavailable_reason,
     user_label,
 )
+from ui.confirmation import ConfirmationBox
 from ui.palette import error_color
 from ui.settings import window_settings
 from ui.states import StatePanel
@@ -68,6 +82,15 @@ def _wrapping_label(name: str, *, selectable: bool = True) -> QLabel:
     return label
 
 
+def _button(row: QHBoxLayout, text: str, name: str, clicked: Callable[[], None]) -> QPushButton:
+    """A button added to `row`, named, calling `clicked`."""
+    button = QPushButton(text)
+    button.setObjectName(name)
+    button.clicked.connect(clicked)
+    row.addWidget(button)
+    return button
+
+
 class UserForm(QWidget):
     """The form's frame: Enter (from a field) asks to save, Escape to revert. A field that does
     not take Enter itself passes it here; the Save and Revert buttons take it themselves."""
@@ -85,6 +108,92 @@ class UserForm(QWidget):
             event.accept()
             return
         super().keyPressEvent(event)
+
+
+class CreateUserDialog(QDialog):
+    """The new user's form: email, name, username, root role, whether to send the welcome email.
+    Create asks the window to confirm and create; the form stays as typed until the server has
+    created the user (a refusal is shown under it), and shows the wait when the server limits
+    how many users are created a minute."""
+
+    create_requested = Signal()
+
+    def __init__(self, roles: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("usersCreateDialog")
+        self.setWindowTitle("New user")
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        form = QFormLayout(self)
+        self.email_edit = QLineEdit()
+        self.email_edit.setObjectName("usersCreateEmailEdit")
+        self.email_edit.setAccessibleName("Email")
+        self.email_edit.setPlaceholderText("name@example.com")
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("usersCreateNameEdit")
+        self.name_edit.setAccessibleName("Name")
+        self.username_edit = QLineEdit()
+        self.username_edit.setObjectName("usersCreateUsernameEdit")
+        self.username_edit.setAccessibleName("Username")
+        self.role_combo = QComboBox()
+        self.role_combo.setObjectName("usersCreateRoleCombo")
+        self.role_combo.setAccessibleName("Root role")
+        self.role_combo.addItems(roles)
+        if "Viewer" in roles:
+            self.role_combo.setCurrentText("Viewer")
+        self.send_email = QCheckBox("Send a &welcome email")
+        self.send_email.setObjectName("usersCreateSendEmail")
+        self.send_email.setToolTip("Off: no email is sent; give the user the invite link.")
+        for text, widget in (("&Email", self.email_edit), ("&Name", self.name_edit),
+                             ("&Username", self.username_edit),
+                             ("Root &role", self.role_combo)):  # fmt: skip
+            label = QLabel(text)
+            label.setBuddy(widget)
+            form.addRow(label, widget)
+        form.addRow("", self.send_email)
+        self.error_label = _wrapping_label("usersCreateError")
+        self.error_label.hide()
+        form.addRow(self.error_label)
+        self.progress_label = _wrapping_label("usersCreateProgress")
+        self.progress_label.hide()
+        form.addRow(self.progress_label)
+        self.buttons = QDialogButtonBox()
+        self.create_button = self.buttons.addButton(
+            "&Create…", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.create_button.setObjectName("usersCreateButton")
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setObjectName("usersCreateCancelButton")
+        self.create_button.clicked.connect(self.on_create_button_clicked)
+        self.cancel_button.clicked.connect(self.reject)
+        form.addRow(self.buttons)
+
+    def user(self) -> CreateUser | str:
+        """The user as typed, or what is wrong with it."""
+        email = self.email_edit.text().strip()
+        username = self.username_edit.text().strip()
+        if not email and not username:
+            return "Give an email address (or at least a username)."
+        if email and (problem := email_problem(email)):
+            return problem
+        return CreateUser(email=email or None, name=self.name_edit.text().strip() or None,
+                          username=username or None, rootRole=self.role,
+                          sendEmail=self.send_email.isChecked())  # fmt: skip
+
+    @property
+    def role(self) -> str:
+        return self.role_combo.currentText()
+
+    def show_error(self, text: str) -> None:
+        self.error_label.setText(text)
+        self.error_label.setVisible(bool(text))
+
+    def show_progress(self, text: str, busy: bool) -> None:
+        self.progress_label.setText(text)
+        self.progress_label.setVisible(bool(text))
+        self.create_button.setEnabled(not busy)
+
+    def on_create_button_clicked(self) -> None:
+        self.create_requested.emit()
 
 
 class UserEditor(ToolContent):
@@ -118,8 +227,20 @@ class UserEditor(ToolContent):
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("usersSplitter")
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.table)
+        left = QWidget()
+        left.setObjectName("usersListArea")
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.table, 1)
+        list_buttons = QHBoxLayout()
+        self.new_button = _button(list_buttons, "&New user…", "usersNewButton",
+                                  self.on_new_button_clicked)  # fmt: skip
+        list_buttons.addStretch(1)
+        left_layout.addLayout(list_buttons)
+        self.splitter.addWidget(left)
         self.splitter.addWidget(self.form_area)
+        self.create_dialog: CreateUserDialog | None = None
+        self.confirmation: ConfirmationBox | None = None
         # the form needs about 280 pixels; the list gets the rest, and all that is gained
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
@@ -151,6 +272,7 @@ class UserEditor(ToolContent):
         self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.current_changed.connect(self.on_model_current_changed)
         self.model.form_changed.connect(self.on_model_form_changed)
+        self.model.action_changed.connect(self.on_model_action_changed)
         self.on_model_current_changed()
         self.on_model_phase_changed()
         self.model.start()
@@ -254,8 +376,33 @@ class UserEditor(ToolContent):
         self.revert_button.setAutoDefault(True)
         self.revert_button.clicked.connect(self.on_revert_button_clicked)
         buttons.addWidget(self.revert_button)
+        self.undo_button = _button(buttons, "&Undo", "usersUndoButton",
+                                   self.on_undo_button_clicked)  # fmt: skip
+        self.undo_button.setToolTip("Put back the values the last save changed")
         buttons.addStretch(1)
         editor.addLayout(buttons)
+        actions = QHBoxLayout()
+        self.reset_button = _button(actions, "Reset &password…", "usersResetPasswordButton",
+                                    self.on_reset_button_clicked)  # fmt: skip
+        self.delete_button = _button(actions, "&Delete…", "usersDeleteButton",
+                                     self.on_delete_button_clicked)  # fmt: skip
+        actions.addStretch(1)
+        editor.addLayout(actions)
+        link = QHBoxLayout()
+        self.reset_link_edit = QLineEdit()
+        self.reset_link_edit.setObjectName("usersResetLink")
+        self.reset_link_edit.setAccessibleName("Password reset link")
+        self.reset_link_edit.setReadOnly(True)
+        link.addWidget(self.reset_link_edit, 1)
+        self.copy_link_button = _button(link, "&Copy", "usersCopyResetLinkButton",
+                                        self.on_copy_link_button_clicked)  # fmt: skip
+        self.copy_link_button.setToolTip("Copy the reset link to the clipboard")
+        self.reset_link_row = QWidget()
+        self.reset_link_row.setLayout(link)
+        self.reset_link_row.hide()
+        editor.addWidget(self.reset_link_row)
+        self.action_error_label = self._error_label("usersActionError")
+        editor.addWidget(self.action_error_label)
         self.form_error_label = self._error_label("usersFormError")
         editor.addWidget(self.form_error_label)
         self.saved_label = _wrapping_label("usersSavedNotice")
@@ -297,7 +444,7 @@ class UserEditor(ToolContent):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             for label in (self.name_error, self.email_error, self.role_error,
-                          self.form_error_label):  # fmt: skip
+                          self.form_error_label, self.action_error_label):  # fmt: skip
                 label.setStyleSheet(f"color: {error_color(self)};")
 
     # ------------------------------------------------------------------ ToolContent
@@ -358,6 +505,7 @@ class UserEditor(ToolContent):
         notice = m.notice if not has_user else ""
         self.notice_label.setText(notice)
         self.notice_label.setVisible(bool(notice))
+        self.on_model_action_changed()
         if user is None:
             return
         self._syncing = True
@@ -400,6 +548,7 @@ class UserEditor(ToolContent):
         self.form_error_label.setVisible(bool(m.form_error))
         self.saved_label.setText(m.notice)
         self.saved_label.setVisible(bool(m.notice))
+        self.undo_button.setVisible(m.can_undo)
         self._fill_details(user)
 
     def _fill_roles(self, user: User | None) -> None:
@@ -505,3 +654,97 @@ class UserEditor(ToolContent):
 
     def on_states_retry_requested(self) -> None:
         self.model.refresh()
+
+    def on_undo_button_clicked(self) -> None:
+        self.model.undo()
+
+    # ------------------------------------------------------------------ create, delete, reset
+
+    def on_model_action_changed(self, created: bool = False) -> None:
+        m = self.model
+        for button, action, tip in (
+            (self.new_button, CREATE_USER, "Create a user"),
+            (self.delete_button, DELETE_USER, "Delete this user (cannot be undone)"),
+            (self.reset_button, RESET_PASSWORD, "Make a link for this user to set a password"),
+        ):
+            reason = m.action_reason(action)
+            button.setEnabled(not reason)
+            button.setToolTip(reason or tip)
+        if self.reset_link_edit.text() != m.reset_link:
+            self.reset_link_edit.setText(m.reset_link)
+        self.reset_link_row.setVisible(bool(m.reset_link))
+        self.action_error_label.setText(m.action_error)
+        self.action_error_label.setVisible(bool(m.action_error))
+        dialog = self.create_dialog
+        if dialog is not None:
+            if created:
+                self.create_dialog = None
+                dialog.accept()
+                dialog.deleteLater()
+            else:
+                dialog.show_error(m.create_error)
+                dialog.show_progress(m.create_progress, m.acting)
+
+    def on_new_button_clicked(self) -> None:
+        if self.create_dialog is None:
+            self.create_dialog = CreateUserDialog(self.model.role_names, self)
+            self.create_dialog.create_requested.connect(self.on_create_requested)
+            self.create_dialog.rejected.connect(self.on_create_dialog_rejected)
+        self.create_dialog.open()
+
+    def on_create_dialog_rejected(self) -> None:
+        dialog, self.create_dialog = self.create_dialog, None
+        if dialog is not None:
+            dialog.deleteLater()
+
+    def on_create_requested(self) -> None:
+        dialog = self.create_dialog
+        if dialog is None or self.confirmation is not None:
+            return
+        user = dialog.user()
+        if isinstance(user, str):
+            dialog.show_error(user)
+            return
+        plan = self.model.plan_create(user, dialog.role)
+        if plan is None:
+            return
+        self._confirm(
+            ConfirmationBox("usersCreateConfirmation", "Create user", plan.question, plan.lines(),
+                         "&Create user", dialog, destructive=False),
+            lambda: self._create(plan),
+        )  # fmt: skip
+
+    def _create(self, plan: CreatePlan) -> None:
+        self.model.create(plan)
+        self.on_model_action_changed()
+
+    def on_delete_button_clicked(self) -> None:
+        plan = self.model.plan_delete()
+        if plan is None or self.confirmation is not None:
+            return
+        self._confirm(
+            ConfirmationBox("usersDeleteConfirmation", "Delete user", plan.question, plan.lines(),
+                         "&Delete user", self),
+            lambda: self._delete(plan),
+        )  # fmt: skip
+
+    def _delete(self, plan: DeleteUserPlan) -> None:
+        self.model.delete(plan)
+
+    def _confirm(self, box: ConfirmationBox, then: Any) -> None:
+        self.confirmation = box
+
+        def finished(_result: int) -> None:
+            self.confirmation = None
+            if box.confirmed:
+                then()
+            box.deleteLater()
+
+        box.finished.connect(finished)
+        box.open()
+
+    def on_reset_button_clicked(self) -> None:
+        self.model.reset_password()
+
+    def on_copy_link_button_clicked(self) -> None:
+        QGuiApplication.clipboard().setText(self.reset_link_edit.text())

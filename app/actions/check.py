@@ -10,7 +10,11 @@ doubt, and the History says to look on the server.
 - `inactive_users.delete`: one read of the users' list (not one request per user: a deletion can
   hold 10,000): every id gone is done; none gone is failed (nothing changed); some gone is a
   failed request that changed part (Unleash stops at the first id it cannot delete, keeping the
-  deletions before it), and the verdict names the ones still there.
+  deletions before it), and the verdict names the ones still there. `users.delete` the same.
+- `users.create`: one read of the users' list: a user with the email (or username) the entry
+  names is there (done) or not (failed).
+- `users.edit` and `users.reset_password` cannot be told from what the server holds: they stay
+  in doubt.
 - the archived flags' revive, delete and archive (one flag or a project's batch): one read of
   the project's archive and one of its live flags (the project is in the entry's `before`):
   revived is live and not archived, deleted is in neither, archived is in the archive; all,
@@ -18,6 +22,9 @@ doubt, and the History says to look on the server.
 - `context_fields.create` / `.delete`: one read of the field: there (created) or gone (deleted)
   is done, the other way round failed. `context_fields.edit`: the field as the change's body
   would have left it is done; otherwise it stays in doubt (it may have been changed since).
+- `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
+  recreated by Undo): a group with the entry's name is listed. A group edit is not checked (the
+  entry does not hold the body sent): it stays in doubt.
 """
 
 from __future__ import annotations
@@ -35,10 +42,14 @@ from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
     CREATE_CONTEXT_FIELD,
+    CREATE_GROUP,
+    CREATE_USER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
+    DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_USER,
     EDIT_CONTEXT_FIELD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -91,6 +102,14 @@ async def _users_gone(client: AdminClient, entry: Entry) -> Verdict:
     wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
     present = {user.id for user in (await client.list_users()).users}
     return _verdict(wanted, set(wanted) - present, "user", "deleted", "still there")
+
+
+async def _user_made(client: AdminClient, entry: Entry) -> Verdict:
+    wanted = {i for i in entry.ids if isinstance(i, str)}
+    users = (await client.list_users()).users
+    if any(u.email in wanted or u.username in wanted for u in users):
+        return Verdict(State.DONE, f"the user {', '.join(sorted(wanted))} is there")
+    return Verdict(State.FAILED, f"no user {', '.join(sorted(wanted))} on the server")
 
 
 async def _flags(client: AdminClient, entry: Entry) -> tuple[list[object], set[str], set[str]]:
@@ -151,9 +170,24 @@ async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:
     )
 
 
+async def _group_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = {group.id for group in (await client.list_groups()).groups}
+    return _verdict(wanted, set(wanted) - present, "group", "deleted", "still there")
+
+
+async def _group_made(client: AdminClient, entry: Entry) -> Verdict:
+    before = entry.before if isinstance(entry.before, dict) else {}
+    name = str(before.get("name") or "")
+    present = {group.name for group in (await client.list_groups()).groups}
+    return _verdict([name], present, "group", "created", "not there")
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
+    DELETE_USER.key: _users_gone,
+    CREATE_USER.key: _user_made,
     REVIVE_FEATURE.key: _flags_revived,
     REVIVE_FEATURES.key: _flags_revived,
     DELETE_FEATURE.key: _flags_deleted,
@@ -162,6 +196,8 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     CREATE_CONTEXT_FIELD.key: _field_created,
     DELETE_CONTEXT_FIELD.key: _field_deleted,
     EDIT_CONTEXT_FIELD.key: _field_edited,
+    DELETE_GROUP.key: _group_gone,
+    CREATE_GROUP.key: _group_made,
 }
 
 

@@ -58,6 +58,15 @@ SNAPSHOT_COLUMNS = ("id", "name", "email", "username", "seenAt", "createdAt", "p
 NAMED = 5
 
 
+class NamedUser(Protocol):
+    """Anything a person is named by: a user, an inactive user, a group's member."""
+
+    id: int
+    name: str | None
+    email: str | None
+    username: str | None
+
+
 class InactiveUserLike(Protocol):
     """An inactive user as the wire has it (`app.api.models.InactiveUser`) or as a window's row
     holds it (`app.viewmodels.inactive_users.InactiveRow`)."""
@@ -71,7 +80,7 @@ class InactiveUserLike(Protocol):
     patSeenAt: datetime | None
 
 
-def user_label(user: InactiveUserLike) -> str:
+def user_label(user: NamedUser) -> str:
     """How a person recognises a user: the name, else the username, the email, the id."""
     return user.name or user.username or user.email or f"User {user.id}"
 

@@ -36,6 +36,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
+    AdminCount,
     ArchivedFeature,
     ArchivedFeatures,
     BatchFeatures,
@@ -61,6 +62,8 @@ from app.api.models import (
     InactiveUsers,
     PersonalDashboardProjectDetails,
     ProjectList,
+    ResetPasswordLink,
+    ResetPasswordRequest,
     SearchFeatures,
     UiConfig,
     UpdateContextField,
@@ -85,8 +88,12 @@ from app.registry import (
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
+    DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_USER,
     EDIT_CONTEXT_FIELD,
+    EDIT_GROUP,
+    RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     Action,
@@ -197,9 +204,35 @@ class AdminClient(Sender):
     async def get_user(self, user_id: int) -> User:
         return await self.get(f"/api/admin/user-admin/{int(user_id)}", User)
 
-    async def create_user(self, user: CreateUser) -> User:
-        """`POST /api/admin/user-admin` (a supporting route)."""
-        return await self._write("POST", "/api/admin/user-admin", user, User)
+    async def create_user(self, user: CreateUser, *, wait_out_limit: bool = True) -> User:
+        """`POST /api/admin/user-admin` (the action `users.create`): 201 with the user. Servers
+        limit creation (Unleash: 20 a minute): a 429 is waited out here as `Retry-After` says,
+        unless `wait_out_limit` is False, which raises `RateLimited` at once (for a caller that
+        waits itself, showing how long)."""
+        request = create_user_request(user)
+        response = await self._send_write(request, attempts=None if wait_out_limit else 1)
+        return await self._parse(response, User, f"{request.method} {request.path}")
+
+    async def delete_user(self, user_id: int) -> int:
+        """`DELETE /api/admin/user-admin/:id` (the action `users.delete`): the answer's status
+        (200, no body); `NotFound` for an unknown id. Unleash deletes any user it is asked to,
+        the last admin included: callers check `admin_count()` first."""
+        await self._require(DELETE_USER)
+        return (await self._send_write(delete_user_request(user_id))).status_code
+
+    async def admin_count(self) -> AdminCount:
+        """`GET /api/admin/user-admin/admin-count`: how many admins there are, by kind."""
+        return await self.get("/api/admin/user-admin/admin-count", AdminCount)
+
+    async def reset_password_link(self, email: str) -> ResetPasswordLink:
+        """`POST /api/admin/user-admin/reset-password` `{id: email}` (the action
+        `users.reset_password`): a link for the user to choose a new password. Unleash 8.2
+        looks the user up by email (`NotFound` for none) and makes one link a minute for each
+        user (`RateLimited` for a second)."""
+        await self._require(RESET_PASSWORD)
+        request = reset_password_request(email)
+        response = await self._send_write(request, attempts=1)
+        return await self._parse(response, ResetPasswordLink, f"POST {request.path}")
 
     async def update_user(self, user_id: int, changes: UpdateUser) -> User:
         """Operation 2, `PUT /api/admin/user-admin/:id`: sends only the fields set on `changes`."""
@@ -257,17 +290,19 @@ class AdminClient(Sender):
         return await self.send_write(delete_inactive_users_request(ids))
 
     async def send_write(self, request: WriteRequest) -> int:
-        """Send a write built by one of this module's `*_request` functions, once (a write is
-        retried only when the server certainly did not get it); returns the answer's status.
-        The callers check first that its action can be used here (`_require`)."""
-        response = await self._send(
-            request.method,
-            request.path,
-            content=request.body or None,
-            headers={"Content-Type": "application/json"} if request.body else None,
-            idempotent=False,
-        )
-        return response.status_code
+        """`_send_write`, for the status of the answer alone."""
+        return (await self._send_write(request)).status_code
+
+    async def _send_write(
+        self, request: WriteRequest, *, attempts: int | None = None
+    ) -> httpx.Response:
+        """Send a write exactly as `request` says (what --dry-run printed and the journal
+        recorded; built by one of this module's `*_request` functions), JSON when it has a
+        body; retried only when the server certainly did not get it (`attempts` as `_send`
+        takes it). The callers check first that its action can be used here (`_require`)."""
+        headers = {"Content-Type": "application/json"} if request.body else None
+        return await self._send(request.method, request.path, content=request.body or None,
+                                headers=headers, idempotent=False, attempts=attempts)  # fmt: skip
 
     # ------------------------------------------------------------------ groups
 
@@ -276,10 +311,48 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get("/api/admin/groups", GroupList)
 
-    async def create_group(self, group: CreateGroup) -> Group:
-        """Operation 1, `POST /api/admin/groups`."""
+    async def create_group(
+        self, group: CreateGroup, *, answered: Callable[[int], object] | None = None
+    ) -> Group:
+        """Operation 1, `POST /api/admin/groups`. `answered` is given the answer's status (for
+        a journal) before the body is read."""
         await self._require("groups")
-        return await self._write("POST", "/api/admin/groups", group, Group)
+        return await self._send_group(create_group_request(group), answered)
+
+    async def get_group(self, group_id: int) -> Group:
+        """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
+        the server does not know)."""
+        await self._require("groups")
+        return await self.get(f"/api/admin/groups/{int(group_id)}", Group)
+
+    async def update_group(
+        self,
+        group_id: int,
+        group: CreateGroup,
+        *,
+        answered: Callable[[int], object] | None = None,
+    ) -> Group:
+        """`PUT /api/admin/groups/:id` (the action `groups.edit`): every field replaced, the
+        nulls sent as nulls (no root role, no description). Unleash 8.2 answers the group
+        without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
+        for a name another group has, 400 `BadRequest`, 404 `NotFound`. `answered` as for
+        `create_group`."""
+        await self._require(EDIT_GROUP)
+        return await self._send_group(update_group_request(group_id, group), answered)
+
+    async def _send_group(
+        self, request: WriteRequest, answered: Callable[[int], object] | None
+    ) -> Group:
+        response = await self._send_write(request)
+        if answered is not None:
+            answered(response.status_code)
+        return await self._parse(response, Group, f"{request.method} {request.path}")
+
+    async def delete_group(self, group_id: int) -> int:
+        """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
+        (200, no body: Unleash answers the same for an id it does not know)."""
+        await self._require(DELETE_GROUP)
+        return await self.send_write(delete_group_request(group_id))
 
     # ------------------------------------------------------------------ projects and features
 
@@ -803,6 +876,56 @@ def delete_context_field_request(name: str) -> WriteRequest:
 def _json_bytes(value: Any) -> bytes:
     """Compact JSON as pydantic writes it (no spaces, UTF-8 as is)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def create_user_request(user: CreateUser) -> WriteRequest:
+    """The request `AdminClient.create_user(user)` sends: every field given, `sendEmail`
+    always (false unless asked: Unleash's default is true)."""
+    return WriteRequest(
+        "POST", "/api/admin/user-admin", user.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def update_user_request(user_id: int, changes: UpdateUser) -> WriteRequest:
+    """The request `AdminClient.update_user(user_id, changes)` sends: only the fields set."""
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/user-admin/{int(user_id)}",
+        changes.model_dump_json(exclude_unset=True).encode(),
+    )
+
+
+def delete_user_request(user_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_user(user_id)` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/user-admin/{int(user_id)}", b"")
+
+
+def reset_password_request(email: str) -> WriteRequest:
+    """The request `AdminClient.reset_password_link(email)` sends."""
+    return WriteRequest(
+        "POST",
+        "/api/admin/user-admin/reset-password",
+        ResetPasswordRequest(id=email).model_dump_json().encode(),
+    )
+
+
+def create_group_request(group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.create_group` sends (the fields that are not null)."""
+    return WriteRequest(
+        "POST", "/api/admin/groups", group.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def update_group_request(group_id: int, group: CreateGroup) -> WriteRequest:
+    """The request `AdminClient.update_group` sends: the whole group, nulls included."""
+    return WriteRequest(
+        "PUT", f"/api/admin/groups/{int(group_id)}", group.model_dump_json().encode()
+    )
+
+
+def delete_group_request(group_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_group` sends (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/groups/{int(group_id)}", b"")
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -239,6 +239,36 @@ class Ids(Request):
     ids: list[Annotated[int, Field(ge=0)]]
 
 
+class AdminCount(Response):
+    """`GET /api/admin/user-admin/admin-count` (adminCountSchema): the users with the Admin root
+    role that have a password, that have none (SSO, or never set one), and the service accounts
+    with it."""
+
+    password: int
+    noPassword: int
+    service: int
+
+    @property
+    def people(self) -> int:
+        """The admins who are people (what the users list shows)."""
+        return self.password + self.noPassword
+
+
+class ResetPasswordRequest(Request):
+    """`POST /api/admin/user-admin/reset-password` (idSchema): despite its name, `id` is the
+    user's email address, as Unleash 8.2 looks the user up by it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+
+
+class ResetPasswordLink(Response):
+    """The answer (resetPasswordSchema): the link that lets the user choose a new password."""
+
+    resetPasswordUrl: str
+
+
 # --------------------------------------------------------------------------- groups
 
 

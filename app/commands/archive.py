@@ -25,10 +25,9 @@ from app.commands.output import (
     add_action,
     add_change_options,
     ask,
-    ask_yes,
+    need_terminal,
     print_requests,
     print_table,
-    require_yes,
     run_job,
 )
 from app.text import plural
@@ -128,7 +127,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("give either the flags' names or --all, not both")
     if not args.names and not args.all:
         raise UsageError(f"say which flags to {args.verb}: NAME [NAME ...] or --all")
-    require_yes(args, args.verb, _past(args.verb))
+    need_terminal(args, "", _past(args.verb), args.verb)
 
 
 def _past(verb: str) -> str:
@@ -202,7 +201,7 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
         plan_delete,
         plan_revive,
     )
-    from app.actions.journaled import require_action
+    from app.api.errors import Unsupported
 
     verb = args.verb
     async with client:
@@ -227,7 +226,9 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
             out.say(f"No archived flags in project {args.project} on {client.base_url}: "
                     f"nothing to {verb}.")  # fmt: skip
             return out.done(EXIT_OK)
-        await require_action(client, action_for(verb, len(chosen)))
+        availability = caps.action(action_for(verb, len(chosen)))
+        if not availability.available:
+            raise Unsupported(availability.title, availability.reason)
         journal = journal_of(connection, caps)
         plan = (plan_revive if verb == REVIVE else plan_delete)(chosen, args.project, journal)
         out.update(count=plan.count, names=plan.names)
@@ -255,5 +256,5 @@ def _confirmed(plan: ArchivePlan) -> bool:
     delete for good."""
     expected = plan.confirm_text
     if expected is None:
-        return ask_yes(plan.lines(), plan.question)
+        return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")
     return plan.confirmed_by(ask(plan.lines()[:-1], f"{plan.question} Type {expected}:"))

@@ -19,11 +19,10 @@ from app.commands.output import (
     Output,
     add_action,
     add_change_options,
-    ask_yes,
-    print_requests,
+    confirmed,
+    dry_run,
+    need_terminal,
     print_table,
-    request_json,
-    require_yes,
     run_job,
 )
 
@@ -74,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     out = Output("flagdesk context", args.what, args.json)
     try:
         if args.what == "delete":
-            require_yes(args, "delete", "deleted")
+            need_terminal(args, "the deletion", "deleted", "delete")
         spec = connection_from_args(args)
         client = spec.client()  # reads --ca-bundle: ValueError when it cannot
     except (UsageError, ValueError) as exc:
@@ -146,11 +145,8 @@ async def _delete(
                 _print_usage(usage)
             return out.fail(EXIT_REFUSED, str(exc))
         if args.dry_run:
-            print_requests(out, [plan.request], f"Dry run: nothing was sent to {plan.server} "
-                           f"(context field “{args.name}”).")  # fmt: skip
-            out.update(request=request_json(plan.request))
-            return out.done(EXIT_OK)
-        if not args.yes and not ask_yes(plan.lines(), plan.question):
+            return dry_run(out, [plan.request], plan.server, f"context field “{args.name}”")
+        if not args.yes and not confirmed(plan.lines(), plan.question):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         done = await change_field(client, journal, plan)
     out.update(deleted=args.name, status=done.status, snapshot=str(plan.snapshot),

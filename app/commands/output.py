@@ -2,9 +2,9 @@
 object at the end, failures included), `whole_number` (an argument that is a number within
 bounds, with an error that says which bound), `add_action` (a sub-action with its own help
 page), `print_table` (rows in aligned columns), and for the commands that change a server:
-`add_change_options` (`--dry-run`, `--yes`), `require_yes` (no terminal and no `--yes`: nothing
-changes), `run_job` (the job run, each failure turned into its exit status), `print_requests`
-(what `--dry-run` prints) and `ask` and `ask_yes` (the terminal's question)."""
+`add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
+its exit status), `need_terminal` (no terminal and no --yes: refused), `dry_run` and
+`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,10 @@ def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
 def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) -> None:
     """`--dry-run`: the requests exactly as they would go (with --json, in `out`'s object as
     `requests`, each with its method, path and body), then `summary` on stderr."""
-    out.update(dry_run=True, requests=[request_json(r) for r in requests])
+    out.update(dry_run=True, requests=[
+        {"method": r.method, "path": r.path, "body": json.loads(r.body) if r.body else None}
+        for r in requests
+    ])  # fmt: skip
     if out.as_json:
         return
     for i, request in enumerate(requests):
@@ -143,12 +146,6 @@ def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) 
     print(summary, file=sys.stderr)
 
 
-def request_json(request: WriteRequest) -> dict[str, Any]:
-    """A request as `--json` shows it: its method, path and body (parsed; None without one)."""
-    body = json.loads(request.body) if request.body else None
-    return {"method": request.method, "path": request.path, "body": body}
-
-
 def ask(lines: Sequence[str], question: str) -> str:
     """Say `lines` and ask `question` on the terminal (on stderr, so stdout stays the
     result); the answer, stripped."""
@@ -156,11 +153,6 @@ def ask(lines: Sequence[str], question: str) -> str:
         print(line, file=sys.stderr)
     print(f"{question} ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip()
-
-
-def ask_yes(lines: Sequence[str], question: str) -> bool:
-    """`ask` with "[y/N]" after `question`: whether the answer is y or yes."""
-    return ask(lines, f"{question} [y/N]").casefold() in ("y", "yes")
 
 
 def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -179,14 +171,30 @@ def add_change_options(parser: argparse._ActionsContainer, verb: str) -> None:
                         help=f"{verb} without asking (needed without a terminal)")  # fmt: skip
 
 
-def require_yes(args: argparse.Namespace, verb: str, past: str) -> None:
-    """`UsageError` when a change would be made with no terminal to confirm it on and no
-    `--yes` (`--dry-run` changes nothing, so it needs neither). `verb`, `past`: "delete",
-    "deleted"."""
+def need_terminal(args: argparse.Namespace, what: str, done: str, verb: str) -> None:
+    """A change asks on a terminal: without one, and without --yes or --dry-run, it is refused
+    (a `UsageError` saying that nothing was `done` and naming --yes). `what`: what would have
+    been confirmed ("the deletion"), or "" to leave it unsaid."""
     from app.commands.connection import UsageError
 
     if not args.dry_run and not args.yes and not sys.stdin.isatty():
         raise UsageError(
-            f"no terminal to confirm on: nothing was {past}. Add --yes to {verb} without "
-            "asking (--dry-run shows what would be sent)"
+            f"no terminal to confirm {what + ' ' if what else ''}on: nothing was {done}. "
+            f"Add --yes to {verb} without asking (--dry-run shows the requests)"
         )
+
+
+def confirmed(lines: Sequence[str], question: str) -> bool:
+    """`ask` the yes/no `question` after `lines`; y or yes confirms."""
+    return ask(lines, f"{question} [y/N]").casefold() in ("y", "yes")
+
+
+def dry_run(out: Output, requests: Sequence[WriteRequest], server: str, what: str) -> int:
+    """`--dry-run`: `print_requests` (one request is also `request` in the JSON object), a
+    line saying nothing was sent to `server` (`what` would have changed), exit status 0."""
+    if len(requests) == 1:
+        only = requests[0]
+        out.update(request={"method": only.method, "path": only.path,
+                            "body": json.loads(only.body) if only.body else None})  # fmt: skip
+    print_requests(out, requests, f"Dry run: nothing was sent to {server} ({what}).")
+    return out.done(0)

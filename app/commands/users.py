@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
     EXIT_USAGE,
@@ -22,18 +23,18 @@ from app.commands.output import (
     Output,
     add_action,
     add_change_options,
-    ask_yes,
-    print_requests,
+    confirmed,
+    dry_run,
+    need_terminal,
     print_table,
-    request_json,
-    require_yes,
     run_job,
     whole_number,
 )
+from app.commands.user_admin import add_commands, run_user_command
 from app.text import plural
 
 if TYPE_CHECKING:
-    from app.actions.inactive_users import InactiveUserLike
+    from app.actions.inactive_users import DeletePlan, InactiveUserLike
     from app.api.client import AdminClient
     from app.api.models import InactiveUser
 
@@ -80,12 +81,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--all", action="store_true", help="delete every inactive user")
     add_change_options(deleting, "delete")
     inactive.add_argument("--json", action="store_true", help="print one JSON object")
+    add_commands(sub)
 
 
 _user_id = whole_number(0, noun="user id")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.what != "inactive":
+        return run_user_command(args)
     out = Output("flagdesk users", "inactive" + (" delete" if args.verb else ""), args.json)
     try:
         _check_usage(args)
@@ -111,7 +115,7 @@ def _check_usage(args: argparse.Namespace) -> None:
                          "its own snapshot)")  # fmt: skip
     if not args.ids and not args.all:
         raise UsageError("say which users to delete: --ids ID [ID ...] or --all")
-    require_yes(args, "delete", "deleted")
+    need_terminal(args, "the deletion", "deleted", "delete")
 
 
 # ---------------------------------------------------------------------------- list
@@ -165,13 +169,14 @@ def _print_table(users: list[InactiveUser]) -> None:
 async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
-    from app.actions.inactive_users import delete_users, plan_deletion
-    from app.actions.journaled import journal_of, require_action
+    from app.actions.inactive_users import delete_users, journal_of, plan_deletion
     from app.registry import DELETE_INACTIVE_USERS
 
     async with client:
         caps = await client.capabilities()
-        await require_action(client, DELETE_INACTIVE_USERS)
+        availability = caps.action(DELETE_INACTIVE_USERS)
+        if not availability.available:
+            raise Unsupported(availability.title, availability.reason)
         listed = (await client.inactive_users()).inactiveUsers
         if args.all:
             chosen = listed
@@ -193,11 +198,8 @@ async def _delete(
         journal = journal_of(connection, caps)
         plan = plan_deletion(chosen, journal)
         if args.dry_run:
-            print_requests(out, [plan.request], f"Dry run: nothing was sent to {plan.server} "
-                           f"({plural(plan.count, 'inactive user')}).")  # fmt: skip
-            out.update(count=plan.count, request=request_json(plan.request))
-            return out.done(EXIT_OK)
-        if not args.yes and not ask_yes(plan.lines(), plan.question):
+            return _dry_run(plan, out)
+        if not args.yes and not _confirmed(plan):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deletion = await delete_users(client, journal, plan)
     out.update(deleted=deletion.count, ids=plan.ids, status=deletion.status,
@@ -206,3 +208,12 @@ async def _delete(
     out.say(f"Deleted {plural(deletion.count, 'inactive user')} on {plan.server}. "
             f"Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)
+
+
+def _dry_run(plan: DeletePlan, out: Output) -> int:
+    out.update(count=plan.count)
+    return dry_run(out, [plan.request], plan.server, plural(plan.count, "inactive user"))
+
+
+def _confirmed(plan: DeletePlan) -> bool:
+    return confirmed(plan.lines(), plan.question)

@@ -352,7 +352,7 @@ class ArchiveBrowserModel(ToolViewModel):
         return self._action_task is not None and not self._action_task.done()
 
     def _blocked(self, verb: str, count: int) -> str:
-        blocked = self.action_blocked(action_for(verb, max(count, 1)))
+        blocked = self.action_reason(action_for(verb, max(count, 1)))
         if blocked:
             return blocked
         if self.acting:

@@ -11,6 +11,16 @@ validated as it is typed. A failed Create keeps it: a 409 lands on the name, a 4
 on the fields their paths name, anything else (401, 403...) is said under the form. A 201 shows
 the group the server returned until "Create another" clears the draft.
 
+Opening an existing group (`open_group`, `GET /api/admin/groups/:id`) puts it, members and
+all, in the same draft (`editing` is the group as read). Saving (`groups.edit`) and deleting
+(`groups.delete`) go through `app.actions.groups`: `plan_save()`/`plan_delete()` fix what the
+confirmation shows, `change(plan)` does it once confirmed (the snapshot written on a worker
+thread, the journal, the request), then reads the group back, tells the other windows and
+lists the groups again. A refused save keeps the draft as typed, with the server's words on the
+fields they name. Right after a change, `plan_undo()` offers its inverse (an edit: the previous
+group put back; a deletion: the group recreated from its snapshot, with a new id), which is
+confirmed and journaled the same way.
+
 QtCore only: no QtWidgets below `app/`.
 """
 
@@ -21,11 +31,24 @@ import logging
 import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
+from app.actions.groups import (
+    GroupChange,
+    Kind,
+    carry_out,
+    plan_recreate,
+    request_of,
+)
+from app.actions.groups import GroupPlan as GroupPlan  # the window shows plans through here
+from app.actions.groups import plan_delete as plan_group_delete
+from app.actions.groups import plan_edit as plan_group_edit
+from app.actions.journal import Journal
+from app.actions.journaled import NotStarted, journal_of
 from app.api.errors import (
+    ApiError,
     BadRequest,
     ClientError,
     Conflict,
@@ -46,6 +69,8 @@ from app.api.models import (
     UserRef,
 )
 from app.changes import Changes, Resource
+from app.registry import DELETE_GROUP, EDIT_GROUP, Action
+from app.text import plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -135,6 +160,10 @@ class GroupEditorModel(ToolViewModel):
     creating_changed = Signal(bool)
     #: a group was created (`created` is set), or "Create another" cleared it
     created_changed = Signal()
+    #: an existing group was opened into the form, or the form went back to a new group
+    editing_changed = Signal()
+    #: a save, deletion or undo started or ended (`outcome`, `outcome_error`, `undoable`)
+    change_changed = Signal()
 
     shows = frozenset({Resource.GROUPS, Resource.USERS})
 
@@ -169,6 +198,15 @@ class GroupEditorModel(ToolViewModel):
         self.submit_error = ""
         self.creating = False
         self.created: Group | None = None
+        # ---- an existing group
+        #: the group in the form, as read from the server (None: the form is a new group)
+        self.editing: Group | None = None
+        self._open_task: asyncio.Task[None] | None = None
+        self._change_task: asyncio.Task[None] | None = None
+        #: how the last change went, or the client's message when it failed
+        self.outcome, self.outcome_error = "", ""
+        #: what Undo would undo: the last change's plan (None when nothing can be undone)
+        self.undoable: GroupPlan | None = None
 
     # ------------------------------------------------------------------ availability
 
@@ -270,6 +308,12 @@ class GroupEditorModel(ToolViewModel):
         if self.created is not None:
             self.created = None
             self.created_changed.emit()
+        self._open_task = self._change_task = None
+        self.undoable, self.outcome, self.outcome_error = None, "", ""
+        if self.editing is not None:
+            self.editing = None
+            self.editing_changed.emit()
+        self.change_changed.emit()
         self.changed.emit()
         self.form_changed.emit()
 
@@ -412,7 +456,8 @@ class GroupEditorModel(ToolViewModel):
     def taken_name(self) -> str:
         """The listed group's name the draft's name collides with ("" when none)."""
         name = self.name.strip()
-        return name if name and name in self.group_names else ""
+        own = self.editing.name if self.editing is not None else None
+        return name if name and name != own and name in self.group_names else ""
 
     @property
     def name_problem(self) -> str:
@@ -431,7 +476,8 @@ class GroupEditorModel(ToolViewModel):
         name = self.name.strip().casefold()
         if not name or self.name_problem:
             return ""
-        similar = [n for n in self.group_names if n.casefold() == name]
+        own = self.editing.name if self.editing is not None else None
+        similar = [n for n in self.group_names if n.casefold() == name and n != own]
         return f"Note: a group named “{similar[0]}” exists." if similar else ""
 
     @property
@@ -448,6 +494,7 @@ class GroupEditorModel(ToolViewModel):
             and self.valid
             and not self.creating
             and self.created is None
+            and self.editing is None
         )
 
     def request(self) -> CreateGroup:
@@ -477,24 +524,8 @@ class GroupEditorModel(ToolViewModel):
         try:
             client = await self.session.client()
             group = await client.create_group(request)
-        except Conflict as exc:
-            self.field_errors[NAME] = exc.message or str(exc)
-            self._reload_groups_quietly()  # so the live check knows the name from now on
-        except BadRequest as exc:
-            if not self._apply_details(exc, member_ids):
-                self.submit_error = f"The server refused the group: {exc}"
-        except Forbidden as exc:
-            self.submit_error = (
-                f"The token lacks the permission to create groups. The server said: "
-                f"{exc.message or exc}"
-            )
-        except Unauthorized as exc:
-            self.submit_error = (
-                "The server did not accept the token (was it deleted or has it expired?). "
-                f"The server said: {exc.message or exc}"
-            )
         except ClientError as exc:
-            self.submit_error = f"The group was not created: {exc}"
+            self._refused(exc, member_ids, "created")
         else:
             self.created = group
             self.created_changed.emit()
@@ -506,6 +537,29 @@ class GroupEditorModel(ToolViewModel):
                 self.form_changed.emit()
         if self.submit_error:
             self.report_error(self.submit_error)
+
+    def _refused(self, exc: ClientError, member_ids: list[int], done: str) -> None:
+        """Say on the form why the server refused the draft (created or saved): a 409 on the
+        name, a 400's details on their fields, anything else under the form. The draft stays."""
+        if isinstance(exc, Conflict):
+            self.field_errors[NAME] = exc.message or str(exc)
+            self._reload_groups_quietly()  # so the live check knows the name from now on
+        elif isinstance(exc, BadRequest):
+            if not self._apply_details(exc, member_ids):
+                self.submit_error = f"The server refused the group: {exc}"
+        elif isinstance(exc, Forbidden):
+            verb = "create" if done == "created" else "change"
+            self.submit_error = (
+                f"The token lacks the permission to {verb} groups. The server said: "
+                f"{exc.message or exc}"
+            )
+        elif isinstance(exc, Unauthorized):
+            self.submit_error = (
+                "The server did not accept the token (was it deleted or has it expired?). "
+                f"The server said: {exc.message or exc}"
+            )
+        else:
+            self.submit_error = f"The group was not {done}: {exc}"
 
     def _apply_details(self, exc: BadRequest, member_ids: list[int]) -> bool:
         """Put each detail on the field its path names; False when none names a field."""
@@ -570,6 +624,210 @@ class GroupEditorModel(ToolViewModel):
             added_by = f"added by {member.createdBy}" if member.createdBy else ""
             out.append(CreatedMember(member.user, f"joined {cell_text(member.joinedAt)}", added_by))
         return out
+
+    # ------------------------------------------------------------------ an existing group
+
+    @property
+    def opening(self) -> bool:
+        return self._open_task is not None and not self._open_task.done()
+
+    @property
+    def changing(self) -> bool:
+        return self._change_task is not None and not self._change_task.done()
+
+    def open_group(self, group_id: int) -> asyncio.Task[None] | None:
+        """Read the group with `group_id` (with its members) into the form; None when the
+        window cannot be used now."""
+        if self.closed or not self.available or self.changing:
+            return None
+        self.outcome_error = ""
+        self.set_status("Opening the group…")
+        self._open_task = self.run(self._open(group_id), busy=False)
+        return self._open_task
+
+    async def _open(self, group_id: int) -> None:
+        client = await self.session.client()
+        try:
+            group = await client.get_group(group_id)
+        except ClientError as exc:
+            self.outcome_error = f"Could not open the group: {exc}"
+            self.report_error(self.outcome_error)
+            self.change_changed.emit()
+            if isinstance(exc, NotFound):
+                self._reload_groups_quietly()
+            return
+        finally:
+            self.set_status("")
+        self._fill(group)
+
+    def _fill(self, group: Group) -> None:
+        """The form holds `group` as read (the draft's former text is replaced)."""
+        self.editing = group
+        self.name, self.description = group.name, group.description or ""
+        self.mappings = list(group.mappingsSSO)
+        role = next((r for r in self.root_roles if r.id == group.rootRole), None)
+        self.root_role = role.name if role is not None else ""
+        self.members = [m.user for m in group.users]
+        self.field_errors, self.member_errors, self.submit_error = {}, {}, ""
+        if self.created is not None:
+            self.created = None
+            self.created_changed.emit()
+        self.editing_changed.emit()
+        self.form_changed.emit()
+
+    def new_group(self) -> None:
+        """Back to an empty form for a new group (what was opened is left as it is)."""
+        self.editing = None
+        self.create_another()
+        self.editing_changed.emit()
+
+    def _action_reason(self, action: Action) -> str:
+        reason = self.action_reason(action)
+        if not reason and self.changing:
+            return "A change is under way."
+        return reason
+
+    @property
+    def save_reason(self) -> str:
+        """Why Save cannot be used now ("" when it can)."""
+        reason = self._action_reason(EDIT_GROUP)
+        if reason or self.editing is None:
+            return reason or "Open a group first."
+        if self.users_note:
+            return ("The server did not list its users to this token: the group's members and "
+                    "root role cannot be shown, so it cannot be changed here.")  # fmt: skip
+        if not self.valid:
+            return "Fix what is marked to save the group."
+        if self.request() == request_of(self.editing):
+            return "Nothing has changed."
+        return ""
+
+    @property
+    def delete_reason(self) -> str:
+        """Why Delete… cannot be used now ("" when it can)."""
+        reason = self._action_reason(DELETE_GROUP)
+        if not reason and self.editing is None:
+            return "Open a group first."
+        return reason
+
+    @property
+    def undo_reason(self) -> str:
+        last = self.undoable
+        if last is None:
+            return "Nothing to undo."
+        if last.kind is Kind.EDIT and (self.editing is None or self.editing.id != last.group.id):
+            name = last.body.name if last.body is not None else last.group.name
+            return f"Open group “{name}” again to undo its edit."
+        return self._action_reason(last.action)
+
+    @property
+    def people(self) -> dict[int, str]:
+        """Users' names by id, for the confirmation."""
+        return {u.id: user_label(u) for u in self.users}
+
+    @property
+    def roles_by_id(self) -> dict[int, str]:
+        return {r.id: r.name for r in self.root_roles}
+
+    def _journal(self) -> Journal:
+        caps = self.session.capabilities
+        assert caps is not None  # the reasons said the connection is ready
+        return journal_of(self.session.name, caps)
+
+    def plan_save(self) -> GroupPlan | None:
+        """What saving the form will do, for the confirmation; None when Save cannot be used."""
+        if self.save_reason or self.editing is None:
+            return None
+        return plan_group_edit(self.editing, self.request(), self._journal(), self.roles_by_id)
+
+    def plan_delete(self) -> GroupPlan | None:
+        """What deleting the open group will do; None when Delete… cannot be used now."""
+        if self.delete_reason or self.editing is None:
+            return None
+        return plan_group_delete(self.editing, self._journal(), self.roles_by_id)
+
+    def plan_undo(self) -> GroupPlan | None:
+        """The inverse of the last change: its group put back, or recreated from its
+        snapshot; None when there is nothing to undo."""
+        last = self.undoable
+        if self.undo_reason or last is None:
+            return None
+        if last.kind is Kind.DELETE:
+            return plan_recreate(last.group, self._journal(), self.roles_by_id)
+        if self.editing is None or self.editing.id != last.group.id:
+            return None
+        return plan_group_edit(
+            self.editing, request_of(last.group), self._journal(), self.roles_by_id, undo=True
+        )
+
+    def change(self, plan: GroupPlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed `plan`; None when a change is under way, or when the
+        connection changed since the plan was made (`outcome_error` says so)."""
+        caps = self.session.capabilities
+        if self.changing or self.closed:
+            return None
+        self.outcome, self.outcome_error = "", ""
+        if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
+            self.outcome_error = (f"Nothing was changed: the connection changed after the "
+                                  f"confirmation (it named {plan.server}).")  # fmt: skip
+            self.change_changed.emit()
+            return None
+        self.field_errors, self.member_errors, self.submit_error = {}, {}, ""
+        self.set_status(f"{plan.title}…")
+        self._change_task = self.run(self._change(plan), busy=False)
+        self.change_changed.emit()
+        self.form_changed.emit()
+        return self._change_task
+
+    async def _change(self, plan: GroupPlan) -> None:
+        client = await self.session.client()
+        caps = await client.capabilities()
+        try:
+            done = await carry_out(client, journal_of(self.session.name, caps), plan)
+        except ClientError as exc:
+            self.outcome_error = str(exc)
+            if plan.kind is Kind.EDIT and not plan.undo:
+                self._refused(exc, [m.user.id for m in (plan.body.users if plan.body else [])],
+                              "saved")  # fmt: skip
+            self.report_error(self.outcome_error)
+            sent = not isinstance(exc, NotStarted | Unsupported)
+            changed = sent and not (isinstance(exc, ApiError) and exc.status < 500)
+        else:
+            changed = True
+            await self._after(client, done)
+        finally:
+            self._change_task = None
+            self.set_status("")
+            if not self.closed:
+                self.change_changed.emit()
+                self.form_changed.emit()
+        if changed:  # the server may have changed the group even when the answer was lost
+            self.notify(Changes.of(Resource.GROUPS, plan.group.id))
+            self._reload_groups_quietly()
+
+    async def _after(self, client: Any, done: GroupChange) -> None:
+        """A change succeeded: say so, show the group as it now is, offer its Undo."""
+        plan = done.plan
+        self.undoable = None if plan.undo else plan
+        name = plan.body.name if plan.body is not None else plan.group.name
+        if plan.kind is Kind.DELETE:
+            self.outcome = f"Deleted group “{name}”. Snapshot: {plan.snapshot}"
+            self.new_group()
+            return
+        group_id = done.answer.id if done.answer is not None else plan.group.id
+        if plan.kind is Kind.RECREATE:
+            self.outcome = (
+                f"Recreated group “{name}” (new id {group_id}) with "
+                + plural(len(plan.group.users), "member")
+                + "."
+            )
+        else:
+            self.outcome = (f"{'Put back' if plan.undo else 'Saved'} group “{name}”. "
+                            f"Snapshot of before: {plan.snapshot}")  # fmt: skip
+        try:
+            self._fill(await client.get_group(group_id))
+        except ClientError as exc:  # changed, but not read back: the list still says
+            log.info("could not read the group back: %s", exc)
 
 
 def member_count(group: Group) -> int:

@@ -207,9 +207,9 @@ class InactiveUsersModel(ToolViewModel):
     @property
     def delete_reason(self) -> str:
         """Why Delete… cannot be used now, and what would make it work ("" when it can)."""
-        blocked = self.action_blocked(DELETE_INACTIVE_USERS)
-        if blocked:
-            return blocked
+        reason = self.action_reason(DELETE_INACTIVE_USERS)
+        if reason:
+            return reason
         if self.deleting:
             return "A deletion is under way."
         if not self.selected:

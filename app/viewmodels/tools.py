@@ -46,6 +46,15 @@ class SessionViewModel(ViewModel):
     def on_connection_changed(self) -> None:
         """Override: reload for the new connection."""
 
+    def action_reason(self, action: Action) -> str:
+        """Why `action` cannot be done on this connection, and what would help ("" when it
+        can): not connected yet, or what the registry's needs say of the server and token."""
+        caps = self.session.capabilities
+        if not self.session.ready or caps is None:
+            return self.session.message or "Not connected."
+        availability = caps.action(action)
+        return "" if availability.available else availability.reason
+
     def _on_session_data_changed(self, changes: Changes, source: object) -> None:
         if self.closed or source is self or changes.resource not in self.shows:
             return
@@ -139,16 +148,6 @@ class ToolViewModel(SessionViewModel):
     @property
     def available(self) -> bool:
         return tool_available(self.session, self.tool.key)
-
-    def action_blocked(self, action: Action) -> str:
-        """Why the connection cannot take `action` now: not connected, or the capabilities rule
-        it out, saying what would help ("" when it can). The windows' buttons add their own
-        reasons (a change under way, nothing selected)."""
-        caps = self.session.capabilities
-        if not self.session.ready or caps is None:
-            return self.session.message or "Not connected."
-        availability = caps.action(action)
-        return "" if availability.available else availability.reason
 
     def start(self) -> None:
         """Begin: the window is built and bound. Loads at once when the tool can be used."""

@@ -12,6 +12,14 @@ only the fields that changed.
 - A 400 puts the server's details on the fields they name; a 404 says the user no longer exists
   and reloads the list; anything else is shown as the client's message.
 - SCIM-managed users (`scimId` set) are read-only: the identity provider would overwrite changes.
+- Saving goes through `app.actions.users.edit_user` (the action `users.edit`): journaled, refused
+  for the last Admin's demotion before anything is sent, and undoable right after (`undo_plan`,
+  `undo()`: the previous values PUT back, journaled like any edit).
+- Creating (`plan_create`, `create`), deleting (`plan_delete`, `delete`) and reset links
+  (`reset_password`) go through `app.actions.users` too; `action_reason(ACTION)` says why one
+  cannot be used now ("" when it can). A create the server refuses leaves `create_error` and the
+  person's form as typed (the window keeps its dialog open); a 429 is waited out with
+  `create_progress` saying how long.
 
 `LoadPhase` (shared with the inactive-users window) says which of the window's states to show.
 
@@ -30,9 +38,27 @@ from typing import Any
 from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 
-from app.api.errors import BadRequest, ClientError, NotFound
-from app.api.models import Role, UpdateUser, User
+from app.actions.journaled import NotStarted
+from app.actions.users import CreatePlan as CreatePlan
+from app.actions.users import DeleteUserPlan as DeleteUserPlan
+from app.actions.users import (
+    EditPlan,
+    create_user,
+    delete_user,
+    edit_user,
+    journal_of,
+    plan_create,
+    plan_delete,
+    plan_edit,
+    plan_reset,
+    plan_undo,
+    reset_password,
+    role_of,
+)
+from app.api.errors import BadRequest, ClientError, NotFound, Unsupported
+from app.api.models import CreateUser, Role, UpdateUser, User
 from app.changes import Changes, Resource
+from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
 from app.text import plural
 from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
@@ -144,6 +170,9 @@ class UserEditorModel(ToolViewModel):
     form_changed = Signal()
     #: the window's state changed (see `phase`)
     phase_changed = Signal()
+    #: a create, delete or reset started, waits, or ended (see `create_error`,
+    #: `create_progress`, `action_error`, `reset_link`); with True when a create succeeded
+    action_changed = Signal(bool)
 
     shows = frozenset({Resource.USERS})
 
@@ -171,11 +200,28 @@ class UserEditorModel(ToolViewModel):
         self._pending_open: int | None = None
         #: the users with unsaved changes, as the list last marked them
         self._marked: frozenset[int] = frozenset()
+        #: what Undo puts back after the last save (None when there is nothing to undo)
+        self.undo_plan: EditPlan | None = None
+        #: the running create, delete or reset (one at a time)
+        self._action: asyncio.Task[None] | None = None
+        #: how the last create went: its error (the form is kept) and the wait for the limit
+        self.create_error = ""
+        self.create_progress = ""
+        #: how the last delete or reset went ("" when it went well), and the last reset link
+        self.action_error = ""
+        self.reset_link = ""
+        #: said once the user just created is shown (with the invite link)
+        self._opened_notice = ""
         self.users.mark = self.draft_mark
         self.form_changed.connect(self._marks_may_change)
         self.busy_changed.connect(self._phase_may_change)
         self.error_changed.connect(self._phase_may_change)
         session.state_changed.connect(self._phase_may_change)
+        session.state_changed.connect(self._actions_may_change)
+
+    def _actions_may_change(self, *_: object) -> None:
+        if not self.closed:
+            self.action_changed.emit(False)
 
     # ------------------------------------------------------------------ the list
 
@@ -207,14 +253,7 @@ class UserEditorModel(ToolViewModel):
 
     def role_name(self, user: User) -> str | None:
         """A user's root role by name (`rootRole` may be an id, a name or a numeric string)."""
-        ref = user.rootRole
-        if ref is None:
-            return None
-        if isinstance(ref, str):
-            if not ref.strip().isdigit():
-                return ref
-            ref = int(ref)
-        return self._role_by_id.get(ref, f"Role {ref}")
+        return role_of(user.rootRole, self._role_by_id)
 
     def role_id(self, name: str) -> int | None:
         return next((r.id for r in self._roles if r.name == name), None)
@@ -255,6 +294,9 @@ class UserEditorModel(ToolViewModel):
         if self._pending_open is not None:
             user_id, self._pending_open = self._pending_open, None
             self.open_user(user_id)
+            if self._opened_notice:  # what the creation of that user said
+                self.notice, self._opened_notice = self._opened_notice, ""
+                self.form_changed.emit()
 
     def _rebind_current(self) -> None:
         """After a reload: the selected user is the list's new copy, or gone from the list."""
@@ -281,6 +323,8 @@ class UserEditorModel(ToolViewModel):
         self._server_errors, self.form_error, self.notice = {}, "", ""
         self._saving = False
         self._pending_open = None
+        self.undo_plan, self.create_error, self.create_progress = None, "", ""
+        self.action_error, self.reset_link, self._opened_notice = "", "", ""
         self.users_loaded.emit()
         self.current_changed.emit()
         self.form_changed.emit()
@@ -341,6 +385,7 @@ class UserEditorModel(ToolViewModel):
         self._current = user
         self._gone = False
         self._server_errors, self.form_error, self.notice = {}, "", ""
+        self.action_error, self.reset_link = "", ""
         baseline = self.baseline
         self._draft = self._drafts.pop(user.id, baseline) if user is not None else baseline
         self.current_changed.emit()
@@ -489,9 +534,13 @@ class UserEditorModel(ToolViewModel):
         return self.run(self._save(user, self.changes(), self._draft), busy=False)
 
     async def _save(self, user: User, changes: dict[str, Any], sent: Draft) -> None:
+        self.undo_plan = None
         try:
             client = await self.session.client()
-            answer = await client.update_user(user.id, UpdateUser(**changes))
+            caps = await client.capabilities()
+            plan = plan_edit(user, UpdateUser(**changes), self._role_by_id,
+                             journal_of(self.session.name, caps))  # fmt: skip
+            answer = await edit_user(client, journal_of(self.session.name, caps), plan)
         except ClientError as exc:
             self._saving = False
             if isinstance(exc, NotFound):
@@ -505,8 +554,185 @@ class UserEditorModel(ToolViewModel):
             self._saving = False
             raise
         self._saving = False
+        self.undo_plan = plan_undo(plan, answer) if not plan.undo else None
         self._on_saved(user, changes, answer, sent)
         self.notify(Changes.of(Resource.USERS, user.id))
+
+    # ------------------------------------------------------------------ undo
+
+    @property
+    def can_undo(self) -> bool:
+        plan = self.undo_plan
+        return (
+            plan is not None
+            and plan.user.id == self._current_id
+            and not self._saving
+            and not self.action_reason(EDIT_USER)
+        )
+
+    def undo(self) -> asyncio.Task[None] | None:
+        """Put back what the last save changed (journaled as an edit of its own)."""
+        plan = self.undo_plan
+        if plan is None or not self.can_undo:
+            return None
+        self.undo_plan = None
+        self._saving = True
+        self.form_error = ""
+        self.form_changed.emit()
+        return self.run(self._undo(plan), busy=False)
+
+    async def _undo(self, plan: EditPlan) -> None:
+        user = plan.user
+        try:
+            client = await self.session.client()
+            caps = await client.capabilities()
+            answer = await edit_user(client, journal_of(self.session.name, caps), plan)
+        except ClientError as exc:
+            self._saving = False
+            self._on_failure(user, f"Not undone: {exc}")
+            return
+        except BaseException:
+            self._saving = False
+            raise
+        self._saving = False
+        changes = plan.changes.model_dump(exclude_unset=True)
+        old = self._by_id.get(user.id, user)
+        self._on_saved(old, changes, answer, self._draft)
+        self.notice = "Undone: " + self.notice
+        self.form_changed.emit()
+        self.notify(Changes.of(Resource.USERS, user.id))
+
+    # ------------------------------------------------------------------ create, delete, reset
+
+    @property
+    def acting(self) -> bool:
+        return self._action is not None and not self._action.done()
+
+    def action_reason(self, action: Action) -> str:
+        """Why `action` cannot be used now, and what would help ("" when it can)."""
+        reason = super().action_reason(action)
+        if reason:
+            return reason
+        if action is CREATE_USER:
+            return "Wait for the user being created." if self.acting else ""
+        if self.acting:
+            return "Wait for the change under way."
+        user = self._current
+        if user is None or self._gone:
+            return "Select a user first."
+        if action is RESET_PASSWORD and not user.email:
+            return "This user has no email address: Unleash makes reset links by email."
+        if action in (DELETE_USER, RESET_PASSWORD) and user.scimId:
+            return SCIM_REASON
+        return ""
+
+    def _start(self, coro: Any) -> asyncio.Task[None]:
+        self.action_error = ""
+        self._action = self.run(coro, busy=False)
+        self.action_changed.emit(False)
+        return self._action
+
+    def plan_create(self, user: CreateUser, role: str) -> CreatePlan | None:
+        caps = self.session.capabilities
+        if caps is None or self.action_reason(CREATE_USER):
+            return None
+        return plan_create(user, role, journal_of(self.session.name, caps))
+
+    def create(self, plan: CreatePlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed create; the window's form stays as typed until it succeeds."""
+        if self.action_reason(CREATE_USER):
+            return None
+        self.create_error, self.create_progress = "", ""
+        return self._start(self._create(plan))
+
+    def _waiting(self, left: float) -> None:
+        self.create_progress = (
+            f"The server limits how many users are created a minute: waiting {left:.0f} s, "
+            "then creating…"
+        )
+        self.action_changed.emit(False)
+
+    async def _create(self, plan: CreatePlan) -> None:
+        try:
+            client = await self.session.client()
+            caps = await client.capabilities()
+            done = await create_user(client, journal_of(self.session.name, caps), plan,
+                                     on_wait=self._waiting)  # fmt: skip
+        except ClientError as exc:
+            self.create_error = f"Not created: {exc}"
+            self.create_progress = ""
+            self.report_error(self.create_error)
+            self._action = None
+            self.action_changed.emit(False)
+            return
+        self._action = None
+        self.create_progress = ""
+        invite = f" Invite link: {done.user.inviteLink}" if done.user.inviteLink else ""
+        self._opened_notice = f"Created {plan.label} (id {done.user.id}).{invite}"
+        self._pending_open = done.user.id
+        self.action_changed.emit(True)
+        self.notify(Changes.of(Resource.USERS, done.user.id))
+        self.refresh()
+
+    def plan_delete(self) -> DeleteUserPlan | None:
+        caps = self.session.capabilities
+        if caps is None or self._current is None or self.action_reason(DELETE_USER):
+            return None
+        return plan_delete(self._current, self._role_by_id, journal_of(self.session.name, caps))
+
+    def delete(self, plan: DeleteUserPlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed delete (`LastAdmin` ends it before anything is sent)."""
+        if self.acting:
+            return None
+        return self._start(self._delete(plan))
+
+    async def _delete(self, plan: DeleteUserPlan) -> None:
+        sent = True
+        try:
+            client = await self.session.client()
+            caps = await client.capabilities()
+            await delete_user(client, journal_of(self.session.name, caps), plan)
+        except ClientError as exc:
+            sent = not isinstance(exc, NotStarted | Unsupported)
+            self.action_error = str(exc)
+            self.report_error(self.action_error)
+        else:
+            self.notice = f"Deleted {user_label(plan.user)}. Snapshot: {plan.snapshot}"
+            self._drafts.pop(plan.user.id, None)
+            if self._current_id == plan.user.id:
+                self.undo_plan = None
+                self.select(None)
+                self.notice = f"Deleted {user_label(plan.user)}. Snapshot: {plan.snapshot}"
+        finally:
+            self._action = None
+            self.action_changed.emit(False)
+            self.form_changed.emit()
+        if sent:
+            self.notify(Changes.of(Resource.USERS, plan.user.id))
+            self.refresh()
+
+    def reset_password(self) -> asyncio.Task[None] | None:
+        """Make a reset link for the selected user (`reset_link` holds it)."""
+        caps = self.session.capabilities
+        user = self._current
+        if caps is None or user is None or self.action_reason(RESET_PASSWORD):
+            return None
+        self.reset_link = ""
+        plan = plan_reset(user, journal_of(self.session.name, caps))
+        return self._start(self._reset(plan))
+
+    async def _reset(self, plan: Any) -> None:
+        try:
+            client = await self.session.client()
+            caps = await client.capabilities()
+            self.reset_link = await reset_password(client, journal_of(self.session.name, caps),
+                                                   plan)  # fmt: skip
+        except ClientError as exc:
+            self.action_error = f"No reset link: {exc}"
+            self.report_error(self.action_error)
+        finally:
+            self._action = None
+            self.action_changed.emit(False)
 
     def _on_saved(self, old: User, changes: dict[str, Any], answer: User, sent: Draft) -> None:
         """Show the answer; what was typed after the request went is kept as a draft."""
@@ -581,6 +807,7 @@ class UserEditorModel(ToolViewModel):
     def close(self) -> None:
         if not self.closed:
             self.session.state_changed.disconnect(self._phase_may_change)
+            self.session.state_changed.disconnect(self._actions_may_change)
         super().close()
 
 

@@ -1,4 +1,5 @@
-"""Groups (left out of the app when it serves none, as open-source Unleash: 404)."""
+"""Groups (left out of the app when it serves none, as open-source Unleash: 404). Reading one,
+updating and deleting answer as Unleash Enterprise does: see `sandbox.store.groups`."""
 
 from __future__ import annotations
 
@@ -22,3 +23,23 @@ async def list_groups(_: Admin, store: StoreDep) -> Response:
 async def create_group(body: m.CreateGroup, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "create groups")
     return json_response(store.create_group(body, who), 201)
+
+
+@router.get("/api/admin/groups/{id}")
+async def get_group(id: int, _: Admin, store: StoreDep) -> Response:
+    """Read as the list is: by any admin-API token (the Admin root role is for changes)."""
+    return json_response(store.get_group(id))
+
+
+@router.put("/api/admin/groups/{id}")
+async def update_group(id: int, body: m.CreateGroup, who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, (ADMIN_ROLE,), "update groups")
+    return json_response(store.update_group(id, body, who))
+
+
+@router.delete("/api/admin/groups/{id}")
+async def delete_group(id: int, who: Admin, store: StoreDep) -> Response:
+    """200 with no body, as Unleash Enterprise answers (also for an id it does not know)."""
+    require_root(store, who, (ADMIN_ROLE,), "delete groups")
+    store.delete_group(id, who)
+    return Response(status_code=200)

@@ -1,9 +1,15 @@
-"""Users: the current user, the list, one user, creating and updating, inactive users and
-deleting them."""
+"""Users: the current user, the list, one user, creating (limited to so many a minute, as
+Unleash limits it), updating and deleting, the admin count, password reset links, inactive users
+and deleting them."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import math
+import secrets
+import time
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict
 from starlette.responses import Response
 
 from app.api import models as m
@@ -25,13 +31,96 @@ async def list_users(who: Admin, store: StoreDep) -> Response:
     return json_response(store.list_users())
 
 
+class WindowLimit:
+    """What Unleash's `express-rate-limit` does for user creation: `limit` requests a window of
+    `window` seconds (a window starts with its first request), then 429 with `Retry-After`
+    until the window ends. One window for every caller: the sandbox serves one machine."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.limit, self.window = limit, window
+        self.started, self.count = 0.0, 0
+
+    def take(self) -> Response | None:
+        """Count a request; the 429 to answer when it is over the limit, else None."""
+        if self.limit <= 0:
+            return None
+        now = time.monotonic()
+        if now - self.started >= self.window:
+            self.started, self.count = now, 0
+        self.count += 1
+        reset = max(1, math.ceil(self.started + self.window - now))
+        if self.count <= self.limit:
+            return None
+        # as express-rate-limit answers, standard (draft-6) headers and all
+        return Response(
+            "Too many requests, please try again later.",
+            status_code=429,
+            media_type="text/html",
+            headers={
+                "Retry-After": str(reset),
+                "RateLimit-Policy": f"{self.limit};w={math.ceil(self.window)}",
+                "RateLimit-Limit": str(self.limit),
+                "RateLimit-Remaining": "0",
+                "RateLimit-Reset": str(reset),
+            },
+        )
+
+
+class NewUser(BaseModel):
+    """`createUserSchema` as Unleash checks it before the handler: `rootRole` required, no other
+    property; the email's form and whether it is taken are the handler's (BadDataError)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    username: str | None = None
+    email: str | None = None
+    name: str | None = None
+    password: str | None = None
+    rootRole: int | m.RootRoleName
+    sendEmail: bool | None = None
+
+
 @router.post("/api/admin/user-admin", status_code=201)
-async def create_user(body: m.CreateUser, who: Admin, store: StoreDep) -> Response:
+async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Request) -> Response:
+    """201 with the user, its `inviteLink` and `emailSent`, and `Location: <id>`, as Unleash
+    8.2; 429 past the creation limit (`WindowLimit`). The invite link is made up: the sandbox
+    has no page to set a password on."""
     require_root(store, who, (ADMIN_ROLE,), "create users")
-    user = store.create_user(body, who)
-    response = json_response(user, 201)
-    response.headers["location"] = f"user-admin/{user.id}"
+    limit: WindowLimit = request.app.state.create_user_limit
+    limited = limit.take()
+    if limited is not None:
+        return limited
+    user = store.create_user(
+        m.CreateUser.model_construct(
+            email=body.email, name=body.name, username=body.username, rootRole=body.rootRole,
+            sendEmail=True if body.sendEmail is None else body.sendEmail,
+        ),
+        who,
+    )  # fmt: skip
+    # as Unleash: the link with which the new user sets a password (`/new-user?token=`)
+    base = str(request.base_url).rstrip("/")
+    invite = f"{base}/new-user?token={secrets.token_hex(16)}"
+    response = json_response(user.model_copy(update={"inviteLink": invite}), 201)
+    response.headers["location"] = str(user.id)
     return response
+
+
+@router.get("/api/admin/user-admin/admin-count")
+async def admin_count(who: Admin, store: StoreDep) -> Response:
+    require_root(store, who, (ADMIN_ROLE,), "count the admins")
+    return json_response(store.admin_count())
+
+
+@router.post("/api/admin/user-admin/reset-password")
+async def reset_password(
+    body: m.ResetPasswordRequest, who: Admin, store: StoreDep, request: Request
+) -> Response:
+    """200 `{resetPasswordUrl}` for the user with that email; 404 "No user found" for none;
+    429 for a second link to one user within a minute, as Unleash 8.2."""
+    require_root(store, who, (ADMIN_ROLE,), "reset passwords")
+    base = str(request.base_url).rstrip("/")
+    return json_response(m.ResetPasswordLink(resetPasswordUrl=store.reset_password_url(
+        body.id, base, who)))  # fmt: skip
 
 
 # endpoint 6 is declared before /user-admin/{id} so that "inactive" is not taken for an id
@@ -53,6 +142,14 @@ async def delete_inactive_users(body: m.Ids, who: Admin, store: StoreDep) -> Res
 async def get_user(id: int, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "read users")
     return json_response(store.get_user(id))
+
+
+@router.delete("/api/admin/user-admin/{id}")
+async def delete_user(id: int, who: Admin, store: StoreDep) -> Response:
+    """200 with no body, as Unleash 8.2; 404 for an unknown id."""
+    require_root(store, who, (ADMIN_ROLE,), "delete users")
+    store.delete_user(id, who)
+    return Response(status_code=200)
 
 
 @router.put("/api/admin/user-admin/{id}")

@@ -155,6 +155,8 @@ class Core:
         self.conn = conn
         self.inactive_days = inactive_days
         self.clock = clock
+        #: the last password reset link made for each user id (ms), for Unleash's one a minute
+        self.reset_links: dict[int, int] = {}
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -152,13 +152,13 @@ class Features(Projects):
                         f"in project **{project}**")  # fmt: skip
 
     def revive_feature(self, name: str, by: Principal) -> None:
-        """`POST /api/admin/archive/revive/:name`: 404 "Feature X does not exist" for an unknown
-        name. Like Unleash 8.2, a flag that is not archived is "revived" all the same: its
-        environments are turned off and an event recorded (flagdesk only revives archived
-        flags it has just listed)."""
+        """`POST /api/admin/archive/revive/:name`: 404 "No feature flag found" for an unknown
+        name (Unleash 8.2's words; 8.1 named the flag). Like Unleash 8.2, a flag that is not
+        archived is "revived" all the same: its environments are turned off and an event
+        recorded (flagdesk only revives archived flags it has just listed)."""
         rows = self._named([name])
         if not rows:
-            raise not_found(f"Feature {name} does not exist")
+            raise not_found("No feature flag found")
         with self.tx() as c:
             self._revive(c, rows, by)
 

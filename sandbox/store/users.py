@@ -3,6 +3,9 @@ deleting them."""
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
 import sqlite3
 from collections.abc import Generator, Sequence
 from contextlib import closing
@@ -34,6 +37,33 @@ INACTIVE_USERS_QUERY = (
     " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
     " ORDER BY coalesce(seen_at, created_at), id"
 )
+
+
+#: Unleash's user service sends one reset link a minute to each user
+RESET_LINK_INTERVAL_MS = 60_000
+#: Joi's `string().email({minDomainSegments: 1})`, near enough: something@something
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+
+
+def bad_data(message: str) -> Refusal:
+    """Unleash's BadDataError thrown by a service with a message of its own."""
+    return Refusal(
+        400,
+        "BadDataError",
+        "Request validation failed: your request body or params contain invalid data: " + message,
+        [{"message": message}],
+    )
+
+
+def bad_data_details(*messages: str) -> Refusal:
+    """Unleash's BadDataError made from a Joi error (`fromJoiError`)."""
+    return Refusal(
+        400,
+        "BadDataError",
+        "Request validation failed: your request body or params contain invalid data. Refer "
+        "to the `details` list for more information.",
+        [{"message": text} for text in messages],
+    )
 
 
 class Users(Core):
@@ -121,12 +151,22 @@ class Users(Core):
         return int(row["id"])
 
     def create_user(self, req: m.CreateUser, by: Principal) -> m.User:
+        """As Unleash 8.2's user service: an email or a username, an email of email form, and
+        no user with that email or username yet, each refused as a `BadDataError` (400)."""
         if not req.email and not req.username:
-            raise bad_request("A user needs an email or a username", "$.email")
+            raise bad_data("You must specify username or email")
+        if req.email and not _EMAIL.match(req.email):
+            raise bad_data_details(
+                f'"value" must be a valid email. You provided {json.dumps(req.email)}.'
+            )
         role = self._resolve_root_role(req.rootRole, "$.rootRole")
         now = self.clock()
         with self.tx() as c:
-            self._check_unique_user(c, None, req.email, req.username)
+            taken = c.execute(
+                "SELECT 1 FROM users WHERE email = ? OR username = ?", (req.email, req.username)
+            ).fetchone()
+            if taken is not None:
+                raise bad_data("User already exists")
             cur = c.execute(
                 "INSERT INTO users(name, username, email, root_role, created_at, email_sent)"
                 " VALUES(?, ?, ?, ?, ?, ?)",
@@ -184,6 +224,63 @@ class Users(Core):
                 self._event(c, "user-updated", by, summary=f"**{by.user_name}** updated user "
                             f"**{label}**")  # fmt: skip
         return self.get_user(user_id)
+
+    def delete_user(self, user_id: int, by: Principal) -> None:
+        """`DELETE /api/admin/user-admin/:id` as Unleash 8.2: 404 "Could not find user with id
+        N" for none; the user's personal access tokens, group memberships and project roles go
+        with them; a `user-deleted` event. Unleash refuses no user here, not even the last
+        admin or the caller: flagdesk predicts that itself."""
+        row = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
+        if row is None:
+            raise not_found(f"Could not find user with id {user_id}")
+        with self.tx() as c:
+            for table in ("tokens", "group_users", "project_roles"):
+                c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
+            c.execute("DELETE FROM users WHERE id = ?", (user_id,))
+            label = row["name"] or row["username"] or row["email"]
+            self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted user "
+                        f"**{label}**")  # fmt: skip
+
+    def admin_count(self) -> m.AdminCount:
+        """`adminCountSchema`. The sandbox keeps no passwords: an admin who has logged in
+        counts as one with a password, one who never has as one without (SSO, or an invite
+        never taken up)."""
+        row = self.conn.execute(
+            "SELECT"
+            " count(CASE WHEN account_type = 'User' AND seen_at IS NOT NULL THEN 1 END),"
+            " count(CASE WHEN account_type = 'User' AND seen_at IS NULL THEN 1 END),"
+            " count(CASE WHEN account_type != 'User' THEN 1 END)"
+            " FROM users WHERE root_role = ?",
+            (ADMIN_ROLE,),
+        ).fetchone()
+        return m.AdminCount(password=row[0], noPassword=row[1], service=row[2])
+
+    def reset_password_url(self, email: str, base: str, by: Principal) -> str:
+        """A new link for the user with `email` to choose a password, as Unleash 8.2: 404 "No
+        user found" for none, 403 for a SCIM-managed user, 429 for a second link to the same
+        user within a minute. Unleash records no event for it; neither does the sandbox."""
+        row = self.conn.execute(
+            "SELECT id, scim_id FROM users WHERE email = ?", (email,)
+        ).fetchone()
+        if row is None:
+            raise not_found("No user found")
+        if row["scim_id"]:
+            raise Refusal(
+                403,
+                "NoAccessError",
+                "This user is managed by your SCIM provider and cannot be changed manually",
+            )
+        now = self.clock()
+        last = self.reset_links.get(row["id"])
+        if last is not None and now - last < RESET_LINK_INTERVAL_MS:
+            raise Refusal(
+                429,
+                "RateLimitError",
+                "You can only send one new reset password email per minute, per user. "
+                "Please try again later.",
+            )
+        self.reset_links[row["id"]] = now
+        return f"{base}/reset-password?token={secrets.token_hex(16)}"
 
     def delete_inactive_users(self, ids: Sequence[int], by: Principal) -> None:
         """`POST /api/admin/user-admin/inactive/delete` as Unleash 8.2 does it: every id given

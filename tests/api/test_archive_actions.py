@@ -63,8 +63,7 @@ def test_the_client_revives_deletes_and_archives_again(sandbox: SandboxProcess) 
         with pytest.raises(e.NotFound) as caught:
             await c.revive_feature("no-such-flag")
         assert str(caught.value) == (
-            "404 NotFoundError (POST /api/admin/archive/revive/no-such-flag): "
-            "Feature no-such-flag does not exist"
+            "404 NotFoundError (POST /api/admin/archive/revive/no-such-flag): No feature flag found"
         )
 
     with_client(sandbox, job)

@@ -103,7 +103,7 @@ def test_delete_one_and_many_for_good(
         for name in names:  # gone for good: nothing to revive
             answer = http.post(f"/api/admin/archive/revive/{name}")
             assert answer.status_code == 404, answer.text
-            assert answer.json()["message"] == f"Feature {name} does not exist"
+            assert answer.json()["message"] == "No feature flag found"
 
 
 def test_what_unleash_answers_that_the_sandbox_copies(

@@ -63,7 +63,7 @@ def test_revive_one_unknown_is_404_and_a_live_one_is_revived_all_the_same(
     with sandbox.admin() as http:
         error = assert_error(http.post("/api/admin/archive/revive/no-such-flag"), 404,
                              "NotFoundError")  # fmt: skip
-        assert error["message"] == "Feature no-such-flag does not exist"
+        assert error["message"] == "No feature flag found"
         name = sorted(live(http, "payments"))[0]
         sql(sandbox, "UPDATE feature_environments SET enabled = 1 WHERE feature = ?", name)
         # Unleash 8.2 does not check that the flag is archived: it turns its environments off

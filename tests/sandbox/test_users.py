@@ -65,7 +65,8 @@ def test_invalid_email_is_400(demo_sandbox):
 def test_a_user_keeps_an_email_or_a_username(sandbox):
     with sandbox.admin() as http:
         created = http.post(
-            "/api/admin/user-admin", json={"email": "only.email@example.com", "name": "Only Email"}
+            "/api/admin/user-admin",
+            json={"email": "only.email@example.com", "name": "Only Email", "rootRole": "Viewer"},
         )
         assert created.status_code == 201, created.text
         uid = created.json()["id"]

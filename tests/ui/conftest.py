@@ -1,5 +1,7 @@
 """Fixtures of the window tests: the Qt and qasync ones shared with tests/viewmodels
-(`tests/qt_fixtures.py`), `tool_page` and `data_folder`."""
+(`tests/qt_fixtures.py`), `tool_page`, `open_editor` (the Groups page's editor), and
+`data_folder` (a data folder of the test's own, for the journal of the windows that change a
+server)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from app.registry import TOOLS_BY_KEY
 from app.viewmodels.session import Session
 from app.viewmodels.tools import ToolModel
+from sandbox.process import SandboxProcess
 from tests.qt_fixtures import (  # noqa: F401 (fixtures)
     _fonts_exist,
     _free_closed_loops_on_gui_thread,
@@ -19,6 +22,7 @@ from tests.qt_fixtures import (  # noqa: F401 (fixtures)
     connect,
     qloop,
 )
+from ui.groups import GroupEditor
 from ui.tool_page import ToolPage
 
 
@@ -42,9 +46,31 @@ def tool_page(qtbot: Any) -> Iterator[Callable[..., ToolPage]]:
 
 
 @pytest.fixture
+def open_editor(
+    qtbot: Any,
+    connect: Callable[..., Session],  # noqa: F811 - the fixture imported above
+    tool_page: Callable[..., ToolPage],
+) -> Callable[..., tuple[ToolPage, GroupEditor]]:
+    """`open_editor(sandbox, token=None)`: the Groups page on a connected session, shown, with
+    its editor loaded (or failed)."""
+
+    def make(sb: SandboxProcess, token: str | None = None) -> tuple[ToolPage, GroupEditor]:
+        session = connect(sb, token)
+        page = tool_page("groups", session, (1100, 760))
+        qtbot.waitActive(page)
+        editor = page.tool_content
+        assert isinstance(editor, GroupEditor)
+        m = editor.model
+        if m.available:
+            qtbot.waitUntil(lambda: (m.loaded or bool(m.error)) and not m.busy, timeout=20_000)
+        return page, editor
+
+    return make
+
+
+@pytest.fixture
 def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A data folder of this test's own: its journal and snapshots (the windows that change a
-    server write them there)."""
+    """A data folder of this test's own: its journal and snapshots."""
     folder = tmp_path / "data"
     monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
     return folder

@@ -295,8 +295,7 @@ def test_an_error_answer_is_shown_as_the_clients_message(
     assert plan is not None
     model.carry_out(plan)
     wait_done(qtbot, content)
-    message = (f"404 NotFoundError (POST /api/admin/archive/revive/{name}): "
-               f"Feature {name} does not exist")  # fmt: skip
+    message = f"404 NotFoundError (POST /api/admin/archive/revive/{name}): No feature flag found"
     assert (model.outcome_error, model.outcome) == (message, "")
     assert content.outcome_label.text() == message
     assert session.last_error == message

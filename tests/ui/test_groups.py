@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtWidgets import QListWidget
 
@@ -39,27 +38,6 @@ def run_sql(sb: SandboxProcess, sql: str, *args: object) -> None:
         conn.execute(sql, args)
     finally:
         conn.close()
-
-
-@pytest.fixture
-def open_editor(
-    qtbot: Any, connect: Callable[..., Session], tool_page: Callable[..., ToolPage]
-) -> Callable[..., tuple[ToolPage, GroupEditor]]:
-    """`open_editor(sandbox, token=None)`: the Groups page on a connected session, shown, with
-    its editor loaded (or failed)."""
-
-    def make(sb: SandboxProcess, token: str | None = None) -> tuple[ToolPage, GroupEditor]:
-        session = connect(sb, token)
-        page = tool_page("groups", session, (1100, 760))
-        qtbot.waitActive(page)
-        editor = page.tool_content
-        assert isinstance(editor, GroupEditor)
-        m = editor.model
-        if m.available:
-            qtbot.waitUntil(lambda: (m.loaded or bool(m.error)) and not m.busy, timeout=20_000)
-        return page, editor
-
-    return make
 
 
 def admin_client(sb: SandboxProcess) -> AdminClient:

@@ -1,0 +1,235 @@
+"""`flagdesk users create|delete|reset-password`: the Users window's actions on the command line,
+through the same plans and journal (`app.actions.users`). No Qt; the client and the actions are
+imported by the running command, not when the parser is built."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from app.commands.connection import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_connection_arguments,
+    connection_from_args,
+)
+from app.commands.output import (
+    EXIT_REFUSED,
+    Output,
+    add_action,
+    confirmed,
+    dry_run,
+    need_terminal,
+    run_job,
+    whole_number,
+)
+from app.text import plural
+
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
+
+ROOT_ROLES = ("Admin", "Editor", "Viewer", "Owner", "Member")
+
+CREATE_DESCRIPTION = """\
+Create a user (POST /api/admin/user-admin).
+
+  flagdesk users create --email E [--name N] [--username U] --root-role ROLE [--send-email]
+                        [--dry-run] [--yes] [--json]
+
+No welcome email is sent unless --send-email is given (Unleash's own default is to send one).
+Servers limit how many users are created a minute (Unleash: 20): past it the command waits as
+the server asks and goes on. The journal records the creation before it is sent and the answer
+after. On a terminal the command asks first; without a terminal it creates nothing unless --yes
+is given. --dry-run prints the exact request and sends nothing.
+
+exit status:
+  0  created (or, with --dry-run, printed)
+  1  the server refused (its message is printed: the email is taken, say), or the answer was no
+  2  bad usage, or no terminal to ask and no --yes
+  3  the server was unreachable
+  4  the token was refused, or lacks the Admin root role
+"""
+
+DELETE_DESCRIPTION = """\
+Delete users by id (DELETE /api/admin/user-admin/:id, one request each).
+
+  flagdesk users delete ID [ID ...] [--dry-run] [--yes] [--json]
+
+The users are read first: an id that is not a user is refused before anything is sent, and so
+is deleting the last Admin (GET /api/admin/user-admin/admin-count), which would leave nobody to
+manage users. Before each request a JSON snapshot of the user is written to the connection's
+journal folder. A deleted user cannot be brought back. On a terminal the command asks first;
+without a terminal it deletes nothing unless --yes is given. --dry-run prints the exact requests.
+
+exit status:
+  0  deleted (or, with --dry-run, printed)
+  1  some or all deletions were refused (the last Admin, or the server's message), or the
+     answer was no
+  2  bad usage: ids that are not users, no terminal to ask and no --yes
+  3  the server was unreachable
+  4  the token was refused, or lacks the Admin root role
+"""
+
+RESET_DESCRIPTION = """\
+Make a password reset link for a user (POST /api/admin/user-admin/reset-password) and print it.
+
+  flagdesk users reset-password ID [--json]
+
+Unleash finds the user by email, so the user needs one; it makes one link a minute for each
+user. The link lets whoever has it set the user's password: hand it over privately. The journal
+records that a link was made (not the link).
+
+exit status: 0 printed, 1 refused (no email, or a link made less than a minute ago), 2 bad
+usage, 3 unreachable, 4 not authorised
+"""
+
+
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    create = add_action(sub, "create", "create a user", CREATE_DESCRIPTION)
+    create.add_argument("--email", required=True, help="the user's email address")
+    create.add_argument("--name", help="the user's name")
+    create.add_argument("--username", help="the user's username")
+    create.add_argument("--root-role", required=True, choices=ROOT_ROLES, metavar="ROLE",
+                        help="the root role: " + ", ".join(ROOT_ROLES))  # fmt: skip
+    create.add_argument("--send-email", action="store_true",
+                        help="send the user a welcome email (not sent by default)")  # fmt: skip
+    _change_arguments(create)
+    delete = add_action(sub, "delete", "delete users", DELETE_DESCRIPTION)
+    delete.add_argument("ids", nargs="+", type=_user_id, metavar="ID", help="user ids")
+    _change_arguments(delete)
+    reset = add_action(sub, "reset-password", "make a password reset link", RESET_DESCRIPTION)
+    reset.add_argument("id", type=_user_id, metavar="ID", help="the user's id")
+    add_connection_arguments(reset)
+    reset.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+_user_id = whole_number(0, noun="user id")
+
+
+def _change_arguments(parser: argparse.ArgumentParser) -> None:
+    add_connection_arguments(parser)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the request that would be sent; send nothing")  # fmt: skip
+    parser.add_argument("--yes", action="store_true",
+                        help="go ahead without asking (needed without a terminal)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_user_command(args: argparse.Namespace) -> int:
+    out = Output("flagdesk users", args.what, args.json)
+    try:
+        if args.what == "create":
+            need_terminal(args, "the new user", "created", "create")
+        elif args.what == "delete":
+            need_terminal(args, "the deletion", "deleted", "delete")
+        spec = connection_from_args(args)
+        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
+    except (UsageError, ValueError) as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    connection = args.profile or spec.url
+    jobs = {"create": _create, "delete": _delete, "reset-password": _reset}
+    return run_job(out, jobs[args.what](args, client, connection, out))
+
+
+async def _create(args: argparse.Namespace, client: AdminClient, connection: str,
+                  out: Output) -> int:  # fmt: skip
+    from pydantic import ValidationError
+
+    from app.actions.users import create_user, journal_of, plan_create
+    from app.api.models import CreateUser
+
+    try:
+        user = CreateUser(email=args.email, name=args.name, username=args.username,
+                          rootRole=args.root_role, sendEmail=args.send_email)  # fmt: skip
+    except ValidationError:
+        raise UsageError(f"--email: {args.email!r} is not an email address") from None
+    async with client:
+        caps = await client.capabilities()
+        journal = journal_of(connection, caps)
+        plan = plan_create(user, args.root_role, journal)
+        out.update(server=plan.server, connection=connection)
+        if args.dry_run:
+            return dry_run(out, [plan.request], plan.server, "1 new user")
+        if not args.yes and not confirmed(plan.lines(), plan.question):
+            return out.fail(EXIT_REFUSED, "not confirmed: nothing was created")
+
+        def waiting(left: float) -> None:
+            out.say(f"The server limits new users: waiting {left:.0f} s…")
+
+        created = await create_user(client, journal, plan, on_wait=waiting)
+    made = created.user
+    out.update(id=made.id, user=made.model_dump(mode="json", exclude_none=True),
+               status=created.status, waited=created.waited, journal=str(journal.path),
+               entry=created.entry)  # fmt: skip
+    out.say(f"Created {plan.label} (id {made.id}) on {plan.server}.")
+    if made.inviteLink:
+        out.say(f"Invite link: {made.inviteLink}")
+    return out.done(EXIT_OK)
+
+
+async def _delete(args: argparse.Namespace, client: AdminClient, connection: str,
+                  out: Output) -> int:  # fmt: skip
+    from app.actions.users import LastAdmin, delete_user, journal_of, plan_delete, user_label
+    from app.api.errors import ApiError
+
+    async with client:
+        caps = await client.capabilities()
+        listed = await client.list_users()
+        by_id = {u.id: u for u in listed.users}
+        ids = list(dict.fromkeys(args.ids))
+        strangers = [i for i in ids if i not in by_id]
+        if strangers:
+            raise UsageError(f"not users on {client.base_url}: "
+                             f"{', '.join(map(str, strangers))}. Nothing was deleted")  # fmt: skip
+        roles = {r.id: r.name for r in listed.rootRoles}
+        journal = journal_of(connection, caps)
+        plans = [plan_delete(by_id[i], roles, journal) for i in ids]
+        out.update(server=client.base_url, connection=connection)
+        if args.dry_run:
+            return dry_run(out, [p.request for p in plans], client.base_url,
+                           plural(len(plans), "user"))  # fmt: skip
+        lines = [line for p in plans for line in p.lines()[:2]]
+        lines.append("A deleted user cannot be brought back: this cannot be undone.")
+        question = f"Delete {plural(len(plans), 'user')}?"
+        if not args.yes and not confirmed(lines, question):
+            return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
+        deleted: list[int] = []
+        failed: list[dict[str, Any]] = []
+        for plan in plans:
+            try:
+                await delete_user(client, journal, plan)
+            except (LastAdmin, ApiError) as exc:
+                failed.append({"id": plan.user.id, "error": str(exc)})
+                out.say(f"Not deleted: {exc}")
+                continue
+            deleted.append(plan.user.id)
+            out.say(f"Deleted {user_label(plan.user)} (id {plan.user.id}). "
+                    f"Snapshot: {plan.snapshot}")  # fmt: skip
+    out.update(deleted=deleted, failed=failed, journal=str(journal.path))
+    if failed:
+        return out.fail(EXIT_REFUSED, f"{plural(len(failed), 'user')} not deleted")
+    return out.done(EXIT_OK)
+
+
+async def _reset(args: argparse.Namespace, client: AdminClient, connection: str,
+                 out: Output) -> int:  # fmt: skip
+    from app.actions.users import journal_of, plan_reset, reset_password
+    from app.api.errors import NotFound
+
+    async with client:
+        caps = await client.capabilities()
+        try:
+            user = await client.get_user(args.id)
+        except NotFound:
+            raise UsageError(f"{args.id} is not a user on {client.base_url}") from None
+        journal = journal_of(connection, caps)
+        try:
+            plan = plan_reset(user, journal)
+        except ValueError as exc:
+            return out.fail(EXIT_REFUSED, str(exc))
+        link = await reset_password(client, journal, plan)
+    out.update(server=plan.server, id=user.id, email=user.email, resetPasswordUrl=link)
+    if not out.as_json:
+        print(link)
+    return out.done(EXIT_OK)

@@ -1,0 +1,284 @@
+"""The Users window's actions end to end against sandboxes over HTTP, state read back from the
+server: New user… (confirmed, created, read back and selected; a refused create keeps the form
+as typed; the server's creation limit waited out with the wait shown), Delete… (the confirmation's
+words, keyboard only, Cancel changes nothing, the snapshot and the journal), the last Admin
+refused before anything is sent (delete and demotion), the reset link shown and copied, Undo
+right after a save, and each action disabled with its reason on a token that cannot use it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
+from app.api.models import CreateUser, UserList
+from app.changes import Changes, Resource
+from app.registry import CREATE_USER
+from app.viewmodels.session import Session
+from sandbox.process import SandboxProcess
+from tests.sandbox.test_inactive_delete import sql
+from tests.ui.test_users import choose, open_editor, retype
+from ui.users import UserEditor
+
+GRETA = "greta.schmidt"  # id 8, Editor
+VIEWER = 3
+
+
+@pytest.fixture
+def data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "data"
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
+    return folder
+
+
+def served(arun: Any, session: Session) -> UserList:
+    return arun(arun(session.client()).list_users())  # type: ignore[no-any-return]
+
+
+def by_email(arun: Any, session: Session, email: str) -> Any:
+    return next((u for u in served(arun, session).users if u.email == email), None)
+
+
+def journal(data_folder: Path) -> list[Any]:
+    return read_journal(journal_folder("test sandbox", data_folder) / JOURNAL_NAME)
+
+
+def fill_create(qtbot: Any, editor: UserEditor, email: str, name: str, role: str) -> Any:
+    qtbot.mouseClick(editor.new_button, Qt.MouseButton.LeftButton)
+    dialog = editor.create_dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.keyClicks(dialog.email_edit, email)
+    qtbot.keyClicks(dialog.name_edit, name)
+    dialog.role_combo.setCurrentText(role)
+    qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+    return dialog
+
+
+def confirm(qtbot: Any, editor: UserEditor) -> Any:
+    box = editor.confirmation
+    assert box is not None and box.isVisible()
+    assert box.defaultButton() is box.cancel_button  # Enter does not go ahead
+    box.action_button.setFocus()
+    qtbot.keyClick(box.action_button, Qt.Key.Key_Space)  # keyboard only
+    return box
+
+
+def test_create_a_user_confirmed_read_back_and_selected(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    changes: list[Changes] = []
+    session.data_changed.connect(lambda c, _source: changes.append(c))
+    assert editor.new_button.isEnabled() and editor.new_button.toolTip() == "Create a user"
+    fill_create(qtbot, editor, "new.person@example.com", "New Person", "Editor")
+    box = editor.confirmation
+    assert box is not None and box.text() == "Create New Person?"
+    said = box.informativeText().split("\n\n")
+    assert said[0] == (f"A user will be created on {sandbox.url} (connection “test sandbox”): "
+                       "New Person, new.person@example.com, root role Editor.")  # fmt: skip
+    assert said[1].startswith("No email is sent")
+    assert by_email(arun, session, "new.person@example.com") is None  # nothing sent yet
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: editor.create_dialog is None, timeout=20_000)
+    made = by_email(arun, session, "new.person@example.com")
+    assert made is not None and made.name == "New Person" and made.emailSent is False
+    qtbot.waitUntil(lambda: editor.model.current_id == made.id, timeout=20_000)
+    assert editor.name_edit.text() == "New Person" and editor.role_combo.currentText() == "Editor"
+    assert editor.saved_label.text().startswith(f"Created New Person (id {made.id}). Invite link: "
+                                                f"{sandbox.url}/new-user?token=")  # fmt: skip
+    assert changes == [Changes.of(Resource.USERS, made.id)]
+    (entry,) = journal(data_folder)
+    assert (entry.action, entry.state, entry.status) == ("users.create", State.DONE, 201)
+
+
+def test_a_refused_create_keeps_the_form_and_cancel_creates_nothing(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    count = len(served(arun, session).users)
+    # Cancel at the confirmation: nothing sent, nothing journaled, the form as typed
+    dialog = fill_create(qtbot, editor, "amara.okafor@example.com", "Amara Two", "Viewer")
+    box = editor.confirmation
+    assert box is not None
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    assert not box.confirmed and not data_folder.exists()
+    assert dialog.isVisible() and dialog.email_edit.text() == "amara.okafor@example.com"
+    # confirmed: the server refuses the taken email; the dialog stays with what was typed
+    qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: dialog.error_label.isVisible(), timeout=20_000)
+    assert "User already exists" in dialog.error_label.text()
+    assert dialog.isVisible() and editor.create_dialog is dialog
+    assert (dialog.email_edit.text(), dialog.name_edit.text(), dialog.role) == (
+        "amara.okafor@example.com", "Amara Two", "Viewer")  # fmt: skip
+    assert len(served(arun, session).users) == count
+    (entry,) = journal(data_folder)
+    assert (entry.state, entry.status) == (State.FAILED, 400)
+    # a form that cannot be sent says why, before anything is sent
+    dialog.email_edit.setText("not an email")
+    qtbot.mouseClick(dialog.create_button, Qt.MouseButton.LeftButton)
+    assert editor.confirmation is None and "not an email address" in dialog.error_label.text()
+
+
+def test_the_creation_limit_is_waited_out_with_the_wait_shown(
+    qtbot: Any, connect: Callable[..., Session], limited_sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(limited_sandbox)
+    editor = open_editor(qtbot, session)
+    with limited_sandbox.admin() as http:  # the one creation of this window is used up
+        assert http.post("/api/admin/user-admin",
+                         json={"email": "first@example.com", "rootRole": "Viewer"}
+                         ).status_code == 201  # fmt: skip
+    dialog = fill_create(qtbot, editor, "second@example.com", "Second", "Viewer")
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: dialog.progress_label.isVisible(), timeout=10_000)
+    assert "waiting" in dialog.progress_label.text()
+    assert not dialog.create_button.isEnabled() and not dialog.error_label.isVisible()
+    qtbot.waitUntil(lambda: editor.create_dialog is None, timeout=20_000)
+    assert by_email(arun, session, "second@example.com") is not None
+    (entry,) = journal(data_folder)
+    assert (entry.state, entry.status) == (State.DONE, 201)  # never a failure
+
+
+def test_delete_with_confirmation_snapshot_and_journal(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    assert not editor.delete_button.isEnabled()
+    assert editor.delete_button.toolTip() == "Select a user first."
+    greta = choose(qtbot, editor, GRETA)
+    assert editor.delete_button.isEnabled()
+    qtbot.mouseClick(editor.delete_button, Qt.MouseButton.LeftButton)
+    box = editor.confirmation
+    assert box is not None and box.text() == "Delete Greta Schmidt?"
+    said = box.informativeText().split("\n\n")
+    assert said[0].startswith(f"The user Greta Schmidt, {GRETA}, greta.schmidt@example.com "
+                              f"(id {greta.id}, root role Editor) will be deleted on "
+                              f"{sandbox.url} (connection “test sandbox”)")  # fmt: skip
+    assert said[2] == "A deleted user cannot be brought back: this cannot be undone."
+    # Cancel: nothing changes
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    assert greta.id in {u.id for u in served(arun, session).users} and not data_folder.exists()
+
+    qtbot.mouseClick(editor.delete_button, Qt.MouseButton.LeftButton)
+    box = confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: greta.id not in {u.id for u in editor.model.users.all_rows},
+                    timeout=20_000)  # fmt: skip
+    assert greta.id not in {u.id for u in served(arun, session).users}
+    assert editor.model.current is None and "Deleted Greta Schmidt" in editor.model.notice
+    (entry,) = journal(data_folder)
+    assert (entry.action, entry.ids, entry.state, entry.status) == (
+        "users.delete", [greta.id], State.DONE, 200)  # fmt: skip
+    snapshot = journal_folder("test sandbox", data_folder) / entry.before["snapshot"]
+    assert json.loads(snapshot.read_text())["email"] == "greta.schmidt@example.com"
+
+
+def test_the_last_admin_is_neither_deleted_nor_demoted(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    # the built-in admin (user 1, as whom the admin token acts) is left the only Admin
+    sql(sandbox, "UPDATE users SET root_role = ? WHERE id IN (2, 3, 4)", VIEWER)
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    choose(qtbot, editor, "Admin")
+    qtbot.mouseClick(editor.delete_button, Qt.MouseButton.LeftButton)
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: editor.action_error_label.isVisible(), timeout=20_000)
+    assert "only Admin" in editor.action_error_label.text()
+    assert "Nothing was deleted" in editor.action_error_label.text()
+    assert 1 in {u.id for u in served(arun, session).users}
+    editor.role_combo.setCurrentIndex(editor.role_combo.findText("Viewer"))
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.form_error_label.isVisible(), timeout=20_000)
+    assert "only Admin" in editor.form_error_label.text()
+    assert next(u for u in served(arun, session).users if u.id == 1).rootRole == 1
+    assert journal(data_folder) == []  # refused before anything was written or sent
+
+
+def test_reset_link_shown_and_copied(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    choose(qtbot, editor, GRETA)
+    assert not editor.reset_link_row.isVisible()
+    qtbot.mouseClick(editor.reset_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.reset_link_row.isVisible(), timeout=20_000)
+    link = editor.reset_link_edit.text()
+    assert link.startswith(sandbox.url + "/reset-password?token=")
+    qtbot.mouseClick(editor.copy_link_button, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == link
+    # a second link within a minute: the server's refusal, shown
+    qtbot.mouseClick(editor.reset_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.action_error_label.isVisible(), timeout=20_000)
+    assert "per minute" in editor.action_error_label.text()
+    assert [(e.action, e.state) for e in journal(data_folder)] == [
+        ("users.reset_password", State.DONE), ("users.reset_password", State.FAILED)]  # fmt: skip
+    # a user without an email: disabled, saying why
+    editor.model.select(1)  # the built-in admin
+    assert editor.model.current is not None and editor.model.current.email is None
+    assert not editor.reset_button.isEnabled()
+    assert "no email address" in editor.reset_button.toolTip()
+
+
+def test_undo_right_after_a_save(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    greta = choose(qtbot, editor, GRETA)
+    assert not editor.undo_button.isVisible()
+    retype(qtbot, editor.name_edit, "Greta Berg")
+    editor.role_combo.setCurrentIndex(editor.role_combo.findText("Viewer"))
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.undo_button.isVisible(), timeout=20_000)
+    after = arun(arun(session.client()).get_user(greta.id))
+    assert (after.name, after.rootRole) == ("Greta Berg", VIEWER)
+    qtbot.mouseClick(editor.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.model.notice.startswith("Undone"), timeout=20_000)
+    back = arun(arun(session.client()).get_user(greta.id))
+    assert (back.name, back.rootRole) == ("Greta Schmidt", 2)
+    assert (
+        editor.name_edit.text() == "Greta Schmidt" and editor.role_combo.currentText() == "Editor"
+    )
+    assert not editor.undo_button.isVisible()
+    entries = journal(data_folder)
+    assert [(e.action, e.state, e.before["undo"]) for e in entries] == [
+        ("users.edit", State.DONE, False), ("users.edit", State.DONE, True)]  # fmt: skip
+    assert entries[0].before["user"] == {"name": "Greta Schmidt", "rootRole": 2}
+
+
+def test_actions_disabled_with_the_reason_without_the_admin_role(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    personal_token: Callable[[SandboxProcess, str], str],
+) -> None:
+    session = connect(sandbox, personal_token(sandbox, GRETA))  # an Editor
+    editor = UserEditor(session)
+    qtbot.addWidget(editor)
+    caps = session.capabilities
+    assert caps is not None
+    reason = caps.action(CREATE_USER).reason
+    assert "Admin" in reason
+    assert not editor.new_button.isEnabled() and editor.new_button.toolTip() == reason
+    new = CreateUser(email="someone@example.com", rootRole="Viewer")
+    assert editor.model.plan_create(new, "Viewer") is None  # nothing can be planned either
+    assert not editor.delete_button.isEnabled() and editor.delete_button.toolTip() == reason
