@@ -35,9 +35,12 @@ from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.archive import ArchiveBrowser, ArchiveConfirmation
 from ui.connection_dialog import ConnectionDialog
+from ui.context_usage import ContextUsageViewer
+from ui.groups import GroupEditor
 from ui.inactive_users import DeleteConfirmation, InactiveUsersView
 from ui.main_window import MainWindow
 from ui.tool_page import ToolContent
+from ui.users import UserEditor
 
 
 def dark_palette() -> QPalette:
@@ -330,6 +333,51 @@ async def _revive_and_delete(
     dialog.close()
 
 
+async def _confirmations(
+    window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
+) -> None:
+    """The questions asked before deleting a group, a user and a context field (the
+    confirmation as the window opens it, over the window)."""
+    window.show_page("groups")
+    editor = window.tool_pages["groups"].ensure_content()
+    assert isinstance(editor, GroupEditor)
+    await until(lambda: editor.model.loaded)
+    groups = editor.model.groups.all_rows
+    task = editor.model.open_group(groups[0].id)
+    assert task is not None
+    await task
+    editor.confirm(editor.model.plan_delete())
+    await until(lambda: editor.confirmations.box is not None)
+    await _save_box(editor.confirmations.box, f"groups-delete-confirm-{palette}", save)
+
+    window.show_page("users")
+    users = window.tool_pages["users"].ensure_content()
+    assert isinstance(users, UserEditor)
+    users.open_item(39)
+    await until(lambda: users.model.current_id == 39)
+    users.on_delete_button_clicked()
+    await until(lambda: users.confirmation is not None)
+    await _save_box(users.confirmation, f"users-delete-confirm-{palette}", save)
+
+    window.show_page("context_usage")
+    usage = window.tool_pages["context_usage"].ensure_content()
+    assert isinstance(usage, ContextUsageViewer)
+    usage.open_item("tenantId")
+    await until(lambda: usage.model.field == "tenantId" and not usage.model.busy)
+    task = usage.model.delete_field()
+    assert task is not None
+    await task
+    await until(lambda: usage.confirmations.box is not None)
+    await _save_box(usage.confirmations.box, f"context_usage-delete-confirm-{palette}", save)
+
+
+async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
+    assert box is not None
+    await settle(box)
+    save(box, name)
+    box.close()
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -379,6 +427,7 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
 
                 await _act_and_look_back(window, session, palette_name, save)
                 await _revive_and_delete(window, palette_name, save)
+                await _confirmations(window, palette_name, save)
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

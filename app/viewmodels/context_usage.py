@@ -389,7 +389,7 @@ class ContextUsageModel(ToolViewModel):
 
     def action_reason(self, action: Action) -> str:
         """Why `action` cannot be used now, and what would help ("" when it can)."""
-        blocked = self.action_reason(action)
+        blocked = super().action_reason(action)
         if blocked:
             return blocked
         if self.changing:
