@@ -18,6 +18,7 @@ from app.commands.output import (
     EXIT_REFUSED,
     Output,
     add_action,
+    add_change_options,
     confirmed,
     dry_run,
     need_terminal,
@@ -109,10 +110,7 @@ _user_id = whole_number(0, noun="user id")
 
 def _change_arguments(parser: argparse.ArgumentParser) -> None:
     add_connection_arguments(parser)
-    parser.add_argument("--dry-run", action="store_true",
-                        help="print the request that would be sent; send nothing")  # fmt: skip
-    parser.add_argument("--yes", action="store_true",
-                        help="go ahead without asking (needed without a terminal)")  # fmt: skip
+    add_change_options(parser, "go ahead")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

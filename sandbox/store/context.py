@@ -91,15 +91,17 @@ class Context(Core):
         return self.get_context_field(req.name)
 
     def update_context_field(self, name: str, req: m.UpdateContextField, by: Principal) -> None:
-        """`PUT /api/admin/context/:name`, as Unleash 8.2 stores it: the whole field replaced by
-        the body (a description, sort order or legal values left out are emptied, stickiness
-        false), 404 for an unknown field, a `context-field-updated` event."""
+        """`PUT /api/admin/context/:name`, as Unleash 8.2 stores it (measured on the 8.2 peer):
+        the field replaced by the body, except a description left out, which is kept (a sort
+        order or legal values left out are emptied, stickiness false); 404 for an unknown
+        field, a `context-field-updated` event."""
         self._field_row(name)
+        description, stickiness, sort_order, legal_values = _columns(req)
         with self.tx() as c:
             c.execute(
-                "UPDATE context_fields SET description = ?, stickiness = ?, sort_order = ?,"
-                " legal_values = ? WHERE name = ?",
-                (*_columns(req), name),
+                "UPDATE context_fields SET description = coalesce(?, description),"
+                " stickiness = ?, sort_order = ?, legal_values = ? WHERE name = ?",
+                (description, stickiness, sort_order, legal_values, name),
             )
             self._updated(c, name, by)
 

@@ -97,11 +97,11 @@ def test_what_unleash_answers(
         taken = http.post("/api/admin/context", json={"name": field_name})
         assert taken.status_code == 409 and taken.json()["name"] == "NameExistsError"
         assert http.post("/api/admin/context", json={"name": "has space"}).status_code == 400
-        # PUT replaces the whole field: what it leaves out is emptied
+        # PUT replaces the field: what it leaves out is emptied, but for the description (kept)
         put = http.put(f"/api/admin/context/{field_name}", json={"legalValues": [{"value": "a"}]})
         assert put.status_code == 200, put.text
         read = http.get(f"/api/admin/context/{field_name}").json()
-        assert read.get("description") in (None, "") and read["stickiness"] is False
+        assert read.get("description") == "d" and read["stickiness"] is False
         assert read.get("sortOrder") == 0 and [v["value"] for v in read["legalValues"]] == ["a"]
         legal = f"/api/admin/context/{field_name}/legal-values"
         assert http.post(legal, json={"value": "b", "description": "B"}).status_code == 200

@@ -36,7 +36,7 @@ def test_no_command_module_imports_the_cli() -> None:
 def test_every_subcommand_registers_through_the_same_pair() -> None:
     parser = cli.build_parser()
     names = [c.name for c in cli.COMMANDS]
-    assert names == ["serve", "check", "metrics", "users", "archive", "groups", "context",
+    assert names == ["serve", "check", "metrics", "users", "archive", "context", "groups",
                      "profiles"]  # fmt: skip
     for command in cli.COMMANDS:
         assert callable(command.module.add_arguments) and callable(command.module.run)

@@ -53,13 +53,16 @@ def test_create_edit_and_delete_a_field_with_events(sandbox: SandboxProcess) -> 
         assert "plan" in {f["name"] for f in http.get("/api/admin/context").json()}
         assert field(http, "plan").legalValues == created.legalValues
 
-        # PUT replaces the whole field: what it leaves out is emptied, as on Unleash 8.2
+        # PUT replaces the field: what it leaves out is emptied, as on Unleash 8.2, but for the
+        # description, which 8.2 keeps
         r = http.put("/api/admin/context/plan", json={"description": "Plan",
                      "legalValues": [{"value": "silver"}]})  # fmt: skip
         assert (r.status_code, r.content) == (200, b"")
         after = field(http, "plan")
         assert (after.description, after.stickiness, after.sortOrder) == ("Plan", False, 0)
         assert [v.value for v in after.legalValues] == ["silver"]
+        r = http.put("/api/admin/context/plan", json={"legalValues": [{"value": "silver"}]})
+        assert r.status_code == 200 and field(http, "plan").description == "Plan"
 
         # one legal value at a time: added, its description replaced in place, removed
         legal = "/api/admin/context/plan/legal-values"
