@@ -82,7 +82,7 @@ def test_create_edit_and_delete_a_field_with_events(sandbox: SandboxProcess) -> 
         assert "plan" not in {f["name"] for f in http.get("/api/admin/context").json()}
     assert events(sandbox, "context-field-created") == [
         ("admin", "**admin** created context field **plan**")]  # fmt: skip
-    assert len(events(sandbox, "context-field-updated")) == 5
+    assert len(events(sandbox, "context-field-updated")) == 6
     assert events(sandbox, "context-field-deleted") == [
         ("admin", "**admin** deleted context field **plan**")]  # fmt: skip
 
