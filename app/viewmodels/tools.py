@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.api.streaming import collect_frozen
 from app.changes import Changes, Resource
 from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
@@ -132,6 +133,10 @@ class ToolModel(SessionViewModel):
         super().close()
 
 
+def _collect_soon(*_: object) -> None:
+    QTimer.singleShot(0, collect_frozen)
+
+
 class ToolViewModel(SessionViewModel):
     """The base of a tool's own view-model (the group editor's, the archive browser's...).
 
@@ -144,6 +149,9 @@ class ToolViewModel(SessionViewModel):
         super().__init__(session, parent)
         self.tool = TOOLS_BY_KEY[tool_key]
         self._started = False
+        # once its window is deleted (and this with it), what the window held is freed: see
+        # `collect_frozen` (a function, not a method: nothing here may keep it alive)
+        self.destroyed.connect(_collect_soon)
 
     @property
     def available(self) -> bool:
