@@ -13,8 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from app.actions.check import can_check
 from app.actions.inactive_users import journal_of
 from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, read_journal
@@ -26,14 +24,6 @@ from ui.inactive_users import InactiveUsersView
 from ui.main_window import HISTORY, MainWindow
 
 LEON_ID, PRIYA_ID = 39, 43  # inactive in the demo
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's own journals (the run shares one data folder otherwise)."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(folder))
-    return folder
 
 
 def open_page(qtbot: Any, session: Session) -> HistoryPage:
@@ -57,7 +47,7 @@ def begin_only(session: Session, arun: Any, ids: list[int]) -> None:
 
 
 def test_an_empty_history_says_so(
-    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_dir: Path
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_folder: Path
 ) -> None:
     page = open_page(qtbot, connect(demo_sandbox))
     assert page.summary_label.text() == "No changes made through flagdesk on test sandbox yet."
@@ -66,7 +56,7 @@ def test_an_empty_history_says_so(
 
 
 def test_a_change_made_in_another_window_appears_newest_first_with_its_outcome(
-    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_dir: Path
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
 ) -> None:
     session = connect(sandbox)
     page = open_page(qtbot, session)
@@ -100,7 +90,7 @@ def test_changes_in_doubt_are_checked_against_the_server_and_settled(
     qtbot: Any,
     connect: Callable[..., Session],
     sandbox: SandboxProcess,
-    data_dir: Path,
+    data_folder: Path,
     arun: Any,
 ) -> None:
     """Three deletions without an answer: one the server made, one it did not, one it made in
@@ -136,7 +126,7 @@ def test_archive_changes_in_doubt_are_checked_from_the_projects_archive_and_flag
     qtbot: Any,
     connect: Callable[..., Session],
     sandbox: SandboxProcess,
-    data_dir: Path,
+    data_folder: Path,
     arun: Any,
 ) -> None:
     """A revive of two flags the server made one of, a deletion it made, an archiving it did
@@ -175,7 +165,7 @@ def test_archive_changes_in_doubt_are_checked_from_the_projects_archive_and_flag
 
 
 def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(
-    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_dir: Path,
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_folder: Path,
     arun: Any,
 ) -> None:  # fmt: skip
     session = connect(demo_sandbox)
@@ -194,14 +184,14 @@ def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(
 
 
 def test_after_a_kill_the_next_start_counts_the_change_in_doubt_and_checks_it(
-    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_dir: Path,
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path,
     arun: Any,
 ) -> None:  # fmt: skip
     """`flagdesk users inactive delete` killed (SIGKILL) after its journal's `sent` line, before
     its request: the window opened next shows "History (1 in doubt)"; the check finds the user
     still there and records that nothing was deleted."""
     env = {**os.environ, "FLAGDESK_TOKEN": sandbox.admin_token,
-           "FLAGDESK_DATA_DIR": str(data_dir)}  # fmt: skip
+           "FLAGDESK_DATA_DIR": str(data_folder)}  # fmt: skip
     script = (
         "import os, signal, sys\n"
         "import app.actions.journal as j\n"
@@ -219,7 +209,7 @@ def test_after_a_kill_the_next_start_counts_the_change_in_doubt_and_checks_it(
         env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
     )  # fmt: skip
     assert child.returncode == -9, child.stderr
-    cli_journal = next((data_dir / "journal").iterdir())
+    cli_journal = next((data_folder / "journal").iterdir())
     (entry,) = read_journal(cli_journal / JOURNAL_NAME)
     assert entry.in_doubt
 
