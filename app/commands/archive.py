@@ -17,7 +17,7 @@ from app.commands.connection import (
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
-    connection_from_args,
+    client_from_args,
 )
 from app.commands.output import (
     EXIT_REFUSED,
@@ -111,13 +111,12 @@ def run(args: argparse.Namespace) -> int:
     out = Output("flagdesk archive", args.verb, args.json)
     try:
         _check_usage(args)
-        spec = connection_from_args(args)
-        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
-    except (UsageError, ValueError) as exc:
+        client, connection = client_from_args(args)
+    except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
     if args.verb == "list":
         return run_job(out, _list(args, client, out))
-    return run_job(out, _act(args, client, args.profile or spec.url, out))
+    return run_job(out, _act(args, client, connection, out))
 
 
 def _check_usage(args: argparse.Namespace) -> None:

@@ -6,11 +6,21 @@ import argparse
 import dataclasses
 import os
 import shlex
+from typing import TYPE_CHECKING
 
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import ProfileError, ProfileStore
 
-__all__ = ["ConnectionSpec", "UsageError", "add_connection_arguments", "connection_from_args"]
+if TYPE_CHECKING:
+    from app.api.client import AdminClient
+
+__all__ = [
+    "ConnectionSpec",
+    "UsageError",
+    "add_connection_arguments",
+    "client_from_args",
+    "connection_from_args",
+]
 
 #: exit statuses every command shares
 EXIT_OK = 0
@@ -74,6 +84,18 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
             "token or a personal access token (or name another variable with --token-env)"
         )
     return spec
+
+
+def client_from_args(args: argparse.Namespace) -> tuple[AdminClient, str]:
+    """The client of the command line's connection (`connection_from_args`), and the name the
+    journal files its changes under: the profile's, or the URL (as the window names it).
+    Raises `UsageError` for that, and for a CA bundle that cannot be read."""
+    spec = connection_from_args(args)
+    try:
+        client = spec.client()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return client, args.profile or spec.url
 
 
 def url_connection(args: argparse.Namespace, url: str) -> ConnectionSpec:

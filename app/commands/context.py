@@ -12,7 +12,7 @@ from app.commands.connection import (
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
-    connection_from_args,
+    client_from_args,
 )
 from app.commands.output import (
     EXIT_REFUSED,
@@ -74,15 +74,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.what == "delete":
             need_terminal(args, "the deletion", "deleted", "delete")
-        spec = connection_from_args(args)
-        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
-    except (UsageError, ValueError) as exc:
+        client, connection = client_from_args(args)
+    except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
     if args.what == "list":
         return run_job(out, _list(client, out))
     if args.what == "usage":
         return run_job(out, _usage(client, args.name, out))
-    return run_job(out, _delete(args, client, args.profile or spec.url, out))
+    return run_job(out, _delete(args, client, connection, out))
 
 
 async def _list(client: AdminClient, out: Output) -> int:

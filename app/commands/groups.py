@@ -14,7 +14,7 @@ from app.commands.connection import (
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
-    connection_from_args,
+    client_from_args,
 )
 from app.commands.output import (
     EXIT_REFUSED,
@@ -81,15 +81,14 @@ def run(args: argparse.Namespace) -> int:
                 "no terminal to confirm the deletion on: nothing was deleted. Add --yes to "
                 "delete without asking (--dry-run shows the request)"
             )
-        spec = connection_from_args(args)
-        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
-    except (UsageError, ValueError) as exc:
+        client, connection = client_from_args(args)
+    except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
     if args.what == "list":
         return run_job(out, _list(client, out))
     if args.what == "show":
         return run_job(out, _show(args.id, client, out))
-    return run_job(out, _delete(args, client, args.profile or spec.url, out))
+    return run_job(out, _delete(args, client, connection, out))
 
 
 def _label(group: Group) -> str:

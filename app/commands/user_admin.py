@@ -12,7 +12,7 @@ from app.commands.connection import (
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
-    connection_from_args,
+    client_from_args,
 )
 from app.commands.output import (
     EXIT_REFUSED,
@@ -121,11 +121,9 @@ def run_user_command(args: argparse.Namespace) -> int:
             need_terminal(args, "the new user", "created", "create")
         elif args.what == "delete":
             need_terminal(args, "the deletion", "deleted", "delete")
-        spec = connection_from_args(args)
-        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
-    except (UsageError, ValueError) as exc:
+        client, connection = client_from_args(args)
+    except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
-    connection = args.profile or spec.url
     jobs = {"create": _create, "delete": _delete, "reset-password": _reset}
     return run_job(out, jobs[args.what](args, client, connection, out))
 

@@ -16,7 +16,7 @@ from app.commands.connection import (
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
-    connection_from_args,
+    client_from_args,
 )
 from app.commands.output import (
     EXIT_REFUSED,
@@ -93,11 +93,10 @@ def run(args: argparse.Namespace) -> int:
     out = Output("flagdesk users", "inactive" + (" delete" if args.verb else ""), args.json)
     try:
         _check_usage(args)
-        spec = connection_from_args(args)
-        client = spec.client()  # reads --ca-bundle: ValueError when it cannot
-    except (UsageError, ValueError) as exc:
+        client, connection = client_from_args(args)
+    except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
-    job = _delete(args, client, args.profile or spec.url, out) if args.verb else _list(
+    job = _delete(args, client, connection, out) if args.verb else _list(
         args, client, out)  # fmt: skip
     return run_job(out, job)
 
