@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import PySide6
-from PySide6.QtCore import Qt, qVersion
+from PySide6.QtCore import qVersion
 from PySide6.QtWidgets import QApplication
 
 from app import __version__
@@ -130,7 +130,9 @@ def _format_current() -> str:
 
 
 def _build_dialog(app: QApplication, line: str, trace: str) -> QMessageBox:
-    # imported here: the hook is installed before the window is shown, the dialog is rare
+    # imported here: the hook is installed before the window is shown, the dialog is rare (and
+    # `Qt` creates its namespace's enums when first named: not before the frame is on screen)
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QLabel, QMessageBox, QPushButton
 
     box = QMessageBox(app.activeWindow())

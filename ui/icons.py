@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QRect, QRectF, QSize
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -59,7 +59,7 @@ class TintedSvgEngine(QIconEngine):
         if self._renderer is None:
             self._renderer = QSvgRenderer(str(self.path))
         pixmap = QPixmap(max(side_w, 1), max(side_h, 1))
-        pixmap.fill(Qt.GlobalColor.transparent)
+        pixmap.fill(QColor(0, 0, 0, 0))  # transparent (without naming `Qt`: see below)
         painter = QPainter(pixmap)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         self._renderer.render(painter, QRectF(0, 0, pixmap.width(), pixmap.height()))
@@ -67,7 +67,11 @@ class TintedSvgEngine(QIconEngine):
         color = QColor(self.color)
         if mode == QIcon.Mode.Disabled:
             color.setAlphaF(color.alphaF() * 0.4)
-        painter.fillRect(pixmap.rect(), color)
+        # a pixmap of the colour drawn over it, not fillRect: that overload set names `Qt`
+        # enums, which would create the whole namespace's while the frame is first painted
+        tint = QPixmap(pixmap.size())
+        tint.fill(color)
+        painter.drawPixmap(0, 0, tint)
         painter.end()
         self._pixmaps[key] = pixmap
         return pixmap

@@ -9,14 +9,13 @@ view-models say; it never talks HTTP itself.
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QObject, QPoint, Qt
+from PySide6.QtCore import QByteArray, QObject, QPoint
 from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -46,7 +45,11 @@ if TYPE_CHECKING:
     from app.viewmodels.session import EmbeddedSandbox, SandboxFactory, Session
     from ui.tool_page import ToolPage
 
-PAGE_ROLE = Qt.ItemDataRole.UserRole
+#: `Qt.ItemDataRole.UserRole`, as the int the item API takes. The frame names nothing of the `Qt`
+#: namespace: touching it makes PySide6 create its 93 Python enums at once, 20 to 25 ms (a third
+#: of what the frame costs over a bare window, `bench/gui_startup.py`), which the pages pay
+#: once the frame is on screen. Enum-typed properties are set by name (`setProperty`) instead.
+PAGE_ROLE = 256
 OVERVIEW = "overview"
 HISTORY = "history"
 
@@ -71,7 +74,7 @@ class MainWindow(QMainWindow):
         self.pages.setObjectName("pages")
         self.starting_page = QLabel("Starting…")
         self.starting_page.setObjectName("startingPage")
-        self.starting_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.starting_page.setProperty("alignment", "AlignCenter")
         self.pages.addWidget(self.starting_page)
 
         # ---- the sidebar
@@ -82,7 +85,7 @@ class MainWindow(QMainWindow):
         self.sidebar.setRootIsDecorated(False)
         self.sidebar.setIndentation(12)
         self.sidebar.setMinimumWidth(170)
-        self.sidebar.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.sidebar.setProperty("contextMenuPolicy", "ActionsContextMenu")
         self.items: dict[str, QTreeWidgetItem] = {}
         overview_item = QTreeWidgetItem(["Overview"])
         overview_item.setData(0, PAGE_ROLE, OVERVIEW)
@@ -97,10 +100,12 @@ class MainWindow(QMainWindow):
         self.items[HISTORY] = self.history_item
         heading_font = QFont(self.sidebar.font())
         heading_font.setBold(True)
+        #: the groups' headings: made not selectable by bind(), the frame names no `Qt` flag
+        self.headings: list[QTreeWidgetItem] = []
         for group in GROUPS:
             heading = QTreeWidgetItem([group])
-            heading.setFlags(Qt.ItemFlag.ItemIsEnabled)  # a heading, not a choice
             heading.setFont(0, heading_font)
+            self.headings.append(heading)
             self.sidebar.addTopLevelItem(heading)
             for tool in (t for t in TOOLS if t.group == group):
                 item = QTreeWidgetItem([tool.title])
@@ -129,6 +134,8 @@ class MainWindow(QMainWindow):
 
     def bind(self, session: Session) -> None:
         """Add the pages for `session` and follow it."""
+        from PySide6.QtCore import Qt
+
         from app.viewmodels.history import HistoryModel
         from app.viewmodels.overview import OverviewModel
         from app.viewmodels.tools import ToolModel
@@ -139,6 +146,10 @@ class MainWindow(QMainWindow):
         if self._session is not None:
             raise RuntimeError("a main window binds one session")
         self._session = session
+        for heading in self.headings:
+            heading.setFlags(Qt.ItemFlag.ItemIsEnabled)  # a heading, not a choice
+        if self.sidebar.currentItem() in self.headings:  # picked while the pages were loading
+            self.sidebar.setCurrentItem(self.items[OVERVIEW])
         self.overview_model = OverviewModel(
             session.client, source=session.name, reconnect=self.on_reconnect_triggered
         )
@@ -187,8 +198,8 @@ class MainWindow(QMainWindow):
     def _action(self, name: str, text: str, shortcut: str | None = None) -> QAction:
         action = QAction(text, self)
         action.setObjectName(name)
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
+        if shortcut:  # as a property: setShortcut's overloads name `Qt` (see PAGE_ROLE)
+            action.setProperty("shortcut", QKeySequence.fromString(shortcut))
         return action
 
     def _build_menus(self) -> None:
@@ -257,7 +268,7 @@ class MainWindow(QMainWindow):
         self.connection_button.setAutoRaise(True)
         self.connection_button.setToolTip("Change the connection (Ctrl+K)")
         self.connection_button.setIcon(icon("connection"))
-        self.connection_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.connection_button.setProperty("toolButtonStyle", "ToolButtonTextBesideIcon")
         self.connection_button.clicked.connect(self.on_connections_triggered)
         self.server_label = QLabel()
         self.server_label.setObjectName("serverLabel")
@@ -275,7 +286,7 @@ class MainWindow(QMainWindow):
         self.error_button.setObjectName("lastErrorButton")
         self.error_button.setAutoRaise(True)
         self.error_button.setIcon(icon("warning"))
-        self.error_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.error_button.setProperty("toolButtonStyle", "ToolButtonTextBesideIcon")
         self.error_button.setToolTip("The last error: click for details")
         self.error_button.clicked.connect(self.on_last_error_clicked)
         status.addWidget(self.connection_button)
@@ -300,7 +311,7 @@ class MainWindow(QMainWindow):
         for owner in (self.sidebar, self.statusBar()):
             for key, slot in keys:
                 shortcut = QShortcut(QKeySequence(key), owner)
-                shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+                shortcut.setProperty("context", "WidgetWithChildrenShortcut")
                 shortcut.activated.connect(slot)
 
     def on_refresh_shortcut_activated(self) -> None:
@@ -453,8 +464,13 @@ class MainWindow(QMainWindow):
             self.session.withdraw_error(owner)
             return
         self.error_button.setVisible(bool(text))
-        first = text.splitlines()[0] if text else ""
+        if not text:
+            self.error_button.setText("")
+            return
+        from PySide6.QtCore import Qt
+
         metrics = self.error_button.fontMetrics()
+        first = text.splitlines()[0]
         self.error_button.setText(metrics.elidedText(first, Qt.TextElideMode.ElideRight, 420))
 
     def _on_a_hidden_page(self, owner: QObject) -> bool:
@@ -462,6 +478,7 @@ class MainWindow(QMainWindow):
         return any(_inside(owner, page) for page in self.tool_pages.values() if page is not shown)
 
     def on_last_error_clicked(self) -> None:
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QMessageBox
 
         box = QMessageBox(self)
@@ -476,6 +493,8 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ actions
 
     def on_connections_triggered(self) -> None:
+        from PySide6.QtCore import Qt
+
         from ui.connection_dialog import ConnectionDialog
 
         dialog = ConnectionDialog(self.session, self)
@@ -497,6 +516,8 @@ class MainWindow(QMainWindow):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(log_dir())))
 
     def on_about_triggered(self) -> None:
+        from PySide6.QtCore import Qt
+
         from ui.about import AboutDialog
 
         dialog = AboutDialog(self.session, self)
@@ -549,6 +570,8 @@ class ToolWindow(QMainWindow):
     and place are remembered per tool."""
 
     def __init__(self, tool: Tool, session: Session, parent: QWidget | None = None) -> None:
+        from PySide6.QtCore import Qt
+
         from app.viewmodels.tools import ToolModel
         from ui.tool_page import ToolPage
 
@@ -589,6 +612,7 @@ class ToolWindow(QMainWindow):
 
 async def _main(app: QApplication, window: MainWindow, session: Session) -> None:
     import asyncio
+    import signal  # here, not before the frame: it creates three Python enums
 
     closed = asyncio.Event()
     app.lastWindowClosed.connect(closed.set)

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from PySide6 import QtCore
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -56,6 +57,9 @@ def main(argv: list[str]) -> int:
         if not windows:
             return
         window = windows[0]
+        if "frame_named_qt" not in report:
+            # PySide6 makes the `Qt` namespace (and its 93 Python enums) when it is first named
+            report["frame_named_qt"] = "Qt" in vars(QtCore)
         if not window.bound:  # the frame shows first; the pages (the overview's model) follow
             return
         model = window.overview_model
