@@ -662,7 +662,7 @@ async def run_checked(
     checked = await check_doubt(job, settle=settle, status=status, resend_in_doubt=resend_in_doubt)
     last = checked
     report = await job.run(progress=progress)
-    requests = report.requests
+    requests, retries = report.requests, report.retries
     for _ in range(MAX_CHECKS):
         if report.stopped or cancelled() or not job.ledger.in_doubt():
             break
@@ -674,12 +674,22 @@ async def run_checked(
             break
         report = await job.run(progress=progress)
         requests += report.requests
+        retries += report.retries
         if checked is not None and not checked.of(LACKS) and not resend_in_doubt:
             break
     reason = ""
     if last is not None and job.ledger.in_doubt():
         reason = last.undecided_text
-    return dataclasses.replace(report, requests=requests, doubt_reason=reason), last
+    now = job.report()  # the ledger after the last check, which may have settled bodies
+    report = dataclasses.replace(
+        now,
+        rejected_file=report.rejected_file,
+        elapsed=report.elapsed,
+        requests=requests,
+        retries=retries,
+        doubt_reason=reason,
+    )
+    return report, last
 
 
 async def record_baseline(
