@@ -216,8 +216,13 @@ class Report:
         }
 
 
-def doubt_sentences(report: Report) -> list[str]:
-    """The report's sentences about bodies in doubt, each saying what happened, no more."""
+#: how the command line says "send them anyway"; the window names its button instead
+RESEND_HINT = "--resend-in-doubt"
+
+
+def doubt_sentences(report: Report, resend: str = RESEND_HINT) -> list[str]:
+    """The report's sentences about bodies in doubt, each saying what happened, no more.
+    `resend`: how the person asks for bodies in doubt to be sent anyway."""
     said: list[str] = []
     if report.found:
         said.append(
@@ -242,7 +247,7 @@ def doubt_sentences(report: Report) -> list[str]:
         them = "it" if n == 1 else "them"
         said.append(
             f"{plural(n, 'body', 'bodies')} in doubt {_were(n)} sent again as asked "
-            f"(--resend-in-doubt) without proof the server lacked {them}: the server may have "
+            f"({resend}) without proof the server lacked {them}: the server may have "
             f"counted {them} twice."
         )
     if report.counted_twice:
@@ -259,7 +264,7 @@ def doubt_sentences(report: Report) -> list[str]:
         )
         text += f" ({report.doubt_reason})." if report.doubt_reason else "."
         text += (
-            " Resume checks the server's totals again; --resend-in-doubt sends "
+            f" Resume checks the server's totals again; {resend} sends "
             f"{'it' if one else 'them'} anyway (the server may then count "
             f"{'it' if one else 'them'} twice)."
         )
