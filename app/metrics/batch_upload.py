@@ -17,9 +17,10 @@ The steps of `send`, and what each case does (one behaviour for both, the safe o
    and nothing is sent (`CANCELLED_EARLY`). It cannot be written: nothing is sent
    (`NOT_STARTED`).
 3. **Unfinished already?** An upload folder next to this one whose ledger is for the same
-   server, still has bodies without an outcome, and holds a body with exactly the bytes of one
-   of this batch's (or was read from the same files): sending the batch anew would count what
-   that upload sent twice. Unless `again` is given, nothing is sent, the new ledger is removed,
+   server, still has bodies without an outcome, has sent something the server may have counted
+   (a body accepted or in doubt), and holds a body with exactly the bytes of one of this
+   batch's (or was read from the same files): sending the batch anew would count what that
+   upload sent twice. Unless `again` is given, nothing is sent, the new ledger is removed,
    and the outcome names that upload (`UNFINISHED`): the command line says its `--resume`
    command, the window offers to resume it.
    **Sent already?** An upload folder next to this one (under `uploads_dir()`, and the parent of
@@ -309,8 +310,8 @@ def unfinished_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierU
     found: list[EarlierUpload] = []
     for other in _other_ledgers(ledger, parents):
         left = other.unfinished()
-        if not left:
-            continue
+        if not left or not any(e.state is State.ACCEPTED or e.doubt for e in other.entries):
+            continue  # finished, or nothing of it can have been counted: nothing to lose
         same = sources and _source_keys(other.sources) == sources
         if not same and not any(e.sha256 in digests for e in other.entries):
             continue
