@@ -196,7 +196,7 @@ def test_rerunning_the_files_after_a_kill_offers_the_resume_and_sends_nothing(
     path = tmp_path / "rerun.ndjson"
     expected = write_batch(path, tag, 600, seed=99)
     folder = tmp_path / "uploads" / "first"
-    killed_upload(sandbox, path, folder, tmp_path, 3, "--max-body", "4000", "--concurrency", "1")
+    killed_upload(sandbox, path, folder, tmp_path, 1, "--max-body", "4000", "--concurrency", "1")
     counted = stored(sandbox, tag)
     again = flagdesk("upload", path, "--url", sandbox.url, "--max-body", "4000",
                      env=tokens_of(sandbox), data=tmp_path)  # fmt: skip
