@@ -473,9 +473,26 @@ class _Terminal:
     def __init__(self, out: Output, bar: _Bar | None) -> None:
         self.out = out
         self.bar = bar
+        self._waiting = False
 
     def status(self, text: str) -> None:
-        pass
+        """The check of bodies in doubt is shown (it waits for the server, 10 s on Unleash):
+        its countdown on one line on a terminal, its first line elsewhere."""
+        if self.out.as_json or "bodies in doubt" not in text:
+            return
+        if text.startswith("Waiting"):
+            if self.bar is not None:
+                self.bar.finish()
+                sys.stderr.write("\r" + text)
+                sys.stderr.flush()
+            elif not self._waiting:
+                print(text, file=sys.stderr)
+            self._waiting = True
+            return
+        if self._waiting and self.bar is not None:
+            sys.stderr.write("\n")
+        self._waiting = False
+        print(text, file=sys.stderr)
 
     def checked(self, checks: Checks) -> None:
         _report_problems(self.out, checks)
