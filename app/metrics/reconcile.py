@@ -148,6 +148,25 @@ class Baseline:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def readable(self, now_ms: int | None = None) -> Baseline:
+        """Without the keys the raw read no longer reaches (older than `RAW_HOURS_MAX` hours,
+        and, once the hours read no longer cover `since`, the keys summed over every hour)."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        oldest = now_ms - now_ms % HOUR_MS - (RAW_HOURS_MAX - 1) * HOUR_MS
+        whole = self.since >= oldest
+        totals = {
+            k: v
+            for k, v in self.totals.items()
+            if (k[3] is None and whole) or (k[3] is not None and k[3] >= oldest)
+        }
+        return Baseline(
+            self.read_at,
+            self.environment,
+            self.folded,
+            totals,
+            max(self.since, oldest) if not whole else self.since,
+        )
+
     def key_of(self, feature: str, app: str, environment: str, window: int | None) -> Key | None:
         """The key a metric counts under, None when it is not compared."""
         if self.environment is not None and environment != self.environment:
@@ -499,6 +518,8 @@ async def reconcile(
     if not doubtful:
         return Reconciliation()
     baseline = await asyncio.to_thread(Baseline.read, ledger.folder)
+    if baseline is not None:
+        baseline = baseline.readable()
     if baseline is None:
         return _undecided(doubtful, "no baseline of the server's totals was recorded before "
                           "this upload started (no admin API token or personal access token "

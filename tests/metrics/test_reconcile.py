@@ -118,3 +118,12 @@ def test_the_ledger_keeps_each_decision(tmp_path: Path) -> None:
     assert second.state is State.PENDING and second.doubt == 0 and second.checked == LACKS
     assert third.state is State.PENDING and third.doubt == 1 and third.resent_in_doubt
     assert [e.index for e in again.sendable()] == [1, 2] and again.in_doubt() == []
+
+
+def test_keys_the_raw_read_no_longer_reaches_are_left_out() -> None:
+    """Unleash 8.2 reads 48 hours back at most: a key older than that is not compared (its
+    totals would read 0 and look moved)."""
+    base = baseline(a=(1, 1), b=(2, 2))
+    assert base.readable(HOUR + 47 * 3_600_000).totals == base.totals
+    later = base.readable(HOUR + 48 * 3_600_000)
+    assert later.totals == {} and later.since > HOUR
