@@ -628,6 +628,7 @@ async def check_doubt(
     settle: float | None = None,
     status: Callable[[str], None] = lambda _: None,
     resend_in_doubt: bool = False,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> Reconciliation | None:
     """Check the bodies in doubt of `job` against the server's totals (step 8), after waiting
     `settle` seconds (None: by the server's kind); with `resend_in_doubt`, the ones left
@@ -640,8 +641,8 @@ async def check_doubt(
         with contextlib.suppress(ClientError):
             kind = (await job.client.capabilities()).server_kind
         settle = settle_seconds(kind)
-    found = await reconcile(job.client, ledger, wait=settle, status=status)
-    if resend_in_doubt:
+    found = await reconcile(job.client, ledger, wait=settle, status=status, cancelled=cancelled)
+    if resend_in_doubt and not cancelled():
         for entry in ledger.in_doubt():
             ledger.mark_resend(entry.index)
     return found
@@ -660,17 +661,29 @@ async def run_checked(
     (steps 7 and 8), until none is left in doubt that a check can decide: the report (its
     `requests` over every run, `doubt_reason` saying why bodies stay in doubt) and the last
     check (None: none was needed)."""
-    checked = await check_doubt(job, settle=settle, status=status, resend_in_doubt=resend_in_doubt)
+    checked = await check_doubt(
+        job, settle=settle, status=status, resend_in_doubt=resend_in_doubt, cancelled=cancelled
+    )
     last = checked
+    if cancelled():  # during the check: nothing more is sent
+        stopped = dataclasses.replace(
+            job.report(), stopped=CANCELLED, error="The upload was cancelled."
+        )
+        return stopped, last
     report = await job.run(progress=progress)
     requests, retries = report.requests, report.retries
     for _ in range(MAX_CHECKS):
         if report.stopped or cancelled() or not job.ledger.in_doubt():
             break
         checked = await check_doubt(
-            job, settle=settle, status=status, resend_in_doubt=resend_in_doubt
+            job, settle=settle, status=status, resend_in_doubt=resend_in_doubt, cancelled=cancelled
         )
         last = checked
+        if cancelled():
+            report = dataclasses.replace(
+                report, stopped=CANCELLED, error="The upload was cancelled."
+            )
+            break
         if not job.ledger.sendable():
             break
         report = await job.run(progress=progress)

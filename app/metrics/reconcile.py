@@ -475,6 +475,7 @@ async def settled_totals(
     *,
     wait: float,
     status: Callable[[str], None],
+    cancelled: Callable[[], bool] = lambda: False,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> dict[Key, Counts2]:
     """The totals of `keys` once the server has stored what it received: after `wait` seconds
@@ -482,6 +483,8 @@ async def settled_totals(
     reads). Raises `NoBaseline` when they cannot be read or keep moving."""
     deadline = time.monotonic() + wait
     while (left := deadline - time.monotonic()) > 0:
+        if cancelled():
+            raise NoBaseline("the check was cancelled")
         status(
             f"Waiting {left:.0f} s for the server to store the metrics it received before "
             "checking the bodies in doubt…"
@@ -511,6 +514,7 @@ async def reconcile(
     *,
     wait: float,
     status: Callable[[str], None],
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> Reconciliation:
     """Check the bodies in doubt of `ledger` against the server (see the module) and record
     each decision in it. Blocking parts run on worker threads."""
@@ -529,7 +533,9 @@ async def reconcile(
             lambda: {e.index: contributions(ledger.body(e.index), baseline) for e in doubtful}
         )
         keys = {k for p in parts.values() for k in p}
-        now = await settled_totals(client, baseline, keys, wait=wait, status=status)
+        now = await settled_totals(
+            client, baseline, keys, wait=wait, status=status, cancelled=cancelled
+        )
     except NoBaseline as exc:
         return _undecided(doubtful, str(exc))
     verdicts = await asyncio.to_thread(decide, baseline, now, ledger.entries, ledger.body)
