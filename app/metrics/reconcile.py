@@ -152,7 +152,7 @@ class Baseline:
         """Without the keys the raw read no longer reaches (older than `RAW_HOURS_MAX` hours,
         and, once the hours read no longer cover `since`, the keys summed over every hour)."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        oldest = now_ms - now_ms % HOUR_MS - (RAW_HOURS_MAX - 1) * HOUR_MS
+        oldest = now_ms - now_ms % HOUR_MS - (RAW_HOURS_MAX - 2) * HOUR_MS
         whole = self.since >= oldest
         totals = {
             k: v
@@ -181,9 +181,12 @@ class Baseline:
 
 
 def hours_back(since: int, now_ms: int | None = None) -> int:
+    """The raw read's `hoursBack` that covers the hour `since`, with an hour to spare: Unleash
+    8.2 counts it back from the moment of the read (at 04:02, hoursBack=1 gave nothing, 2 the
+    hours 03:00 and 04:00), reads 1 to 48 hours, and 24 for any other value (0, 49, "abc")."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     now_hour = now_ms - now_ms % HOUR_MS
-    return max(1, min(RAW_HOURS_MAX, (now_hour - since) // HOUR_MS + 1))
+    return max(2, min(RAW_HOURS_MAX, (now_hour - since) // HOUR_MS + 2))
 
 
 async def read_totals(
@@ -234,7 +237,7 @@ async def read_baseline(
             "server's totals with"
         )
     now = int(time.time() * 1000)
-    oldest = now - now % HOUR_MS - (RAW_HOURS_MAX - 1) * HOUR_MS
+    oldest = now - now % HOUR_MS - (RAW_HOURS_MAX - 2) * HOUR_MS
     keys: set[Key] = set()
     folded: set[tuple[str, str, str]] = set()
     for row in rows:

@@ -11,7 +11,7 @@ reads. Two bodies are put in doubt:
 - one the server stored while its 202 was lost (its `accepted` line taken out of the ledger,
   as a kill leaves it): on resume the check finds it counted, and it is not sent again.
 
-The totals end exact. The raw read answers 48 hours at most (a larger hoursBack reads 48).
+The totals end exact. The raw read answers 1 to 48 hours (hoursBack 0, 49 or "abc" read 24).
 """
 
 from __future__ import annotations
