@@ -466,6 +466,7 @@ class Unfinished:
             f"{when} · {self.server or 'unknown server'} · "
             f"{self.pending.bodies:,} of {plural(self.total.bodies, 'body', 'bodies')} "
             f"pending ({plural(self.pending.metrics, 'metric')})"
+            + (f", {self.in_doubt:,} in doubt (checked first)" if self.in_doubt else "")
         )
 
 
@@ -484,7 +485,7 @@ def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
                 created=ledger.created,
                 pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
                 total=ledger.total,
-                in_doubt=sum(1 for e in ledger.entries if e.in_doubt),
+                in_doubt=len(ledger.in_doubt()),
             )
         )
     return found
