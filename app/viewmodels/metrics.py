@@ -972,6 +972,8 @@ class MetricsToolModel(ToolViewModel):
                 self._known_error = str(exc)
                 self._recheck()
             return
+        except RuntimeError:  # httpx: the session closed that connection's client meanwhile
+            return
         if connection is self._known_for:
             self.known_features = names
             self._recheck()
