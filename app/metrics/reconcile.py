@@ -536,6 +536,8 @@ async def reconcile(
             lambda: {e.index: contributions(ledger.body(e.index), baseline) for e in doubtful}
         )
         keys = {k for p in parts.values() for k in p}
+        if keys:  # can the totals be read at all (an admin token)? Then wait for them
+            await read_totals(client, {min(keys)[0]}, baseline.since, baseline.folded)
         now = await settled_totals(
             client, baseline, keys, wait=wait, status=status, cancelled=cancelled
         )
