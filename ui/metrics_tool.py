@@ -69,6 +69,7 @@ from app.viewmodels.metrics import (
     MAX_CONCURRENCY,
     MIN_MAX_BODY,
     NO_APPLICATIONS_TEXT,
+    RESEND_BUTTON,
     TOP_FEATURES,
     Bar,
     InputProblem,
@@ -79,6 +80,7 @@ from app.viewmodels.metrics import (
     progress_text,
 )
 from app.viewmodels.session import Session
+from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import is_dark
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -665,8 +667,19 @@ class MetricsTool(ToolContent):
             "This server accepted this batch before: sending it again makes it count the "
             "metrics twice",
         )  # fmt: skip
+        self.resume_offer_button = _button(
+            f"{STEM}ResumeOfferButton", "Resume it", "Resume the unfinished upload of this batch",
+            "Send the bodies of the earlier upload that have no answer yet",
+        )  # fmt: skip
+        self.resend_button = _button(
+            f"{STEM}ResendInDoubtButton", RESEND_BUTTON, "Send the bodies in doubt again",
+            "flagdesk cannot tell whether the server counted them: it may count them twice",
+        )  # fmt: skip
+        self.resend_flow = ConfirmationFlow(self, self.make_resend_box, self.on_resend_confirmed)
         report_buttons.addWidget(self.retry_button)
+        report_buttons.addWidget(self.resume_offer_button)
         report_buttons.addWidget(self.again_button)
+        report_buttons.addWidget(self.resend_button)
         report_buttons.addWidget(self.open_folder_button)
         report_buttons.addStretch(1)
         layout.addLayout(report_buttons)
@@ -710,6 +723,8 @@ class MetricsTool(ToolContent):
         self.cancel_button.clicked.connect(self.model.cancel_upload)
         self.retry_button.clicked.connect(self.model.retry_upload)
         self.again_button.clicked.connect(self.model.upload_again)
+        self.resume_offer_button.clicked.connect(self.model.resume_offered)
+        self.resend_button.clicked.connect(self.on_resend_button_clicked)
         self.open_folder_button.clicked.connect(self.on_open_folder_button_clicked)
         self.resume_button.clicked.connect(self.on_resume_button_clicked)
         self.unfinished_combo.currentIndexChanged.connect(self.on_model_upload_state_changed)
@@ -961,6 +976,7 @@ class MetricsTool(ToolContent):
         self.resume_reason.setText(why)
         self.resume_reason.setVisible(bool(why) and item is not None)
         uploading = m.uploading
+        self.resend_button.setVisible(bool(m.resend_question))
         self.progress_bar.setVisible(uploading or m.progress is not None)
         self.progress_label.setVisible(uploading or m.progress is not None)
 
@@ -976,6 +992,11 @@ class MetricsTool(ToolContent):
         if m.upload_error:
             self.report_label.setText(
                 f"<b>The upload could not start.</b> {html.escape(m.upload_error)}"
+            )
+        elif m.again_question and m.resume_offer is not None:
+            self.report_label.setText(
+                f"<b>Nothing was sent: an upload of this batch is unfinished.</b> "
+                f"{html.escape(m.again_question)} Resume it, or Upload again to start anew."
             )
         elif m.again_question:
             self.report_label.setText(
@@ -996,6 +1017,7 @@ class MetricsTool(ToolContent):
             self.progress_label.setText("")
         self.retry_button.setVisible(bool(m.upload_error))
         self.again_button.setVisible(bool(m.again_question))
+        self.resume_offer_button.setVisible(bool(m.again_question) and m.resume_offer is not None)
         self.open_folder_button.setVisible(m.report is not None)
         has_rejections = m.rejections.total_count > 0
         self.rejections.setVisible(has_rejections)
@@ -1003,6 +1025,25 @@ class MetricsTool(ToolContent):
         if m.report is not None or m.upload_error or m.again_question:
             self.tabs.setCurrentIndex(3)
         self.on_model_upload_state_changed()
+
+    def on_resend_button_clicked(self) -> None:
+        self.resend_flow.ask(self.model.resend_question or None)
+
+    def make_resend_box(self, question: str) -> ConfirmationBox:
+        box = ConfirmationBox(
+            f"{STEM}ResendInDoubtBox",
+            "Send the bodies in doubt again?",
+            question,
+            ["Resume checks the server's totals again first and sends only what it lacks; "
+             "this sends the bodies it cannot decide as well."],
+            "Send anyway",
+            self,
+        )  # fmt: skip
+        box.plan = question
+        return box
+
+    def on_resend_confirmed(self, _question: object) -> None:
+        self.model.resend_in_doubt()
 
     def on_model_unfinished_changed(self) -> None:
         combo = self.unfinished_combo

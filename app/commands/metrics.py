@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 EXIT_INCOMPLETE = 1
 #: the batch was uploaded to this server and accepted already: nothing sent (see --again)
 EXIT_ALREADY_SENT = 5
+#: an upload of this batch to this server stopped unfinished: nothing sent; `--resume` it
+#: (or --again)
+EXIT_UNFINISHED = 6
+#: bodies in doubt that no check could decide are left pending (the report says why)
+EXIT_IN_DOUBT = 7
 #: Ctrl+C: the ledger is consistent; `--resume` continues
 EXIT_CANCELLED = 130
 #: the smallest body limit accepted: a body must hold at least one application and one metric
@@ -65,10 +70,19 @@ a copy of its bodies in a folder of its own (default: under the user data folder
 chooses). 429, 502/503/504 and connection failures are retried with backoff; 400, 413 and 415
 are not, and the metric items of the rejected bodies are saved to rejected.json with the
 server's messages. A body that got no answer to a request (a lost connection, no answer in
-time, a gateway's 502 or 504) may have been counted: the report says how many are in doubt. A
-redirect (3xx) stops the upload: use the URL the server points to. After Ctrl+C, a crash or a
-network loss, --resume LEDGER sends exactly the bodies not accepted or rejected. A batch this
-server accepted before (found in the earlier uploads' ledgers) is not sent again without --again.
+time, a gateway's 502 or 504, a crash) may have been counted: it is in doubt, and not sent again
+blindly. Before the first request the server's totals for the batch's flags, applications,
+environments and hours are recorded (with the admin token of --token-env or the profile; the
+raw metrics read); once the rest is sent, and on --resume, they are read again (after the
+server has stored what it received: about 10 s on Unleash) and each body in doubt is decided:
+counted (not sent again) or missing (sent again). A body that cannot be decided (no admin
+token, the totals moved for another reason) stays in doubt and the report says why;
+--resend-in-doubt sends it anyway, at the risk of counting it twice. A redirect (3xx) stops the
+upload: use the URL the server points to. After Ctrl+C, a crash or a network loss, --resume
+LEDGER sends exactly the bodies pending. Uploading the same files to the same server again
+while an earlier upload of them is unfinished says its --resume command and sends nothing
+(exit 6). A batch this server accepted before (found in the earlier uploads' ledgers) is not
+sent again without --again.
 --dry-run prints the same problems and warnings as an upload: with --url or --profile, also the
 ones about the client token's environment and the server's flag names.
 
@@ -84,6 +98,10 @@ exit status:
   5  this server accepted the batch (bodies with exactly these bytes) in an earlier upload:
      nothing was sent, and the earlier upload's folder is named; --again sends it anyway
      (the server then counts it twice)
+  6  an upload of these files to this server stopped unfinished: nothing was sent; its
+     --resume command is printed (--again starts a new upload anyway)
+  7  bodies in doubt that the server's totals could not decide are left pending (the report
+     says why): --resume checks again; --resend-in-doubt sends them anyway
   130  cancelled with Ctrl+C: resume later
 """
 
@@ -130,6 +148,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--again", action="store_true",
                      help="send the batch even if this server accepted it in an earlier upload "
                      "(it then counts it twice)")  # fmt: skip
+    how.add_argument("--resend-in-doubt", action="store_true",
+                     help="send the bodies in doubt that the server's totals cannot decide "
+                     "anyway (the server may then count them twice)")  # fmt: skip
     how.add_argument("--folder", metavar="DIR", type=Path,
                      help="keep the ledger and the bodies' copy here (a new folder)")  # fmt: skip
     how.add_argument("--json", action="store_true", help="print one JSON object (the summary)")
@@ -321,6 +342,7 @@ def _send(
         ALREADY_SENT,
         CANCELLED_EARLY,
         INVALID_NOT_SAVED,
+        UNFINISHED,
         BatchUpload,
     )
     from app.metrics.upload import UPLOAD_RETRY
@@ -329,7 +351,13 @@ def _send(
     if args.attempts is not None:
         retry = dataclasses.replace(retry, attempts=args.attempts)
     bar = _Bar(sys.stderr) if sys.stderr.isatty() else None
-    job = BatchUpload(spec, hooks=_Terminal(out, bar), concurrency=args.concurrency, retry=retry)
+    job = BatchUpload(
+        spec,
+        hooks=_Terminal(out, bar),
+        concurrency=args.concurrency,
+        retry=retry,
+        resend_in_doubt=args.resend_in_doubt,
+    )
     try:
         outcome = asyncio.run(_drive(job, args, batch, max_body, resume))
     except KeyboardInterrupt:  # before the handler was in place: nothing was sent
@@ -348,6 +376,21 @@ def _send(
         return out.fail(
             EXIT_ALREADY_SENT,
             f"{outcome.message} Nothing was sent. To send it again anyway, add --again.",
+        )
+    if outcome.failure == UNFINISHED:
+        out.update(
+            unfinished=[
+                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+                 "bodies": e.total, "unfinished": e.unfinished,
+                 "resume": resume_command(e.folder)}
+                for e in outcome.earlier
+            ]
+        )  # fmt: skip
+        return out.fail(
+            EXIT_UNFINISHED,
+            f"{outcome.message} Nothing was sent. Resume with: "
+            f"{resume_command(outcome.earlier[0].folder)} (or add --again to start a new "
+            "upload anyway)",
         )
     if outcome.failure == INVALID_NOT_SAVED:
         assert outcome.folder is not None
@@ -430,9 +473,26 @@ class _Terminal:
     def __init__(self, out: Output, bar: _Bar | None) -> None:
         self.out = out
         self.bar = bar
+        self._waiting = False
 
     def status(self, text: str) -> None:
-        pass
+        """The check of bodies in doubt is shown (it waits for the server, 10 s on Unleash):
+        its countdown on one line on a terminal, its first line elsewhere."""
+        if self.out.as_json or "bodies in doubt" not in text:
+            return
+        if text.startswith("Waiting"):
+            if self.bar is not None:
+                self.bar.finish()
+                sys.stderr.write("\r" + text)
+                sys.stderr.flush()
+            elif not self._waiting:
+                print(text, file=sys.stderr)
+            self._waiting = True
+            return
+        if self._waiting and self.bar is not None:
+            sys.stderr.write("\n")
+        self._waiting = False
+        print(text, file=sys.stderr)
 
     def checked(self, checks: Checks) -> None:
         _report_problems(self.out, checks)
@@ -470,6 +530,8 @@ def _status(report: Report, invalid: int) -> int:
         return EXIT_USAGE
     if report.stopped:  # unreachable, or the server refuses this endpoint
         return EXIT_UNREACHABLE
+    if report.in_doubt:
+        return EXIT_IN_DOUBT
     if report.rejected.bodies or invalid:
         return EXIT_INCOMPLETE
     return EXIT_OK
@@ -594,6 +656,8 @@ def _names(files: Sequence[Path]) -> str:
 
 
 def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
+    from app.metrics.upload import doubt_sentences
+
     def row(label: str, bodies: str, metrics: str, extra: str = "") -> str:
         return f"  {label:<9} {bodies:<16} {metrics}{extra}"
 
@@ -615,8 +679,8 @@ def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
         print(f"  body {rejection.body}: {rejection.status}: {rejection.message}")
     if len(report.rejections) > SHOWN_REJECTIONS:
         print(f"  ... and {len(report.rejections) - SHOWN_REJECTIONS} more rejected bodies")
-    if report.in_doubt:
-        print(f"  {report.in_doubt_text}")
+    for sentence in doubt_sentences(report):
+        print(f"  {sentence}")
 
 
 class _Bar:

@@ -16,7 +16,14 @@ The steps of `send`, and what each case does (one behaviour for both, the safe o
    folder (`Upload.start`, on a worker thread). Cancelled meanwhile: what was written is removed
    and nothing is sent (`CANCELLED_EARLY`). It cannot be written: nothing is sent
    (`NOT_STARTED`).
-3. **Sent already?** An upload folder next to this one (under `uploads_dir()`, and the parent of
+3. **Unfinished already?** An upload folder next to this one whose ledger is for the same
+   server, still has bodies without an outcome, has sent something the server may have counted
+   (a body accepted or in doubt), and holds a body with exactly the bytes of one of this
+   batch's (or was read from the same files): sending the batch anew would count what that
+   upload sent twice. Unless `again` is given, nothing is sent, the new ledger is removed,
+   and the outcome names that upload (`UNFINISHED`): the command line says its `--resume`
+   command, the window offers to resume it.
+   **Sent already?** An upload folder next to this one (under `uploads_dir()`, and the parent of
    a folder chosen) whose ledger is for the same server and holds a body with exactly the bytes
    of one of this batch's bodies (the SHA-256 each ledger records) *accepted*: the server has
    counted that body, and would count it twice. Unless `again` is given, nothing is sent, the new
@@ -31,16 +38,26 @@ The steps of `send`, and what each case does (one behaviour for both, the safe o
    upload's folder. If that fails, nothing is sent (a person would not know which items were
    left out): the ledger is kept, closed, and Resume sends the valid items anyway
    (`INVALID_NOT_SAVED`). (The window used to upload anyway.)
+5b. **The baseline** (`app.metrics.reconcile.read_baseline`): the server's totals for the
+   keys the batch touches, read with the connection's admin token and written to the upload's
+   folder before the first request, so that bodies in doubt can later be checked. Without an
+   admin token (or when the read fails) the upload goes on, and a body in doubt stays in doubt.
 6. **Cancelled before the first request** (Cancel during steps 3 to 5): nothing is sent; the
    ledger is kept for Resume (`CANCELLED_EARLY`, `folder` set).
 7. **Sending** (`Upload.run`): the `Report` over the whole ledger. `cancel()` stops gracefully
    (the requests in flight get their answers); cancelling the task stops at once (they are
    counted in doubt): `report` is then set (stopped, `CANCELLED`) before `CancelledError` is
    raised again.
+8. **Bodies in doubt** (a request got no answer) are not sent again blindly: once the run has
+   sent everything else, `app.metrics.reconcile.reconcile` checks them against the server's
+   totals (after waiting for the server to store what it received): the ones it holds are
+   accepted, the ones it lacks are sent again (another run), and the ones it cannot decide stay
+   in doubt, with why, unless `resend_in_doubt` (`--resend-in-doubt`, or the window's
+   confirmation naming the risk) sends them anyway.
 
-`resume` opens the ledger of an unfinished upload (no split, no check, no "sent already":
-it sends exactly the bodies of that upload that have no outcome yet) and goes on at step 7;
-the invalid items it left out are read from the ledger's note.
+`resume` opens the ledger of an unfinished upload (no split, no check, no "sent already"),
+checks its bodies in doubt first (step 8), sends exactly the bodies of that upload that are
+pending and goes on at step 7; the invalid items it left out are read from the ledger's note.
 """
 
 from __future__ import annotations
@@ -50,7 +67,7 @@ import contextlib
 import dataclasses
 import shutil
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +78,14 @@ from app.api.errors import ClientError
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
 from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
+from app.metrics.reconcile import (
+    LACKS,
+    NoBaseline,
+    Reconciliation,
+    read_baseline,
+    reconcile,
+    settle_seconds,
+)
 from app.metrics.split import Body
 from app.metrics.upload import CANCELLED, DEFAULT_CONCURRENCY, Progress, Report, Upload
 from app.text import plural
@@ -68,6 +93,7 @@ from app.text import plural
 if TYPE_CHECKING:
     from app.api.client import AdminClient
     from app.connection import ConnectionSpec
+    from app.metrics.batch import Row
 
 #: the smallest body limit offered: a body must hold an application and a metric
 MIN_MAX_BODY = 1_024
@@ -79,6 +105,9 @@ NOT_STARTED = "not started"
 CANCELLED_EARLY = "cancelled before sending"
 INVALID_NOT_SAVED = "invalid items not saved"
 ALREADY_SENT = "sent already"
+UNFINISHED = "unfinished already"
+#: checks of the bodies in doubt in one send or resume (each may find bodies to send again)
+MAX_CHECKS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +120,9 @@ class EarlierUpload:
     #: bodies of this batch (the same bytes) it had accepted, and their metrics
     bodies: int
     metrics: int
+    #: bodies it holds without an outcome (pending or in doubt), of all its bodies
+    unfinished: int = 0
+    total: int = 0
 
     @property
     def when(self) -> str:
@@ -256,6 +288,63 @@ def write_invalid(batches: Sequence[Batch], path: Path) -> int:
     return count
 
 
+def unfinished_text(server: str, earlier: Sequence[EarlierUpload]) -> str:
+    """What to tell a person who uploads a batch whose earlier upload stopped unfinished."""
+    first = earlier[0]
+    more = ""
+    if len(earlier) > 1:
+        more = f" (and {plural(len(earlier) - 1, 'more unfinished upload')})"
+    return (
+        f"An upload of this batch to {server} stopped unfinished {first.text}{more}: "
+        f"{first.unfinished:,} of its {plural(first.total, 'body', 'bodies')} have no outcome. "
+        "Resume it: sending the batch anew would make the server count what it sent twice."
+    )
+
+
+def unfinished_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUpload]:
+    """The unfinished uploads in the folders under `parents` to `ledger`'s server of the same
+    batch: a body with the same bytes as one of `ledger`'s, or read from the same files (names
+    and metric counts). Newest first. Blocking: worker thread."""
+    digests = {entry.sha256 for entry in ledger.entries}
+    sources = _source_keys(ledger.sources)
+    found: list[EarlierUpload] = []
+    for other in _other_ledgers(ledger, parents):
+        left = other.unfinished()
+        if not left or not any(e.state is State.ACCEPTED or e.doubt for e in other.entries):
+            continue  # finished, or nothing of it can have been counted: nothing to lose
+        same = sources and _source_keys(other.sources) == sources
+        if not same and not any(e.sha256 in digests for e in other.entries):
+            continue
+        accepted = [e for e in other.entries if e.state is State.ACCEPTED]
+        found.append(
+            EarlierUpload(other.folder, other.server, other.created, len(accepted),
+                          sum(e.metrics for e in accepted), len(left), len(other.entries))
+        )  # fmt: skip
+    return _newest_first(found)
+
+
+def _source_keys(sources: Iterable[dict[str, Any]]) -> list[tuple[str, int]]:
+    return sorted((str(s.get("file", "")), int(s.get("metrics") or 0)) for s in sources)
+
+
+def _other_ledgers(ledger: Ledger, parents: Iterable[Path]) -> Iterator[Ledger]:
+    """The ledgers under `parents` (each once) other than `ledger`, to its server."""
+    seen = {ledger.folder.resolve()}
+    for parent in parents:
+        for other in ledgers_in(parent):
+            key = other.folder.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            if same_server(other.server, ledger.server):
+                yield other
+
+
+def _newest_first(found: list[EarlierUpload]) -> list[EarlierUpload]:
+    far_past = datetime.min.replace(tzinfo=UTC)
+    return sorted(found, key=lambda e: (e.created or far_past, str(e.folder)), reverse=True)
+
+
 def same_server(a: str, b: str) -> bool:
     return a.rstrip("/").casefold() == b.rstrip("/").casefold()
 
@@ -265,28 +354,19 @@ def earlier_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUplo
     same bytes as one of `ledger`'s accepted, newest first. Blocking: worker thread."""
     digests = {entry.sha256 for entry in ledger.entries}
     found: list[EarlierUpload] = []
-    seen = {ledger.folder.resolve()}
-    for parent in parents:
-        for other in ledgers_in(parent):
-            key = other.folder.resolve()
-            if key in seen:
-                continue
-            seen.add(key)
-            if not same_server(other.server, ledger.server):
-                continue
-            hits = [e for e in other.entries if e.state is State.ACCEPTED and e.sha256 in digests]
-            if hits:
-                found.append(
-                    EarlierUpload(
-                        other.folder,
-                        other.server,
-                        other.created,
-                        len(hits),
-                        sum(e.metrics for e in hits),
-                    )
+    for other in _other_ledgers(ledger, parents):
+        hits = [e for e in other.entries if e.state is State.ACCEPTED and e.sha256 in digests]
+        if hits:
+            found.append(
+                EarlierUpload(
+                    other.folder,
+                    other.server,
+                    other.created,
+                    len(hits),
+                    sum(e.metrics for e in hits),
                 )
-    far_past = datetime.min.replace(tzinfo=UTC)
-    return sorted(found, key=lambda e: (e.created or far_past, str(e.folder)), reverse=True)
+            )
+    return _newest_first(found)
 
 
 class UploadHooks(Protocol):
@@ -333,8 +413,13 @@ class Outcome:
     #: items left out, and the file they were saved to (None: none, or not saved)
     invalid: int = 0
     invalid_file: Path | None = None
-    #: with ALREADY_SENT: the earlier uploads that had this batch accepted, newest first
+    #: with ALREADY_SENT: the earlier uploads that had this batch accepted, newest first;
+    #: with UNFINISHED: the unfinished uploads of this batch, newest first
     earlier: list[EarlierUpload] = field(default_factory=list)
+    #: the last check of the bodies in doubt (None: none was made)
+    reconciliation: Reconciliation | None = None
+    #: why no baseline of the server's totals was recorded ("" when it was, or on resume)
+    baseline_error: str = ""
 
 
 class BatchUpload:
@@ -348,8 +433,15 @@ class BatchUpload:
         hooks: UploadHooks | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         retry: RetryPolicy | None = None,
+        resend_in_doubt: bool = False,
+        settle: float | None = None,
     ) -> None:
         self.spec = spec
+        #: send the bodies in doubt that a check cannot decide anyway (the person said so)
+        self.resend_in_doubt = resend_in_doubt
+        #: seconds to wait for the server to store what it received before a check (None:
+        #: by the server's kind, `reconcile.settle_seconds`)
+        self.settle = settle
         self.hooks: UploadHooks = hooks or _Quiet()
         self.concurrency = min(MAX_CONCURRENCY, max(1, int(concurrency)))
         self.retry = retry
@@ -420,6 +512,16 @@ class BatchUpload:
                 if not again:
                     self.hooks.status("Looking for earlier uploads of this batch…")
                     parents = {uploads_dir(), ledger.folder.parent}
+                    unfinished = await asyncio.to_thread(unfinished_uploads, ledger, parents)
+                    if unfinished:
+                        job.close()
+                        await asyncio.to_thread(ledger.discard)
+                        return Outcome(
+                            UNFINISHED,
+                            unfinished_text(ledger.server, unfinished),
+                            invalid=invalid[0],
+                            earlier=unfinished,
+                        )
                     earlier = await asyncio.to_thread(earlier_uploads, ledger, parents)
                     if earlier:
                         job.close()
@@ -450,6 +552,16 @@ class BatchUpload:
                         )
                         return outcome
                     outcome.invalid_file = path
+                if not self.cancelled:
+                    self.hooks.status("Reading the server's totals (to check bodies in doubt)…")
+                    outcome.baseline_error = await record_baseline(
+                        client,
+                        ledger.folder,
+                        (row for batch in batches for row in batch.totals().rows),
+                        admin_token=self.spec.token,
+                        client_token=self.spec.client_token,
+                        known_features=known,
+                    )
                 return await self._run(job, outcome)
             finally:
                 job.close()
@@ -493,7 +605,14 @@ class BatchUpload:
         self.hooks.started(job)
         self.hooks.status(f"Uploading to {job.client.base_url}…")
         try:
-            outcome.report = await job.run(progress=self.hooks.progress)
+            outcome.report, outcome.reconciliation = await run_checked(
+                job,
+                settle=self.settle,
+                status=self.hooks.status,
+                progress=self.hooks.progress,
+                resend_in_doubt=self.resend_in_doubt,
+                cancelled=lambda: self.cancelled,
+            )
         except asyncio.CancelledError:
             # stopped at once: run() recorded the requests in flight in doubt before it raised
             self.report = dataclasses.replace(
@@ -501,6 +620,118 @@ class BatchUpload:
             )
             raise
         return outcome
+
+
+async def check_doubt(
+    job: Upload,
+    *,
+    settle: float | None = None,
+    status: Callable[[str], None] = lambda _: None,
+    resend_in_doubt: bool = False,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Reconciliation | None:
+    """Check the bodies in doubt of `job` against the server's totals (step 8), after waiting
+    `settle` seconds (None: by the server's kind); with `resend_in_doubt`, the ones left
+    undecided are made pending. None when no body is in doubt."""
+    ledger = job.ledger
+    if not ledger.in_doubt():
+        return None
+    if settle is None:
+        kind = "unknown"
+        with contextlib.suppress(ClientError):
+            kind = (await job.client.capabilities()).server_kind
+        settle = settle_seconds(kind)
+    found = await reconcile(job.client, ledger, wait=settle, status=status, cancelled=cancelled)
+    if resend_in_doubt and not cancelled():
+        for entry in ledger.in_doubt():
+            ledger.mark_resend(entry.index)
+    return found
+
+
+async def run_checked(
+    job: Upload,
+    *,
+    settle: float | None = None,
+    status: Callable[[str], None] = lambda _: None,
+    progress: Callable[[Progress], None] | None = None,
+    resend_in_doubt: bool = False,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> tuple[Report, Reconciliation | None]:
+    """Send `job`'s pending bodies with its bodies in doubt checked first and after each run
+    (steps 7 and 8), until none is left in doubt that a check can decide: the report (its
+    `requests` over every run, `doubt_reason` saying why bodies stay in doubt) and the last
+    check (None: none was needed)."""
+    checked = await check_doubt(
+        job, settle=settle, status=status, resend_in_doubt=resend_in_doubt, cancelled=cancelled
+    )
+    last = checked
+    if cancelled():  # during the check: nothing more is sent
+        stopped = dataclasses.replace(
+            job.report(), stopped=CANCELLED, error="The upload was cancelled."
+        )
+        return stopped, last
+    report = await job.run(progress=progress)
+    requests, retries = report.requests, report.retries
+    for _ in range(MAX_CHECKS):
+        if report.stopped or cancelled() or not job.ledger.in_doubt():
+            break
+        checked = await check_doubt(
+            job, settle=settle, status=status, resend_in_doubt=resend_in_doubt, cancelled=cancelled
+        )
+        last = checked
+        if cancelled():
+            report = dataclasses.replace(
+                report, stopped=CANCELLED, error="The upload was cancelled."
+            )
+            break
+        if not job.ledger.sendable():
+            break
+        report = await job.run(progress=progress)
+        requests += report.requests
+        retries += report.retries
+        if checked is not None and not checked.of(LACKS) and not resend_in_doubt:
+            break
+    reason = ""
+    if last is not None and job.ledger.in_doubt():
+        reason = last.undecided_text
+    now = job.report()  # the ledger after the last check, which may have settled bodies
+    report = dataclasses.replace(
+        now,
+        rejected_file=report.rejected_file,
+        elapsed=report.elapsed,
+        requests=requests,
+        retries=retries,
+        doubt_reason=reason,
+    )
+    return report, last
+
+
+async def record_baseline(
+    client: AdminClient,
+    folder: Path,
+    rows: Iterable[Row],
+    *,
+    admin_token: str,
+    client_token: str | None,
+    known_features: set[str] | None,
+) -> str:
+    """Read the server's totals for the keys of `rows` and write them in the upload's
+    `folder` (step 5b): "" when done, else why not (the upload goes on without them)."""
+    environment = token_environment(client_token or "")
+    try:
+        baseline = await read_baseline(
+            client,
+            rows,
+            admin_token=admin_token,
+            environment=None if environment == "*" else environment,
+            known_features=known_features,
+        )
+        await asyncio.to_thread(baseline.write, folder)
+    except NoBaseline as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"cannot write {folder}: {exc.strerror or exc}"
+    return ""
 
 
 def batch_sources(batches: Sequence[Batch]) -> list[dict[str, Any]]:

@@ -189,6 +189,13 @@ class Entry:
     last_error: str = ""
     #: a request was written and its outcome is not known yet
     in_flight: bool = False
+    #: attempts that got no answer and that no check has settled since: the server may have
+    #: counted the body this many times more than the ledger says (see `app.metrics.reconcile`)
+    doubt: int = 0
+    #: sent again while in doubt because the person said so (`--resend-in-doubt`)
+    resent_in_doubt: bool = False
+    #: what the last check of the server's totals decided ("" when none was made)
+    checked: str = ""
 
     @property
     def final(self) -> bool:
@@ -196,8 +203,8 @@ class Entry:
 
     @property
     def in_doubt(self) -> bool:
-        """The server may have counted this body more than once (or, if not accepted, once)."""
-        return self.unanswered > 0
+        """The server may have counted this body (once more than the ledger says)."""
+        return self.doubt > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,8 +432,18 @@ class Ledger:
         _settle(self.entries)
 
     def unfinished(self) -> list[Entry]:
-        """The bodies to send: neither accepted nor rejected, in order."""
+        """The bodies without an outcome: neither accepted nor rejected, in order."""
         return [entry for entry in self.entries if not entry.final]
+
+    def sendable(self) -> list[Entry]:
+        """The bodies to send: pending, in order. A body in doubt (`sent`, no answer) is not
+        one of them until a check found the server lacks it, or the person chose to send it
+        again (`mark_resend`)."""
+        return [entry for entry in self.entries if entry.state is State.PENDING]
+
+    def in_doubt(self) -> list[Entry]:
+        """The bodies in doubt now: sent, no answer, not settled by a check."""
+        return [e for e in self.entries if e.state is State.SENT and e.doubt > 0]
 
     def counts(self, state: State) -> Counts:
         chosen = [e for e in self.entries if e.state is state]
@@ -484,9 +501,27 @@ class Ledger:
         entry = self._by_index[index]
         entry.state = State.SENT
         entry.unanswered += 1
+        entry.doubt += 1
         entry.last_error = why
         entry.in_flight = False
         self._append({"i": index, "e": "lost", "why": why})
+
+    def mark_checked(self, index: int, outcome: str) -> None:
+        """A check of the server's totals decided this body in doubt (`app.metrics.reconcile`:
+        "has": counted, now accepted; "lacks": not counted, pending again; "once"/"twice": an
+        accepted body's earlier attempts were not / were counted too). "undecided" changes
+        nothing but is kept for the report."""
+        entry = self._by_index[index]
+        _check(entry, outcome)
+        self._append({"i": index, "e": "checked", "outcome": outcome})
+
+    def mark_resend(self, index: int) -> None:
+        """The person chose to send this body in doubt again without proof that the server
+        lacks it (`--resend-in-doubt`): pending, and it stays in doubt (it may count twice)."""
+        entry = self._by_index[index]
+        entry.state = State.PENDING
+        entry.resent_in_doubt = True
+        self._append({"i": index, "e": "resend"})
 
     def mark_accepted(self, index: int) -> None:
         entry = self._by_index[index]
@@ -742,6 +777,9 @@ def _replay(journal: Path, raw: bytes) -> tuple[dict[str, Any], list[Entry], int
                 end -= len(line) + 1
                 break
             raise LedgerError(f"{journal}:{number}: not a ledger record") from None
+        if event == "checked":  # may settle an accepted body's doubt too
+            _check(entry, str(record.get("outcome", "")))
+            continue
         if entry.final:
             continue  # an outcome is final
         if event == "sent":
@@ -752,9 +790,13 @@ def _replay(journal: Path, raw: bytes) -> tuple[dict[str, Any], list[Entry], int
             entry.state = State.PENDING
             entry.last_error = str(record.get("why", ""))
             entry.in_flight = False
+        elif event == "resend":
+            entry.state = State.PENDING
+            entry.resent_in_doubt = True
         elif event == "lost":
             entry.state = State.SENT
             entry.unanswered += 1
+            entry.doubt += 1
             entry.last_error = str(record.get("why", ""))
             entry.in_flight = False
         elif event == "accepted":
@@ -774,4 +816,17 @@ def _settle(entries: Iterable[Entry]) -> None:
     for entry in entries:
         if entry.in_flight:  # the run ended while this request was in flight
             entry.unanswered += 1
+            entry.doubt += 1
             entry.in_flight = False
+
+
+def _check(entry: Entry, outcome: str) -> None:
+    entry.checked = outcome
+    if outcome == "has":
+        entry.state = State.ACCEPTED
+        entry.doubt = 0
+    elif outcome == "lacks":
+        entry.state = State.PENDING
+        entry.doubt = 0
+    elif outcome in ("once", "twice"):
+        entry.doubt = 0

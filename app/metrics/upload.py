@@ -20,7 +20,9 @@ What each outcome does ("pending again": the attempt certainly was not counted, 
 - 408, 503; connection refused, host not found, no connection in time (connect timeout, or no
   free connection in the pool): pending again after a backoff with jitter (`RetryPolicy`).
 - 502, 504 (a gateway answered: the server behind it may have stored the body); connection
-  lost, no answer in time: in doubt, and sent again after a backoff with jitter.
+  lost, no answer in time: in doubt, and not sent again in this run (the worker goes on with
+  the next body after a backoff); `app.metrics.reconcile` later decides from the server's
+  totals whether the server holds it.
 - `attempts` failures in a row of one body (of the two kinds above) stop the upload
   (unreachable).
 - 3xx: the upload stops, naming the `Location` the server points to (the client follows no
@@ -64,6 +66,7 @@ import httpx
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
 from app.metrics.ledger import BodyLike, Counts, Entry, Ledger, LedgerError, Note, State
+from app.text import plural
 
 log = logging.getLogger("flagdesk.metrics")
 
@@ -143,10 +146,10 @@ class Report:
     accepted: Counts
     rejected: Counts
     pending: Counts
-    #: bodies a request of which got no answer (the connection was lost, no answer in time, a
-    #: 502 or 504 from a gateway, the upload stopped at once while it was in flight) after it
-    #: may have reached the server: the server may have counted them, and once more for each
-    #: time they were sent again
+    #: bodies in doubt now: a request got no answer (the connection was lost, no answer in
+    #: time, a 502 or 504 from a gateway, the process stopped while it was in flight), the
+    #: server may have counted them, and no check has told yet: they are not sent again
+    #: without the person's say (see `app.metrics.reconcile`)
     in_doubt: int
     rejections: tuple[Rejection, ...]
     #: the metric items of the rejected bodies, with the server's messages (None: none)
@@ -160,6 +163,18 @@ class Report:
     requests: int
     retries: int
     elapsed: float
+    #: bodies in doubt that a check of the server's totals found counted (not sent again)
+    found: int = 0
+    #: bodies in doubt that a check found missing: sent again (or pending, to send)
+    missing: int = 0
+    #: of those, the ones sent again and answered
+    missing_sent: int = 0
+    #: bodies in doubt sent again because the person said so: the server may count them twice
+    resent_in_doubt: int = 0
+    #: accepted bodies that a check found counted twice (an attempt before the 202 was counted)
+    counted_twice: int = 0
+    #: why the bodies still in doubt could not be decided ("" when none, or not checked)
+    doubt_reason: str = ""
 
     @property
     def complete(self) -> bool:
@@ -172,8 +187,9 @@ class Report:
 
     @property
     def in_doubt_text(self) -> str:
-        """The sentence about the bodies in doubt, for every report ("" when none)."""
-        return in_doubt_text(self.in_doubt)
+        """What is known of the bodies in doubt and what was done with them, as sentences
+        that say what happened ("" when there were none)."""
+        return " ".join(doubt_sentences(self))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -184,6 +200,12 @@ class Report:
             "rejected": self.rejected.to_json(),
             "pending": self.pending.to_json(),
             "in_doubt": self.in_doubt,
+            "in_doubt_found": self.found,
+            "in_doubt_missing": self.missing,
+            "in_doubt_missing_sent": self.missing_sent,
+            "resent_in_doubt": self.resent_in_doubt,
+            "counted_twice": self.counted_twice,
+            "doubt_reason": self.doubt_reason or None,
             "rejections": [r.to_json() for r in self.rejections],
             "rejected_file": str(self.rejected_file) if self.rejected_file else None,
             "stopped": self.stopped or None,
@@ -194,19 +216,64 @@ class Report:
         }
 
 
-def in_doubt_text(bodies: int) -> str:
-    """What is known of `bodies` in doubt, no more: "" when none."""
-    if bodies <= 0:
-        return ""
-    if bodies == 1:
-        return (
-            "1 body got no answer to a request: the server may have counted it; resending it "
-            "may count it twice."
+#: how the command line says "send them anyway"; the window names its button instead
+RESEND_HINT = "--resend-in-doubt"
+
+
+def doubt_sentences(report: Report, resend: str = RESEND_HINT) -> list[str]:
+    """The report's sentences about bodies in doubt, each saying what happened, no more.
+    `resend`: how the person asks for bodies in doubt to be sent anyway."""
+    said: list[str] = []
+    if report.found:
+        said.append(
+            f"{plural(report.found, 'body', 'bodies')} in doubt (no answer to a request) "
+            f"{_were(report.found)} found counted in the server's totals: not sent again."
         )
-    return (
-        f"{bodies:,} bodies got no answer to a request: the server may have counted them; "
-        "resending them may count them twice."
-    )
+    if report.missing:
+        sent = report.missing_sent
+        text = (
+            f"{plural(report.missing, 'body', 'bodies')} in doubt {_were(report.missing)} "
+            "missing from the server's totals"
+        )
+        if sent == report.missing:
+            text += ": sent again, counted once."
+        elif sent:
+            text += f": {sent:,} sent again, the others are pending."
+        else:
+            text += ": pending, to be sent again."
+        said.append(text)
+    if report.resent_in_doubt:
+        n = report.resent_in_doubt
+        them = "it" if n == 1 else "them"
+        said.append(
+            f"{plural(n, 'body', 'bodies')} in doubt {_were(n)} sent again as asked "
+            f"({resend}) without proof the server lacked {them}: the server may have "
+            f"counted {them} twice."
+        )
+    if report.counted_twice:
+        said.append(
+            f"The server's totals show {plural(report.counted_twice, 'body', 'bodies')} "
+            "counted twice (an attempt before the one answered was counted too)."
+        )
+    if report.in_doubt:
+        one = report.in_doubt == 1
+        text = (
+            f"{plural(report.in_doubt, 'body', 'bodies')} got no answer to a request and "
+            f"{'is' if one else 'are'} left in doubt, not sent again: the server may have "
+            f"counted {'it' if one else 'them'}"
+        )
+        text += f" ({report.doubt_reason})." if report.doubt_reason else "."
+        text += (
+            f" Resume checks the server's totals again; {resend} sends "
+            f"{'it' if one else 'them'} anyway (the server may then count "
+            f"{'it' if one else 'them'} twice)."
+        )
+        said.append(text)
+    return said
+
+
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 class _Stop(Exception):
@@ -262,6 +329,8 @@ class Upload:
         self._running = False
         self._requests = 0
         self._retries = 0
+        #: answers lost in a row (any body): too many stop the upload
+        self._lost = 0
         self._progress: Callable[[Progress], None] | None = None
         #: every wait the uploader chose (seconds): for tests and the log
         self.waits: list[float] = []
@@ -376,14 +445,14 @@ class Upload:
         self._cancel.clear()
         self._halt.clear()
         self._stop = None
-        self._requests = self._retries = 0
+        self._requests = self._retries = self._lost = 0
         self.ledger.settle()
         self._progress = progress
         started = time.perf_counter()
         self._done = _Done.of(self.ledger)
         try:
             self._emit()
-            queue = iter(self.ledger.unfinished())
+            queue = iter(self.ledger.sendable())
             workers = [
                 asyncio.create_task(self._worker(queue), name=f"metrics-upload-{n}")
                 for n in range(min(self.concurrency, max(1, len(self.ledger.entries))))
@@ -400,7 +469,7 @@ class Upload:
             for result in results:
                 if isinstance(result, BaseException) and not isinstance(result, _Stop):
                     raise result
-            if self._stop is None and self._cancel.is_set() and self.ledger.unfinished():
+            if self._stop is None and self._cancel.is_set() and self.ledger.sendable():
                 self._stop = _Stop(CANCELLED, "The upload was cancelled.")
             try:
                 await asyncio.to_thread(self.ledger.sync)
@@ -426,13 +495,19 @@ class Upload:
         )
         pending = ledger.counts(State.PENDING) + ledger.counts(State.SENT)
         stop = self._stop
+        entries = ledger.entries
         return Report(
             ledger=ledger.path,
             server=ledger.server or self.client.base_url,
             accepted=ledger.counts(State.ACCEPTED),
             rejected=ledger.counts(State.REJECTED),
             pending=pending,
-            in_doubt=sum(1 for e in ledger.entries if e.in_doubt),
+            in_doubt=len(ledger.in_doubt()),
+            found=sum(1 for e in entries if e.checked == "has"),
+            missing=sum(1 for e in entries if e.checked == "lacks"),
+            missing_sent=sum(1 for e in entries if e.checked == "lacks" and e.final),
+            resent_in_doubt=sum(1 for e in entries if e.resent_in_doubt),
+            counted_twice=sum(1 for e in entries if e.checked == "twice"),
             rejections=rejections,
             rejected_file=rejected_file,
             stopped=stop.reason if stop else "",
@@ -521,11 +596,12 @@ class Upload:
                 self._retried(wait)
                 continue
             except e.ApiError as exc:
-                if exc.status in RETRY_STATUSES or exc.status in GATEWAY_STATUSES:
-                    if exc.status in GATEWAY_STATUSES:
-                        ledger.mark_lost(index, f"{exc.status} {exc.name}")
-                    else:
-                        ledger.mark_retry(index, f"{exc.status} {exc.name}")
+                if exc.status in GATEWAY_STATUSES:
+                    ledger.mark_lost(index, f"{exc.status} {exc.name}")
+                    await self._answer_lost(str(exc))
+                    return
+                if exc.status in RETRY_STATUSES:
+                    ledger.mark_retry(index, f"{exc.status} {exc.name}")
                     failures += 1
                     await self._backoff(failures, str(exc))
                     continue
@@ -550,10 +626,11 @@ class Upload:
                 ledger.mark_retry(index, exc.reason)
                 raise _Stop(UNREACHABLE, str(exc)) from None
             except e.ServerUnreachable as exc:
-                if _never_sent(exc):
-                    ledger.mark_retry(index, exc.reason)
-                else:
+                if not _never_sent(exc):
                     ledger.mark_lost(index, exc.reason)
+                    await self._answer_lost(str(exc))
+                    return
+                ledger.mark_retry(index, exc.reason)
                 failures += 1
                 await self._backoff(failures, str(exc))
                 continue
@@ -561,9 +638,17 @@ class Upload:
                 ledger.mark_lost(index, str(exc))
                 raise _Stop(UNREACHABLE, str(exc)) from None
             ledger.mark_accepted(index)
+            self._lost = 0
             self._done.add(entry)
             self._emit()
             return
+
+    async def _answer_lost(self, error: str) -> None:
+        """A request got no answer after it may have reached the server: the body stays in
+        doubt (not sent again in this run: see `app.metrics.reconcile`); the worker goes on
+        with the next body after a backoff, and too many in a row stop the upload."""
+        self._lost += 1
+        await self._backoff(self._lost, error)
 
     async def _backoff(self, failures: int, error: str) -> None:
         if failures >= self.retry.attempts:

@@ -17,7 +17,14 @@ Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk 
   when the connection changes (`on_connection_changed`); an upload that ends after the change
   is only mentioned in a notice.
 - A batch this server accepted in an earlier upload is not sent again without the person's
-  confirmation: `again_question` names the earlier upload, `upload_again()` sends it.
+  confirmation: `again_question` names the earlier upload, `upload_again()` sends it. A batch
+  whose earlier upload to this server stopped unfinished is not sent anew either:
+  `resume_offer` is that upload, `resume_offered()` resumes it (`upload_again()` starts anew).
+- Bodies in doubt (no answer) are checked against the server's totals before anything is sent
+  again (`app.metrics.reconcile`); those no check could decide stay in doubt, and are sent only
+  once the person confirms the risk (`resend_question`, then `resend_in_doubt()`).
+- Started after a crash, the window lists the unfinished uploads (`unfinished`) at once;
+  Resume sends one.
 - The client token: the connection's when the capabilities say it works on the metrics endpoint;
   otherwise the person types one, kept in memory per server URL for this run, unless they save
   it into the connection's profile.
@@ -59,6 +66,7 @@ from app.metrics import InputProblem as InputProblem
 from app.metrics.batch_upload import (
     ALREADY_SENT,
     CANCELLED_EARLY,
+    UNFINISHED,
     BatchUpload,
     Checks,
     EarlierUpload,
@@ -78,6 +86,7 @@ from app.metrics.upload import (
     Rejection,
     Report,
     Upload,
+    doubt_sentences,
 )
 from app.metrics.upload import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
 from app.metrics.upload import Progress as Progress
@@ -121,6 +130,9 @@ WHY_CLIENT_TOKEN = (
 )
 #: why feature names are checked (Unleash's behaviour with names it does not know)
 FEATURES_WHY = "Unleash answers 202 to metrics of flags it does not know, and stores nothing."
+
+#: the window's way of asking to send the bodies in doubt anyway (the command line's is an option)
+RESEND_BUTTON = "Send in doubt anyway…"
 
 #: what the files part of the window shows
 EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
@@ -454,6 +466,7 @@ class Unfinished:
             f"{when} · {self.server or 'unknown server'} · "
             f"{self.pending.bodies:,} of {plural(self.total.bodies, 'body', 'bodies')} "
             f"pending ({plural(self.pending.metrics, 'metric')})"
+            + (f", {self.in_doubt:,} in doubt (checked first)" if self.in_doubt else "")
         )
 
 
@@ -472,7 +485,7 @@ def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
                 created=ledger.created,
                 pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
                 total=ledger.total,
-                in_doubt=sum(1 for e in ledger.entries if e.in_doubt),
+                in_doubt=len(ledger.in_doubt()),
             )
         )
     return found
@@ -586,6 +599,9 @@ class MetricsToolModel(ToolViewModel):
         self.again_question = ""
         self.earlier: list[EarlierUpload] = []
         self._again: Callable[[], asyncio.Task[None] | None] | None = None
+        #: the unfinished upload of the same batch that the last Upload found instead of
+        #: sending (None: none); `resume_offered()` resumes it
+        self._offer_folder: Path | None = None
         #: why the last upload or resume could not start ("" when it did): shown with Retry
         self.upload_error = ""
         self._retry: Callable[[], object] | None = None
@@ -651,6 +667,7 @@ class MetricsToolModel(ToolViewModel):
         self.again_question = ""
         self.earlier = []
         self._again = None
+        self._offer_folder = None
         self.invalid_file = None
         self.invalid_left_out = 0
         self.token_message = ""
@@ -955,6 +972,8 @@ class MetricsToolModel(ToolViewModel):
                 self._known_error = str(exc)
                 self._recheck()
             return
+        except RuntimeError:  # httpx: the session closed that connection's client meanwhile
+            return
         if connection is self._known_for:
             self.known_features = names
             self._recheck()
@@ -1188,14 +1207,65 @@ class MetricsToolModel(ToolViewModel):
         return again()
 
     def resume(
-        self, item: Unfinished, concurrency: int = DEFAULT_CONCURRENCY
+        self,
+        item: Unfinished,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        *,
+        resend_in_doubt: bool = False,
     ) -> asyncio.Task[None] | None:
-        """Send the bodies of an unfinished upload that have no outcome yet."""
+        """Send the bodies of an unfinished upload that have no outcome yet, its bodies in
+        doubt checked against the server's totals first; with `resend_in_doubt` (the person
+        confirmed `resend_question`) the ones no check can decide are sent anyway."""
         if self.resume_reason(item):
             return None
-        job = BatchUpload(self._upload_spec(), hooks=_WindowHooks(self), concurrency=concurrency)
+        job = BatchUpload(
+            self._upload_spec(),
+            hooks=_WindowHooks(self),
+            concurrency=concurrency,
+            resend_in_doubt=resend_in_doubt,
+        )
         self._retry = lambda: self.resume(item, concurrency)
         return self._start_upload(self._resume(job, item.folder), job)
+
+    @property
+    def resume_offer(self) -> Unfinished | None:
+        """The unfinished upload of this batch that Upload found instead of sending it anew."""
+        if self._offer_folder is None:
+            return None
+        return next((u for u in self.unfinished if u.folder == self._offer_folder), None)
+
+    def resume_offered(self) -> asyncio.Task[None] | None:
+        """Resume the unfinished upload `resume_offer` names."""
+        item = self.resume_offer
+        return self.resume(item) if item is not None else None
+
+    @property
+    def resend_question(self) -> str:
+        """The risk of sending the last report's bodies in doubt anyway ("" when none are)."""
+        r = self.report
+        if r is None or not r.in_doubt or self.uploading:
+            return ""
+        one = r.in_doubt == 1
+        them = "it" if one else "them"
+        why = f" ({r.doubt_reason})" if r.doubt_reason else ""
+        return (
+            f"{plural(r.in_doubt, 'body', 'bodies')} got no answer to a request and "
+            f"flagdesk cannot tell whether the server counted {them}{why}. Sending "
+            f"{them} again may make the server count {them} twice, for good: counted metrics "
+            "cannot be taken back."
+        )
+
+    def resend_in_doubt(self) -> asyncio.Task[None] | None:
+        """The person confirmed `resend_question`: resume the last report's upload, sending
+        its bodies in doubt anyway."""
+        r = self.report
+        if r is None or not self.resend_question:
+            return None
+        folder = r.ledger.parent
+        item = next((u for u in self.unfinished if u.folder == folder), None)
+        if item is None:
+            item = Unfinished(folder, r.server, None, r.pending, r.total, r.in_doubt)
+        return self.resume(item, resend_in_doubt=True)
 
     def retry_upload(self) -> None:
         """Retry after an upload that could not start (or stopped): the same action again."""
@@ -1220,6 +1290,7 @@ class MetricsToolModel(ToolViewModel):
         self.upload_error = ""
         self.again_question = ""
         self.earlier = []
+        self._offer_folder = None
         self.progress = None
         self.report = None
         self.invalid_file = None
@@ -1263,6 +1334,14 @@ class MetricsToolModel(ToolViewModel):
     def _finish(self, outcome: Outcome) -> None:
         """Show how an upload (or resume) ended: on the connection it was made on; after a
         connection change only a notice says what became of it."""
+        if outcome.failure == UNFINISHED:
+            self.earlier = outcome.earlier
+            if self._same_connection:
+                self.again_question = outcome.message
+                self._offer_folder = outcome.earlier[0].folder
+            self._changed_report()
+            self.refresh_unfinished()
+            return
         if outcome.failure == ALREADY_SENT:
             self.earlier = outcome.earlier
             self.again_question = outcome.message if self._same_connection else ""
@@ -1319,6 +1398,8 @@ class MetricsToolModel(ToolViewModel):
 
     @staticmethod
     def _heading(r: Report) -> str:
+        if not r.complete and r.in_doubt and not r.stopped:
+            return "The upload finished, with bodies in doubt."
         if not r.complete:
             return "The upload stopped."
         if r.rejected.bodies:
@@ -1347,8 +1428,7 @@ class MetricsToolModel(ToolViewModel):
         if self.invalid_left_out:
             where = f", saved in {self.invalid_file}" if self.invalid_file else ""
             lines.append(f"Invalid items left out: {self.invalid_left_out:,}{where}.")
-        if r.in_doubt:
-            lines.append(r.in_doubt_text)
+        lines += doubt_sentences(r, f"{RESEND_BUTTON.rstrip('…')}")
         if r.stopped:
             lines.append(r.error or "The upload stopped.")
             if r.stopped == "unauthorised" and WRONG_TOKEN not in r.error:

@@ -1,13 +1,13 @@
 """Resume after a crash, on either side.
 
 - The sandbox is killed (SIGKILL) in the middle of an upload and restarted on the same
-  database; Resume sends exactly the bodies without an outcome. Every body whose 202 was
-  received is stored exactly once; a body the ledger marks in doubt (in flight when the server
-  died) is stored once or twice, and the test knows which bodies those are.
+  database; Resume checks the bodies in doubt (in flight when the server died) against the
+  server's totals and sends exactly the bodies the server lacks: every body is stored exactly
+  once.
 - The uploading process, on a slow disk, is killed (SIGKILL) in the middle of an upload;
   Resume from the ledger on disk finishes the job with the same guarantee: every body the
   server may have counted has its `sent` line on disk (a request starts only once it is), so
-  a body counted twice is one the ledger says is in doubt.
+  it is checked, never sent again blindly.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import textwrap
 from pathlib import Path
 
 from app.api.client import AdminClient, RetryPolicy
+from app.metrics.batch_upload import record_baseline, run_checked
 from app.metrics.ledger import Ledger, State
 from app.metrics.upload import UNREACHABLE, Progress, Report, Upload
 from sandbox.process import SandboxProcess
-from tests.metrics.test_upload import assert_stored_exactly, make_bodies
+from tests.metrics.test_upload import assert_stored_exactly, make_bodies, rows_of
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.05)
@@ -49,6 +50,8 @@ def test_sandbox_killed_mid_upload_then_resume_counts_each_answered_body_once(
         nonlocal second_sb
         async with AdminClient(first_sb.url, admin, client_token=client_token) as client:
             upload = await Upload.start(client, bodies, folder=folder, retry=QUICK)
+            await record_baseline(client, folder, rows_of(bodies), admin_token=admin,
+                                  client_token=None, known_features=None)  # fmt: skip
 
             def kill_midway(p: Progress) -> None:
                 if p.accepted >= 15 and first_sb.running:
@@ -61,7 +64,7 @@ def test_sandbox_killed_mid_upload_then_resume_counts_each_answered_body_once(
         second_sb = sandbox_on(db, admin, client_token)
         async with AdminClient(second_sb.url, admin, client_token=client_token) as client:
             resumed = await Upload.resume(client, folder, retry=QUICK)
-            second = await resumed.run()
+            second, _ = await run_checked(resumed, settle=0.3)
             counted = await assert_stored_exactly(client, bodies, resumed.ledger)
             resumed.close()
         return first, second, answered, doubtful, counted
@@ -75,11 +78,11 @@ def test_sandbox_killed_mid_upload_then_resume_counts_each_answered_body_once(
     assert first.stopped == UNREACHABLE and "gave up after 3 attempts" in first.error
     assert 15 <= first.accepted.bodies < 60 and first.pending.bodies == 60 - len(answered)
     assert second.complete and second.accepted.bodies == 60 and second.stopped == ""
-    assert second.requests == first.pending.bodies  # exactly the unfinished bodies, once each
+    # exactly the bodies the server lacks, once each
+    assert second.requests == first.pending.bodies - second.found
     assert not answered & doubtful
-    assert all(counted[i] == 1 for i in answered)  # nothing counted twice that had its 202
-    assert {i for i, k in counted.items() if k > 1} <= doubtful
-    assert second.in_doubt == len(doubtful)
+    assert second.found + second.missing == len(doubtful) and second.in_doubt == 0
+    assert set(counted.values()) == {1}  # nothing lost, nothing counted twice
 
 
 CHILD = """
@@ -124,6 +127,13 @@ def test_uploader_killed_mid_upload_then_resume_finishes_exactly(tmp_path: Path)
     folder = tmp_path / "up"
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
         Ledger.create(bodies, folder=folder, server=sb.url).close()
+
+        async def baseline() -> None:
+            async with AdminClient(sb.url, sb.admin_token) as c:
+                await record_baseline(c, folder, rows_of(bodies), admin_token=sb.admin_token,
+                                      client_token=None, known_features=None)  # fmt: skip
+
+        asyncio.run(baseline())
         script = textwrap.dedent(CHILD).format(
             root=str(ROOT), url=sb.url, token=sb.client_token, folder=str(folder), kill_at=20
         )
@@ -137,14 +147,14 @@ def test_uploader_killed_mid_upload_then_resume_finishes_exactly(tmp_path: Path)
         async def resume() -> tuple[Report, dict[int, int]]:
             async with AdminClient(sb.url, sb.admin_token, client_token=sb.client_token) as c:
                 upload = await Upload.resume(c, folder)
-                report = await upload.run()
+                report, _ = await run_checked(upload, settle=0.3)
                 counted = await assert_stored_exactly(c, bodies, upload.ledger)
                 upload.close()
                 return report, counted
 
         report, counted = asyncio.run(resume())
     assert report.complete and report.accepted.bodies == 80
-    assert report.requests == 80 - len(answered)
-    assert all(counted[i] == 1 for i in answered)
-    assert {i for i, k in counted.items() if k > 1} <= doubtful
+    assert report.requests == 80 - len(answered) - report.found
+    assert report.found + report.missing == len(doubtful)
+    assert set(counted.values()) == {1}
     assert 16 <= len(answered) < 80  # at most one 202 per worker had not reached the disk

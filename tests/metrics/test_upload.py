@@ -35,6 +35,8 @@ import pytest
 import app.metrics.ledger as ledger_module
 from app.api.client import AdminClient, RetryPolicy, bulk_metrics_bytes
 from app.api.models import BulkApplication, BulkMetric, BulkMetrics
+from app.metrics.batch import Row
+from app.metrics.batch_upload import record_baseline, run_checked
 from app.metrics.ledger import BODIES_NAME, LEDGER_NAME, Ledger, State
 from app.metrics.upload import (
     CANCELLED,
@@ -296,6 +298,25 @@ def client_for(sb: SandboxProcess, url: str | None = None, **kw: Any) -> AdminCl
     return AdminClient(url or sb.url, sb.admin_token, **kw)
 
 
+def rows_of(bodies: Sequence[TestBody]) -> list[Row]:
+    """The preview rows of `bodies`: the keys a baseline records."""
+    return [Row(f, a, e, w, 0, yes, no, 0)
+            for b in bodies for (f, a, e, w), (yes, no, _) in b.expected.items()]  # fmt: skip
+
+
+async def checked_upload(
+    client: AdminClient, admin_token: str, bodies: Sequence[TestBody], folder: Path, **kw: Any
+) -> tuple[Upload, Report]:
+    """As `flagdesk metrics upload` sends: the baseline of the server's totals recorded before
+    the first request, then the bodies, with the bodies in doubt checked against the totals
+    (`batch_upload.run_checked`) rather than sent again blindly."""
+    upload = await Upload.start(client, bodies, folder=folder, **kw)
+    assert await record_baseline(client, folder, rows_of(bodies), admin_token=admin_token,
+                                 client_token=None, known_features=None) == ""  # fmt: skip
+    report, _ = await run_checked(upload, settle=0)
+    return upload, report
+
+
 async def upload_all(
     client: AdminClient,
     bodies: Sequence[Any],
@@ -361,36 +382,39 @@ def test_429_503_and_dropped_connections_are_retried_and_totals_stay_exact(
     async def main() -> tuple[Report, FaultProxy, list[float], int]:
         async with FaultProxy(sandbox.url, script) as proxy, client_for(sandbox) as direct:
             client = client_for(sandbox, proxy.url)
-            upload, report = await upload_all(client, bodies, tmp_path / "up", retry=FAST)
+            upload, report = await checked_upload(
+                client, sandbox.admin_token, bodies, tmp_path / "up", retry=FAST
+            )
             await client.aclose()
             await assert_stored_exactly(direct, bodies)  # each exactly once
             unanswered = sum(e.unanswered for e in upload.ledger.entries)
             upload.close()
             return report, proxy, upload.waits, unanswered
 
-    report, proxy, waits, unanswered = run(main())
+    report, proxy, _, unanswered = run(main())
     assert report.complete and report.accepted.bodies == 12
-    assert report.retries == 6 and report.requests == 12 + 6
+    assert report.requests == 12 + 6
     assert len(proxy.requests) == 12 + 6
-    assert 1.0 in waits  # the Retry-After, as the server said
     # the dropped request (no answer), the 502 and the 504 (a gateway: the server behind it
-    # may have stored the body) are in doubt; the 429 and the 503s are not. Which bodies they
-    # hit depends on the workers' order.
-    assert unanswered == 3 and 1 <= report.in_doubt <= 3
+    # may have stored the body) are in doubt, not sent again in that run; the check of the
+    # server's totals finds them missing (the proxy never forwarded them) and they are sent
+    # again. The 429 and the 503s are retried at once.
+    assert unanswered == 3 and report.in_doubt == 0 and report.missing == 3
 
 
-def test_a_lost_answer_is_reported_in_doubt_and_may_count_twice(
+def test_a_lost_answer_is_found_on_the_server_and_not_sent_again(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:
-    """The server stored the body but its 202 never arrived: the uploader must send it again
-    (it cannot know), the ledger says the body is in doubt, and the sandbox has it twice."""
+    """The server stored the body but its 202 never arrived: the body is in doubt, and the
+    check of the server's totals finds it counted: it is not sent again (it used to be, and
+    the sandbox had it twice)."""
     bodies = make_bodies(4, "lost")
 
     async def main() -> tuple[Report, dict[int, int], Seen]:
         async with FaultProxy(sandbox.url, [Lost()]) as proxy, client_for(sandbox) as direct:
             client = client_for(sandbox, proxy.url)
-            upload, report = await upload_all(
-                client, bodies, tmp_path / "up", retry=FAST, concurrency=1
+            upload, report = await checked_upload(
+                client, sandbox.admin_token, bodies, tmp_path / "up", retry=FAST, concurrency=1
             )
             await client.aclose()
             counted = await assert_stored_exactly(direct, bodies, upload.ledger)
@@ -398,9 +422,14 @@ def test_a_lost_answer_is_reported_in_doubt_and_may_count_twice(
             return report, counted, proxy.requests[0]
 
     report, counted, first = run(main())
-    assert report.complete and report.in_doubt == 1
+    assert report.complete and report.in_doubt == 0 and report.found == 1, report
+    assert report.requests == 4
     assert first.body == bodies[0].data
-    assert counted == {0: 2, 1: 1, 2: 1, 3: 1}
+    assert counted == {0: 1, 1: 1, 2: 1, 3: 1}
+    assert report.in_doubt_text == (
+        "1 body in doubt (no answer to a request) was found counted in the server's totals: "
+        "not sent again."
+    )
 
 
 def test_400_413_415_are_reported_per_body_and_not_retried(
@@ -538,6 +567,8 @@ def test_a_cancelled_task_leaves_requests_in_doubt_and_resume_accounts_for_them(
     async def main() -> tuple[list[int], Report, dict[int, int]]:
         async with client_for(sandbox) as client:
             upload = await Upload.start(client, bodies, folder=folder)
+            await record_baseline(client, folder, rows_of(bodies), admin_token=sandbox.admin_token,
+                                  client_token=None, known_features=None)  # fmt: skip
             task: asyncio.Task[Report] | None = None
 
             def cancel_task(p: Progress) -> None:
@@ -550,7 +581,7 @@ def test_a_cancelled_task_leaves_requests_in_doubt_and_resume_accounts_for_them(
             in_flight = [e.index for e in upload.ledger.entries if e.state is State.SENT]
             upload.close()
             resumed = await Upload.resume(client, folder)
-            report = await resumed.run()
+            report, _ = await run_checked(resumed, settle=0.3)
             counted = await assert_stored_exactly(client, bodies, resumed.ledger)
             resumed.close()
             return in_flight, report, counted
@@ -558,8 +589,8 @@ def test_a_cancelled_task_leaves_requests_in_doubt_and_resume_accounts_for_them(
     in_flight, report, counted = run(main())
     assert in_flight  # cancelled with requests on the wire
     assert report.complete and report.accepted.bodies == 40
-    assert report.in_doubt == len(in_flight)
-    assert {i for i, k in counted.items() if k > 1} <= set(in_flight)
+    assert report.in_doubt == 0 and report.found + report.missing == len(in_flight)
+    assert set(counted.values()) == {1}  # the ones in flight checked, not sent blindly
 
 
 def journal_events(folder: Path, index: int) -> list[str]:
@@ -572,8 +603,8 @@ def test_502_and_504_are_in_doubt_but_503_and_429_are_not(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:
     """A gateway's 502 or 504 may come after the server behind it stored the body: recorded
-    "maybe counted" (lost), and sent again after a backoff. 503 and 429 are the server's own
-    refusal: certainly not counted (retry)."""
+    "maybe counted" (lost), and not sent again until the server's totals show it missing. 503
+    and 429 are the server's own refusal: certainly not counted (retry at once)."""
     bodies = make_bodies(2, "gateway")
     script: list[ProxyAction] = [
         error_reply(502, "bad gateway"),
@@ -585,8 +616,8 @@ def test_502_and_504_are_in_doubt_but_503_and_429_are_not(
     async def main() -> tuple[Report, int, int]:
         async with FaultProxy(sandbox.url, script) as proxy, client_for(sandbox) as direct:
             client = client_for(sandbox, proxy.url)
-            upload, report = await upload_all(
-                client, bodies, tmp_path / "up", retry=FAST, concurrency=1
+            upload, report = await checked_upload(
+                client, sandbox.admin_token, bodies, tmp_path / "up", retry=FAST, concurrency=1
             )
             await client.aclose()
             await assert_stored_exactly(direct, bodies)  # the faults were never forwarded
@@ -595,15 +626,13 @@ def test_502_and_504_are_in_doubt_but_503_and_429_are_not(
             return report, first.unanswered, second.unanswered
 
     report, first, second = run(main())
-    assert report.complete and report.accepted.bodies == 2 and report.retries == 4
-    assert (first, second) == (2, 0)
-    assert report.in_doubt == 1
+    assert report.complete and report.accepted.bodies == 2
+    assert (first, second) == (1, 1) and report.in_doubt == 0 and report.missing == 2
     assert journal_events(tmp_path / "up", 0) == [
-        "sent", "lost", "sent", "lost", "sent", "retry", "sent", "retry", "sent", "accepted"
+        "sent", "lost", "checked", "sent", "retry", "sent", "retry", "sent", "accepted"
     ]  # fmt: skip
     assert report.in_doubt_text == (
-        "1 body got no answer to a request: the server may have counted it; resending it may "
-        "count it twice."
+        "2 bodies in doubt were missing from the server's totals: sent again, counted once."
     )
 
 
@@ -802,8 +831,9 @@ def test_stopping_at_once_counts_the_requests_in_flight_in_doubt(tmp_path: Path)
     report = run(main())
     assert report.in_doubt == 4 and report.pending.bodies == 6
     assert report.in_doubt_text == (
-        "4 bodies got no answer to a request: the server may have counted them; resending "
-        "them may count them twice."
+        "4 bodies got no answer to a request and are left in doubt, not sent again: the "
+        "server may have counted them. Resume checks the server's totals again; "
+        "--resend-in-doubt sends them anyway (the server may then count them twice)."
     )
     reopened = Ledger.open(tmp_path / "up", write=False)
     assert sum(e.in_doubt for e in reopened.entries) == 4
