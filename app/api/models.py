@@ -39,6 +39,8 @@ from pydantic import (
 )
 from typing_extensions import TypedDict
 
+from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
+
 # --------------------------------------------------------------------------- shared pieces
 
 
@@ -90,11 +92,18 @@ def _check_email(value: str) -> str:
 
 Email = Annotated[str, AfterValidator(_check_email)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+#: a metric's count: Unleash refuses more than 2^53 - 1 with 400
+MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
 def _time_value(value: Any) -> datetime | int:
     if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > MAX_TIME_MS:
+            raise ValueError(
+                f"{value} ms is further from 1970 than a server can read "
+                f"(at most {MAX_TIME_MS:,} ms either way)"
+            )
         return value
     if isinstance(value, datetime):
         return value
@@ -665,9 +674,9 @@ class BulkMetric(Request):
     environment: str
     #: start of the one-hour window; integers are milliseconds since the epoch
     timestamp: TimeValue | None = None
-    yes: NonNegativeInt = 0
-    no: NonNegativeInt = 0
-    variants: dict[str, NonNegativeInt] = {}
+    yes: MetricCount = 0
+    no: MetricCount = 0
+    variants: dict[str, MetricCount] = {}
 
 
 class BulkMetrics(Request):

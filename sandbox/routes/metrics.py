@@ -17,6 +17,7 @@ from app.api import models as m
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from sandbox.responses import json_response, read_limited, validation_error
 from sandbox.routes.deps import Admin, Client, StoreDep
+from sandbox.store.metrics import accepted_environment
 
 router = APIRouter(tags=["metrics"])
 
@@ -52,11 +53,12 @@ async def feature_metrics_raw(
     },
     responses={202: {"description": "Accepted; no body"}},
 )
-async def bulk_metrics(request: Request, _: Client, store: StoreDep) -> Response:
+async def bulk_metrics(request: Request, client: Client, store: StoreDep) -> Response:
     body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
     try:
         batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
-    store.ingest_bulk(batch)
+    # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
+    store.ingest_bulk(batch, accepted_environment(client.environment))
     return Response(status_code=202)
