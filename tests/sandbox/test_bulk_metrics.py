@@ -349,3 +349,27 @@ def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
     assert failures == []
     [w] = raw_windows(sandbox, "race")
     assert (w.yes, w.no) == (300, 150)
+
+
+def test_a_56_mb_body_gets_413_with_an_error_body(demo_sandbox):
+    """Far past the limit the 413 is still an answer with the spec's error body (not a reset
+    connection while the client still sends): the body sent whole, and in chunks with no
+    content-length (chunked transfer encoding)."""
+    size = 56 * 1024 * 1024
+    body = padded(size)
+
+    def chunks():
+        for i in range(0, size, 1 << 20):
+            yield body[i : i + (1 << 20)]
+
+    with demo_sandbox.client() as http:
+        whole = http.post("/api/client/metrics/bulk", content=body,
+                          headers={"content-type": "application/json"})  # fmt: skip
+        assert whole.request.headers["content-length"] == str(size)
+        assert_error(whole, 413, "ContentTooLarge")
+        chunked = http.post("/api/client/metrics/bulk", content=chunks(),
+                            headers={"content-type": "application/json"})  # fmt: skip
+        assert "content-length" not in chunked.request.headers
+        assert chunked.request.headers["transfer-encoding"] == "chunked"
+        assert_error(chunked, 413, "ContentTooLarge")
+        assert post(http, padded(100)).status_code == 202  # and the sandbox still answers
