@@ -19,6 +19,17 @@ MAX_METRIC_COUNT = 2**53 - 1
 MAX_TIME_MS = 8_640_000_000_000_000
 
 
+def accepted_environment(token_environment: str | None) -> str:
+    """The one environment whose metrics a client token's bulk batches are kept for, and the
+    one an SDK payload without an `environment` is counted in (Unleash 8.2's
+    `resolveUserEnvironment`): the token's (`project:environment.secret`), or `default` for a
+    token of every environment (`*`) or of none. Unleash answers 202 to metrics for any other
+    environment, and drops them."""
+    if token_environment is None or token_environment == "*":
+        return "default"
+    return token_environment
+
+
 def key_path(name: str) -> str:
     """A property name as a JSON path step: `.name`, or `["odd name"]` when it needs quoting."""
     if name and all(c.isalnum() or c in "_-" for c in name):

@@ -14,11 +14,10 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from app.api import models as m
-from app.api.wire import BULK_METRICS_BODY_LIMIT
+from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from sandbox.responses import json_response, read_limited, validation_error
 from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
 from sandbox.routes.deps import Admin, Client, StoreDep
-from sandbox.store.metrics import accepted_environment
 
 router = APIRouter(tags=["metrics"], responses=errors(*TOKEN_ERRORS))
 

@@ -41,14 +41,6 @@ LAST_WINDOW = int(datetime(9999, 12, 31, 23, tzinfo=UTC).timestamp() * 1000)
 Key = tuple[str, str, str, int]
 
 
-def accepted_environment(token_environment: str | None) -> str:
-    """The one environment whose metrics a client token's bulk batches keep (Unleash 8.2's
-    `resolveUserEnvironment`): the token's, or `default` for a token of every environment."""
-    if token_environment is None or token_environment == "*":
-        return "default"
-    return token_environment
-
-
 class Metrics(Core):
     def ingest_bulk(self, batch: m.BulkMetricsItems, environment: str | None = None) -> int:
         """Store a validated bulk batch in one transaction; returns the number of metric items
@@ -57,10 +49,10 @@ class Metrics(Core):
 
         What Unleash 8.2 answers 202 to and then drops is not stored either: metrics for
         another `environment` than the one given (the client token's, see
-        `accepted_environment`; None keeps every one), metrics whose yes and no are both 0
-        (their variants too), names longer than Unleash's columns, hours no date-time can show,
-        and a metric whose sums would pass what the columns hold (`MAX_STORED_COUNT`,
-        `MAX_STORED_VARIANT`): so whatever is stored can be read back.
+        `app.api.wire.accepted_environment`; None keeps every one), metrics whose yes and no
+        are both 0 (their variants too), names longer than Unleash's columns, hours no
+        date-time can show, and a metric whose sums would pass what the columns hold
+        (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be read back.
 
         Counts are summed per feature, application, environment and one-hour window before they
         touch the database, so a body of 500 items for 20 features is 20 row upserts.
