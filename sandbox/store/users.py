@@ -67,11 +67,6 @@ def bad_data_details(*messages: str) -> Refusal:
 
 
 class Users(Core):
-    def role_of(self, who: Principal) -> int | None:
-        """The root role a request is made with: an admin API token's is Admin, whoever it
-        was filed under; a personal access token's is its user's."""
-        return ADMIN_ROLE if who.kind == "admin" else self.root_role_of(who.user_id)
-
     def root_role_of(self, user_id: int | None) -> int | None:
         if user_id is None:
             return None
@@ -116,7 +111,7 @@ class Users(Core):
     def current_user(self, who: Principal) -> m.CurrentUser:
         """`GET /api/admin/user`: the token's user, as Unleash 8.2 shapes it (minus the secret it
         echoes for admin API tokens)."""
-        admin = self.role_of(who) == ADMIN_ROLE
+        admin = self.root_role_of(who.user_id) == ADMIN_ROLE
         permissions = [m.Permission(permission="ADMIN")] if admin else []
         if who.kind == "admin":
             user: dict[str, Any] = {
@@ -239,8 +234,8 @@ class Users(Core):
         if row is None:
             raise not_found(f"Could not find user with id {user_id}")
         with self.tx() as c:
-            # their personal access tokens go; the admin API token the sandbox files under the
-            # admin user is no user's on Unleash: it outlives them, still an Admin (`role_of`)
+            # their personal access tokens go; the admin API token, which acts as the built-in
+            # admin user here, stays (a token no user owns, as on Unleash), with no root role
             c.execute("DELETE FROM tokens WHERE user_id = ? AND kind = 'personal'", (user_id,))
             c.execute("UPDATE tokens SET user_id = NULL WHERE user_id = ?", (user_id,))
             for table in ("group_users", "project_roles"):
