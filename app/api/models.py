@@ -29,6 +29,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
     StrictInt,
@@ -38,6 +39,8 @@ from pydantic import (
     WithJsonSchema,
 )
 from typing_extensions import TypedDict
+
+from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
 
 # --------------------------------------------------------------------------- shared pieces
 
@@ -90,11 +93,21 @@ def _check_email(value: str) -> str:
 
 Email = Annotated[str, AfterValidator(_check_email)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+#: an id as a server's database holds it (64 bits; Unleash 8.2's are 32 and it answers 500
+#: past them): a larger one is refused (400) before any query
+RowId = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+#: a metric's count: Unleash refuses more than 2^53 - 1 with 400
+MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
 def _time_value(value: Any) -> datetime | int:
     if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) > MAX_TIME_MS:
+            raise ValueError(
+                f"{value} ms is further from 1970 than a server can read "
+                f"(at most {MAX_TIME_MS:,} ms either way)"
+            )
         return value
     if isinstance(value, datetime):
         return value
@@ -236,7 +249,7 @@ class Ids(Request):
 
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[Annotated[int, Field(ge=0)]]
+    ids: list[Annotated[int, Field(ge=0, le=2**63 - 1)]]
 
 
 class AdminCount(Response):
@@ -297,7 +310,7 @@ class GroupList(Response):
 
 
 class UserRef(Request):
-    id: StrictInt
+    id: RowId
 
 
 class CreateGroupMember(Request):
@@ -311,7 +324,7 @@ class CreateGroup(Request):
     description: str | None = None
     mappingsSSO: list[str] = []
     #: id of the root role (Viewer, Editor or Admin) applied to every user in the group
-    rootRole: StrictInt | None = None
+    rootRole: RowId | None = None
     users: list[CreateGroupMember] = []
 
 
@@ -566,12 +579,27 @@ def _onboarding_variant(value: Any) -> str:
     return "other"
 
 
+class _AnyOf:
+    """Marks a union whose JSON schema is `anyOf`, not `oneOf`: its last variant takes any
+    value, so a value can fit two of them (the OpenAPI document must not promise one)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema = dict(handler(core_schema))
+        if "oneOf" in schema:
+            schema["anyOf"] = schema.pop("oneOf")
+        return schema
+
+
 #: The onboarding-status one-of: the spec's two values plus the variants real servers send.
 OnboardingStatus = Annotated[
     Annotated[OnboardingStatusFirstFlag, Tag("first-flag-created")]
     | Annotated[OnboardingStatusPlain, Tag("plain")]
     | Annotated[OnboardingStatusOther, Tag("other")],
     Discriminator(_onboarding_variant),
+    _AnyOf,
 ]
 
 
@@ -665,9 +693,9 @@ class BulkMetric(Request):
     environment: str
     #: start of the one-hour window; integers are milliseconds since the epoch
     timestamp: TimeValue | None = None
-    yes: NonNegativeInt = 0
-    no: NonNegativeInt = 0
-    variants: dict[str, NonNegativeInt] = {}
+    yes: MetricCount = 0
+    no: MetricCount = 0
+    variants: dict[str, MetricCount] = {}
 
 
 class BulkMetrics(Request):

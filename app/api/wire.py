@@ -10,6 +10,25 @@ from collections.abc import Sequence
 #: Unleash's: its body parser refuses more with 413).
 BULK_METRICS_BODY_LIMIT = 102_400
 
+#: The largest count (`yes`, `no`, a variant's) a metric item may carry: Unleash 8.2 answers 400
+#: above 2^53 - 1 (JavaScript's largest safe integer) on both metrics endpoints.
+MAX_METRIC_COUNT = 2**53 - 1
+
+#: How far from the epoch a time given in milliseconds may be, either way: JavaScript's `Date`
+#: range, beyond which Unleash 8.2 answers 400 (8,640,000,000,000,000 ms, about 273,790 years).
+MAX_TIME_MS = 8_640_000_000_000_000
+
+
+def accepted_environment(token_environment: str | None) -> str:
+    """The one environment whose metrics a client token's bulk batches are kept for, and the
+    one an SDK payload without an `environment` is counted in (Unleash 8.2's
+    `resolveUserEnvironment`): the token's (`project:environment.secret`), or `default` for a
+    token of every environment (`*`) or of none. Unleash answers 202 to metrics for any other
+    environment, and drops them."""
+    if token_environment is None or token_environment == "*":
+        return "default"
+    return token_environment
+
 
 def key_path(name: str) -> str:
     """A property name as a JSON path step: `.name`, or `["odd name"]` when it needs quoting."""

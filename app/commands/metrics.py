@@ -64,6 +64,11 @@ comes from the variable named by --client-token-env (default FLAGDESK_CLIENT_TOK
 profile; when that is unset and the token of --token-env has the shape of a client token
 (project:environment.secret), that one is used. Tokens are never read from the command line.
 
+An SDK payload without an environment is sent for the client token's environment, where
+Unleash counts the SDK's own posts (or for --environment NAME). A batch with metrics the server
+would answer 202 to and drop (another environment than the token's, yes and no both 0) is not
+sent without --send-dropped.
+
 Invalid items are left out: the valid ones are uploaded, and the invalid ones are saved to
 invalid.ndjson in the upload's folder and counted in the report. Each upload keeps a ledger and
 a copy of its bodies in a folder of its own (default: under the user data folder; --folder
@@ -91,7 +96,8 @@ exit status:
   1  done, but some bodies were rejected or some items were left out (invalid, or too large
      for any body)
   2  bad usage, or bad input: a FILE cannot be read, or holds no valid metric; the --ca-bundle
-     cannot be read; the items left out cannot be saved (nothing is sent then)
+     cannot be read; the items left out cannot be saved; metrics the server would drop
+     without --send-dropped (nothing is sent then)
   3  the server was unreachable (or kept failing) after retries, or cannot take metrics at this
      URL (a redirect, no such endpoint): bodies left pending, resume later
   4  the token was refused (401/403): wrong token, or not a client token
@@ -151,6 +157,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--resend-in-doubt", action="store_true",
                      help="send the bodies in doubt that the server's totals cannot decide "
                      "anyway (the server may then count them twice)")  # fmt: skip
+    how.add_argument("--environment", metavar="NAME",
+                     help="the environment of SDK payloads that name none (default: the client "
+                     "token's, where Unleash counts the SDK's own posts; 'default' for a token "
+                     "of every environment)")  # fmt: skip
+    how.add_argument("--send-dropped", action="store_true",
+                     help="send metrics the server will answer 202 to and drop (another "
+                     "environment than the client token's, yes and no both 0); refused "
+                     "without it")  # fmt: skip
     how.add_argument("--folder", metavar="DIR", type=Path,
                      help="keep the ledger and the bodies' copy here (a new folder)")  # fmt: skip
     how.add_argument("--json", action="store_true", help="print one JSON object (the summary)")
@@ -228,8 +242,11 @@ def upload(args: argparse.Namespace) -> int:
         spec = _connection(args, ledger_server=None, dry_run=args.dry_run)
     except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
+    from app.metrics.batch_upload import dropped_text, sdk_environment
+
+    client_token = spec.client_token if spec else None
     try:
-        batch = _load(args.files)
+        batch = _load(args.files, args.environment or sdk_environment(client_token))
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled while reading; nothing was sent")
     out.update(files=_sources(batch), metrics=batch.metric_count)
@@ -242,6 +259,14 @@ def upload(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args, out, batch, spec, max_body)
     assert spec is not None
+    dropped = dropped_text([batch], client_token)
+    if dropped and not args.send_dropped:
+        out.update(dropped=dropped)
+        return out.fail(
+            EXIT_USAGE,
+            f"{dropped} Nothing was sent. Set the environment of SDK payloads that name none "
+            "with --environment NAME, fix the files, or send them anyway with --send-dropped.",
+        )
     return _send(args, out, spec, batch=batch, max_body=max_body)
 
 
@@ -601,12 +626,15 @@ def _check_files(files: Sequence[Path]) -> None:
             raise UsageError(f"{path}: cannot be read (permission denied)")
 
 
-def _load(files: Sequence[Path]) -> Batch:
+def _load(files: Sequence[Path], environment: str = "default") -> Batch:
+    """`environment`: that of SDK payloads that name none."""
     from app.metrics import load
 
     bar = _Bar(sys.stderr, label="reading") if sys.stderr.isatty() else None
     try:
-        return load([str(p) for p in files], progress=bar.reading if bar else None)
+        return load(
+            [str(p) for p in files], progress=bar.reading if bar else None, environment=environment
+        )
     finally:
         if bar is not None:
             bar.finish()

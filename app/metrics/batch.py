@@ -74,6 +74,8 @@ class Source:
     invalid: int = 0
     #: bytes read
     size: int = 0
+    #: valid metric items with yes and no both 0, which Unleash answers 202 to and drops
+    zero: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +225,8 @@ class Batch:
         self._split_problems: list[InputProblem] = []
         self.metric_count = 0
         self.invalid_count = 0
+        #: the environment SDK payloads that name none were read for (`load(environment=)`)
+        self.sdk_environment = "default"
         #: metric items the last `bodies()` call left out because too large for any body
         self.unsendable = 0
         #: application items the last `bodies()` call left out because too large for any body

@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from app.api.client import RetryPolicy
 from app.api.errors import ClientError
-from app.api.wire import BULK_METRICS_BODY_LIMIT
+from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
 from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
 from app.metrics.reconcile import (
@@ -206,6 +206,42 @@ def make_checks(
         environment=token_environment(client_token) if client_token else None,
         known_features=known_features,
         features_error=features_error,
+    )
+
+
+def sdk_environment(client_token: str | None) -> str:
+    """The environment SDK payloads that name none are read for: where Unleash counts the SDK's
+    own posts with this client token (`accepted_environment`)."""
+    return accepted_environment(token_environment(client_token) if client_token else None)
+
+
+def dropped_text(batches: Sequence[Batch], client_token: str | None) -> str:
+    """What of `batches` the server will answer 202 to and then drop, as a sentence ("" when
+    nothing): metrics for another environment than the one the client
+    token's are kept for (checked when the token names one), and metrics with yes and no
+    both 0.
+    An upload refuses such a batch unless told to send it anyway."""
+    parts = []
+    named = token_environment(client_token) if client_token else None
+    if named not in (None, "*"):  # a token of every environment may not be a client token
+        keep = sdk_environment(client_token)
+        other: dict[str, int] = {}
+        for batch in batches:
+            for env, count in batch.totals().environments.items():
+                if env != keep:
+                    other[env] = other.get(env, 0) + count.metrics
+        if other:
+            envs = ", ".join(
+                f"{plural(n, 'metric')} for {env!r}" for env, n in sorted(other.items())
+            )
+            parts.append(f"{envs}, but this client token's metrics are kept only for {keep!r}")
+    zero = sum(source.zero for batch in batches for source in batch.sources)
+    if zero:
+        parts.append(f"{plural(zero, 'metric')} with yes and no both 0")
+    if not parts:
+        return ""
+    return (
+        "The server would answer 202 to these metrics and then drop them: " + "; ".join(parts) + "."
     )
 
 

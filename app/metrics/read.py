@@ -341,6 +341,8 @@ class _File:
         self.problems: list[InputProblem] = []
         self.invalid: list[dict[str, Any]] = []
         self.metrics = 0
+        #: metric items with yes and no both 0 (Unleash drops them)
+        self.zero = 0
         self.listed: dict[str, int] = {}
         self.unlisted: dict[str, int] = {}
         # timestamp as given -> (window start, what is odd about it)
@@ -476,6 +478,7 @@ class _File:
             else:
                 message = "yes and no are both 0: Unleash answers 202 and drops this metric"
                 self._warn_item("zero", where, k, path, message)
+                self.zero += 1
         self.metrics += len(items)
 
     def _warn_item(self, kind: str, where: Where, k: int, path: str, message: str) -> None:
@@ -611,6 +614,7 @@ class _File:
                 len(self.applications),
                 len(self.invalid),
                 self.size,
+                zero=self.zero,
             )
         )
         batch._totals = None
@@ -1091,14 +1095,16 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
     none: Where = lambda k: (None, None)  # noqa: E731
     environment = sdk.environment
     if environment is None:
-        environment = "default"
+        # where Unleash counts the SDK's own post: the client token's environment
+        environment = file.batch.sdk_environment
         file.warn(
             "defaulted",
             None,
             None,
             "environment",
             "the payload names no environment: its metrics and application are sent for "
-            "environment 'default'",
+            f"environment {environment!r}"
+            + (" (the client token's)" if environment != "default" else ""),
         )
     instance = sdk.instanceId
     if instance is None:
@@ -1272,13 +1278,18 @@ def load(
     *,
     progress: Callable[[int, int], None] | None = None,
     cancel: threading.Event | None = None,
+    environment: str = "default",
 ) -> Batch:
     """Read, detect, validate and sum the metrics of `paths` into one batch.
 
     `progress(bytes_done, bytes_total)` is called after each chunk read (about every MiB);
     `cancel` is checked as often, and when set `Cancelled` is raised. A file that cannot be
-    read is an error problem, not an exception. Blocking: run it off the GUI thread."""
+    read is an error problem, not an exception. Blocking: run it off the GUI thread.
+
+    `environment`: the one SDK payloads that name none are sent for; give the client token's
+    (`app.api.wire.accepted_environment`), where Unleash counts the SDK's own posts."""
     batch = Batch()
+    batch.sdk_environment = environment
     sizes = []
     for path in paths:
         try:
@@ -1312,10 +1323,11 @@ def load(
     return batch
 
 
-def load_text(text: str, name: str = "<clipboard>") -> Batch:
+def load_text(text: str, name: str = "<clipboard>", environment: str = "default") -> Batch:
     """`load()` for text pasted from the clipboard."""
     data = text.encode("utf-8")
     batch = Batch()
+    batch.sdk_environment = environment
     counter = _Progress(len(data), None, None)
     _read_source(batch, io.BytesIO(data), name, counter, int(time.time() * 1000))
     return batch

@@ -72,7 +72,9 @@ from app.metrics.batch_upload import (
     EarlierUpload,
     Outcome,
     UploadHooks,
+    dropped_text,
     same_server,
+    sdk_environment,
     server_checks,
     write_invalid,
 )
@@ -845,6 +847,8 @@ class MetricsToolModel(ToolViewModel):
             else:
                 sizes.append(len((text or "").encode("utf-8")))
         total = sum(sizes)
+        # SDK payloads without an environment: the client token's, where Unleash counts them
+        environment = sdk_environment(self.upload_token)
         read: list[Input] = []
         offset = 0
         try:
@@ -856,9 +860,11 @@ class MetricsToolModel(ToolViewModel):
                         loop.call_soon_threadsafe(self._on_load_progress, base + done, total)
 
                 if path is not None:
-                    batch = await asyncio.to_thread(load, [path], progress=progress, cancel=cancel)
+                    batch = await asyncio.to_thread(
+                        load, [path], progress=progress, cancel=cancel, environment=environment
+                    )
                 else:
-                    batch = await asyncio.to_thread(load_text, text or "", name)
+                    batch = await asyncio.to_thread(load_text, text or "", name, environment)
                     self._on_load_progress(offset + size, total)
                 read.append(Input(name, batch, path, text))
                 offset += size
@@ -947,8 +953,17 @@ class MetricsToolModel(ToolViewModel):
     # ------------------------------------------------------------------ problems
 
     def _recheck(self) -> None:
-        """Gather the problems again, with the server checks for the token in use now."""
+        """Gather the problems again, with the server checks for the token in use now. SDK
+        payloads read for another environment than this token's are read again first."""
         token = self.upload_token
+        environment = sdk_environment(token)
+        if not self.loading and any(
+            i.batch.sdk_environment != environment
+            and any(s.format == "sdk" for s in i.batch.sources)
+            for i in self._inputs
+        ):
+            self.reload()  # which checks again once read
+            return
         connection = self.session.capabilities if self.session.ready else None
         if connection is not self._known_for:  # another server: its names are to be read
             self.known_features, self._known_for, self._known_error = None, connection, ""
@@ -1186,14 +1201,24 @@ class MetricsToolModel(ToolViewModel):
         concurrency: int = DEFAULT_CONCURRENCY,
         *,
         again: bool = False,
+        send_dropped: bool = False,
     ) -> asyncio.Task[None] | None:
         """Split the batch into bodies of at most `max_body` bytes and send them,
         `concurrency` at a time, through a new ledger (`BatchUpload.send`). A batch this server
         accepted in an earlier upload is not sent: `again_question` then names that upload, and
-        `upload_again()` (the person's confirmation) sends it anyway."""
+        `upload_again()` (the person's confirmation) sends it anyway. So is a batch with metrics
+        the server would answer 202 to and drop (`dropped_text`): nothing is sent, and
+        `again_question` says what would be dropped until `upload_again()` confirms."""
         if self.upload_reason:
             return None
         max_body = max(MIN_MAX_BODY, int(max_body))
+        dropped = "" if send_dropped else dropped_text(self.batches, self.upload_token)
+        if dropped:
+            self._clear_result()
+            self.again_question = dropped
+            self._again = lambda: self.upload(max_body, concurrency, again=again, send_dropped=True)
+            self._changed_report()
+            return None
         job = BatchUpload(self._upload_spec(), hooks=_WindowHooks(self), concurrency=concurrency)
         self._retry = lambda: self.upload(max_body, concurrency)
         self._again = lambda: self.upload(max_body, concurrency, again=True)
@@ -1284,9 +1309,8 @@ class MetricsToolModel(ToolViewModel):
         """The upload sending now (None before its first request, and after)."""
         return self._batch_upload.job if self._batch_upload is not None else None
 
-    def _start_upload(
-        self, coro: Coroutine[Any, Any, None], job: BatchUpload
-    ) -> asyncio.Task[None]:
+    def _clear_result(self) -> None:
+        """Forget the last upload's outcome: its report, question, error and rejections."""
         self.upload_error = ""
         self.again_question = ""
         self.earlier = []
@@ -1296,6 +1320,11 @@ class MetricsToolModel(ToolViewModel):
         self.invalid_file = None
         self.invalid_left_out = 0
         self.rejections.clear()
+
+    def _start_upload(
+        self, coro: Coroutine[Any, Any, None], job: BatchUpload
+    ) -> asyncio.Task[None]:
+        self._clear_result()
         self._batch_upload = job
         self._upload_connection = self._connection_generation
         self._uploading = True

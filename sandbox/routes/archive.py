@@ -11,31 +11,46 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import streamed_json
+from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
 from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
 
-router = APIRouter(tags=["archive"])
+router = APIRouter(tags=["archive"], responses=errors(*TOKEN_ERRORS))
 
 
-@router.get("/api/admin/archive/features/{projectId}", deprecated=True)
+@router.get(
+    "/api/admin/archive/features/{projectId}", deprecated=True, responses=ok(m.ArchivedFeatures)
+)
 async def archived_features(projectId: str, _: Admin, store: StoreDep) -> Response:
     return await streamed_json(store, lambda reading: reading.archived_features(projectId))
 
 
-@router.post("/api/admin/archive/revive/{featureName}")
+@router.post(
+    "/api/admin/archive/revive/{featureName}",
+    response_class=Response,
+    responses=no_body(200, "Revived", 400, 404, 415),
+)
 async def revive_feature(featureName: str, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, CHANGERS, "revive flags")
     store.revive_feature(featureName, who)
     return Response(status_code=200)
 
 
-@router.delete("/api/admin/archive/{featureName}")
+@router.delete(
+    "/api/admin/archive/{featureName}",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 400, 404),
+)
 async def delete_feature(featureName: str, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, CHANGERS, "delete flags")
     store.delete_feature(featureName, who)
     return Response(status_code=200)
 
 
-@router.post("/api/admin/projects/{projectId}/revive")
+@router.post(
+    "/api/admin/projects/{projectId}/revive",
+    response_class=Response,
+    responses=no_body(200, "Revived", 400, 404, 415),
+)
 async def revive_features(
     projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
 ) -> Response:
@@ -44,7 +59,11 @@ async def revive_features(
     return Response(status_code=200)
 
 
-@router.post("/api/admin/projects/{projectId}/delete")
+@router.post(
+    "/api/admin/projects/{projectId}/delete",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 400, 404, 415),
+)
 async def delete_features(
     projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
 ) -> Response:
@@ -53,7 +72,12 @@ async def delete_features(
     return Response(status_code=200)
 
 
-@router.post("/api/admin/projects/{projectId}/archive", status_code=202)
+@router.post(
+    "/api/admin/projects/{projectId}/archive",
+    status_code=202,
+    response_class=Response,
+    responses=no_body(202, "Archived", 400, 404, 415),
+)
 async def archive_features(
     projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
 ) -> Response:

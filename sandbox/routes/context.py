@@ -9,17 +9,20 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response
+from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
 from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
 
-router = APIRouter(tags=["context"])
+router = APIRouter(tags=["context"], responses=errors(*TOKEN_ERRORS))
 
 
-@router.get("/api/admin/context")
+@router.get("/api/admin/context", responses=ok(list[m.ContextField]))
 async def list_context_fields(_: Admin, store: StoreDep) -> Response:
     return json_response(store.list_context_fields())
 
 
-@router.post("/api/admin/context", status_code=201)
+@router.post(
+    "/api/admin/context", status_code=201, responses=ok(m.ContextField, 400, 409, 415, status=201)
+)
 async def create_context_field(body: m.CreateContextField, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, CHANGERS, "create context fields")
     field = store.create_context_field(body, who)
@@ -28,12 +31,16 @@ async def create_context_field(body: m.CreateContextField, who: Admin, store: St
     return response
 
 
-@router.get("/api/admin/context/{contextField}")
+@router.get("/api/admin/context/{contextField}", responses=ok(m.ContextField, 404))
 async def get_context_field(contextField: str, _: Admin, store: StoreDep) -> Response:
     return json_response(store.get_context_field(contextField))
 
 
-@router.put("/api/admin/context/{contextField}")
+@router.put(
+    "/api/admin/context/{contextField}",
+    response_class=Response,
+    responses=no_body(200, "Updated", 400, 404, 415),
+)
 async def update_context_field(
     contextField: str, body: m.UpdateContextField, who: Admin, store: StoreDep
 ) -> Response:
@@ -43,14 +50,22 @@ async def update_context_field(
     return Response(status_code=200)
 
 
-@router.delete("/api/admin/context/{contextField}")
+@router.delete(
+    "/api/admin/context/{contextField}",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 400, 404),
+)
 async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, CHANGERS, "delete context fields")
     store.delete_context_field(contextField, who)
     return Response(status_code=200)
 
 
-@router.post("/api/admin/context/{contextField}/legal-values")
+@router.post(
+    "/api/admin/context/{contextField}/legal-values",
+    response_class=Response,
+    responses=no_body(200, "Added or updated", 400, 404, 415),
+)
 async def put_legal_value(
     contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep
 ) -> Response:
@@ -59,7 +74,11 @@ async def put_legal_value(
     return Response(status_code=200)
 
 
-@router.delete("/api/admin/context/{contextField}/legal-values/{legalValue}")
+@router.delete(
+    "/api/admin/context/{contextField}/legal-values/{legalValue}",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 404),
+)
 async def delete_legal_value(
     contextField: str, legalValue: str, who: Admin, store: StoreDep
 ) -> Response:
@@ -68,6 +87,8 @@ async def delete_legal_value(
     return Response(status_code=200)
 
 
-@router.get("/api/admin/context/{contextField}/strategies")
+@router.get(
+    "/api/admin/context/{contextField}/strategies", responses=ok(m.ContextFieldStrategies, 404)
+)
 async def context_strategies(contextField: str, _: Admin, store: StoreDep) -> Response:
     return json_response(store.context_strategies(contextField))

@@ -14,22 +14,23 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from app.api import models as m
-from app.api.wire import BULK_METRICS_BODY_LIMIT
+from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from sandbox.responses import json_response, read_limited, validation_error
+from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
 from sandbox.routes.deps import Admin, Client, StoreDep
 
-router = APIRouter(tags=["metrics"])
+router = APIRouter(tags=["metrics"], responses=errors(*TOKEN_ERRORS))
 
 #: a bulk body's fields and constraints (`m.BulkMetrics`), validated into plain dicts
 BULK_METRICS_ITEMS: TypeAdapter[m.BulkMetricsItems] = TypeAdapter(m.BulkMetricsItems)
 
 
-@router.get("/api/admin/client-metrics/features/{name}")
+@router.get("/api/admin/client-metrics/features/{name}", responses=ok(m.FeatureUsage))
 async def feature_usage(name: str, _: Admin, store: StoreDep) -> Response:
     return json_response(store.feature_usage(name))
 
 
-@router.get("/api/admin/client-metrics/features/{name}/raw")
+@router.get("/api/admin/client-metrics/features/{name}/raw", responses=ok(m.FeatureMetricsRaw, 400))
 async def feature_metrics_raw(
     name: str,
     _: Admin,
@@ -50,13 +51,21 @@ async def feature_metrics_raw(
             },
         }
     },
-    responses={202: {"description": "Accepted; no body"}},
+    response_class=Response,
+    responses=no_body(
+        202,
+        "Accepted, with no body; as on Unleash, metrics it drops are answered 202 too",
+        400,
+        413,
+        415,
+    ),
 )
-async def bulk_metrics(request: Request, _: Client, store: StoreDep) -> Response:
+async def bulk_metrics(request: Request, client: Client, store: StoreDep) -> Response:
     body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
     try:
         batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
-    store.ingest_bulk(batch)
+    # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
+    store.ingest_bulk(batch, accepted_environment(client.environment))
     return Response(status_code=202)

@@ -8,6 +8,7 @@ from starlette.responses import Response
 from app import __version__
 from app.api import models as m
 from sandbox.responses import json_response
+from sandbox.routes.answers import TOKEN_ERRORS, ok
 from sandbox.routes.deps import Admin
 
 SERVER_NAME = "flagdesk sandbox"
@@ -15,12 +16,12 @@ SERVER_NAME = "flagdesk sandbox"
 router = APIRouter(tags=["server"])
 
 
-@router.get("/health")
+@router.get("/health", responses=ok(m.Health))
 async def health() -> Response:
     return json_response(m.Health(health="GOOD"))
 
 
-@router.get("/api/admin/ui-config")
+@router.get("/api/admin/ui-config", responses=ok(m.UiConfig, *TOKEN_ERRORS))
 async def ui_config(_: Admin) -> Response:
     return json_response(
         m.UiConfig(

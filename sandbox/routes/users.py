@@ -14,18 +14,19 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response, streamed_json
-from sandbox.routes.deps import Admin, StoreDep, require_root
+from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
+from sandbox.routes.deps import Admin, PathId, StoreDep, require_root
 from sandbox.store import ADMIN_ROLE, Store
 
-router = APIRouter(tags=["users"])
+router = APIRouter(tags=["users"], responses=errors(*TOKEN_ERRORS))
 
 
-@router.get("/api/admin/user")
+@router.get("/api/admin/user", responses=ok(m.CurrentUser))
 async def current_user(who: Admin, store: StoreDep) -> Response:
     return json_response(store.current_user(who))
 
 
-@router.get("/api/admin/user-admin")
+@router.get("/api/admin/user-admin", responses=ok(m.UserList))
 async def list_users(who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "list users")
     return json_response(store.list_users())
@@ -80,7 +81,18 @@ class NewUser(BaseModel):
     sendEmail: bool | None = None
 
 
-@router.post("/api/admin/user-admin", status_code=201)
+@router.post(
+    "/api/admin/user-admin",
+    status_code=201,
+    responses={
+        **ok(m.User, 400, 409, 415, status=201),
+        429: {
+            "description": "Too many users created in the window (as Unleash: an HTML text); "
+            "Retry-After says when to retry",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        },
+    },
+)
 async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Request) -> Response:
     """201 with the user, its `inviteLink` and `emailSent`, and `Location: <id>`, as Unleash
     8.2; 429 past the creation limit (`WindowLimit`). The invite link is made up: the sandbox
@@ -105,13 +117,15 @@ async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Reque
     return response
 
 
-@router.get("/api/admin/user-admin/admin-count")
+@router.get("/api/admin/user-admin/admin-count", responses=ok(m.AdminCount))
 async def admin_count(who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "count the admins")
     return json_response(store.admin_count())
 
 
-@router.post("/api/admin/user-admin/reset-password")
+@router.post(
+    "/api/admin/user-admin/reset-password", responses=ok(m.ResetPasswordLink, 400, 404, 415)
+)
 async def reset_password(
     body: m.ResetPasswordRequest, who: Admin, store: StoreDep, request: Request
 ) -> Response:
@@ -124,13 +138,17 @@ async def reset_password(
 
 
 # endpoint 6 is declared before /user-admin/{id} so that "inactive" is not taken for an id
-@router.get("/api/admin/user-admin/inactive")
+@router.get("/api/admin/user-admin/inactive", responses=ok(m.InactiveUsers))
 async def inactive_users(who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "list inactive users")
     return await streamed_json(store, Store.inactive_users)
 
 
-@router.post("/api/admin/user-admin/inactive/delete")
+@router.post(
+    "/api/admin/user-admin/inactive/delete",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 400, 404, 415),
+)
 async def delete_inactive_users(body: m.Ids, who: Admin, store: StoreDep) -> Response:
     """200 with no body, as Unleash 8.2 answers; see `Store.delete_inactive_users`."""
     require_root(store, who, (ADMIN_ROLE,), "delete inactive users")
@@ -138,21 +156,25 @@ async def delete_inactive_users(body: m.Ids, who: Admin, store: StoreDep) -> Res
     return Response(status_code=200)
 
 
-@router.get("/api/admin/user-admin/{id}")
-async def get_user(id: int, who: Admin, store: StoreDep) -> Response:
+@router.get("/api/admin/user-admin/{id}", responses=ok(m.User, 400, 404))
+async def get_user(id: PathId, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "read users")
     return json_response(store.get_user(id))
 
 
-@router.delete("/api/admin/user-admin/{id}")
-async def delete_user(id: int, who: Admin, store: StoreDep) -> Response:
+@router.delete(
+    "/api/admin/user-admin/{id}",
+    response_class=Response,
+    responses=no_body(200, "Deleted", 400, 404),
+)
+async def delete_user(id: PathId, who: Admin, store: StoreDep) -> Response:
     """200 with no body, as Unleash 8.2; 404 for an unknown id."""
     require_root(store, who, (ADMIN_ROLE,), "delete users")
     store.delete_user(id, who)
     return Response(status_code=200)
 
 
-@router.put("/api/admin/user-admin/{id}")
-async def update_user(id: int, body: m.UpdateUser, who: Admin, store: StoreDep) -> Response:
+@router.put("/api/admin/user-admin/{id}", responses=ok(m.User, 400, 404, 409, 415))
+async def update_user(id: PathId, body: m.UpdateUser, who: Admin, store: StoreDep) -> Response:
     require_root(store, who, (ADMIN_ROLE,), "update users")
     return json_response(store.update_user(id, body, who))

@@ -22,40 +22,76 @@ def time_to_ms(value: datetime | int | None, default: int) -> int:
     return int(value.timestamp() * 1000)
 
 
+#: the largest sum a stored yes or no count holds (Unleash: a BIGINT column; SQLite's INTEGER is
+#: the same 64 bits). A metric whose sum would pass it is not stored: Unleash answers 202 and
+#: its flush then fails, losing the metric.
+MAX_STORED_COUNT = 2**63 - 1
+#: the largest sum of a variant's count (Unleash: an INTEGER column, 32 bits): the same
+MAX_STORED_VARIANT = 2**31 - 1
+#: Unleash's column widths (feature and application names VARCHAR(255), environment
+#: VARCHAR(100)): a longer name is answered 202 and lost the same way
+NAME_LIMITS = {"featureName": 255, "appName": 255, "environment": 100}
+#: the hours a metric may fall in to be stored: those a date-time can show (years 1 to 9999).
+#: Unleash takes years up to 275760 and shows them as "+275760-09-13T00:00:00.000Z", which no
+#: RFC 3339 reader (flagdesk's included) can read; it loses those before year 1 like the rest.
+FIRST_WINDOW = int(datetime(1, 1, 1, tzinfo=UTC).timestamp() * 1000)
+LAST_WINDOW = int(datetime(9999, 12, 31, 23, tzinfo=UTC).timestamp() * 1000)
+
+#: (feature, app, environment, window start)
+Key = tuple[str, str, str, int]
+
+
 class Metrics(Core):
-    def ingest_bulk(self, batch: m.BulkMetricsItems) -> int:
-        """Store a validated bulk batch in one transaction; returns the number of metric items.
-        Its items are plain dicts (`m.BulkMetricsItems`): a field the body left out is absent,
-        and gets the model's default here.
+    def ingest_bulk(self, batch: m.BulkMetricsItems, environment: str | None = None) -> int:
+        """Store a validated bulk batch in one transaction; returns the number of metric items
+        stored. Its items are plain dicts (`m.BulkMetricsItems`): a field the body left out is
+        absent, and gets the model's default here.
+
+        What Unleash 8.2 answers 202 to and then drops is not stored either: metrics for
+        another `environment` than the one given (the client token's, see
+        `app.api.wire.accepted_environment`; None keeps every one), metrics whose yes and no
+        are both 0 (their variants too), names longer than Unleash's columns, hours no
+        date-time can show, and a metric whose sums would pass what the columns hold
+        (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be read back.
 
         Counts are summed per feature, application, environment and one-hour window before they
         touch the database, so a body of 500 items for 20 features is 20 row upserts.
         """
         now = self.clock()
-        counts: dict[tuple[str, str, str, int], list[int]] = {}
-        variants: dict[tuple[str, str, str, int, str], int] = {}
+        counts: dict[Key, list[int]] = {}
+        variants: dict[Key, dict[str, int]] = {}
         windows: dict[datetime | int | None, int] = {}  # bodies repeat a few timestamps
         metrics: list[dict[str, Any]] = batch["metrics"]
         for metric in metrics:
+            yes, no = metric.get("yes", 0), metric.get("no", 0)
+            if yes == 0 and no == 0:
+                continue
+            if environment is not None and metric["environment"] != environment:
+                continue
+            if any(len(metric[k]) > limit for k, limit in NAME_LIMITS.items()):
+                continue
             stamp = metric.get("timestamp")
             window = windows.get(stamp)
             if window is None:
                 ts = time_to_ms(stamp, now)
                 window = windows[stamp] = ts - ts % HOUR_MS
+            if not FIRST_WINDOW <= window <= LAST_WINDOW:
+                continue
             key = (metric["featureName"], metric["appName"], metric["environment"], window)
-            yes, no = metric.get("yes", 0), metric.get("no", 0)
             slot = counts.get(key)
             if slot is None:
                 counts[key] = [yes, no]
             else:
                 slot[0] += yes
                 slot[1] += no
-            for variant, n in metric.get("variants", {}).items():
-                vkey = (*key, variant)
-                variants[vkey] = variants.get(vkey, 0) + n
+            if metric.get("variants"):
+                mine = variants.setdefault(key, {})
+                for variant, n in metric["variants"].items():
+                    mine[variant] = mine.get(variant, 0) + n
         with self.tx() as c:
             if batch["applications"]:
                 self._upsert_applications(c, batch["applications"], now)
+            self._drop_overflowing(c, counts, variants)
             c.executemany(
                 "INSERT INTO client_metrics(feature, app_name, environment, window_start, yes, no,"
                 " updated_at) VALUES(?, ?, ?, ?, ?, ?, ?)"
@@ -70,9 +106,55 @@ class Metrics(Core):
                     " window_start, variant, count) VALUES(?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(feature, app_name, environment, window_start, variant)"
                     " DO UPDATE SET count = count + excluded.count",
-                    [(*k, v) for k, v in variants.items()],
+                    [(*k, name, n) for k, named in variants.items() for name, n in named.items()],
                 )
-        return len(metrics)
+        return len(counts)
+
+    def _drop_overflowing(
+        self,
+        c: sqlite3.Connection,
+        counts: dict[Key, list[int]],
+        variants: dict[Key, dict[str, int]],
+    ) -> None:
+        """Leave out of `counts` and `variants` each key whose stored sums would pass
+        `MAX_STORED_COUNT` or `MAX_STORED_VARIANT` with this batch's added (the stored sums
+        read in the caller's write transaction)."""
+        if not counts:
+            return
+        stored: dict[Key, tuple[int, int]] = {}
+        stored_variants: dict[tuple[str, str, str, int, str], int] = {}
+        keys = list(counts)
+        for i in range(0, len(keys), 200):
+            part = keys[i : i + 200]
+            where = " OR ".join(
+                ["(feature = ? AND app_name = ? AND environment = ? AND window_start = ?)"]
+                * len(part)
+            )
+            flat = [x for k in part for x in k]
+            for r in c.execute(
+                f"SELECT feature, app_name, environment, window_start, yes, no FROM client_metrics"
+                f" WHERE {where}",
+                flat,
+            ):
+                stored[(r[0], r[1], r[2], r[3])] = (r[4], r[5])
+            if any(k in variants for k in part):
+                for r in c.execute(
+                    "SELECT feature, app_name, environment, window_start, variant, count"
+                    f" FROM client_metric_variants WHERE {where}",
+                    flat,
+                ):
+                    stored_variants[(r[0], r[1], r[2], r[3], r[4])] = r[5]
+        for key in keys:
+            yes, no = stored.get(key, (0, 0))
+            slot = counts[key]
+            over = yes + slot[0] > MAX_STORED_COUNT or no + slot[1] > MAX_STORED_COUNT
+            over = over or any(
+                stored_variants.get((*key, name), 0) + n > MAX_STORED_VARIANT
+                for name, n in variants.get(key, {}).items()
+            )
+            if over:
+                del counts[key]
+                variants.pop(key, None)
 
     def _upsert_applications(
         self, c: sqlite3.Connection, apps: Sequence[dict[str, Any]], now: int

@@ -234,7 +234,11 @@ class Users(Core):
         if row is None:
             raise not_found(f"Could not find user with id {user_id}")
         with self.tx() as c:
-            for table in ("tokens", "group_users", "project_roles"):
+            # their personal access tokens go; the admin API token, which acts as the built-in
+            # admin user here, stays (a token no user owns, as on Unleash), with no root role
+            c.execute("DELETE FROM tokens WHERE user_id = ? AND kind = 'personal'", (user_id,))
+            c.execute("UPDATE tokens SET user_id = NULL WHERE user_id = ?", (user_id,))
+            for table in ("group_users", "project_roles"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
             c.execute("DELETE FROM users WHERE id = ?", (user_id,))
             label = row["name"] or row["username"] or row["email"]

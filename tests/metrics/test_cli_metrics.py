@@ -436,7 +436,8 @@ def test_dry_run_prints_the_same_warnings_as_an_upload(tmp_path: Path) -> None:
         dry = flagdesk("upload", path, "--url", sb.url, "--dry-run", "--json", env=env,
                        data=tmp_path)  # fmt: skip
         assert dry.returncode == 0, dry.stderr
-        real = flagdesk("upload", path, "--url", sb.url, "--json", env=env, data=tmp_path)
+        real = flagdesk("upload", path, "--url", sb.url, "--json", "--send-dropped", env=env,
+                        data=tmp_path)  # fmt: skip
         assert real.returncode == 0, real.stderr
         dry_text = flagdesk("upload", path, "--url", sb.url, "--dry-run", env=env, data=tmp_path)
     dry_problems, real_problems = summary(dry)["problems"], summary(real)["problems"]
@@ -577,3 +578,64 @@ def test_upload_with_a_profile_uses_its_client_token(
     elsewhere = flagdesk("upload", "--resume", out["folder"], "--profile", "metrics-test",
                          env=config, data=tmp_path)  # fmt: skip
     assert elsewhere.returncode == 0  # nothing left to send: all accepted already
+
+
+def sdk_payload(flag: str, yes: int, no: int) -> dict[str, Any]:
+    """What UnleashClient 6.9.1 for Python posts to /api/client/metrics: no `environment`, and
+    times with nanoseconds."""
+    hour = time.strftime("%Y-%m-%dT%H", time.gmtime())
+    return {
+        "appName": "sdk-app",
+        "instanceId": "sdk-1",
+        "bucket": {
+            "start": f"{hour}:00:01.123456789+00:00",
+            "stop": f"{hour}:00:31.123456789+00:00",
+            "toggles": {flag: {"yes": yes, "no": no, "variants": {}}},
+        },
+    }
+
+
+def test_an_sdk_payload_lands_where_the_sdks_own_post_would(tmp_path: Path) -> None:
+    """Finding 4 of issue 16: an SDK payload without an environment goes to the client token's
+    environment (`default:development...`: development), where Unleash counts the SDK's own
+    post; `--environment` sets another, and one the token's metrics are not kept for is
+    refused, naming how to send it anyway."""
+    path = tmp_path / "sdk.json"
+    path.write_text(json.dumps(sdk_payload("cli-sdk-env", 248, 252)))
+    with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        result = flagdesk("upload", path, "--url", sb.url, "--json", env=tokens(sb),
+                          data=tmp_path)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert summary(result)["accepted"]["metrics"] == 1
+        rows = stored(sb, {"cli-sdk-env"})
+        assert [(k[2], v[:2]) for k, v in rows.items()] == [("development", (248, 252))]
+        other = flagdesk("upload", path, "--url", sb.url, "--environment", "production",
+                         env=tokens(sb), data=tmp_path)  # fmt: skip
+        assert other.returncode == 2
+        assert "'production'" in other.stderr and "kept only for 'development'" in other.stderr
+        assert "--send-dropped" in other.stderr and "Nothing was sent" in other.stderr
+        assert stored(sb, {"cli-sdk-env"}) == rows
+
+
+def test_metrics_the_server_would_drop_are_sent_only_with_send_dropped(tmp_path: Path) -> None:
+    """Another environment than the client token's, and yes and no both 0: Unleash answers 202
+    and drops them, so the upload is not reported as accepted: it refuses, sending nothing."""
+    items = [metric("cli-drop", environment="production"), metric("cli-drop", yes=0, no=0),
+             metric("cli-drop", yes=5, no=6)]  # fmt: skip
+    path = write_ndjson(tmp_path / "m.ndjson", items)
+    with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        refused = flagdesk("upload", path, "--url", sb.url, "--json", env=tokens(sb),
+                           data=tmp_path)  # fmt: skip
+        assert refused.returncode == 2
+        message = summary(refused)["error"]
+        assert (
+            "1 metric for 'production'" in message and "1 metric with yes and no both 0" in message
+        )
+        assert "--environment NAME" in message and "--send-dropped" in message
+        assert stored(sb, {"cli-drop"}) == {}
+        sent = flagdesk("upload", path, "--url", sb.url, "--json", "--send-dropped",
+                        env=tokens(sb), data=tmp_path)  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        assert summary(sent)["accepted"]["metrics"] == 3
+        # the sandbox drops what Unleash drops: only the development metric with counts stays
+        assert [v[:2] for v in stored(sb, {"cli-drop"}).values()] == [(5, 6)]

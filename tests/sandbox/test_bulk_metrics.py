@@ -140,7 +140,7 @@ def test_tokens(demo_sandbox):
 def test_sums_per_feature_app_environment_and_hour(sandbox):
     app = {
         "appName": "shop",
-        "environment": "production",
+        "environment": "development",
         "instanceId": "i-1",
         "started": BASE,
         "strategies": ["default"],
@@ -148,7 +148,7 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
         "interval": 15,
     }
 
-    def metric(ts, yes, no, env="production", app_name="shop", **variants):
+    def metric(ts, yes, no, env="development", app_name="shop", **variants):
         return {
             "featureName": "sum-check",
             "appName": app_name,
@@ -167,7 +167,7 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
             metric(BASE + 59 * 60_000, 10, 20, blue=4, green=6),  # same window
             metric(iso, 100, 200),  # RFC 3339 string, same window
             metric(BASE + HOUR, 5, 5),  # next window
-            metric(BASE, 7, 0, env="development"),
+            metric(BASE, 7, 0, env="production"),  # not the token's environment: dropped
             metric(BASE, 0, 3, app_name="admin-ui"),
         ],
     }
@@ -179,18 +179,17 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
         for w in raw_windows(sandbox, "sum-check")
     }
     assert set(got) == {
-        ("shop", "production", BASE),
-        ("shop", "production", BASE + HOUR),
         ("shop", "development", BASE),
-        ("admin-ui", "production", BASE),
+        ("shop", "development", BASE + HOUR),
+        ("admin-ui", "development", BASE),
     }
-    w = got[("shop", "production", BASE)]
+    w = got[("shop", "development", BASE)]
     assert (w.yes, w.no, w.variants) == (222, 444, {"blue": 10, "green": 12})
     assert (
-        got[("shop", "production", BASE + HOUR)].yes,
-        got[("shop", "production", BASE + HOUR)].no,
+        got[("shop", "development", BASE + HOUR)].yes,
+        got[("shop", "development", BASE + HOUR)].no,
     ) == (10, 10)
-    assert got[("admin-ui", "production", BASE)].no == 6
+    assert got[("admin-ui", "development", BASE)].no == 6
 
 
 def test_fields_left_out_take_the_schemas_defaults(sandbox):
@@ -198,12 +197,12 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
     started, strategies, sdkVersion, interval, connectVia) are read as their defaults: no
     timestamp is the current hour; and NaN, which JSON does not have, is refused."""
     body = {
-        "applications": [{"appName": "bare", "environment": "production", "instanceId": "b-1"}],
+        "applications": [{"appName": "bare", "environment": "development", "instanceId": "b-1"}],
         "metrics": [
-            {"featureName": "defaults-check", "appName": "bare", "environment": "production"},
-            {"featureName": "defaults-check", "appName": "bare", "environment": "production",
+            {"featureName": "defaults-check", "appName": "bare", "environment": "development"},
+            {"featureName": "defaults-check", "appName": "bare", "environment": "development",
              "yes": 4},
-            {"featureName": "defaults-check", "appName": "bare", "environment": "production",
+            {"featureName": "defaults-check", "appName": "bare", "environment": "development",
              "no": 2, "variants": {"red": 2}},
         ],
     }  # fmt: skip
@@ -255,7 +254,7 @@ def test_eight_concurrent_uploaders_sum_exactly(sandbox):
                     {
                         "featureName": f,
                         "appName": f"app-{k % 3}",
-                        "environment": "production",
+                        "environment": "development",
                         "timestamp": BASE + (n % 3) * HOUR,
                         "yes": k + n + 1,
                         "no": n,
@@ -299,7 +298,7 @@ def test_accepted_metrics_survive_a_kill_right_after_202(tmp_path):
                             {
                                 "featureName": "durable",
                                 "appName": "a",
-                                "environment": "production",
+                                "environment": "development",
                                 "timestamp": BASE,
                                 "yes": 1,
                                 "no": n,
@@ -336,7 +335,7 @@ def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
     def uploader() -> None:
         with sandbox.client() as http:
             for n in range(150):
-                metric = {"featureName": "race", "appName": "a", "environment": "production",
+                metric = {"featureName": "race", "appName": "a", "environment": "development",
                           "timestamp": BASE, "yes": 1, "no": n % 2}  # fmt: skip
                 r = post(http, {"applications": [], "metrics": [metric]})
                 if r.status_code != 202:
@@ -350,3 +349,27 @@ def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
     assert failures == []
     [w] = raw_windows(sandbox, "race")
     assert (w.yes, w.no) == (300, 150)
+
+
+def test_a_56_mb_body_gets_413_with_an_error_body(demo_sandbox):
+    """Far past the limit the 413 is still an answer with the spec's error body (not a reset
+    connection while the client still sends): the body sent whole, and in chunks with no
+    content-length (chunked transfer encoding)."""
+    size = 56 * 1024 * 1024
+    body = padded(size)
+
+    def chunks():
+        for i in range(0, size, 1 << 20):
+            yield body[i : i + (1 << 20)]
+
+    with demo_sandbox.client() as http:
+        whole = http.post("/api/client/metrics/bulk", content=body,
+                          headers={"content-type": "application/json"})  # fmt: skip
+        assert whole.request.headers["content-length"] == str(size)
+        assert_error(whole, 413, "ContentTooLarge")
+        chunked = http.post("/api/client/metrics/bulk", content=chunks(),
+                            headers={"content-type": "application/json"})  # fmt: skip
+        assert "content-length" not in chunked.request.headers
+        assert chunked.request.headers["transfer-encoding"] == "chunked"
+        assert_error(chunked, 413, "ContentTooLarge")
+        assert post(http, padded(100)).status_code == 202  # and the sandbox still answers

@@ -126,7 +126,7 @@ def test_archiving_shows_up_with_last_seen_from_metrics(sandbox):
         metric = {
             "featureName": "push-v2",
             "appName": "ios",
-            "environment": "production",
+            "environment": "development",  # the client token's
             "yes": 3,
             "no": 1,
         }
@@ -141,9 +141,9 @@ def test_archiving_shows_up_with_last_seen_from_metrics(sandbox):
     [f] = ArchivedFeatures.model_validate(raw).features
     assert f.name == "push-v2" and f.stale is False  # kill switches never go stale
     envs = {e["name"]: e for e in raw["features"][0]["environments"]}
-    assert envs["production"]["lastSeenAt"] is not None
-    assert envs["development"]["lastSeenAt"] is None
-    assert raw["features"][0]["lastSeenAt"] == envs["production"]["lastSeenAt"]
+    assert envs["development"]["lastSeenAt"] is not None
+    assert envs["production"]["lastSeenAt"] is None
+    assert raw["features"][0]["lastSeenAt"] == envs["development"]["lastSeenAt"]
 
 
 # ------------------------------------------------------------------ 4: dashboard

@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -852,3 +853,47 @@ def test_in_its_page_the_tool_reads_files_while_not_connected(
     tool = page.tool_content
     assert isinstance(tool, MetricsTool)
     assert tool.add_button.isEnabled()
+
+
+def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Finding 4 of issue 16 in the window: an SDK payload without an environment is read for
+    the client token's (development, where Unleash counts the SDK's own post), and a batch
+    with metrics the server would answer 202 to and drop is not sent until confirmed."""
+    hour = time.strftime("%Y-%m-%dT%H", time.gmtime())
+    sdk = {"appName": "sdk-app", "instanceId": "i-1",
+           "bucket": {"start": f"{hour}:00:01.123456789+00:00",
+                      "stop": f"{hour}:00:31.123456789+00:00",
+                      "toggles": {"win-sdk": {"yes": 248, "no": 252}}}}  # fmt: skip
+    (tmp_path / "sdk.json").write_text(json.dumps(sdk))
+    now = int(time.time() * 1000)
+    other = {"featureName": "win-other", "appName": "a", "environment": "production",
+             "timestamp": now, "yes": 1, "no": 1}  # fmt: skip
+    (tmp_path / "other.ndjson").write_text(json.dumps(other) + "\n")
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    client = arun(session.client())
+    tool.add_files([str(tmp_path / "sdk.json")])
+    wait_loaded(qtbot, model)
+    assert [r.environment for r in model.batches[0].totals().rows] == ["development"]
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.complete and not model.again_question
+    rows = arun(stored_rows(client, {"win-sdk"}), timeout=60_000)
+    assert [(k[2], v[:2]) for k, v in rows.items()] == [("development", (248, 252))]
+    tool.model.clear()
+    tool.add_files([str(tmp_path / "other.ndjson")])
+    wait_loaded(qtbot, model)
+    tool.upload_button.click()
+    qtbot.waitUntil(lambda: bool(model.again_question), timeout=30_000)
+    assert "1 metric for 'production'" in model.again_question
+    assert "kept only for 'development'" in model.again_question
+    assert model.report is None and tool.again_button.isVisible()
+    tool.again_button.click()  # the confirmation
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.accepted.metrics == 1
+    assert model.again_question == ""
+    assert arun(stored_rows(client, {"win-other"}), timeout=60_000) == {}  # dropped, as Unleash
