@@ -1,4 +1,6 @@
-"""Compatibility tests against a REAL Unleash 8.2 (the peer kit in `../shared/peers/unleash`).
+"""Compatibility tests against a REAL Unleash (the peer kit in `../shared/peers/unleash`): the
+latest release of each major version still in use, `VERSIONS` (`.ci/run` runs this folder
+against each).
 
 They run only when `UNLEASH_BASE_URL` is set, as `.ci/run` does after starting the peer:
 
@@ -10,6 +12,11 @@ Tokens come from UNLEASH_ADMIN_TOKEN, UNLEASH_CLIENT_TOKEN and UNLEASH_ADMIN_PAT
 database from DATABASE_URL. The peer keeps its state between runs, so every user, feature and
 application a test creates has a name of its own (`unique`), and is removed again afterwards
 (`cleanup`) so that runs do not pile up archived features or inactive users.
+
+Every test states what each version answers: where versions differ, the expectation is
+`per_version(peer, {"5.12 6.10": a, "7.6 8.2": b})`, which must name every one of `VERSIONS`
+exactly once (a test never skips or does less on a version). A peer of a version not in
+`VERSIONS` fails every test that asks, rather than passing on guesses.
 """
 
 from __future__ import annotations
@@ -20,21 +27,31 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
 
 HERE = Path(__file__).resolve().parent
 SKIP_REASON = (
-    "UNLEASH_BASE_URL is not set: the compat tests need a real Unleash 8.2. Start one with "
+    "UNLEASH_BASE_URL is not set: the compat tests need a real Unleash (5.12, 6.10, 7.6 or "
+    "8.2). Start one with "
     "../shared/peers/unleash/run-unleash.sh, then `set -a; . /var/tmp/unleash-peer/run/"
     "unleash.env; set +a` (or run .ci/run, which does both)"
 )
 #: one id per test run, in every name a test creates (the peer's database outlives runs)
 RUN_ID = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}"
+#: the Unleash versions the suite states its expectations for (major.minor), oldest first: the
+#: latest release of each major version on the npm registry, as `.ci/run` starts them
+VERSIONS = ("5.12", "6.10", "7.6", "8.2")
+#: their exact releases
+RELEASES = {"5.12": "5.12.8", "6.10": "6.10.1", "7.6": "7.6.5", "8.2": "8.2.0"}
+
+T = TypeVar("T")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -56,6 +73,27 @@ class Peer:
     client_token: str = field(repr=False)
     pat: str = field(repr=False)
     database_url: str = field(repr=False)
+
+    @cached_property
+    def version(self) -> str:
+        """The release the server says it is (`GET /api/admin/ui-config`), e.g. "5.12.8"."""
+        with self.raw() as http:
+            answer = http.get("/api/admin/ui-config")
+        answer.raise_for_status()
+        return str(answer.json()["version"])
+
+    @property
+    def line(self) -> str:
+        """Its major.minor, one of `VERSIONS` (else the test fails: no expectation to hold)."""
+        line = ".".join(self.version.split(".")[:2])
+        if line not in VERSIONS:
+            pytest.fail(f"Unleash {self.version} is not one of the versions {VERSIONS} the "
+                        "compat suite states expectations for")  # fmt: skip
+        return line
+
+    def since(self, major: int, minor: int = 0) -> bool:
+        """Whether this server is that version or later."""
+        return tuple(int(n) for n in self.line.split(".")) >= (major, minor)
 
     def require_pat(self) -> str:
         if not self.pat:
@@ -103,6 +141,24 @@ def peer() -> Peer:
         pat=os.environ.get("UNLEASH_ADMIN_PAT", "").strip(),
         database_url=os.environ.get("DATABASE_URL", "").strip(),
     )
+
+
+def per_version(peer: Peer, table: Mapping[str, T]) -> T:
+    """What the peer's version answers, from `table`, whose keys are space-separated lists of
+    `VERSIONS` that together name each of them exactly once ("5.12 6.10": a, "7.6 8.2": b)."""
+    named = [line for key in table for line in key.split()]
+    if sorted(named) != sorted(VERSIONS):
+        raise AssertionError(f"expectations name {named}, not each of {VERSIONS} once")
+    return next(value for key, value in table.items() if peer.line in key.split())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def expected_release(peer: Peer) -> None:
+    """The peer is the release `.ci/run` started (UNLEASH_EXPECTED_VERSION), when it says."""
+    expected = os.environ.get("UNLEASH_EXPECTED_VERSION", "").strip()
+    if expected:
+        assert peer.version == expected, f"the peer runs {peer.version}, not {expected}"
+    assert peer.version == RELEASES[peer.line], (peer.version, RELEASES)
 
 
 _counter = itertools.count(1)

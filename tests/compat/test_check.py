@@ -1,4 +1,4 @@
-"""`flagdesk check` as a user runs it, against the real Unleash 8.2 peer.
+"""`flagdesk check` as a user runs it, against the real Unleash peer (each of `VERSIONS`).
 
 (`tests/api` covers `check` against the sandbox; here it is only what a real server makes of it.)
 """
@@ -13,6 +13,9 @@ import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from app.api.capabilities import NEEDS_PAT
+from tests.compat.conftest import RELEASES, per_version
 
 if TYPE_CHECKING:
     from tests.compat.conftest import Peer
@@ -55,23 +58,32 @@ def test_admin_token(peer: Peer) -> None:
     out = check_json(peer.url, peer.admin_token)
     assert out["reachable"] is True and out["authorised"] is True
     assert out["url"] == peer.url
+    release = RELEASES[peer.line]
     assert out["server"] == {
         "kind": "unleash",
-        "version": "8.2.0",
+        "version": release,
         "edition": "Open Source",
-        "label": "Unleash 8.2.0 (Open Source)",
+        "label": f"Unleash {release} (Open Source)",
     }
     token = {"kind": "admin", "label": "admin API token", "user": None, "admin": True}
     assert out["token"] == token
-    assert out["archiveEndpoint"] is False
+    # the archive endpoint went in 7.0; the search API stands in for it
+    assert out["archiveEndpoint"] is per_version(peer, {"5.12 6.10": True, "7.6 8.2": False})
     ops = out["operations"]
     assert available(out) == {"users", "inactive_users", "archived_features", "context_usage"}
     assert "Enterprise" in ops["groups"]["reason"]
-    assert "personal access token" in ops["project_dashboard"]["reason"]
+    assert ops["project_dashboard"]["reason"] == per_version(peer, {
+        "5.12": "The personal dashboard needs Unleash 6.3 or later; this server is 5.12.8",
+        "6.10 7.6 8.2": NEEDS_PAT,
+    })  # fmt: skip
     assert "client" in ops["metrics_upload"]["reason"]
-    assert "search" in ops["archived_features"]["note"]
+    assert ops["archived_features"].get("note", "") == per_version(peer, {
+        "5.12 6.10": "",
+        "7.6 8.2": "through the feature search API: this server has no archive endpoint "
+        "(removed in Unleash 7.0)",
+    })  # fmt: skip
     assert peer.admin_token not in json.dumps(out)
-    # per action (app.registry): Unleash 8.2 OSS has every action but the groups' ones
+    # per action (app.registry): Unleash OSS has every action but the groups' ones
     actions = out["actions"]
     done = {key for key, action in actions.items() if action["available"]}
     assert done == {key for key in actions if not key.startswith("groups.")}
@@ -87,16 +99,21 @@ def test_admin_token_with_a_client_token(peer: Peer) -> None:
 
 def test_personal_access_token(peer: Peer) -> None:
     out = check_json(peer.url, peer.require_pat())
-    assert out["server"]["version"] == "8.2.0"
+    assert out["server"]["version"] == RELEASES[peer.line]
     assert out["token"]["kind"] == "personal"
     assert out["token"]["user"] == "admin"
     assert out["token"]["admin"] is True
-    assert out["operations"]["project_dashboard"] == {"available": True}
+    assert out["operations"]["project_dashboard"] == per_version(peer, {
+        "5.12": {"available": False, "reason": "The personal dashboard needs Unleash 6.3 or "
+                 "later; this server is 5.12.8"},
+        "6.10 7.6 8.2": {"available": True},
+    })  # fmt: skip
     assert "Enterprise" in out["operations"]["groups"]["reason"]
 
 
 def test_client_token_as_the_token(peer: Peer) -> None:
-    """8.2 refuses a client token on the admin API; check says what the token is good for."""
+    """Every version refuses a client token on the admin API; check says what the token is good
+    for."""
     out = check_json(peer.url, peer.require_client_token())
     assert out["token"]["kind"] == "client"
     assert available(out) == {"metrics_upload"}
@@ -106,7 +123,7 @@ def test_client_token_as_the_token(peer: Peer) -> None:
 def test_text_report(peer: Peer) -> None:
     done = check(peer.url, peer.admin_token)
     assert done.returncode == EXIT_OK, done.stderr
-    assert "Unleash 8.2.0 (Open Source)" in done.stdout
+    assert f"Unleash {RELEASES[peer.line]} (Open Source)" in done.stdout
     assert "admin API token (Admin root role)" in done.stdout
     assert "Enterprise" in done.stdout
 
