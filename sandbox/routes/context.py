@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response
-from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
+from sandbox.routes.deps import CHANGERS, Admin, PlayedDep, StoreDep, require_root
 
 router = APIRouter(tags=["context"])
 
@@ -44,9 +44,12 @@ async def update_context_field(
 
 
 @router.delete("/api/admin/context/{contextField}")
-async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -> Response:
+async def delete_context_field(
+    contextField: str, who: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
     require_root(store, who, CHANGERS, "delete context fields")
-    store.delete_context_field(contextField, who)
+    in_use = played is None or played.refuses_deleting_fields_in_use
+    store.delete_context_field(contextField, who, in_use=in_use)
     return Response(status_code=200)
 
 

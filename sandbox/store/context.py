@@ -132,12 +132,13 @@ class Context(Core):
                       (json.dumps(values), name))  # fmt: skip
             self._updated(c, name, by)
 
-    def delete_context_field(self, name: str, by: Principal) -> None:
+    def delete_context_field(self, name: str, by: Principal, *, in_use: bool = True) -> None:
         """`DELETE /api/admin/context/:name`: 404 for an unknown field; 409 `ConflictError`
-        while a strategy of a flag that is not archived uses it (Unleash 7+); else gone, with
-        a `context-field-deleted` event."""
+        while a strategy of a flag that is not archived uses it (Unleash 7+; `in_use=False`:
+        deleted all the same, as before 7.0); else gone, with a `context-field-deleted`
+        event."""
         self._field_row(name)
-        if self.context_strategies(name).strategies:
+        if in_use and self.context_strategies(name).strategies:
             raise Refusal(
                 409,
                 "ConflictError",
