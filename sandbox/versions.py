@@ -9,7 +9,8 @@ tests/compat):
   from 8.0.1;
 - the personal dashboard from 6.3 (404 before), answering an admin API token with 500 (no user
   behind it);
-- deleting a context field in use: deleted before 7.0, 409 from 7.0;
+- a context field's usage: archived flags' strategies too before 7.0; deleting a field in use:
+  deleted before 7.0, 409 from 7.0; the legal-value routes not on 5.x (404);
 - the client metrics endpoint takes an admin API token too before 8.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
   200 (nothing done) on 8.x.
@@ -62,6 +63,14 @@ class Played:
     @property
     def refuses_deleting_fields_in_use(self) -> bool:
         return self.since(7, 0)
+
+    @property
+    def usage_leaves_archived_out(self) -> bool:
+        return self.since(7, 0)
+
+    @property
+    def legal_value_routes(self) -> bool:
+        return self.since(6, 0)
 
     @property
     def admin_token_sends_metrics(self) -> bool:

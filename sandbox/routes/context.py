@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response
-from sandbox.routes.deps import CHANGERS, Admin, PlayedDep, StoreDep, require_root
+from sandbox.routes.deps import CHANGERS, Admin, PlayedDep, StoreDep, absent_path, require_root
 
 router = APIRouter(tags=["context"])
 
@@ -55,8 +55,10 @@ async def delete_context_field(
 
 @router.post("/api/admin/context/{contextField}/legal-values")
 async def put_legal_value(
-    contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep
+    contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
+    if played is not None and not played.legal_value_routes:
+        raise absent_path()
     require_root(store, who, CHANGERS, "update context fields")
     store.put_legal_value(contextField, body, who)
     return Response(status_code=200)
@@ -64,13 +66,18 @@ async def put_legal_value(
 
 @router.delete("/api/admin/context/{contextField}/legal-values/{legalValue}")
 async def delete_legal_value(
-    contextField: str, legalValue: str, who: Admin, store: StoreDep
+    contextField: str, legalValue: str, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
+    if played is not None and not played.legal_value_routes:
+        raise absent_path()
     require_root(store, who, CHANGERS, "update context fields")
     store.delete_legal_value(contextField, legalValue, who)
     return Response(status_code=200)
 
 
 @router.get("/api/admin/context/{contextField}/strategies")
-async def context_strategies(contextField: str, _: Admin, store: StoreDep) -> Response:
-    return json_response(store.context_strategies(contextField))
+async def context_strategies(
+    contextField: str, _: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
+    archived = played is not None and not played.usage_leaves_archived_out
+    return json_response(store.context_strategies(contextField, archived=archived))

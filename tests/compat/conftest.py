@@ -36,6 +36,9 @@ from typing import TypeVar
 import httpx
 import pytest
 
+from sandbox.process import SandboxProcess
+from tests.conftest import personal_token_of
+
 HERE = Path(__file__).resolve().parent
 SKIP_REASON = (
     "UNLEASH_BASE_URL is not set: the compat tests need a real Unleash (5.12, 6.10, 7.6 or "
@@ -150,6 +153,25 @@ def per_version(peer: Peer, table: Mapping[str, T]) -> T:
     if sorted(named) != sorted(VERSIONS):
         raise AssertionError(f"expectations name {named}, not each of {VERSIONS} once")
     return next(value for key, value in table.items() if peer.line in key.split())
+
+
+@pytest.fixture(scope="session")
+def twin(peer: Peer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+    """The sandbox playing the peer's version (`flagdesk serve --as-version`), with an admin API
+    token, a client token and a personal access token of its `admin`, as the peer has: the tests
+    that take `target` run against both, and test_check compares what `flagdesk check` finds."""
+    db_path = tmp_path_factory.mktemp("twin") / "twin.sqlite3"
+    with SandboxProcess(db_path, "--demo", "--as-version", peer.line) as sb:
+        yield Peer(sb.url, sb.admin_token, sb.client_token, personal_token_of(sb, "admin"), "")
+
+
+@pytest.fixture(params=["unleash", "sandbox"])
+def target(request: pytest.FixtureRequest, peer: Peer) -> Peer:
+    """The real peer, then the sandbox playing its version (`twin`): one test, both servers."""
+    if request.param == "unleash":
+        return peer
+    twin: Peer = request.getfixturevalue("twin")
+    return twin
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -108,16 +108,21 @@ def test_what_unleash_answers(
         # 5.12 keeps the sort order a PUT leaves out, later versions reset it
         assert read.get("sortOrder") == per_version(peer, {"5.12": 4, "6.10 7.6 8.2": 0})
         assert [v["value"] for v in read["legalValues"]] == ["a"]
+        # the legal-value routes: not on 5.12 (404; flagdesk does not use them, PUT does it all)
         legal = f"/api/admin/context/{field_name}/legal-values"
-        assert http.post(legal, json={"value": "b", "description": "B"}).status_code == 200
-        assert http.delete(f"{legal}/a").status_code == 200
+        status = per_version(peer, {"5.12": 404, "6.10 7.6 8.2": 200})
+        assert http.post(legal, json={"value": "b", "description": "B"}).status_code == status
+        assert http.delete(f"{legal}/a").status_code == status
         values = http.get(f"/api/admin/context/{field_name}").json()["legalValues"]
-        assert values == [{"value": "b", "description": "B"}]
+        assert values == per_version(
+            peer, {"5.12": [{"value": "a"}], "6.10 7.6 8.2": [{"value": "b", "description": "B"}]}
+        )
         unknown = f"/api/admin/context/{field_name}-none"
         assert http.delete(unknown).status_code == 404
         assert http.put(unknown, json={}).status_code == 404
 
     live, archived = unique("ctxuse"), unique("ctxarchived")
+    legal = per_version(peer, {"5.12": "a", "6.10 7.6 8.2": "b"})  # the field's legal value
     refuses_in_use = per_version(peer, {"5.12 6.10": False, "7.6 8.2": True})
 
     async def use() -> None:
@@ -126,7 +131,7 @@ def test_what_unleash_answers(
                 await new_feature(client, cleanup, feature)
                 await client.add_strategy("default", feature, "development", CreateFeatureStrategy(
                     name="flexibleRollout",
-                    constraints=[Constraint(contextName=field_name, operator="IN", values=["b"])],
+                    constraints=[Constraint(contextName=field_name, operator="IN", values=[legal])],
                     parameters={"rollout": "100", "stickiness": "default", "groupId": feature},
                 ))  # fmt: skip
             await client.archive_feature("default", archived)

@@ -115,8 +115,13 @@ def test_unleash_answers_as_the_sandbox_copies(
         first = past_the_limit(http, f"{PATH}/reset-password", {"id": email})
         assert first.status_code == 200 and "resetPasswordUrl" in first.json()
         again = http.post(f"{PATH}/reset-password", json={"id": email})
-        assert again.status_code == 429, again.text
-        assert "one new reset password email per minute, per user" in again.text
+        # a second link within the minute: 429, but a 500 on 5.12 (its limiter fails:
+        # "Cannot read properties of undefined (reading 'toString')")
+        assert again.status_code == per_version(peer, {"5.12": 500, "6.10 7.6 8.2": 429})
+        assert per_version(peer, {
+            "5.12": "reading 'toString'",
+            "6.10 7.6 8.2": "one new reset password email per minute, per user",
+        }) in again.text  # fmt: skip
         nobody = http.post(f"{PATH}/reset-password", json={"id": f"nobody-{email}"})
         assert nobody.status_code == 404, nobody.text
         assert http.delete(f"{PATH}/2000000000").status_code == 404
