@@ -57,14 +57,25 @@ RELEASES = {"5.12": "5.12.8", "6.10": "6.10.1", "7.6": "7.6.5", "8.2": "8.2.0"}
 T = TypeVar("T")
 
 
+#: how many compat tests this run leaves out for want of a peer (said once, at the end)
+_LEFT_OUT: list[int] = []
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark this folder's tests `compat`; skip them all, with the reason, when no peer is set."""
-    skip = None if os.environ.get("UNLEASH_BASE_URL") else pytest.mark.skip(reason=SKIP_REASON)
-    for item in items:
-        if item.path.is_relative_to(HERE):
-            item.add_marker(pytest.mark.compat)
-            if skip is not None:
-                item.add_marker(skip)
+    """Mark this folder's tests `compat`; with no peer set, leave them all out, said in one line
+    at the end of the run (`pytest_terminal_summary`)."""
+    ours = [item for item in items if item.path.is_relative_to(HERE)]
+    for item in ours:
+        item.add_marker(pytest.mark.compat)
+    if ours and not os.environ.get("UNLEASH_BASE_URL"):
+        items[:] = [item for item in items if not item.path.is_relative_to(HERE)]
+        config.hook.pytest_deselected(items=ours)
+        _LEFT_OUT.append(len(ours))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _LEFT_OUT:
+        terminalreporter.write_line(f"compat: {sum(_LEFT_OUT)} tests not run: {SKIP_REASON}")
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,36 @@ class Peer:
             timeout=60,
             stdout=subprocess.DEVNULL,
         )
+
+    def query(self, statement: str) -> str:
+        """One SQL query's answer in the peer's database, unaligned (for what no API tells)."""
+        if not self.database_url:
+            pytest.skip("DATABASE_URL is not set (run-unleash.sh writes it to unleash.env)")
+        done = subprocess.run(["psql", self.database_url, "-At", "-c", statement], check=True,
+                              timeout=60, capture_output=True, text=True)  # fmt: skip
+        return done.stdout.strip()
+
+    def settle(self, *features: str, archived: bool = False) -> None:
+        """Wait (up to 10 s) until Unleash 7.6 has recorded the flags' lifecycle stages: the
+        first, and with `archived` the archived one. Its event handlers insert them a moment
+        after the flag is created or archived, and a flag deleted for good before then makes
+        the insert fail a foreign key, which 7.6.5 does not catch: the server exits (measured:
+        create, archive and delete for good in a row stop it). Only 7.6 is waited for: 5.12
+        and 6.10 never stopped so, nor did 8.2 in these runs."""
+        if not features or not per_version(self, {"5.12 6.10 8.2": False, "7.6": True}):
+            return
+        names = ", ".join(f"'{name}'" for name in features)
+        stages = "'initial', 'archived'" if archived else "'initial'"
+        wanted = len(set(features)) * (2 if archived else 1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            counted = self.query(
+                "SELECT count(*) FROM (SELECT DISTINCT feature, stage FROM feature_lifecycles"
+                f" WHERE feature IN ({names}) AND stage IN ({stages})) AS recorded"
+            )
+            if int(counted or 0) >= wanted:
+                return
+            time.sleep(0.2)
 
     def raw(self) -> httpx.Client:
         """A plain HTTP client with the admin token, for looking behind flagdesk's back and for
@@ -201,6 +242,8 @@ def unique() -> Callable[[str], str]:
 class Cleanup:
     """What a test created on the peer, removed when the test ends."""
 
+    peer: Peer
+
     users: list[int] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
     sql: list[str] = field(default_factory=list)
@@ -208,14 +251,16 @@ class Cleanup:
 
 @pytest.fixture
 def cleanup(peer: Peer) -> Iterator[Cleanup]:
-    created = Cleanup()
+    created = Cleanup(peer)
     yield created
     for statement in created.sql:
         peer.sql(statement)
     with peer.raw() as http:
         for user_id in created.users:
             http.delete(f"/api/admin/user-admin/{user_id}")
+        # archive (a no-op 202 when archived already), then delete from the archive for good
         for name in created.features:
-            # archive (a no-op 202 when archived already), then delete from the archive for good
             http.delete(f"/api/admin/projects/default/features/{name}")
+        peer.settle(*created.features, archived=True)
+        for name in created.features:
             http.delete(f"/api/admin/archive/{name}")

@@ -425,6 +425,8 @@ def metric_features(peer: Peer, unique: Callable[[str], str]) -> Iterator[Metric
     with peer.raw() as http:
         for name in (names.stored, names.usage):
             http.delete(f"/api/admin/projects/default/features/{name}")
+        peer.settle(names.stored, names.usage, archived=True)
+        for name in (names.stored, names.usage):
             http.delete(f"/api/admin/archive/{name}")
 
 
