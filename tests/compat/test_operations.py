@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 GROUPS = "/api/admin/groups"
 SEARCH = "/api/admin/search/features"
-#: body-parser's limit on Unleash 8.2, in bytes
+#: body-parser's limit, in bytes (the same on every one of `VERSIONS`)
 BODY_LIMIT = 102_400
 #: Unleash 8.2 checks metrics against a list of flag names it caches for 10 s: counts for a flag
 #: created less than that ago can be dropped as "unknown flags" (metrics-service-v2.js)
@@ -164,7 +164,7 @@ def test_update_user_changes_only_what_is_given(
             updated = await client.update_user(user_id, UpdateUser(name="After"))
             assert updated.id == user_id
             assert updated.name == "After"
-            assert updated.rootRole is None  # 8.2 leaves the role out when none was sent
+            assert updated.rootRole is None  # left out when none was sent (every version)
             after = await client.get_user(user_id)
             assert (after.name, after.email, after.rootRole) == ("After", email, roles["Viewer"])
 
@@ -423,17 +423,13 @@ def metric_features(peer: Peer, unique: Callable[[str], str]) -> Iterator[Metric
             made.raise_for_status()
     yield names
     with peer.raw() as http:
-        for name in (names.stored, names.usage):
-            http.delete(f"/api/admin/projects/default/features/{name}")
-        peer.settle(names.stored, names.usage, archived=True)
-        for name in (names.stored, names.usage):
-            http.delete(f"/api/admin/archive/{name}")
+        peer.remove_flags(http, [names.stored, names.usage])
 
 
 def metrics_batch(feature: str, app: str, yes: int, no: int) -> BulkMetrics:
     now = datetime.now(UTC)
     return BulkMetrics(
-        # Unleash 8.2 answers an application without `started` or `interval` with an empty 400
+        # Unleash answers an application without `started` or `interval` with an empty 400
         # (see test_bulk_metrics_application_needs_started_and_interval)
         applications=[
             BulkApplication(
