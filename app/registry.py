@@ -51,11 +51,14 @@ def version_tuple(text: str) -> tuple[int, ...] | None:
 
 
 class Versions(NamedTuple):
-    """The versions of one kind of server that have it: from `minimum` on, before `below`."""
+    """The versions of one kind of server that have it: from `minimum` on, before `below`.
+    `what` names the server's feature in the reason ("the personal dashboard needs Unleash 6.3
+    or later; this server is 5.12.8")."""
 
     server: ServerKind
     minimum: tuple[int, ...] | None = None
     below: tuple[int, ...] | None = None
+    what: str = ""
 
     def admits(self, server: ServerKind, version: str) -> bool:
         """False only when `server` is this kind and its version is known and out of range."""
@@ -74,6 +77,11 @@ class Versions(NamedTuple):
             return f"{name} {low} or later, before {high}"
         return f"{name} {low} or later" if low else f"{name} before {high}"
 
+    def reason(self, title: str, version: str) -> str:
+        """Why a server of `version` cannot: "<what> needs <range>; this server is <version>"."""
+        what = self.what or title
+        return f"{what[:1].upper()}{what[1:]} needs {self.describe()}; this server is {version}"
+
 
 class Needs(NamedTuple):
     """What a tool or an action needs of the connection; checked in this order."""
@@ -90,6 +98,9 @@ class Needs(NamedTuple):
     versions: tuple[Versions, ...] = ()
     #: the probe's answer that decides (None: the checks above are enough)
     probe: Probe | None = None
+    #: how it works differently on some versions, where it works: (versions, what differs),
+    #: shown in the README's version table (`version_table`)
+    differences: tuple[tuple[Versions, str], ...] = ()
 
 
 class Action(NamedTuple):
@@ -134,7 +145,11 @@ EDIT_GROUP = Action("groups.edit", "Edit group", "PUT /api/admin/groups/:id", _G
 DELETE_GROUP = Action("groups.delete", "Delete group", "DELETE /api/admin/groups/:id", _GROUPS)
 
 EDIT_USER = Action("users.edit", "Edit user", "PUT /api/admin/user-admin/:id", _ADMIN)
-CREATE_USER = Action("users.create", "Create user", "POST /api/admin/user-admin", _ADMIN)
+CREATE_USER = Action(
+    "users.create", "Create user", "POST /api/admin/user-admin",
+    Needs(admin_role=True, differences=(
+        (Versions("unleash", minimum=(5, 6)), "20 users a minute, then 429"),)),
+)  # fmt: skip
 DELETE_USER = Action("users.delete", "Delete user", "DELETE /api/admin/user-admin/:id", _ADMIN)
 RESET_PASSWORD = Action(
     "users.reset_password",
@@ -155,21 +170,26 @@ REVIVE_FEATURE = Action(
 DELETE_FEATURE = Action(
     "archived_features.delete", "Delete a flag for good", "DELETE /api/admin/archive/:name"
 )
+#: the project bulk endpoints came with Unleash 4.22 (Unleash's history; not measured below 5.12)
+_BULK = Versions("unleash", minimum=(4, 22), what="the project bulk endpoints")
 REVIVE_FEATURES = Action(
     "archived_features.revive_bulk",
     "Revive flags (bulk)",
     "POST /api/admin/projects/:projectId/revive",
+    Needs(versions=(_BULK,)),
 )
 DELETE_FEATURES = Action(
     "archived_features.delete_bulk",
     "Delete flags for good (bulk)",
     "POST /api/admin/projects/:projectId/delete",
+    Needs(versions=(_BULK,)),
 )
 #: the undo of a revive: the revived flags back into the archive
 ARCHIVE_FEATURES = Action(
     "archived_features.archive",
     "Archive flags again (undo a revive)",
     "POST /api/admin/projects/:projectId/archive",
+    Needs(versions=(_BULK,)),
 )
 
 CREATE_CONTEXT_FIELD = Action(
@@ -179,8 +199,13 @@ EDIT_CONTEXT_FIELD = Action(
     "context_fields.edit", "Edit context field", "PUT /api/admin/context/:name"
 )
 DELETE_CONTEXT_FIELD = Action(
-    "context_fields.delete", "Delete context field", "DELETE /api/admin/context/:name"
-)
+    "context_fields.delete", "Delete context field", "DELETE /api/admin/context/:name",
+    Needs(differences=(
+        (Versions("unleash", below=(7, 0)), "the server deletes a field in use (flagdesk refuses "
+         "first)"),
+        (Versions("unleash", minimum=(7, 0)), "409 for a field in use"),
+    )),
+)  # fmt: skip
 
 # ---------------------------------------------------------------------------- tools
 
@@ -214,32 +239,45 @@ TOOL = Tools(
     inactive_users=Tool(
         "inactive_users", "Inactive users", "People",
         "Users with no login in 180 days, to review and export.", "inactive",
-        _ADMIN,
+        # the API came with Unleash 5.10, and stayed in the open-source edition when the page
+        # went Enterprise-only in 5.11 (measured: 5.12.8 answers it)
+        Needs(admin_role=True, versions=(
+            Versions("unleash", minimum=(5, 10), what="the inactive users API"),)),
         (DELETE_INACTIVE_USERS,),
     ),
     project_dashboard=Tool(
         "project_dashboard", "Project dashboard", "Projects",
         "A project's owners, your roles, the latest events and its onboarding status.",
         "dashboard",
-        # the personal dashboard API came with Unleash 6.3
-        Needs(versions=(Versions("unleash", minimum=(6, 3)),), probe=Probe.DASHBOARD),
+        # the personal dashboard API came with Unleash 6.3 (measured: 5.12.8 has no route,
+        # 6.10.1 answers a personal access token)
+        Needs(versions=(Versions("unleash", minimum=(6, 3), what="the personal dashboard"),),
+              probe=Probe.DASHBOARD),
     ),
     archived_features=Tool(
         "archived_features", "Archived features", "Projects",
         "Browse a project's archived feature flags.", "archive",
-        Needs(probe=Probe.ARCHIVE),
+        # the archive endpoint went in Unleash 7.0; the search API filters archived flags from
+        # 6.4 (`archived=IS:true`), from 8.0.1 preferably `lifecycle=IS:archived`
+        Needs(probe=Probe.ARCHIVE, differences=(
+            (Versions("unleash", minimum=(7, 0)), "through the search API"),)),
         (REVIVE_FEATURE, DELETE_FEATURE, REVIVE_FEATURES, DELETE_FEATURES, ARCHIVE_FEATURES),
     ),
     context_usage=Tool(
         "context_usage", "Context usage", "Configuration",
         "Which strategies use a context field, and where.", "context",
-        Needs(),
+        # `GET /api/admin/context/:name/strategies` came with Unleash 5.2
+        Needs(versions=(Versions("unleash", minimum=(5, 2), what="the context field usage API"),)),
         (CREATE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD, DELETE_CONTEXT_FIELD),
     ),
     metrics_upload=Tool(
         "metrics_upload", "Metrics upload", "Metrics",
         "Validate JSON batches of client usage metrics and upload them.", "metrics",
-        Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS),
+        # `POST /api/client/metrics/bulk` came with Unleash 5.9
+        # (measured: before 8.0 it takes an admin API token as well; flagdesk sends the client
+        # token on every version)
+        Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS, versions=(
+            Versions("unleash", minimum=(5, 9), what="the bulk metrics endpoint"),)),
     ),
 )  # fmt: skip
 
@@ -253,3 +291,53 @@ ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
 TOOL_OF: dict[str, Tool] = {action.key: tool for tool in TOOLS for action in tool.actions}
 #: tool key -> title, the words `flagdesk check` and the capability report show
 OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in TOOLS}
+
+# ---------------------------------------------------------------------------- version table
+
+#: the Unleash releases flagdesk is proven against (`.ci/run`, tests/compat): the latest of each
+#: major version still in use
+PROVEN_RELEASES: tuple[str, ...] = ("5.12.8", "6.10.1", "7.6.5", "8.2.0")
+
+
+def version_cell(needs: tuple[Needs, ...], release: str) -> str:
+    """What the version table says of a tool or action (`needs`: its tool's, then its own) on
+    open-source Unleash `release`: "yes", "yes; <difference>", "no: needs <versions>", or
+    "Enterprise" (groups, which open-source Unleash does not have)."""
+    for need in needs:
+        for versions in need.versions:
+            if not versions.admits("unleash", release):
+                return f"no: needs {versions.describe()}"
+    if any(need.probe is Probe.GROUPS for need in needs):
+        return "Enterprise"
+    notes = [text for versions, text in needs[-1].differences  # its own, not its tool's
+             if versions.admits("unleash", release)]  # fmt: skip
+    return "; ".join(["yes", *notes]) if notes else "yes"
+
+
+def version_rows() -> list[tuple[str, dict[str, str]]]:
+    """(tool or action key, {release: cell}) for every tool and, under it, its actions."""
+    rows: list[tuple[str, dict[str, str]]] = []
+    for tool in TOOLS:
+        rows.append((tool.key, {r: version_cell((tool.needs,), r) for r in PROVEN_RELEASES}))
+        for action in tool.actions:
+            needs = (tool.needs, action.needs)
+            rows.append((action.key, {r: version_cell(needs, r) for r in PROVEN_RELEASES}))
+    return rows
+
+
+def version_table() -> str:
+    """The README's table: every tool and action by Unleash version, from the needs above."""
+    head = "| tool / action | " + " | ".join(f"Unleash {r}" for r in PROVEN_RELEASES) + " |"
+    lines = [head, "|---" * (len(PROVEN_RELEASES) + 1) + "|"]
+    for key, cells in version_rows():
+        name = f"`{key}`" if "." not in key else f"&nbsp;&nbsp;`{key}`"
+        lines.append(f"| {name} | " + " | ".join(cells[r] for r in PROVEN_RELEASES) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # `python -m app.registry --markdown`: the README's version table
+    import sys
+
+    if sys.argv[1:] != ["--markdown"]:
+        sys.exit("usage: python -m app.registry --markdown")
+    sys.stdout.write(version_table())

@@ -22,11 +22,21 @@ from starlette.types import Receive, Scope, Send
 from app import __version__
 from app.api import models as m
 from sandbox.responses import JsonContentTypeGuard, error_response, validation_error
-from sandbox.routes import archive, context, features, metrics, projects, server_info, users
+from sandbox.routes import (
+    archive,
+    context,
+    features,
+    metrics,
+    projects,
+    search,
+    server_info,
+    users,
+)
 from sandbox.routes import groups as groups_area
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
 from sandbox.store import Refusal, Store
+from sandbox.versions import Played
 
 
 async def _refusal(_: Request, exc: Exception) -> Response:
@@ -59,12 +69,17 @@ async def _http(request: Request, exc: Exception) -> Response:
 
 
 def create_app(
-    store: Store, *, groups: bool = True, create_user_limit: tuple[int, float] = (20, 60.0)
+    store: Store,
+    *,
+    groups: bool = True,
+    create_user_limit: tuple[int, float] = (20, 60.0),
+    played: Played | None = None,
 ) -> FastAPI:
     """The sandbox's ASGI app. `groups=False` leaves out the groups endpoints, as open-source
     Unleash does (404), so a client's handling of that can be tried without Unleash.
     `create_user_limit`: how many users `POST /api/admin/user-admin` creates in how many
-    seconds before it answers 429 (Unleash: 20 a minute; 0 users: no limit)."""
+    seconds before it answers 429 (Unleash: 20 a minute; 0 users: no limit). `played`: the
+    open-source Unleash release it plays (`sandbox.versions`; no groups then)."""
     app = FastAPI(
         title=SERVER_NAME,
         version=__version__,
@@ -74,12 +89,14 @@ def create_app(
         redoc_url=None,
     )
     app.state.store = store
+    app.state.played = played
+    groups = groups and played is None
     app.state.create_user_limit = WindowLimit(*create_user_limit)
     app.add_exception_handler(Refusal, _refusal)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StarletteHTTPException, _http)
     areas = [server_info, users, *([groups_area] if groups else []), projects, features,
-             context, metrics, archive]  # fmt: skip
+             context, metrics, archive, search]  # fmt: skip
     for area in areas:
         app.include_router(area.router)
 

@@ -9,6 +9,8 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.versions import PLAYABLE
+
 DESCRIPTION = (
     "Serve the sandbox: the admin and client-metrics API on SQLite. Tokens can also come from "
     "FLAGDESK_SANDBOX_ADMIN_TOKEN and FLAGDESK_SANDBOX_CLIENT_TOKEN, which keeps them out of "
@@ -34,6 +36,8 @@ class ServeOptions:
     create_user_limit: int = 20
     #: that window, in seconds (a minute on Unleash; tests use a short one)
     create_user_window: float = 60.0
+    #: the open-source Unleash release to play ("5.12", "6.10", "7.6", "8.2"; `sandbox.versions`)
+    as_version: str | None = None
 
 
 def port_number(text: str) -> int:
@@ -67,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "createUserMaxPerMinute (0: no limit)")  # fmt: skip
     parser.add_argument("--create-user-window", type=float, default=60.0, metavar="SECONDS",
                         help="the window of --create-user-limit (default 60)")  # fmt: skip
+    parser.add_argument("--as-version", choices=tuple(PLAYABLE), metavar="VERSION",
+                        help="play open-source Unleash " + ", ".join(PLAYABLE) + " (the "
+                        "latest release of each): its version, routes, differences, no "
+                        "groups")  # fmt: skip
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="stop when standard input closes, which happens when the process "
                         "that started this one exits, however it exits")  # fmt: skip
@@ -84,7 +92,8 @@ def options_of(args: argparse.Namespace) -> ServeOptions:
         client_token=args.client_token,
         inactive_days=args.inactive_days,
         exit_with_parent=args.exit_with_parent,
-        groups=not args.without_groups,
+        groups=not args.without_groups and args.as_version is None,
         create_user_limit=args.create_user_limit,
         create_user_window=args.create_user_window,
+        as_version=args.as_version,
     )

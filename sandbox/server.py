@@ -22,6 +22,7 @@ from sandbox.demo import load_demo, load_scale
 from sandbox.options import ServeOptions
 from sandbox.process import default_db_path
 from sandbox.store import Store
+from sandbox.versions import Played
 
 ADMIN_TOKEN_ENV = "FLAGDESK_SANDBOX_ADMIN_TOKEN"
 CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
@@ -176,7 +177,14 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     print(f"flagdesk sandbox listening on http://{shown}:{port}", file=out, flush=True)
     limit = (options.create_user_limit, options.create_user_window)
     config = uvicorn.Config(
-        wrap(create_app(store, groups=options.groups, create_user_limit=limit)),
+        wrap(
+            create_app(
+                store,
+                groups=options.groups,
+                create_user_limit=limit,
+                played=Played.of(options.as_version) if options.as_version else None,
+            )
+        ),
         log_level="warning",
         access_log=False,
         http="httptools",

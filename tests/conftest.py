@@ -74,16 +74,18 @@ def personal_token() -> Callable[[SandboxProcess, str], str]:
     """A personal access token for the user with `username`, written straight into the running
     sandbox's database (the sandbox has no login page to make one through)."""
 
-    def make(sb: SandboxProcess, username: str) -> str:
-        conn = db.connect(sb.db)
-        try:
-            row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
-            assert row is not None, username
-            return Store(conn).create_personal_token(int(row[0]))
-        finally:
-            conn.close()
+    return personal_token_of
 
-    return make
+
+def personal_token_of(sb: SandboxProcess, username: str) -> str:
+    """A personal access token for the user with `username` of the running sandbox `sb`."""
+    conn = db.connect(sb.db)
+    try:
+        row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
+        assert row is not None, username
+        return Store(conn).create_personal_token(int(row[0]))
+    finally:
+        conn.close()
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

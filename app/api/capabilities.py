@@ -93,8 +93,9 @@ class Availability:
 
     @property
     def title(self) -> str:
-        action = ACTIONS_BY_KEY.get(self.key)
-        return action.title if action is not None else OPERATIONS.get(self.key, self.key)
+        return (
+            _title(self.key) if self.key in OPERATIONS or self.key in ACTIONS_BY_KEY else self.key
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"available": self.available}
@@ -275,14 +276,15 @@ def _availability(key: str, needs: Needs, facts: _Facts) -> Availability:
         return Availability(key, False, "This server does not have it")
     for versions in needs.versions:
         if not versions.admits(facts.server_kind, facts.version):
-            return Availability(
-                key,
-                False,
-                f"This needs {versions.describe()}; this server runs {facts.version}",
-            )
+            return Availability(key, False, versions.reason(_title(key), facts.version))
     if needs.probe is None:
         return Availability(key, True)
     return _READERS[needs.probe](key, facts)
+
+
+def _title(key: str) -> str:
+    action = ACTIONS_BY_KEY.get(key)
+    return action.title if action is not None else OPERATIONS[key]
 
 
 def _groups(key: str, facts: _Facts) -> Availability:

@@ -405,7 +405,9 @@ class AdminClient(Sender):
             )
         await self._require("archived_features")
         result = await archived_by_search(
-            lambda params: self.get(SEARCH_PATH, SearchFeatures, params=params), project
+            lambda params: self.get(SEARCH_PATH, SearchFeatures, params=params),
+            project,
+            caps.server_version if caps.server_kind == "unleash" else "",
         )
         if on_items is not None:
             on_items(result.features)  # sorted only once all pages are in: one piece

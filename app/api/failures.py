@@ -218,8 +218,8 @@ def hint(
         return "This server does not have this endpoint"
     if status == 400 and path.endswith("/metrics/bulk") and not message:
         return (
-            "The server refused the batch without saying why; Unleash 8.2 does that when an "
-            "application lacks `started` or `interval`"
+            "The server refused the batch without saying why; Unleash does that when an "
+            "application lacks `started` or `interval` (5.12 also when it lacks `strategies`)"
         )
     if status == 413:
         return "The request body is larger than the server accepts"

@@ -14,6 +14,7 @@ from app.api.models import (
     SearchFeature,
     SearchFeatures,
 )
+from app.registry import version_tuple
 
 SEARCH_PATH = "/api/admin/search/features"
 #: page size (the search API is limited to about 15 requests a minute)
@@ -23,16 +24,31 @@ SEARCH_PAGE = 500
 PageReader = Callable[[Mapping[str, str]], Awaitable[SearchFeatures]]
 
 
-async def archived_by_search(read_page: PageReader, project: str) -> ArchivedFeatures:
+#: from this Unleash release on the search API filters by `lifecycle=IS:archived`, and
+#: `archived=IS:true` (there since 6.4; 5.12 ignores it and lists live flags) is deprecated
+LIFECYCLE_SINCE = (8, 0, 1)
+
+
+def archived_filter(server_version: str) -> dict[str, str]:
+    """The search API's filter for archived flags that a server of this version has."""
+    found = version_tuple(server_version)
+    if found is not None and found >= LIFECYCLE_SINCE:
+        return {"lifecycle": "IS:archived"}
+    return {"archived": "IS:true"}
+
+
+async def archived_by_search(
+    read_page: PageReader, project: str, server_version: str = ""
+) -> ArchivedFeatures:
     """Every archived feature of `project`, page by page, newest archived first (as the spec's
-    endpoint lists them)."""
+    endpoint lists them), filtered as a server of `server_version` has it (`archived_filter`)."""
     features: list[ArchivedFeature] = []
     offset = 0
     while True:
         page = await read_page(
             {
                 "project": f"IS:{project}",
-                "archived": "IS:true",
+                **archived_filter(server_version),
                 "offset": str(offset),
                 "limit": str(SEARCH_PAGE),
                 "sortBy": "createdAt",

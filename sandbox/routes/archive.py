@@ -12,7 +12,8 @@ from starlette.responses import Response
 from app.api import models as m
 from sandbox.responses import streamed_json
 from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
+from sandbox.routes.deps import CHANGERS, Admin, PlayedDep, StoreDep, absent_path, require_root
+from sandbox.store import Refusal
 
 router = APIRouter(tags=["archive"], responses=errors(*TOKEN_ERRORS))
 
@@ -20,7 +21,11 @@ router = APIRouter(tags=["archive"], responses=errors(*TOKEN_ERRORS))
 @router.get(
     "/api/admin/archive/features/{projectId}", deprecated=True, responses=ok(m.ArchivedFeatures)
 )
-async def archived_features(projectId: str, _: Admin, store: StoreDep) -> Response:
+async def archived_features(
+    projectId: str, _: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
+    if played is not None and not played.archive_endpoint:
+        raise absent_path()  # removed in 7.0
     return await streamed_json(store, lambda reading: reading.archived_features(projectId))
 
 
@@ -40,8 +45,12 @@ async def revive_feature(featureName: str, who: Admin, store: StoreDep) -> Respo
     response_class=Response,
     responses=no_body(200, "Deleted", 400, 404),
 )
-async def delete_feature(featureName: str, who: Admin, store: StoreDep) -> Response:
+async def delete_feature(
+    featureName: str, who: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
     require_root(store, who, CHANGERS, "delete flags")
+    if played and played.unknown_archive_delete_is_404 and not store.has_feature(featureName):
+        raise Refusal(404, "NotFoundError", f"No feature {played.flag_word} found")
     store.delete_feature(featureName, who)
     return Response(status_code=200)
 

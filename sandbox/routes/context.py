@@ -10,7 +10,7 @@ from starlette.responses import Response
 from app.api import models as m
 from sandbox.responses import json_response
 from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import CHANGERS, Admin, StoreDep, require_root
+from sandbox.routes.deps import CHANGERS, Admin, PlayedDep, StoreDep, absent_path, require_root
 
 router = APIRouter(tags=["context"], responses=errors(*TOKEN_ERRORS))
 
@@ -55,9 +55,12 @@ async def update_context_field(
     response_class=Response,
     responses=no_body(200, "Deleted", 400, 404),
 )
-async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -> Response:
+async def delete_context_field(
+    contextField: str, who: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
     require_root(store, who, CHANGERS, "delete context fields")
-    store.delete_context_field(contextField, who)
+    in_use = played is None or played.refuses_deleting_fields_in_use
+    store.delete_context_field(contextField, who, in_use=in_use)
     return Response(status_code=200)
 
 
@@ -67,8 +70,10 @@ async def delete_context_field(contextField: str, who: Admin, store: StoreDep) -
     responses=no_body(200, "Added or updated", 400, 404, 415),
 )
 async def put_legal_value(
-    contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep
+    contextField: str, body: m.LegalValueBody, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
+    if played is not None and not played.legal_value_routes:
+        raise absent_path()
     require_root(store, who, CHANGERS, "update context fields")
     store.put_legal_value(contextField, body, who)
     return Response(status_code=200)
@@ -80,8 +85,10 @@ async def put_legal_value(
     responses=no_body(200, "Deleted", 404),
 )
 async def delete_legal_value(
-    contextField: str, legalValue: str, who: Admin, store: StoreDep
+    contextField: str, legalValue: str, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
+    if played is not None and not played.legal_value_routes:
+        raise absent_path()
     require_root(store, who, CHANGERS, "update context fields")
     store.delete_legal_value(contextField, legalValue, who)
     return Response(status_code=200)
@@ -90,5 +97,8 @@ async def delete_legal_value(
 @router.get(
     "/api/admin/context/{contextField}/strategies", responses=ok(m.ContextFieldStrategies, 404)
 )
-async def context_strategies(contextField: str, _: Admin, store: StoreDep) -> Response:
-    return json_response(store.context_strategies(contextField))
+async def context_strategies(
+    contextField: str, _: Admin, store: StoreDep, played: PlayedDep
+) -> Response:
+    archived = played is not None and not played.usage_leaves_archived_out
+    return json_response(store.context_strategies(contextField, archived=archived))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, HTTPException, Path, Request
 
 from sandbox.store import ADMIN_ROLE, EDITOR_ROLE, Principal, Refusal, Store
+from sandbox.versions import Played
 
 
 async def the_store(request: Request) -> Store:
@@ -20,6 +21,20 @@ async def the_store(request: Request) -> Store:
 
 
 StoreDep = Annotated[Store, Depends(the_store)]
+
+
+async def the_played(request: Request) -> Played | None:
+    """The Unleash release the sandbox plays (`flagdesk serve --as-version`), or None."""
+    played: Played | None = request.app.state.played
+    return played
+
+
+PlayedDep = Annotated[Played | None, Depends(the_played)]
+
+
+def absent_path() -> HTTPException:
+    """What a route the played release does not have answers: the 404 of an unknown path."""
+    return HTTPException(404)
 
 
 def _token(request: Request) -> str | None:
@@ -60,6 +75,9 @@ async def client_side(request: Request, store: StoreDep) -> Principal:
     principal = store.authenticate(secret)
     if principal is None:
         raise Refusal(401, "AuthenticationRequired", "The token is not valid.")
+    played: Played | None = request.app.state.played
+    if principal.kind == "admin" and played is not None and played.admin_token_sends_metrics:
+        return principal  # before 8.0 an admin API token may send metrics as well
     if principal.kind != "client":
         raise Refusal(
             403,

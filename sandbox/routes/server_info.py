@@ -9,7 +9,7 @@ from app import __version__
 from app.api import models as m
 from sandbox.responses import json_response
 from sandbox.routes.answers import TOKEN_ERRORS, ok
-from sandbox.routes.deps import Admin
+from sandbox.routes.deps import Admin, PlayedDep
 
 SERVER_NAME = "flagdesk sandbox"
 
@@ -22,7 +22,22 @@ async def health() -> Response:
 
 
 @router.get("/api/admin/ui-config", responses=ok(m.UiConfig, *TOKEN_ERRORS))
-async def ui_config(_: Admin) -> Response:
+async def ui_config(_: Admin, played: PlayedDep) -> Response:
+    if played is not None:  # as open-source Unleash says it
+        return json_response(
+            m.UiConfig.model_validate(
+                {
+                    "version": played.release,
+                    "environment": "Open Source",
+                    "versionInfo": {
+                        "current": {"oss": played.release, "enterprise": ""},
+                        "latest": {},
+                        "isLatest": True,
+                    },
+                    "authenticationType": "open-source",
+                }
+            )
+        )
     return json_response(
         m.UiConfig(
             name=SERVER_NAME,

@@ -15,6 +15,11 @@ LIVE_CONSTRAINED_STRATEGIES = (
     "strategy_context_fields scf JOIN strategies s ON s.id = scf.strategy_id"
     " JOIN features f ON f.name = s.feature AND f.archived_at IS NULL"
 )
+#: the same, archived flags' strategies included (what Unleash before 7.0 lists as the usage)
+CONSTRAINED_STRATEGIES = (
+    "strategy_context_fields scf JOIN strategies s ON s.id = scf.strategy_id"
+    " JOIN features f ON f.name = s.feature"
+)
 
 
 class Context(Core):
@@ -44,12 +49,14 @@ class Context(Core):
             for r in rows
         ]
 
-    def context_strategies(self, field: str) -> m.ContextFieldStrategies:
+    def context_strategies(self, field: str, *, archived: bool = False) -> m.ContextFieldStrategies:
         """The strategies with a constraint on `field`, of flags that are not archived (Unleash
-        8.2 leaves archived flags out); an unknown field has none."""
+        7.0 and later leave archived flags out; `archived=True`: theirs too, as before 7.0); an
+        unknown field has none."""
         rows = self.conn.execute(
             "SELECT s.id, s.feature, s.project, s.environment, s.name FROM "
-            + LIVE_CONSTRAINED_STRATEGIES + " WHERE scf.context_name = ?"
+            + (CONSTRAINED_STRATEGIES if archived else LIVE_CONSTRAINED_STRATEGIES)
+            + " WHERE scf.context_name = ?"
             " ORDER BY s.project, s.feature, s.environment, s.sort_order, s.created_at",
             (field,),
         )  # fmt: skip
@@ -132,12 +139,13 @@ class Context(Core):
                       (json.dumps(values), name))  # fmt: skip
             self._updated(c, name, by)
 
-    def delete_context_field(self, name: str, by: Principal) -> None:
+    def delete_context_field(self, name: str, by: Principal, *, in_use: bool = True) -> None:
         """`DELETE /api/admin/context/:name`: 404 for an unknown field; 409 `ConflictError`
-        while a strategy of a flag that is not archived uses it (Unleash 7+); else gone, with
-        a `context-field-deleted` event."""
+        while a strategy of a flag that is not archived uses it (Unleash 7+; `in_use=False`:
+        deleted all the same, as before 7.0); else gone, with a `context-field-deleted`
+        event."""
         self._field_row(name)
-        if self.context_strategies(name).strategies:
+        if in_use and self.context_strategies(name).strategies:
             raise Refusal(
                 409,
                 "ConflictError",

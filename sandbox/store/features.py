@@ -162,6 +162,10 @@ class Features(Projects):
         with self.tx() as c:
             self._revive(c, rows, by)
 
+    def has_feature(self, name: str) -> bool:
+        """Whether a flag of that name exists, live or archived."""
+        return bool(self._named([name]))
+
     def delete_feature(self, name: str, by: Principal) -> None:
         """`DELETE /api/admin/archive/:name`: deletes the flag if it is archived; an unknown
         flag or one that is not archived is left as it is, and the answer is 200 all the same

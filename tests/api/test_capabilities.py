@@ -147,7 +147,7 @@ def test_the_personal_dashboard_needs_unleash_6_3() -> None:
     version, whatever the probe's request answered."""
     old = capabilities_of(outcomes(ui=unleash("6.2.4"), user=PERSONAL_EDITOR, dashboard=None))
     assert old.operation("project_dashboard").reason == (
-        "This needs Unleash 6.3 or later; this server runs 6.2.4"
+        "The personal dashboard needs Unleash 6.3 or later; this server is 6.2.4"
     )
     dashboard = not_found("No project default")  # the endpoint exists
     new = capabilities_of(outcomes(ui=unleash("6.3.0"), user=PERSONAL_EDITOR, dashboard=dashboard))

@@ -446,7 +446,7 @@ def test_archived_features_through_the_search_api(monkeypatch: pytest.MonkeyPatc
     ]
     for params in server.searches:
         assert params["project"] == "IS:default"
-        assert params["archived"] == "IS:true"
+        assert params["lifecycle"] == "IS:archived"  # 8.0.1 and later
     assert sleeps.delays == [1.0]
     assert server.hits["/api/admin/archive/features/default"] == 0  # known missing: not asked
 
@@ -472,7 +472,7 @@ def test_a_project_id_is_one_query_value() -> None:
     assert run(go()).features == []
     assert len(server.searches) == 1
     assert server.searches[0]["project"] == "IS:web shop&x=1"
-    assert server.searches[0]["archived"] == "IS:true"
+    assert server.searches[0]["lifecycle"] == "IS:archived"
 
 
 def test_pages_without_a_total_are_read_to_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -558,3 +558,14 @@ def test_inactive_users_without_duplicates_are_untouched() -> None:
             return [u.id for u in (await client.inactive_users()).inactiveUsers]
 
     assert run(go()) == [2, 1]
+
+
+def test_the_archived_filter_the_server_has() -> None:
+    """Measured: 6.10.1 and 7.6.5 filter with `archived=IS:true` and list nothing for
+    `lifecycle=IS:archived`; 8.2.0 takes both, `archived` deprecated since 8.0.1."""
+    assert search_module.archived_filter("6.10.1") == {"archived": "IS:true"}
+    assert search_module.archived_filter("7.6.5") == {"archived": "IS:true"}
+    assert search_module.archived_filter("8.0.0") == {"archived": "IS:true"}
+    assert search_module.archived_filter("8.0.1") == {"lifecycle": "IS:archived"}
+    assert search_module.archived_filter("8.2.0") == {"lifecycle": "IS:archived"}
+    assert search_module.archived_filter("") == {"archived": "IS:true"}  # unknown: the older

@@ -16,7 +16,11 @@ from app.registry import (
     TOOL_OF,
     TOOLS,
     TOOLS_BY_KEY,
+    Needs,
     Versions,
+    version_cell,
+    version_rows,
+    version_table,
     version_tuple,
 )
 
@@ -80,3 +84,34 @@ def test_the_registry_is_cheap_to_import() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_the_readme_version_table_is_the_generated_one() -> None:
+    """The README's table of tools and actions by Unleash version is `version_table()`'s output
+    (regenerate it with `python -m app.registry --markdown`)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- version-table: python -m app.registry --markdown -->\n")
+    table = readme[readme.index("\n", start) + 1 : readme.index("<!-- /version-table -->")]
+    assert table == version_table()
+    out = subprocess.run([sys.executable, "-m", "app.registry", "--markdown"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert out == table
+
+
+def test_version_cells() -> None:
+    rows = dict(version_rows())
+    assert rows["project_dashboard"]["5.12.8"] == "no: needs Unleash 6.3 or later"
+    assert rows["project_dashboard"]["6.10.1"] == "yes"
+    assert rows["archived_features"]["6.10.1"] == "yes"
+    assert rows["archived_features"]["7.6.5"] == "yes; through the search API"
+    assert rows["archived_features.revive"]["7.6.5"] == "yes"  # the tool's way of listing
+    assert rows["groups.delete"]["8.2.0"] == "Enterprise"
+    # an action is out wherever its tool is
+    old = version_cell((TOOL.project_dashboard.needs, Needs()), "6.2.0")
+    assert old == "no: needs Unleash 6.3 or later"
+    assert version_cell((TOOL.inactive_users.needs,), "5.9.0") == "no: needs Unleash 5.10 or later"
+    reason = TOOL.project_dashboard.needs.versions[0].reason("Project dashboard", "5.12.8")
+    assert reason == "The personal dashboard needs Unleash 6.3 or later; this server is 5.12.8"
+    assert Versions("unleash", (9, 0)).reason("Project dashboard", "8.2.0") == (
+        "Project dashboard needs Unleash 9.0 or later; this server is 8.2.0"
+    )

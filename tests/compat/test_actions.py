@@ -1,7 +1,8 @@
-"""The actions of issue 15 on a real Unleash 8.2, read back from it: deleting inactive users
+"""The actions of issue 15 on a real Unleash, read back from it: deleting inactive users
 through the same path the window and the command take (`app.actions.inactive_users`: snapshot,
 journal, request), and what Unleash does with ids that are not inactive, which the sandbox
-copies (tests/sandbox/test_inactive_delete.py)."""
+copies (tests/sandbox/test_inactive_delete.py). Every one of `VERSIONS` answers alike here
+(measured: 5.12.8, 6.10.1, 7.6.5 and 8.2.0)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""The context-field actions of issue 15 on a real Unleash 8.2, read back from it: create, edit
-and delete through the path the window and `flagdesk context` take (`app.actions.context_fields`:
-snapshot, journal, request), undo of an edit and of a deletion, and what 8.2 answers that the
-sandbox copies (tests/sandbox/test_context_fields.py): 409 for a name taken and for a field in
-use, PUT replacing the whole field, 404 for an unknown field, the legal-value routes."""
+"""The context-field actions of issue 15 on a real Unleash (each of `VERSIONS`), read back from
+it: create, edit and delete through the path the window and `flagdesk context` take
+(`app.actions.context_fields`: snapshot, journal, request), undo of an edit and of a deletion,
+and what Unleash answers that the sandbox copies (tests/sandbox/test_context_fields.py): 409 for
+a name taken, and from 7.0 for a field in use (before, the server deletes it: flagdesk refuses
+first on every version), PUT replacing the whole field, 404 for an unknown field, the legal-value
+routes."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from app.actions.context_fields import (
 from app.actions.journal import Actor, Journal, State
 from app.api import errors as e
 from app.api.models import Constraint, CreateContextField, CreateFeatureStrategy, LegalValueBody
+from tests.compat.conftest import per_version
 from tests.compat.test_operations import admin, new_feature
 
 if TYPE_CHECKING:
@@ -102,37 +105,56 @@ def test_what_unleash_answers(
         assert put.status_code == 200, put.text
         read = http.get(f"/api/admin/context/{field_name}").json()
         assert read.get("description") == "d" and read["stickiness"] is False
-        assert read.get("sortOrder") == 0 and [v["value"] for v in read["legalValues"]] == ["a"]
+        # 5.12 keeps the sort order a PUT leaves out, later versions reset it
+        assert read.get("sortOrder") == per_version(peer, {"5.12": 4, "6.10 7.6 8.2": 0})
+        assert [v["value"] for v in read["legalValues"]] == ["a"]
+        # the legal-value routes: not on 5.12 (404; flagdesk does not use them, PUT does it all)
         legal = f"/api/admin/context/{field_name}/legal-values"
-        assert http.post(legal, json={"value": "b", "description": "B"}).status_code == 200
-        assert http.delete(f"{legal}/a").status_code == 200
+        status = per_version(peer, {"5.12": 404, "6.10 7.6 8.2": 200})
+        assert http.post(legal, json={"value": "b", "description": "B"}).status_code == status
+        assert http.delete(f"{legal}/a").status_code == status
         values = http.get(f"/api/admin/context/{field_name}").json()["legalValues"]
-        assert values == [{"value": "b", "description": "B"}]
+        assert values == per_version(
+            peer, {"5.12": [{"value": "a"}], "6.10 7.6 8.2": [{"value": "b", "description": "B"}]}
+        )
         unknown = f"/api/admin/context/{field_name}-none"
         assert http.delete(unknown).status_code == 404
         assert http.put(unknown, json={}).status_code == 404
 
-    feature = unique("ctxuse")
+    live, archived = unique("ctxuse"), unique("ctxarchived")
+    legal = per_version(peer, {"5.12": "a", "6.10 7.6 8.2": "b"})  # the field's legal value
+    refuses_in_use = per_version(peer, {"5.12 6.10": False, "7.6 8.2": True})
 
     async def use() -> None:
         async with admin(peer) as client:
-            await new_feature(client, cleanup, feature)
-            await client.add_strategy("default", feature, "development", CreateFeatureStrategy(
-                name="flexibleRollout",
-                constraints=[Constraint(contextName=field_name, operator="IN", values=["b"])],
-                parameters={"rollout": "100", "stickiness": "default", "groupId": feature},
-            ))  # fmt: skip
+            for feature in (live, archived):
+                await new_feature(client, cleanup, feature)
+                await client.add_strategy("default", feature, "development", CreateFeatureStrategy(
+                    name="flexibleRollout",
+                    constraints=[Constraint(contextName=field_name, operator="IN", values=[legal])],
+                    parameters={"rollout": "100", "stickiness": "default", "groupId": feature},
+                ))  # fmt: skip
+            await client.archive_feature("default", archived)
             field = await client.get_context_field(field_name)
             usage = (await client.context_strategies(field_name)).strategies
+            # from 7.0 the usage leaves archived flags out
+            assert sorted(str(s.featureName) for s in usage) == per_version(peer, {
+                "5.12 6.10": sorted([live, archived]), "7.6 8.2": [live]})  # fmt: skip
             journal = Journal(Actor("compat", client.base_url, "admin"), tmp_path)
-            with pytest.raises(FieldInUse):
+            with pytest.raises(FieldInUse):  # flagdesk refuses on every version
                 plan_delete(field, usage, journal)
-            with pytest.raises(e.Conflict):  # had it been sent: 409
-                await client.delete_context_field(field_name)
+            if refuses_in_use:
+                with pytest.raises(e.Conflict):  # had it been sent: 409
+                    await client.delete_context_field(field_name)
+            else:  # had it been sent: the field in use is gone
+                assert await client.delete_context_field(field_name) == 200
 
     asyncio.run(use())
     with peer.raw() as http:
-        assert http.get(f"/api/admin/context/{field_name}").status_code == 200
+        field_status = http.get(f"/api/admin/context/{field_name}").status_code
+        assert field_status == (200 if refuses_in_use else 404)
         # once the flag is archived its strategies no longer count (as the usage list)
-        assert http.delete(f"/api/admin/projects/default/features/{feature}").status_code == 202
-        assert http.delete(f"/api/admin/context/{field_name}").status_code == 200
+        assert http.delete(f"/api/admin/projects/default/features/{live}").status_code == 202
+        assert http.delete(f"/api/admin/context/{field_name}").status_code == (
+            200 if refuses_in_use else 404
+        )

@@ -1,5 +1,6 @@
 """The seven operations, and the error shapes, as flagdesk's `AdminClient` meets them on a real
-Unleash 8.2 (see ../shared/reference/unleash-8.2-behaviour.md for what that server does).
+Unleash, each of `VERSIONS` (see ../shared/reference/unleash-8.2-behaviour.md for what 8.2 does;
+where the others answer otherwise, the test says so with `per_version`).
 
 Each test runs its coroutine with plain `asyncio.run`, with clients made inside it (an httpx
 client belongs to one event loop). Search-API calls are rate-limited on the server to about 15
@@ -19,6 +20,7 @@ import httpx
 import pytest
 
 from app.api import errors as e
+from app.api.capabilities import Availability
 from app.api.client import AdminClient
 from app.api.models import (
     BulkApplication,
@@ -32,13 +34,14 @@ from app.api.models import (
     PersonalDashboardProjectDetails,
     UpdateUser,
 )
+from tests.compat.conftest import RELEASES, per_version
 
 if TYPE_CHECKING:
     from tests.compat.conftest import Cleanup, Peer
 
 GROUPS = "/api/admin/groups"
 SEARCH = "/api/admin/search/features"
-#: body-parser's limit on Unleash 8.2, in bytes
+#: body-parser's limit, in bytes (the same on every one of `VERSIONS`)
 BODY_LIMIT = 102_400
 #: Unleash 8.2 checks metrics against a list of flag names it caches for 10 s: counts for a flag
 #: created less than that ago can be dropped as "unknown flags" (metrics-service-v2.js)
@@ -52,10 +55,15 @@ class CountingTransport(httpx.AsyncHTTPTransport):
     def __init__(self) -> None:
         super().__init__()
         self.requests: list[tuple[str, str]] = []
+        self.params: list[tuple[str, dict[str, str]]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests.append((request.method, request.url.path))
+        self.params.append((request.url.path, dict(request.url.params)))
         return await super().handle_async_request(request)
+
+    def queries(self, path: str) -> list[dict[str, str]]:
+        return [params for p, params in self.params if p == path]
 
     def to(self, path: str) -> list[tuple[str, str]]:
         return [r for r in self.requests if r[1] == path]
@@ -85,12 +93,12 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
         async with admin(peer) as client:
             caps = await client.capabilities()
         assert caps.server_kind == "unleash"
-        assert caps.server_version == "8.2.0"
+        assert caps.server_version == RELEASES[peer.line]
         assert caps.edition == "Open Source"
         assert caps.token_kind == "admin"
         assert caps.is_admin is True
         assert caps.user_name is None
-        assert caps.archive_endpoint is False
+        assert caps.archive_endpoint is per_version(peer, {"5.12 6.10": True, "7.6 8.2": False})
         available = {key for key, op in caps.operations.items() if op.available}
         assert available == {"users", "inactive_users", "archived_features", "context_usage"}
 
@@ -156,7 +164,7 @@ def test_update_user_changes_only_what_is_given(
             updated = await client.update_user(user_id, UpdateUser(name="After"))
             assert updated.id == user_id
             assert updated.name == "After"
-            assert updated.rootRole is None  # 8.2 leaves the role out when none was sent
+            assert updated.rootRole is None  # left out when none was sent (every version)
             after = await client.get_user(user_id)
             assert (after.name, after.email, after.rootRole) == ("After", email, roles["Viewer"])
 
@@ -190,19 +198,22 @@ def test_update_user_changes_only_what_is_given(
 # ---------------------------------------------------------------------------- 3 archive
 
 
-def test_archived_features_come_through_the_search_api(
+def test_archived_features_come_through_the_archive_endpoint_or_the_search_api(
     peer: Peer, unique: Callable[[str], str], cleanup: Cleanup
 ) -> None:
+    """Before 7.0 the spec's archive endpoint; from 7.0 the search API, filtered by
+    `archived=IS:true` (7.6) or `lifecycle=IS:archived` (8.0.1 and later)."""
     name = unique("archived")
     transport = CountingTransport()
+    endpoint = per_version(peer, {"5.12 6.10": True, "7.6 8.2": False})
 
     async def body() -> None:
         async with admin(peer, transport=transport) as client:
             caps = await client.capabilities()
-            assert caps.archive_endpoint is False
+            assert caps.archive_endpoint is endpoint
             archived_op = caps.operation("archived_features")
             assert archived_op.available
-            assert "search" in archived_op.note
+            assert ("search" in archived_op.note) is not endpoint
             await new_feature(client, cleanup, name)
             before = datetime.now(UTC) - timedelta(minutes=1)
             await client.archive_feature("default", name)
@@ -215,9 +226,17 @@ def test_archived_features_come_through_the_search_api(
         assert feature.archivedAt is not None
         assert before <= feature.archivedAt <= datetime.now(UTC) + timedelta(minutes=1)
         assert feature.createdAt is not None
-        # through the search API (a 429 retried may make it two requests), never the old route
-        assert transport.to(SEARCH)
-        assert not transport.to("/api/admin/archive/features/default")
+        # one way or the other (a 429 retried may make the search two requests), never both
+        assert bool(transport.to(SEARCH)) is not endpoint
+        assert transport.to("/api/admin/archive/features/default") == (
+            [("GET", "/api/admin/archive/features/default")] if endpoint else []
+        )
+        filters = {(k, v) for q in transport.queries(SEARCH) for k, v in q.items()
+                   if k in ("archived", "lifecycle")}  # fmt: skip
+        assert filters == per_version(peer, {
+            "5.12 6.10": set(), "7.6": {("archived", "IS:true")},
+            "8.2": {("lifecycle", "IS:archived")},
+        })  # fmt: skip
 
     asyncio.run(body())
 
@@ -244,17 +263,23 @@ def test_feature_names_list_the_flags_of_every_project(
 # ---------------------------------------------------------------------------- 4 dashboard
 
 
+#: why an admin API token gets no dashboard: 5.12 has none at all, the others need a user
+NO_DASHBOARD = "The personal dashboard needs Unleash 6.3 or later; this server is 5.12.8"
+
+
 def test_dashboard_needs_a_personal_access_token(peer: Peer) -> None:
     transport = CountingTransport()
     dashboard = "/api/admin/personal-dashboard/default"
+    why = per_version(peer, {"5.12": NO_DASHBOARD, "6.10 7.6 8.2": "personal access token"})
 
     async def body() -> None:
         async with admin(peer, transport=transport) as client:
             caps = await client.capabilities()
             assert not caps.operation("project_dashboard").available
-            assert "personal access token" in caps.operation("project_dashboard").reason
-            with pytest.raises(e.Unsupported, match="personal access token"):
+            assert why in caps.operation("project_dashboard").reason
+            with pytest.raises(e.Unsupported) as refused:
                 await client.personal_dashboard("default")
+            assert why in str(refused.value)
         assert transport.to(dashboard) == [("GET", dashboard)]  # the probe's, only
 
     asyncio.run(body())
@@ -262,14 +287,24 @@ def test_dashboard_needs_a_personal_access_token(peer: Peer) -> None:
 
 def test_dashboard_with_a_personal_access_token(peer: Peer) -> None:
     pat = peer.require_pat()
+    transport = CountingTransport()
+    dashboard = "/api/admin/personal-dashboard/default"
 
     async def body() -> None:
-        async with AdminClient(peer.url, pat) as client:
+        async with AdminClient(peer.url, pat, transport=transport) as client:
             caps = await client.capabilities()
             assert caps.token_kind == "personal"
             assert caps.user_name == "admin"
             assert caps.is_admin is True
-            assert caps.operation("project_dashboard").available
+            has_it = per_version(peer, {"5.12": False, "6.10 7.6 8.2": True})
+            assert caps.operation("project_dashboard") == Availability(
+                "project_dashboard", has_it, "" if has_it else NO_DASHBOARD
+            )
+            if not has_it:  # 5.12: no route (404), and nothing sent after the probe's request
+                with pytest.raises(e.Unsupported, match=r"needs Unleash 6\.3"):
+                    await client.personal_dashboard("default")
+                assert transport.to(dashboard) == [("GET", dashboard)]
+                return
             details = await client.personal_dashboard("default")
             assert isinstance(details, PersonalDashboardProjectDetails)
             assert details.onboardingStatus.status
@@ -388,15 +423,13 @@ def metric_features(peer: Peer, unique: Callable[[str], str]) -> Iterator[Metric
             made.raise_for_status()
     yield names
     with peer.raw() as http:
-        for name in (names.stored, names.usage):
-            http.delete(f"/api/admin/projects/default/features/{name}")
-            http.delete(f"/api/admin/archive/{name}")
+        peer.remove_flags(http, [names.stored, names.usage])
 
 
 def metrics_batch(feature: str, app: str, yes: int, no: int) -> BulkMetrics:
     now = datetime.now(UTC)
     return BulkMetrics(
-        # Unleash 8.2 answers an application without `started` or `interval` with an empty 400
+        # Unleash answers an application without `started` or `interval` with an empty 400
         # (see test_bulk_metrics_application_needs_started_and_interval)
         applications=[
             BulkApplication(
@@ -482,8 +515,15 @@ def test_feature_usage_shows_the_last_hour(
 
 
 def test_bulk_metrics_without_a_client_token(peer: Peer) -> None:
+    """Before 8.0 the client metrics endpoint takes an admin API token too (202); 8.2 refuses it
+    with 403. flagdesk sends the client token on every version (`metrics_upload` needs one)."""
+    takes_admin_tokens = per_version(peer, {"5.12 6.10 7.6": True, "8.2": False})
+
     async def body() -> None:
         async with admin(peer) as client:  # no client token: the admin token is sent
+            if takes_admin_tokens:
+                await client.send_bulk_metrics(EMPTY_BULK)  # accepted: a 202
+                return
             with pytest.raises(e.WrongTokenType, match="client token") as raised:
                 await client.send_bulk_metrics(EMPTY_BULK)
         assert raised.value.status == 403
@@ -494,22 +534,28 @@ def test_bulk_metrics_without_a_client_token(peer: Peer) -> None:
 
 
 def test_bulk_metrics_application_needs_started_and_interval(peer: Peer) -> None:
-    """Not in Unleash's own OpenAPI (both are optional there): 8.2 refuses an application
-    without `started` or `interval` with a 400 and an EMPTY body (the log says why)."""
+    """Not in Unleash's own OpenAPI (both are optional there): every version refuses an
+    application without `started` or `interval` with a 400 and an EMPTY body (the log says
+    why); 5.12 also one without `strategies`."""
     client_token = peer.require_client_token()
     now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
     app = b'{"appName":"flagdesk-compat","environment":"development","instanceId":"i"'
 
     async def body() -> None:
         async with admin(peer, client_token=client_token) as client:
-            for fields in (b"", b',"started":"' + now.encode() + b'"', b',"interval":10000'):
+            both = b',"interval":10000,"started":"' + now.encode() + b'"'
+            refused = [b"", b',"started":"' + now.encode() + b'"', b',"interval":10000']
+            refused += per_version(peer, {"5.12": [both], "6.10 7.6 8.2": []})
+            for fields in refused:
                 batch = b'{"applications":[' + app + fields + b'}],"metrics":[]}'
                 with pytest.raises(e.BadRequest) as raised:
                     await client.send_bulk_metrics(batch)
                 assert raised.value.status == 400
                 assert "`started` or `interval`" in str(raised.value)  # the hint explains it
-            both = b',"interval":10000,"started":"' + now.encode() + b'"'
-            await client.send_bulk_metrics(b'{"applications":[' + app + both + b'}],"metrics":[]}')
+            complete = both + b',"strategies":[]'
+            await client.send_bulk_metrics(
+                b'{"applications":[' + app + complete + b'}],"metrics":[]}'
+            )
 
     asyncio.run(body())
 
@@ -554,14 +600,19 @@ def test_client_token_on_the_admin_api_is_the_wrong_type(peer: Peer) -> None:
     asyncio.run(body())
 
 
-def test_handler_errors_have_no_id(peer: Peer) -> None:
+def test_handler_errors_have_an_id_before_7(peer: Peer) -> None:
+    """5.x and 6.x give a handler's error an `id` (shape 1), 7.0 and later do not (shape 2:
+    {name, message, details}); 5.12 repeats the message as each detail's `description`."""
+
     async def body() -> None:
         async with admin(peer) as client:
             with pytest.raises(e.NotFound) as raised:
                 await client.get_user(2_000_000_000)
         error = raised.value
         assert (error.status, error.name, error.message) == (404, "NotFoundError", "No user found")
-        assert error.error_id is None  # shape 2: {name, message, details}
+        assert (error.error_id is not None) is per_version(
+            peer, {"5.12 6.10": True, "7.6 8.2": False}
+        )
 
     asyncio.run(body())
 

@@ -1,7 +1,7 @@
-"""The Users actions of issue 15 on a real Unleash 8.2, read back from it, through the path the
-window and `flagdesk users` take (`app.actions.users`: journal, snapshot, request), and the
-answers the sandbox copies (tests/sandbox/test_user_admin.py): create (201, `Location`, the
-BadDataErrors for a taken or malformed email, 400 without rootRole), delete (200, then 404),
+"""The Users actions of issue 15 on a real Unleash (each of `VERSIONS`), read back from it, through
+the path the window and `flagdesk users` take (`app.actions.users`: journal, snapshot, request),
+and the answers the sandbox copies (tests/sandbox/test_user_admin.py): create (201, `Location`,
+the BadDataErrors for a taken or malformed email, 400 without rootRole), delete (200, then 404),
 the admin count's shape, and the reset link (by email; 404 for none; 429 for a second within a
 minute)."""
 
@@ -28,6 +28,7 @@ from app.actions.users import (
     reset_password,
 )
 from app.api.models import CreateUser, UpdateUser
+from tests.compat.conftest import per_version
 from tests.compat.test_operations import admin
 
 if TYPE_CHECKING:
@@ -100,7 +101,10 @@ def test_unleash_answers_as_the_sandbox_copies(
         assert made.headers["location"].endswith(str(made.json()["id"]))
         taken = http.post(PATH, json={"email": email, "rootRole": "Viewer"})
         assert taken.status_code == 400 and taken.json()["name"] == "BadDataError"
-        assert taken.json()["details"] == [{"message": "User already exists"}]
+        assert taken.json()["details"] == per_version(peer, {
+            "5.12": [{"message": "User already exists", "description": "User already exists"}],
+            "6.10 7.6 8.2": [{"message": "User already exists"}],
+        })  # fmt: skip
         bad = http.post(PATH, json={"email": "not-an-email", "rootRole": "Viewer"})
         assert bad.status_code == 400 and bad.json()["name"] == "BadDataError"
         assert "must be a valid email" in bad.json()["details"][0]["message"]
@@ -111,8 +115,13 @@ def test_unleash_answers_as_the_sandbox_copies(
         first = past_the_limit(http, f"{PATH}/reset-password", {"id": email})
         assert first.status_code == 200 and "resetPasswordUrl" in first.json()
         again = http.post(f"{PATH}/reset-password", json={"id": email})
-        assert again.status_code == 429, again.text
-        assert "one new reset password email per minute, per user" in again.text
+        # a second link within the minute: 429, but a 500 on 5.12 (its limiter fails:
+        # "Cannot read properties of undefined (reading 'toString')")
+        assert again.status_code == per_version(peer, {"5.12": 500, "6.10 7.6 8.2": 429})
+        assert per_version(peer, {
+            "5.12": "reading 'toString'",
+            "6.10 7.6 8.2": "one new reset password email per minute, per user",
+        }) in again.text  # fmt: skip
         nobody = http.post(f"{PATH}/reset-password", json={"id": f"nobody-{email}"})
         assert nobody.status_code == 404, nobody.text
         assert http.delete(f"{PATH}/2000000000").status_code == 404

@@ -1,0 +1,86 @@
+"""`flagdesk serve --as-version 5.12|6.10|7.6|8.2`: the sandbox plays that open-source Unleash
+release, with the differences between them that flagdesk meets (measured on the real servers,
+tests/compat):
+
+- `GET /api/admin/ui-config` names that release (`versionInfo.current.oss`, "Open Source"), and
+  there are no groups endpoints (open-source Unleash has none);
+- the archive endpoint `GET /api/admin/archive/features/:projectId` until 7.0, then 404; the
+  search API filters archived flags with `archived=IS:true` from 6.4, `lifecycle=IS:archived`
+  from 8.0.1;
+- the personal dashboard from 6.3 (404 before), answering an admin API token with 500 (no user
+  behind it);
+- a context field's usage: archived flags' strategies too before 7.0; deleting a field in use:
+  deleted before 7.0, 409 from 7.0; the legal-value routes not on 5.x (404);
+- the client metrics endpoint takes an admin API token too before 8.0;
+- deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
+  200 (nothing done) on 8.x.
+
+Standard library only (`sandbox.options` reads `PLAYABLE`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: what `--as-version` takes -> the release played (the latest of each major version on npm)
+PLAYABLE: dict[str, str] = {"5.12": "5.12.8", "6.10": "6.10.1", "7.6": "7.6.5", "8.2": "8.2.0"}
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The Unleash release the sandbox plays."""
+
+    release: str
+
+    @classmethod
+    def of(cls, line: str) -> Played:
+        """`Played.of("6.10")`; ValueError naming the choices for another."""
+        if line not in PLAYABLE:
+            raise ValueError(f"--as-version {line}: not one of {', '.join(PLAYABLE)}")
+        return cls(PLAYABLE[line])
+
+    @property
+    def version(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in self.release.split("."))
+
+    def since(self, *version: int) -> bool:
+        return self.version >= version
+
+    @property
+    def archive_endpoint(self) -> bool:
+        return not self.since(7, 0)
+
+    def archived_filter(self, params: dict[str, str]) -> bool:
+        """Whether the search's query parameters ask for archived flags, as this release reads
+        them (an unknown filter is ignored: live flags are listed)."""
+        by_lifecycle = self.since(8, 0, 1) and params.get("lifecycle") == "IS:archived"
+        by_flag = self.since(6, 4) and params.get("archived") == "IS:true"
+        return by_lifecycle or by_flag
+
+    @property
+    def dashboard(self) -> bool:
+        return self.since(6, 3)
+
+    @property
+    def refuses_deleting_fields_in_use(self) -> bool:
+        return self.since(7, 0)
+
+    @property
+    def usage_leaves_archived_out(self) -> bool:
+        return self.since(7, 0)
+
+    @property
+    def legal_value_routes(self) -> bool:
+        return self.since(6, 0)
+
+    @property
+    def admin_token_sends_metrics(self) -> bool:
+        return not self.since(8, 0)
+
+    @property
+    def unknown_archive_delete_is_404(self) -> bool:
+        return not self.since(8, 0)
+
+    @property
+    def flag_word(self) -> str:
+        """What its messages call a flag."""
+        return "toggle" if not self.since(6, 0) else "flag"
