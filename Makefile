@@ -47,12 +47,15 @@ package:
 	$(BIN)/python -m build --outdir dist .
 
 # The one-folder bundle with its own Python, dist/flagdesk/, and its tarball (README "Install").
+APP_ID = io.flagdesk.Flagdesk
 VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' app/__init__.py)
 bundle:
 	@packaging/bootstrap.sh bundle
 	rm -rf dist/flagdesk dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz
 	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
 	    packaging/bundle/flagdesk.spec
+	cp packaging/install.sh dist/flagdesk/
+	mkdir dist/flagdesk/linux && cp -r packaging/linux/$(APP_ID).* packaging/linux/icons dist/flagdesk/linux/
 	tar -C dist -czf dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz flagdesk
 	@du -sh dist/flagdesk dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz
 

@@ -39,6 +39,8 @@ XCB_LIBRARIES: Mapping[str, str] = {
     "libxkbcommon.so.0": "libxkbcommon0",
     "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
     "libGL.so.1": "libgl1",
+    "libGLX.so.0": "libglx0",
+    "libGLdispatch.so.0": "libglvnd0",
     "libEGL.so.1": "libegl1",
     "libglib-2.0.so.0": "libglib2.0-0",
     "libgthread-2.0.so.0": "libglib2.0-0",
