@@ -52,7 +52,7 @@ VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' app/__init__.py)
 bundle:
 	@packaging/bootstrap.sh bundle
 	rm -rf dist/flagdesk dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz
-	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller \
 	    packaging/bundle/flagdesk.spec
 	cp packaging/install.sh dist/flagdesk/
 	mkdir dist/flagdesk/linux && cp -r packaging/linux/$(APP_ID).* packaging/linux/icons dist/flagdesk/linux/
