@@ -48,6 +48,13 @@ app.exec()
 
 FLAGDESK = """
 import sys, time
+# as `flagdesk` does (app.cli.run_gui): can a window open here? Before Qt loads
+checked = time.perf_counter()
+from app.display import window_problem
+problem = window_problem()
+print("check_ms", (time.perf_counter() - checked) * 1000, flush=True)
+if problem:
+    sys.exit(problem)
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv[:1])
@@ -79,6 +86,8 @@ def once(script: str, env: dict[str, str]) -> dict[str, float]:
         name, _, stamp = line.partition(" ")
         if name in ("shown", "data"):
             marks[name] = float(stamp) - started
+        elif name == "check_ms":
+            marks[name] = float(stamp)
     return marks
 
 
@@ -225,6 +234,9 @@ def report(name: str, count: int, bare: list[float], runs: list[dict[str, float]
                 "flagdesk_first_data_s": round(data_s, 3),
                 "shown_ratio": round(shown_s / bare_s, 2),
                 "flagdesk_first_data_s_runs": [round(r["data"], 3) for r in runs],
+                # app.display's check before Qt loads (the xcb plugin's libraries, when Qt
+                # will use X11: run the benchmark under Xvfb with QT_QPA_PLATFORM=xcb to see it)
+                "display_check_ms": round(statistics.median(r.get("check_ms", 0) for r in runs), 2),
                 "goal": GOALS,
                 "margin_goal": margin,
                 "met": meets(figures, GOALS),
