@@ -11,6 +11,10 @@ from __future__ import annotations
 from importlib.resources import as_file, files
 from pathlib import Path
 
+#: the application's id: the launcher entry's and the AppStream metainfo's name
+#: (packaging/linux/), and the desktop file name the window gives Wayland to find them by
+APP_ID = "io.flagdesk.Flagdesk"
+
 
 def folder(name: str) -> Path:
     """The folder `name` (``"icons"``, ``"samples"``) as a path on disk. Every way flagdesk is

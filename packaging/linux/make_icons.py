@@ -18,7 +18,7 @@ from PySide6.QtSvg import QSvgRenderer
 
 from app import resources
 
-APP_ID = "io.flagdesk.Flagdesk"
+APP_ID = resources.APP_ID
 SIZES = (16, 24, 32, 48, 64, 128, 256)
 HERE = Path(__file__).resolve().parent
 HICOLOR = HERE / "icons" / "hicolor"
