@@ -10,7 +10,6 @@ libraries it carries (its bootloader puts them on the loader's path)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -74,6 +73,8 @@ def uses_xcb(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def _loads(soname: str) -> bool:
+    import ctypes  # only when Qt will use X11: the offscreen and Wayland starts skip it
+
     try:
         ctypes.CDLL(soname)
     except OSError:

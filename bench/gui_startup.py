@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from margin import margin_goals, meets
+from xdisplay import virtual_display
 
 GOALS = {"shown_ratio_max": 1.5, "first_data_s_max": 1.0}
 
@@ -156,22 +157,12 @@ def _logged_at(log: Path, text: str, timeout: float) -> float:
 
 
 def bundle_main(args: argparse.Namespace) -> int:
-    import shutil
     import signal
 
     executable = Path(args.bundle) / "flagdesk"
     if not os.access(executable, os.X_OK):
         raise SystemExit(f"no bundle at {executable}: run `make bundle` first")
-    xvfb = shutil.which("Xvfb")
-    if xvfb is None:
-        raise SystemExit("Xvfb is missing: run packaging/bootstrap.sh bundle")
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen([xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
-                               "-nolisten", "tcp"], pass_fds=[write_fd])  # fmt: skip
-    os.close(write_fd)
-    display = ":" + os.read(read_fd, 16).decode().strip()
-    os.close(read_fd)
-    try:
+    with virtual_display() as display:
         watcher = MapWatcher(display)
         with tempfile.TemporaryDirectory() as tmp:
             env = {k: v for k, v in os.environ.items() if not k.startswith(("QT_", "WAYLAND"))}
@@ -212,9 +203,6 @@ def bundle_main(args: argparse.Namespace) -> int:
             for run in range(args.runs):
                 bare_runs.append(bare())
                 runs.append(bundle(run))
-    finally:
-        server.terminate()
-        server.wait(10)
     return report("gui_startup_bundle", args.runs, bare_runs, runs)
 
 

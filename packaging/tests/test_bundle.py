@@ -7,7 +7,6 @@ serve` and `flagdesk check` work from it; every library in it finds what it link
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import tarfile
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import artefact, clean_env, serving, version
+from xdisplay import virtual_display
 
 #: the unpacked bundle's size, in MiB (as `du -sh` says): the goal was under 120 (PyInstaller's
 #: defaults: 191); what is left above it is ICU's data (31 MiB, QtCore needs it) and
@@ -85,17 +85,8 @@ def test_version_serve_and_check_from_the_bundle(unpacked: Path) -> None:
 
 @pytest.fixture
 def xvfb() -> Iterator[str]:
-    server = shutil.which("Xvfb")
-    assert server, "Xvfb is missing: run packaging/bootstrap.sh bundle"
-    read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen([server, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
-                             "-nolisten", "tcp"], pass_fds=[write_fd])  # fmt: skip
-    os.close(write_fd)
-    display = ":" + os.read(read_fd, 16).decode().strip()
-    os.close(read_fd)
-    yield display
-    proc.terminate()
-    proc.wait(10)
+    with virtual_display() as display:
+        yield display
 
 
 def _windows(display: str) -> list[str]:
