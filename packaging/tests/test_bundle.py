@@ -46,6 +46,9 @@ def test_the_bundle_is_what_flagdesk_uses_only(unpacked: Path) -> None:
                    "libqgtk3.so", "libgtk-3.so.0", "translations", "qml"):  # fmt: skip
         assert unused not in names
     assert {"libqxcb.so", "libqwayland.so", "libqoffscreen.so", "libqsvg.so"} <= names
+    # the xcb plugin's X libraries travel with it (the one a new user lacked among them); its
+    # bootloader puts _internal on the loader's path, so app.display's check finds them there
+    assert {"libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxkbcommon-x11.so.0"} <= names
     assert (bundle / "_internal" / "app" / "resources" / "icons" / "flagdesk.svg").is_file()
 
 
