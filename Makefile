@@ -2,7 +2,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck bench screenshots serve clean
+.PHONY: run test lint typecheck bench screenshots serve clean package bundle artefact-test
 
 run:
 	@packaging/bootstrap.sh run
@@ -40,5 +40,30 @@ screenshots:
 	@packaging/bootstrap.sh test
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ui.screenshots docs/screenshots
 
+# The wheel and sdist, in dist/ (README "Install": `pipx install dist/flagdesk-*.whl`).
+package:
+	@packaging/bootstrap.sh test
+	rm -rf dist/flagdesk-*.whl dist/flagdesk-*.tar.gz
+	$(BIN)/python -m build --outdir dist .
+
+# The one-folder bundle with its own Python, dist/flagdesk/, and its tarball (README "Install").
+APP_ID = io.flagdesk.Flagdesk
+VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' app/__init__.py)
+bundle:
+	@packaging/bootstrap.sh bundle
+	rm -rf dist/flagdesk dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz
+	$(BIN)/pyinstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller \
+	    packaging/bundle/flagdesk.spec
+	cp packaging/install.sh dist/flagdesk/
+	mkdir dist/flagdesk/linux && cp -r packaging/linux/$(APP_ID).* packaging/linux/icons dist/flagdesk/linux/
+	tar -C dist -czf dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz flagdesk
+	@du -sh dist/flagdesk dist/flagdesk-$(VERSION)-linux-x86_64.tar.gz
+
+# The artefacts themselves, outside the checkout: the wheel in a fresh virtual environment, the
+# bundle's tarball unpacked in a temporary HOME under Xvfb (packaging/tests/). Slow (builds both
+# first): `.ci/run` runs it after `make test`.
+artefact-test: package bundle
+	$(BIN)/python -m pytest -p no:cacheprovider packaging/tests $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

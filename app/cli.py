@@ -10,7 +10,6 @@ runs with inside `run()`. `run_gui` is the one place the command imports `ui`, l
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Protocol
 
 from app import __version__
 from app.commands import archive, check, context, groups, metrics, profiles, serve, users
+from app.display import window_problem
 
 
 class CommandModule(Protocol):
@@ -123,24 +123,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_gui(verbose=args.verbose)
 
 
-def has_display() -> bool:
-    platform = os.environ.get("QT_QPA_PLATFORM", "")
-    if platform.startswith(("offscreen", "minimal", "vnc", "eglfs", "linuxfb")):
-        return True
-    if sys.platform != "linux":
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 def run_gui(*, verbose: bool = False) -> int:
     """Start the window: the only place `app.cli` imports `ui` (lazily, so that no subcommand
     loads Qt)."""
-    if not has_display():
-        print(
-            "flagdesk: no display found (DISPLAY is not set): run `xvfb-run make run` for a "
-            "virtual screen, or `flagdesk serve` for the sandbox server alone.",
-            file=sys.stderr,
-        )
+    problem = window_problem()
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     from ui.main_window import run
 

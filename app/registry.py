@@ -123,7 +123,7 @@ class Tool(NamedTuple):
     #: the sidebar group it is listed under (one of `GROUPS`)
     group: str
     description: str
-    #: the icon's file stem in resources/icons/
+    #: the icon's file stem in app/resources/icons/
     icon: str
     needs: Needs = Needs()
     actions: tuple[Action, ...] = ()

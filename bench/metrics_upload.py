@@ -4,7 +4,7 @@ sandbox, against a bare httpx loop sending the same pre-split bodies with the sa
     .venv/bin/python bench/metrics_upload.py [--metrics 1000000] [--concurrency 4]
                                              [--format ndjson|bulk|array] [--repeat 1]
 
-1. `resources/samples/generate.py` writes the batch into a temporary folder (not timed).
+1. `app/resources/samples/generate.py` writes the batch into a temporary folder (not timed).
 2. `app.metrics.load()` then `Batch.bodies()`: metrics per second for each and together, and the
    peak RSS of this process (`resource.getrusage`) after them. Goal: 200,000 metrics/s or more.
 3. Upload, each on a fresh `flagdesk serve --empty` child (`SandboxProcess`):
@@ -46,12 +46,13 @@ sys.path.insert(0, str(ROOT))
 
 from margin import at_least, at_most, of_baseline  # noqa: E402
 
+from app import resources  # noqa: E402
 from app.api.client import AdminClient  # noqa: E402
 from app.metrics import Batch, Body, load  # noqa: E402
 from app.metrics.upload import Upload  # noqa: E402
 from sandbox.process import SandboxProcess  # noqa: E402
 
-GENERATE = ROOT / "resources" / "samples" / "generate.py"
+GENERATE = resources.samples() / "generate.py"
 GOAL_METRICS_PER_S = 200_000
 GOAL_RATIO = 0.9
 GOAL_STALL_MS = 50

@@ -2,6 +2,8 @@
 # Bring a fresh Debian machine (or an up-to-date checkout) to a working flagdesk environment.
 #   packaging/bootstrap.sh run    system libraries for a real window, .venv, runtime dependencies
 #   packaging/bootstrap.sh test   system libraries for offscreen Qt, .venv, runtime + test dependencies
+#   packaging/bootstrap.sh bundle test's, + a real window under Xvfb and PyInstaller (`make bundle`,
+#                                 `make bundle-test`)
 # Idempotent and cheap when nothing changed: a dpkg query and a stamp-file comparison.
 set -euo pipefail
 mode="${1:-run}"
@@ -16,12 +18,19 @@ window_pkgs=(xvfb xauth libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icc
     libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-render0 libxcb-shape0 libxcb-shm0
     libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1)
 
-# A real Secret Service for the keyring test (tests/app/test_secret_service.py).
-keyring_test_pkgs=(gnome-keyring dbus-daemon)
+# A real Secret Service for the keyring test (tests/app/test_secret_service.py); the launcher
+# entry's validators (tests/packaging/test_linux_entry.py).
+test_pkgs=(gnome-keyring dbus-daemon desktop-file-utils appstream)
+# The bundle's test (tests/bundle): its window is looked for with xwininfo.
+bundle_pkgs=(x11-utils)
 
 want=("${offscreen_pkgs[@]}")
-[ "$mode" = run ] && want+=("${window_pkgs[@]}")
-[ "$mode" = test ] && want+=("${keyring_test_pkgs[@]}")
+case "$mode" in
+    run) want+=("${window_pkgs[@]}") ;;
+    test) want+=("${test_pkgs[@]}") ;;
+    bundle) want+=("${test_pkgs[@]}" "${window_pkgs[@]}" "${bundle_pkgs[@]}") ;;
+    *) say "unknown mode $mode (run, test or bundle)"; exit 2 ;;
+esac
 
 PYTHON="${PYTHON:-python3}"
 command -v "$PYTHON" >/dev/null || { say "no $PYTHON on PATH: install Python 3.11 or newer"; exit 1; }
@@ -42,8 +51,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         say "installing Debian packages: ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
-        apt-get update -q >/dev/null
-        apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+        # another apt may hold the lock for a while (several setups at once): wait for it
+        apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+        apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" \
+            >/dev/null
     else
         say "missing Debian packages (run as root to install them): sudo apt-get install ${missing[*]}"
     fi
@@ -61,6 +72,7 @@ stamp="$venv/.installed-$mode"
 if [ ! -e "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     extra=""
     [ "$mode" = test ] && extra="[test]"
+    [ "$mode" = bundle ] && extra="[test,bundle]"
     say "installing flagdesk$extra and its dependencies into $venv"
     # (grep drops the noise of pip mirrors configured on some machines, not real warnings)
     if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra" 2>&1 \

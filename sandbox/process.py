@@ -82,8 +82,7 @@ class SandboxProcess:
         env["FLAGDESK_SANDBOX_ADMIN_TOKEN"] = self.admin_token
         env["FLAGDESK_SANDBOX_CLIENT_TOKEN"] = self.client_token
         env["PYTHONUNBUFFERED"] = "1"
-        # `flagdesk serve` without the rest of the program (see sandbox/__main__.py)
-        argv = [sys.executable, "-m", "sandbox", "--port", "0", "--db", str(self.db)]
+        argv = [*serve_command(), "--port", "0", "--db", str(self.db)]
         if self.exit_with_parent:
             argv.append("--exit-with-parent")
         self.url = ""
@@ -227,6 +226,16 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve_command() -> list[str]:
+    """How to start `flagdesk serve` in a child: `python -m sandbox`, the command without the
+    rest of the program (see sandbox/__main__.py); in the PyInstaller bundle, which has no
+    Python of its own to run `-m` with, its own executable with `serve` (its entry,
+    packaging/bundle/entry.py, hands `serve` straight to the same `sandbox.__main__.main`)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "serve"]
+    return [sys.executable, "-m", "sandbox"]
 
 
 def _answers_health(url: str) -> bool:

@@ -21,7 +21,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtSvg import QSvgRenderer
 
-ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+from app import resources
+
+ICONS = resources.icons()
 
 
 def icon_path(name: str) -> Path:
@@ -29,7 +31,7 @@ def icon_path(name: str) -> Path:
 
 
 def icon(name: str, color: QColor | None = None) -> QIcon:
-    """The icon `name` (a file stem in resources/icons), drawn in `color` (default: the
+    """The icon `name` (a file stem in app/resources/icons), drawn in `color` (default: the
     application palette's window text, so it reads on light and dark palettes alike)."""
     if color is None:
         color = QGuiApplication.palette().color(QPalette.ColorRole.WindowText)

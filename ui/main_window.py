@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import __version__
+from app import __version__, resources
 from app.paths import sandbox_was_last
 from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
@@ -720,6 +720,7 @@ def run(
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv))
     app.setApplicationName("flagdesk")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName(resources.APP_ID)  # Wayland finds the launcher entry's icon by it
     app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
     share_the_interpreter()

@@ -24,6 +24,7 @@ import qasync
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app import resources
 from app.actions.journal import Actor, Journal
 from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.connection import ConnectionSpec
@@ -166,7 +167,7 @@ async def _archive_selected(content: Any) -> None:
     content.table.view.selectRow(1)
 
 
-SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "samples"
+SAMPLES = resources.samples()
 _metrics_folder: list[Path] = []
 
 

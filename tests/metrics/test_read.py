@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from app import resources
 from app.api.models import BulkApplication, BulkMetric
 from app.metrics import (
     ApplicationItem,
@@ -537,7 +538,7 @@ def test_applications_without_started_or_interval(tmp_path: Path) -> None:
     assert batch.application_count == 3
 
 
-SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+SAMPLES = resources.samples()
 
 
 def test_the_application_items_of_the_samples() -> None:

@@ -1,4 +1,4 @@
-"""The samples in resources/samples/ load as documented, and the generator's batches load clean."""
+"""The samples in app/resources/samples/ load as documented; the generator's batches load clean."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from app import resources
 from app.metrics import load
 from sandbox import db
 from sandbox.demo import APPS
 from sandbox.store import Store
 
-SAMPLES = Path(__file__).parents[2] / "resources" / "samples"
+SAMPLES = resources.samples()
 GENERATE = SAMPLES / "generate.py"
 
 VALID = [

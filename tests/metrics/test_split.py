@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from app import resources
 from app.api.models import BulkApplication, BulkMetric, BulkMetrics
 from app.metrics import Batch, Body, load
 from app.metrics.split import ENVELOPE
@@ -21,7 +22,7 @@ from sandbox.process import SandboxProcess
 
 HOUR = 3_600_000
 BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
-GENERATE = Path(__file__).parents[2] / "resources" / "samples" / "generate.py"
+GENERATE = resources.samples() / "generate.py"
 
 
 def metric(feature: str, app: str, **more: Any) -> dict[str, Any]:

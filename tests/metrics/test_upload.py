@@ -33,6 +33,7 @@ import httpx
 import pytest
 
 import app.metrics.ledger as ledger_module
+from app import resources
 from app.api.client import AdminClient, RetryPolicy, bulk_metrics_bytes
 from app.api.models import BulkApplication, BulkMetric, BulkMetrics
 from app.metrics.batch import Row
@@ -901,7 +902,7 @@ def test_cancelling_start_as_the_ledger_is_completed_closes_it(tmp_path: Path) -
 
 # ---------------------------------------------------------------------------- from a file
 
-GENERATE = Path(__file__).resolve().parents[2] / "resources" / "samples" / "generate.py"
+GENERATE = resources.samples() / "generate.py"
 
 
 def generate(path: Path, metrics: int, *extra: str) -> Path:

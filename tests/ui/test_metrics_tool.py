@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 import app.metrics.batch_upload as batch_upload
+from app import resources
 from app.connection import ConnectionSpec
 from app.metrics import Batch, load
 from app.metrics.upload import Progress
@@ -51,7 +52,7 @@ from ui.states import StatePanel
 from ui.tool_page import ToolPage
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "resources" / "samples"
+SAMPLES = resources.samples()
 GENERATE = SAMPLES / "generate.py"
 
 Key = tuple[str, str, str, int | None]

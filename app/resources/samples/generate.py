@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate a large batch of metrics for flagdesk's metrics tool (standard library only).
 
-    python resources/samples/generate.py --metrics 1000000 --out /tmp/m1m.ndjson
-    python resources/samples/generate.py --metrics 50000 --format bulk --seed 7 > batch.json
+    python app/resources/samples/generate.py --metrics 1000000 --out /tmp/m1m.ndjson
+    python app/resources/samples/generate.py --metrics 50000 --format bulk --seed 7 > batch.json
 
 The features and applications are those of the sandbox's demo data, so an upload to a demo
 sandbox counts them all. Every metric has yes + no > 0 and a timestamp (integer milliseconds)

@@ -1,0 +1,36 @@
+"""Files flagdesk reads at run time (the icons, the metrics samples and their generator), as
+package data: found the same way in a clone, an installed wheel and the PyInstaller bundle,
+through `importlib.resources`. A leaf: the standard library only.
+
+`icons/` holds the SVGs the window draws (`ui.icons`) and the application icon, `flagdesk.svg`
+(`packaging/linux/` derives the launcher's icons from it); `samples/` holds small metrics
+batches in every format `flagdesk metrics` reads, and `generate.py`, which writes large ones."""
+
+from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
+
+#: the application's id: the launcher entry's and the AppStream metainfo's name
+#: (packaging/linux/), and the desktop file name the window gives Wayland to find them by
+APP_ID = "io.flagdesk.Flagdesk"
+
+
+def folder(name: str) -> Path:
+    """The folder `name` (``"icons"``, ``"samples"``) as a path on disk. Every way flagdesk is
+    installed keeps its package data as plain files (a wheel unpacked by pip, the bundle's
+    `_internal/app/resources`), so the path stays valid after this returns; a zipped install
+    would not, and says so."""
+    with as_file(files(__name__) / name) as path:
+        pass
+    if not path.is_dir():
+        raise FileNotFoundError(f"flagdesk's {name} are missing: no folder {path}")
+    return path
+
+
+def icons() -> Path:
+    return folder("icons")
+
+
+def samples() -> Path:
+    return folder("samples")
