@@ -2,10 +2,12 @@
 imports no Qt.
 
 Every subcommand is a module of `app.commands` with the same pair: `add_arguments(parser)` fills
-its parser and `run(args)` runs it, returning the exit status. `COMMANDS` lists them; this module
-imports them, and none of them imports this one. The command modules are light to import (the
-parser is built for every `flagdesk` command, the GUI's start included): each imports what it
-runs with inside `run()`. `run_gui` is the one place the command imports `ui`, lazily."""
+its parser and `run(args)` runs it, returning the exit status. `commands()` lists them; this
+module imports them when a command line is to be parsed, and none of them imports this one. The
+window's start (`flagdesk`, or `flagdesk -v`) parses nothing and imports no command module: they
+bring the profile store, pydantic and asyncio, which cost 0.2 to 0.5 s before the window showed
+(`bench/gui_startup.py` starts flagdesk through `main`, as the launcher does). `run_gui` is the
+one place the command imports `ui`, lazily."""
 
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from app import __version__
-from app.commands import archive, check, context, groups, metrics, profiles, serve, users
 from app.display import window_problem
 
 
@@ -35,67 +37,72 @@ class Command:
     description: str
 
 
-COMMANDS: tuple[Command, ...] = (
-    Command("serve", serve, "run the embedded sandbox server", serve.DESCRIPTION),
-    Command(
-        "check",
-        check,
-        "connect to a server and report what works there",
-        "Connect, then print the server kind and version, the token kind, and which operations "
-        "are available here, each with the reason when it is not. Exit status: 0 reachable and "
-        "authorised, 2 bad usage, 3 not reachable, 4 not authorised.",
-    ),
-    Command(
-        "metrics",
-        metrics,
-        "validate metrics files, or upload them to a server",
-        "Metrics batches: `validate` checks files, `upload` sends them with a client token "
-        "through a ledger that `--resume` continues. Run `flagdesk metrics ACTION --help` for "
-        "each.",
-    ),
-    Command(
-        "users",
-        users,
-        "create or delete users, make reset links, list or delete inactive users",
-        "Users of a server. `flagdesk users create|delete` creates and deletes users, "
-        "`flagdesk users reset-password` makes a password reset link; `flagdesk users inactive` "
-        "lists the users with no login in 180 days, `flagdesk users inactive delete` deletes "
-        "some of them. Every change is journaled (deletions with a snapshot first). Run "
-        "`flagdesk users WHAT --help` for the options.",
-    ),
-    Command(
-        "archive",
-        archive,
-        "list a project's archived flags, revive them or delete them for good",
-        "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
-        "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
-        "archive VERB --help` for each.",
-    ),
-    Command(
-        "context",
-        context,
-        "list context fields, see which strategies use one, or delete one",
-        "Context fields of a server. `flagdesk context list` lists them, `flagdesk context usage "
-        "NAME` the strategies that use one, `flagdesk context delete NAME` deletes one no "
-        "strategy uses, journaled, with a snapshot first. Run `flagdesk context delete --help` "
-        "for the options.",
-    ),
-    Command(
-        "groups",
-        groups,
-        "list user groups, show one, or delete one",
-        "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
-        "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
-        "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
-    ),
-    Command(
-        "profiles",
-        profiles,
-        "list, show, add or remove connection profiles",
-        "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
-        "profiles.json.",
-    ),
-)
+@cache
+def commands() -> tuple[Command, ...]:
+    """The subcommands, in the order `flagdesk --help` lists them."""
+    from app.commands import archive, check, context, groups, metrics, profiles, serve, users
+
+    return (
+        Command("serve", serve, "run the embedded sandbox server", serve.DESCRIPTION),
+        Command(
+            "check",
+            check,
+            "connect to a server and report what works there",
+            "Connect, then print the server kind and version, the token kind, and which operations "
+            "are available here, each with the reason when it is not. Exit status: 0 reachable and "
+            "authorised, 2 bad usage, 3 not reachable, 4 not authorised.",
+        ),
+        Command(
+            "metrics",
+            metrics,
+            "validate metrics files, or upload them to a server",
+            "Metrics batches: `validate` checks files, `upload` sends them with a client token "
+            "through a ledger that `--resume` continues. Run `flagdesk metrics ACTION --help` for "
+            "each.",
+        ),
+        Command(
+            "users",
+            users,
+            "create or delete users, make reset links, list or delete inactive users",
+            "Users of a server. `flagdesk users create|delete` creates and deletes users, "
+            "`flagdesk users reset-password` makes a password reset link; "
+            "`flagdesk users inactive` lists the users with no login in 180 days, "
+            "`flagdesk users inactive delete` deletes some of them. Every change is journaled "
+            "(deletions with a snapshot first). Run `flagdesk users WHAT --help` for the options.",
+        ),
+        Command(
+            "archive",
+            archive,
+            "list a project's archived flags, revive them or delete them for good",
+            "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
+            "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
+            "archive VERB --help` for each.",
+        ),
+        Command(
+            "context",
+            context,
+            "list context fields, see which strategies use one, or delete one",
+            "Context fields of a server. `flagdesk context list` lists them, "
+            "`flagdesk context usage NAME` the strategies that use one, "
+            "`flagdesk context delete NAME` deletes one no strategy uses, journaled, with a "
+            "snapshot first. Run `flagdesk context delete --help` for the options.",
+        ),
+        Command(
+            "groups",
+            groups,
+            "list user groups, show one, or delete one",
+            "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
+            "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
+            "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
+        ),
+        Command(
+            "profiles",
+            profiles,
+            "list, show, add or remove connection profiles",
+            "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
+            "profiles.json.",
+        ),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -108,16 +115,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="write more detail to the log file (debug level)")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
+    for command in commands():
         command.module.add_arguments(
             sub.add_parser(command.name, help=command.help, description=command.description)
         )
     return parser
 
 
+#: what `flagdesk` takes when it opens the window
+WINDOW_OPTIONS = frozenset({"-v", "--verbose"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    for command in COMMANDS:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if set(given) <= WINDOW_OPTIONS:  # the window: nothing to parse, no command to import
+        return run_gui(verbose=bool(given))
+    args = build_parser().parse_args(given)
+    for command in commands():
         if args.command == command.name:
             return command.module.run(args)
     return run_gui(verbose=args.verbose)

@@ -49,19 +49,23 @@ app.exec()
 
 FLAGDESK = """
 import sys, time
-# as `flagdesk` does (app.cli.run_gui): can a window open here? Before Qt loads
-checked = time.perf_counter()
-from app.display import window_problem
-problem = window_problem()
-print("check_ms", (time.perf_counter() - checked) * 1000, flush=True)
-if problem:
-    sys.exit(problem)
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-app = QApplication(sys.argv[:1])
-from ui.main_window import MainWindow, run
+app = QApplication(sys.argv[:1])  # the bare window's start, which flagdesk's run() then takes
+# as the launcher starts it: `flagdesk` with no arguments (app.cli.main), which checks that a
+# window can open here (app.display) before it imports the window
+from app import cli
+check = cli.window_problem
+def timed_check():
+    checked = time.perf_counter()
+    try:
+        return check()
+    finally:
+        print("check_ms", (time.perf_counter() - checked) * 1000, flush=True)
+cli.window_problem = timed_check
 marks = {}
 def poll():
+    from ui.main_window import MainWindow
     for w in app.topLevelWidgets():
         if isinstance(w, MainWindow) and w.isVisible():
             if "shown" not in marks:
@@ -71,7 +75,7 @@ def poll():
                 marks["data"] = time.time(); print("data", marks["data"], flush=True)
                 w.close()
 timer = QTimer(); timer.timeout.connect(poll); timer.start(5)
-run()
+sys.exit(cli.main([]))
 """
 
 
