@@ -305,8 +305,11 @@ async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> G
             "name": plan.group.name,
             "members": len(plan.group.users),
             "undo": plan.undo,
+            # the group as a body: an edit left in doubt is "not applied" when the server
+            # still holds this
+            "body": request_of(plan.group).model_dump(mode="json"),
         },
-        request=plan.request.describe(),
+        request=plan.request.describe_with_body(),
         nothing=nothing,
     )
     answer: Group | None = None

@@ -806,6 +806,14 @@ class WriteRequest:
         """Method and path, for the journal (the body's ids are in the entry already)."""
         return {"method": self.method, "path": self.path}
 
+    def describe_with_body(self) -> dict[str, Any]:
+        """Method, path and the body sent (parsed JSON), for the journal of an edit: what the
+        thing edited becomes, which is how an edit left in doubt is checked."""
+        described: dict[str, Any] = dict(self.describe())
+        if self.body:
+            described["body"] = json.loads(self.body)
+        return described
+
 
 def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
     """The request `AdminClient.delete_inactive_users(ids)` sends. `ValueError` for an id that
