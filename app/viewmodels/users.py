@@ -553,7 +553,8 @@ class UserEditorModel(ToolViewModel):
 
     async def _save(self, user: User, plan: EditPlan, sent: Draft) -> None:
         self.undo_plan = None
-        changes = plan.changes.model_dump(exclude_unset=True)
+        body = plan.changes.model_dump(exclude_unset=True)
+        changes = {f: body[f] for f in FIELDS if f in body}  # in the form's order
         try:
             client = await self.session.client()
             caps = await client.capabilities()
