@@ -280,10 +280,13 @@ def plan_edit(
     """The plan to change the fields set on `changes`; what they were is kept for the undo."""
     if not changes.model_fields_set:
         raise ValueError("nothing to change")
-    previous = UpdateUser.model_construct(
-        _fields_set=set(changes.model_fields_set),
-        **{name: getattr(user, name) for name in changes.model_fields_set},
-    )
+    values = {name: getattr(user, name) for name in changes.model_fields_set}
+    if isinstance(values.get("rootRole"), str):
+        # Unleash 8.2 answers a creation with the role as sent ("Viewer"), and reads it back
+        # as its id: the id is kept, so an edit in doubt compares like with like
+        by_name = {role: role_id for role_id, role in roles.items()}
+        values["rootRole"] = by_name.get(values["rootRole"], values["rootRole"])
+    previous = UpdateUser.model_construct(_fields_set=set(changes.model_fields_set), **values)
     actor = journal.actor
     request = update_user_request(user.id, changes)
     return EditPlan(actor.server, actor.connection, request, user, changes, previous, roles)
