@@ -102,7 +102,7 @@ def test_a_field_edit_in_doubt_is_checked_against_unleash(
                                        legalValues=[LegalValueBody(value="gold")])  # fmt: skip
             await change_field(client, journal, plan_create(draft, journal))
             before = await client.get_context_field(field_name)
-            # (not sortOrder: Unleash 8.2's PUT keeps the field's own, whatever is sent)
+            # (not sortOrder: Unleash 8.2's PUT sets it to 0, whatever is sent)
             after = body_of(before).model_copy(update={"description": "Plan B"})
             edited = await change_field(client, journal, plan_edit(before, after, journal))
             entry = journal.entries()[-1]
