@@ -190,13 +190,14 @@ def _before(entry: Entry) -> dict[str, Any]:
 
 
 def _field_state(body: dict[str, Any] | None) -> object:
-    """A context field's body in a form to compare: legal values by value, unordered."""
+    """A context field's body in a form to compare: legal values by value, unordered; not the
+    sort order, which Unleash 8.2's `PUT` sets to 0 whatever is sent (an edit that took would
+    otherwise look changed by someone else)."""
     if body is None:
         return None
     values = sorted((str(v.get("value")), v.get("description") or None)
                     for v in body.get("legalValues") or [])  # fmt: skip
-    return (body.get("description") or None, bool(body.get("stickiness")),
-            body.get("sortOrder") or 0, values)  # fmt: skip
+    return (body.get("description") or None, bool(body.get("stickiness")), values)
 
 
 async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:

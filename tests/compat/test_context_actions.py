@@ -98,14 +98,17 @@ def test_a_field_edit_in_doubt_is_checked_against_unleash(
         async with admin(peer) as client:
             caps = await client.capabilities()
             journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
-            draft = CreateContextField(name=field_name, description="Plan",
+            # a sort order of 5: Unleash 8.2's PUT sets it to 0 whatever is sent, so the check
+            # does not count it (else the edit that took would look changed by someone else)
+            draft = CreateContextField(name=field_name, description="Plan", sortOrder=5,
                                        legalValues=[LegalValueBody(value="gold")])  # fmt: skip
             await change_field(client, journal, plan_create(draft, journal))
             before = await client.get_context_field(field_name)
-            # (not sortOrder: Unleash 8.2's PUT sets it to 0, whatever is sent)
+            assert before.sortOrder == 5
             after = body_of(before).model_copy(update={"description": "Plan B"})
             edited = await change_field(client, journal, plan_edit(before, after, journal))
             entry = journal.entries()[-1]
+            assert (await client.get_context_field(field_name)).sortOrder == 0
             states = [(await check_entry(client, entry)).state]
             assert edited.plan.snapshot is not None
             read = await client.get_context_field(field_name)
