@@ -102,8 +102,8 @@ class StallMeter:
         self.timer.stop()
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(120):
+async def until(condition: Callable[[], bool], seconds: float = 120) -> None:
+    async with asyncio.timeout(seconds):
         while not condition():  # noqa: ASYNC110 (Qt-side state, no event to wait on)
             await asyncio.sleep(0.001)
 
