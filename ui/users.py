@@ -2,12 +2,14 @@
 username or email), the selected user's form on the right, in a splitter whose state is
 remembered. Everything it shows comes from `UserEditorModel`; this module only shows and forwards.
 
-Keys: Enter in a field saves (when something changed and the form is valid), Escape reverts,
-F5 reloads the list (from the page), Ctrl+F goes to the search box.
+Keys: Enter in a field asks to save (when something changed and the form is valid), and Enter
+again saves: the Save confirmation names each change and its Save is the default button;
+Escape reverts, F5 reloads the list (from the page), Ctrl+F goes to the search box.
 
 Right after a save, Undo puts the previous values back. New user… opens `CreateUserDialog`;
 Delete… and Reset password… act on the selected user. Every change is confirmed first
-(`ConfirmationBox`, Cancel the default) and goes through `app.actions.users` (journaled). Each of
+(`ConfirmationBox`, Cancel the default but for Save) and goes through `app.actions.users`
+(journaled). Each of
 these buttons stays visible when it cannot be used, disabled, its tooltip saying why.
 """
 
