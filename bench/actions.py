@@ -279,13 +279,16 @@ class UnleashSeed:
 
     def clean(self) -> dict[str, int]:
         """Take off everything seeded, whatever state the jobs left it in; what was left."""
-        with self.http() as http:
-            # revived ones are live: archive them again (archived ones are skipped), then
-            # delete every one from the archive for good
-            for i in range(0, len(self.flags), 1000):
-                batch = self.flags[i : i + 1000]
-                http.post("/api/admin/projects/default/archive", json={"features": batch})
-                http.post("/api/admin/projects/default/delete", json={"features": batch})
+        try:
+            with self.http() as http:
+                # revived ones are live: archive them again (archived ones are skipped), then
+                # delete every one from the archive for good
+                for i in range(0, len(self.flags), 1000):
+                    batch = self.flags[i : i + 1000]
+                    http.post("/api/admin/projects/default/archive", json={"features": batch})
+                    http.post("/api/admin/projects/default/delete", json={"features": batch})
+        except httpx.HTTPError:  # the server went away (restarted?): the rows go in SQL
+            self.sql(f"DELETE FROM features WHERE name LIKE '{self.prefix}%'")
         # the users: Unleash's deletion only marks a row deleted (its name kept)
         self.sql(f"DELETE FROM users WHERE name LIKE '{self.prefix}%'")
         flags_left = self.sql(f"SELECT count(*) FROM features WHERE name LIKE '{self.prefix}%'")
