@@ -335,7 +335,8 @@ async def change_field(client: AdminClient, journal: Journal, plan: FieldPlan) -
         record["snapshot"] = plan.snapshot.name
     if plan.undoes:
         record["undoes"] = plan.undoes
-    if before is not None:  # what the field was: an edit in doubt tells "not applied" by it
+    if plan.action is EDIT_CONTEXT_FIELD and before is not None:
+        # what the field was: an edit in doubt is "not applied" when the server still holds it
         record["body"] = body_of(before).model_dump(mode="json", exclude_none=True)
     pending = await begin_entry(journal, plan.action.key, [plan.name], before=record,
                                 request=plan.request.describe_with_body(),
