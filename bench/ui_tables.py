@@ -102,8 +102,8 @@ class StallMeter:
         self.timer.stop()
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(120):
+async def until(condition: Callable[[], bool], seconds: float = 120) -> None:
+    async with asyncio.timeout(seconds):
         while not condition():  # noqa: ASYNC110 (Qt-side state, no event to wait on)
             await asyncio.sleep(0.001)
 
@@ -210,9 +210,16 @@ async def measure_tool(
 async def connected(sandbox: SandboxProcess) -> AsyncIterator[Session]:
     """A GUI session (the windows' shared client) connected to `sandbox` with its admin token,
     with a profile store of its own; closed on the way out."""
+    async with connected_to(sandbox.url, sandbox.admin_token) as session:
+        yield session
+
+
+@asynccontextmanager
+async def connected_to(url: str, token: str) -> AsyncIterator[Session]:
+    """`connected`, to any server: `url` with `token`."""
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-config-") as config:
         session = Session(ProfileStore(Path(config)), health_interval=0)
-        session.open_spec(ConnectionSpec(sandbox.url, sandbox.admin_token, label="bench"))
+        session.open_spec(ConnectionSpec(url, token, label="bench"))
         await until(lambda: session.state != "connecting")
         if session.state != READY:
             raise SystemExit(f"could not connect: {session.message}")

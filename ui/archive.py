@@ -14,16 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QFont, QShowEvent
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -47,7 +44,7 @@ from app.viewmodels.archive import (
     ArchivePlan,
 )
 from app.viewmodels.session import Session
-from ui.confirmation import ConfirmationFlow, show_outcome
+from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -164,68 +161,17 @@ class ArchiveDetail(QStackedWidget):
         self.setCurrentWidget(self.detail_page)
 
 
-class ArchiveConfirmation(QDialog):
+class ArchiveConfirmation(TypedConfirmation):
     """Asks before flags are revived, deleted for good or archived again, naming exactly what
-    will change (`ArchivePlan.lines()`). Cancel is the default button (Enter or Escape cancel);
-    the action's button is reached with Tab or its mnemonic. Deleting for good asks the person
-    to type `plan.confirm_text` first: until it matches, the action's button is disabled.
-    Opened window-modal, not run in a nested event loop."""
+    will change (`ArchivePlan.lines()`). Deleting for good asks the person to type
+    `plan.confirm_text` first (the shared `TypedConfirmation`)."""
 
     def __init__(self, plan: ArchivePlan, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.plan = plan
-        self.setObjectName(f"{STEM}Confirmation")
-        self.setWindowTitle(plan.question)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-        layout = QVBoxLayout(self)
-        self.question = QLabel(plan.question)
-        self.question.setObjectName(f"{STEM}ConfirmationQuestion")
-        bold = QFont(self.question.font())
-        bold.setBold(True)
-        self.question.setFont(bold)
-        layout.addWidget(self.question)
-        self.details = QLabel("\n\n".join(plan.lines()))
-        self.details.setObjectName(f"{STEM}ConfirmationDetails")
-        self.details.setWordWrap(True)
-        self.details.setTextFormat(Qt.TextFormat.PlainText)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.details)
-        self.typed = QLineEdit()
-        self.typed.setObjectName(f"{STEM}ConfirmationTyped")
-        self.typed.setAccessibleName("Type this to confirm")
-        self.typed.setPlaceholderText(plan.confirm_text or "")
-        self.typed.setVisible(plan.confirm_text is not None)
-        layout.addWidget(self.typed)
-        buttons = QDialogButtonBox()
         flags = plural(plan.count, "flag")
         title = {REVIVE: f"&Revive {flags}", DELETE: f"&Delete {flags} for good"}.get(
             plan.verb, f"&Archive {flags} again"
         )
-        self.action_button = buttons.addButton(title, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.action_button.setObjectName(f"{STEM}ConfirmButton")
-        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        self.cancel_button.setObjectName(f"{STEM}CancelButton")
-        self.action_button.setAutoDefault(False)
-        self.cancel_button.setDefault(True)
-        layout.addWidget(buttons)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        self.typed.textChanged.connect(self.on_typed_changed)
-        self.on_typed_changed(self.typed.text())
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        # the text to type has the focus first; else Cancel
-        (self.typed if self.plan.confirm_text is not None else self.cancel_button).setFocus()
-
-    def on_typed_changed(self, text: str) -> None:
-        self.action_button.setEnabled(self.plan.confirmed_by(text))
-
-    @property
-    def confirmed(self) -> bool:
-        return self.result() == QDialog.DialogCode.Accepted and self.plan.confirmed_by(
-            self.typed.text()
-        )
+        super().__init__(STEM, plan.question, plan, title, parent)
 
 
 class ArchiveBrowser(ToolContent):

@@ -1,5 +1,7 @@
 """What the windows that change a server share around their confirmations: `ConfirmationBox`,
-the question asked before a change, naming exactly what will change; `ConfirmationFlow` opens
+the question asked before a change, naming exactly what will change; `TypedConfirmation`, the
+same question for a destructive bulk action, which asks for a text typed before its button
+works (the archive's delete-for-good, the inactive users' deletion); `ConfirmationFlow` opens
 one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
 `show_outcome` puts how an action went in the window's outcome line."""
 
@@ -9,7 +11,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QDialog, QLabel, QMessageBox, QWidget
+from PySide6.QtGui import QFont, QShowEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class Confirmation(Protocol):
@@ -24,8 +35,10 @@ class Confirmation(Protocol):
 class ConfirmationBox(QMessageBox):
     """A `Confirmation` as a message box: `question` over a plan's `lines()`, the action's
     `button` (a warning when `destructive`) and Cancel, the default (Enter or Escape cancel);
-    the action's button is reached with Tab or its mnemonic. Window-modal: open it with a
-    `ConfirmationFlow`. Subclasses set `plan`."""
+    the action's button is reached with Tab or its mnemonic. With `enter_confirms` (a change
+    that is not destructive and was asked for with Enter: a user's Save) the action's button is
+    the default instead, so Enter then Enter goes ahead; Escape still cancels. Window-modal:
+    open it with a `ConfirmationFlow`. Subclasses set `plan`."""
 
     plan: Any
 
@@ -39,6 +52,7 @@ class ConfirmationBox(QMessageBox):
         parent: QWidget | None = None,
         *,
         destructive: bool = True,
+        enter_confirms: bool = False,
     ) -> None:
         super().__init__(parent)
         self.setObjectName(name)
@@ -54,13 +68,99 @@ class ConfirmationBox(QMessageBox):
         )
         self.action_button = self.addButton(button, role)
         self.cancel_button = self.addButton(QMessageBox.StandardButton.Cancel)
-        self.setDefaultButton(self.cancel_button)
+        self.setDefaultButton(self.action_button if enter_confirms else self.cancel_button)
         self.setEscapeButton(self.cancel_button)
         self.setWindowModality(Qt.WindowModality.WindowModal)
 
     @property
     def confirmed(self) -> bool:
         return self.clickedButton() is self.action_button
+
+
+class TypedPlan(Protocol):
+    """A plan whose confirmation may ask for a text typed: `confirm_text` (None: no typing)
+    and `confirmed_by(typed)`; `question` and `lines()` as every plan has them."""
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def confirm_text(self) -> str | None: ...
+
+    def lines(self) -> list[str]: ...
+
+    def confirmed_by(self, typed: str) -> bool: ...
+
+
+class TypedConfirmation(QDialog):
+    """A `Confirmation` for a destructive bulk action: `plan.question` in bold over
+    `plan.lines()` (the last of which says what to type), a line edit for `plan.confirm_text`
+    and the action's `button` and Cancel. Until the text typed matches, the action's button is
+    disabled; Cancel is the default button (Enter or Escape cancel), the action's button is
+    reached with Tab or its mnemonic, and the line edit has the focus first. With no text to
+    type (`confirm_text` None) the line edit is hidden and Cancel has the focus. Object names
+    start with `stem`: `<stem>Confirmation`, `...Question`, `...Details`, `...Typed`,
+    `<stem>ConfirmButton`, `<stem>CancelButton`. Window-modal: open it with a
+    `ConfirmationFlow`."""
+
+    def __init__(
+        self,
+        stem: str,
+        title: str,
+        plan: TypedPlan,
+        button: str,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.plan: Any = plan
+        self.setObjectName(f"{stem}Confirmation")
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        layout = QVBoxLayout(self)
+        self.question = QLabel(plan.question)
+        self.question.setObjectName(f"{stem}ConfirmationQuestion")
+        bold = QFont(self.question.font())
+        bold.setBold(True)
+        self.question.setFont(bold)
+        layout.addWidget(self.question)
+        self.details = QLabel("\n\n".join(plan.lines()))
+        self.details.setObjectName(f"{stem}ConfirmationDetails")
+        self.details.setWordWrap(True)
+        self.details.setTextFormat(Qt.TextFormat.PlainText)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.details)
+        self.typed = QLineEdit()
+        self.typed.setObjectName(f"{stem}ConfirmationTyped")
+        self.typed.setAccessibleName("Type this to confirm")
+        self.typed.setPlaceholderText(plan.confirm_text or "")
+        self.typed.setVisible(plan.confirm_text is not None)
+        layout.addWidget(self.typed)
+        buttons = QDialogButtonBox()
+        self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.action_button.setObjectName(f"{stem}ConfirmButton")
+        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setObjectName(f"{stem}CancelButton")
+        self.action_button.setAutoDefault(False)
+        self.cancel_button.setDefault(True)
+        layout.addWidget(buttons)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.typed.textChanged.connect(self.on_typed_changed)
+        self.on_typed_changed(self.typed.text())
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # the text to type has the focus first; else Cancel
+        (self.typed if self.plan.confirm_text is not None else self.cancel_button).setFocus()
+
+    def on_typed_changed(self, text: str) -> None:
+        self.action_button.setEnabled(self.plan.confirmed_by(text))
+
+    @property
+    def confirmed(self) -> bool:
+        return self.result() == QDialog.DialogCode.Accepted and self.plan.confirmed_by(
+            self.typed.text()
+        )
 
 
 class ConfirmationFlow(QObject):

@@ -28,22 +28,21 @@ from app.viewmodels.inactive_users import (
     inactive_count_text,
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
-from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
+from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
 
-class DeleteConfirmation(ConfirmationBox):
+class DeleteConfirmation(TypedConfirmation):
     """Asks before inactive users are deleted, naming exactly what will change
-    (`DeletePlan.lines()`); "Delete N users" is reached with Tab or Alt+D."""
+    (`DeletePlan.lines()`); for more than one user the number of users is typed first
+    (`TypedConfirmation`). "Delete N users" is reached with Tab or Alt+D."""
 
     def __init__(self, plan: DeletePlan, parent: QWidget | None = None) -> None:
-        super().__init__("inactiveUsersDeleteConfirmation", "Delete inactive users",
-                         plan.question, plan.lines(), f"&Delete {plural(plan.count, 'user')}",
-                         parent)  # fmt: skip
-        self.plan = plan
+        super().__init__("inactiveUsersDelete", "Delete inactive users", plan,
+                         f"&Delete {plural(plan.count, 'user')}", parent)  # fmt: skip
         self.delete_button = self.action_button
         self.delete_button.setObjectName("inactiveUsersConfirmDeleteButton")
 

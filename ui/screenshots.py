@@ -261,7 +261,8 @@ STEPS: tuple[Step, ...] = (
 async def _act_and_look_back(
     window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None]
 ) -> None:
-    """The confirmation of deleting three inactive users; the deletion; and the History with
+    """The confirmation of deleting three inactive users, before and after their number is
+    typed; the deletion; and the History with
     it and a change in doubt (the `sent` line of a deletion whose answer never came, as a
     process killed at that moment leaves it), before and after the check against the server."""
     window.show_page("inactive_users")
@@ -276,7 +277,10 @@ async def _act_and_look_back(
     dialog = DeleteConfirmation(plan, window)
     dialog.show()
     await settle(dialog)
-    save(dialog, f"inactive_users-confirm-{palette}")
+    save(dialog, f"inactive_users-confirm-{palette}")  # the number of users to type: 3
+    dialog.typed.setText("3")
+    await settle(dialog)
+    save(dialog, f"inactive_users-confirm-typed-{palette}")  # typed: Delete enabled
     dialog.close()
     task = view.model.delete(plan)
     assert task is not None
@@ -337,8 +341,8 @@ async def _revive_and_delete(
 async def _confirmations(
     window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
 ) -> None:
-    """The questions asked before deleting a group, a user and a context field (the
-    confirmation as the window opens it, over the window)."""
+    """The questions asked before deleting a group, a user and a context field, saving a user
+    and making a reset link (the confirmation as the window opens it, over the window)."""
     window.show_page("groups")
     editor = window.tool_pages["groups"].ensure_content()
     assert isinstance(editor, GroupEditor)
@@ -359,6 +363,16 @@ async def _confirmations(
     users.on_delete_button_clicked()
     await until(lambda: users.confirmation is not None)
     await _save_box(users.confirmation, f"users-delete-confirm-{palette}", save)
+    # a save asks too, naming each change (a long name, a root role changed)
+    users.model.edit("name", "Alexandra Konstantinopoulou-Vandenberghe (Platform)")
+    users.model.edit("rootRole", "Admin")
+    users.ask_to_save()
+    await until(lambda: users.confirmation is not None)
+    await _save_box(users.confirmation, f"users-save-confirm-{palette}", save)
+    users.model.revert()
+    users.on_reset_button_clicked()
+    await until(lambda: users.confirmation is not None)
+    await _save_box(users.confirmation, f"users-reset-confirm-{palette}", save)
 
     window.show_page("context_usage")
     usage = window.tool_pages["context_usage"].ensure_content()

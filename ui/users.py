@@ -2,12 +2,14 @@
 username or email), the selected user's form on the right, in a splitter whose state is
 remembered. Everything it shows comes from `UserEditorModel`; this module only shows and forwards.
 
-Keys: Enter in a field saves (when something changed and the form is valid), Escape reverts,
-F5 reloads the list (from the page), Ctrl+F goes to the search box.
+Keys: Enter in a field asks to save (when something changed and the form is valid), and Enter
+again saves: the Save confirmation names each change and its Save is the default button;
+Escape reverts, F5 reloads the list (from the page), Ctrl+F goes to the search box.
 
 Right after a save, Undo puts the previous values back. New user… opens `CreateUserDialog`;
 Delete… and Reset password… act on the selected user. Every change is confirmed first
-(`ConfirmationBox`, Cancel the default) and goes through `app.actions.users` (journaled). Each of
+(`ConfirmationBox`, Cancel the default but for Save) and goes through `app.actions.users`
+(journaled). Each of
 these buttons stays visible when it cannot be used, disabled, its tooltip saying why.
 """
 
@@ -641,13 +643,26 @@ class UserEditor(ToolContent):
         self.model.edit(ROOT_ROLE, str(self.role_combo.itemData(index) or ""))
 
     def on_form_save_requested(self) -> None:
-        self.model.save()
+        self.ask_to_save()
 
     def on_form_revert_requested(self) -> None:
         self.model.revert()
 
     def on_save_button_clicked(self) -> None:
-        self.model.save()
+        self.ask_to_save()
+
+    def ask_to_save(self) -> None:
+        """The confirmation of a save, naming each field's old and new value; its Save is the
+        default button, so Enter (which asked) then Enter saves. Cancel keeps the draft."""
+        plan = self.model.plan_save()
+        if plan is None or self.confirmation is not None:
+            return
+        self._confirm(
+            ConfirmationBox("usersSaveConfirmation", "Save user", plan.question, plan.lines(),
+                            "&Save", self, destructive=plan.demotes_admin(),
+                            enter_confirms=True),
+            lambda: self.model.save(plan),
+        )  # fmt: skip
 
     def on_revert_button_clicked(self) -> None:
         self.model.revert()
@@ -744,7 +759,14 @@ class UserEditor(ToolContent):
         box.open()
 
     def on_reset_button_clicked(self) -> None:
-        self.model.reset_password()
+        plan = self.model.plan_reset()
+        if plan is None or self.confirmation is not None:
+            return
+        self._confirm(
+            ConfirmationBox("usersResetConfirmation", "Password reset link", plan.question,
+                            plan.lines(), "&Make link", self, destructive=False),
+            lambda: self.model.reset_password(plan),
+        )  # fmt: skip
 
     def on_copy_link_button_clicked(self) -> None:
         QGuiApplication.clipboard().setText(self.reset_link_edit.text())

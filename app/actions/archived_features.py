@@ -35,6 +35,7 @@ from app.actions.journaled import (
     journal_of,
     require_action,
     send_journaled,
+    typed_confirms,
     write_snapshot,
 )
 from app.actions.snapshots import wire_time, write_whole
@@ -224,8 +225,7 @@ class ArchivePlan:
 
     def confirmed_by(self, typed: str) -> bool:
         """Whether `typed` confirms the plan (always, when no typing is asked)."""
-        expected = self.confirm_text
-        return expected is None or typed.strip() == expected
+        return typed_confirms(self.confirm_text, typed)
 
 
 def _plan(

@@ -13,18 +13,21 @@ doubt, and the History says to look on the server.
   deletions before it), and the verdict names the ones still there. `users.delete` the same.
 - `users.create`: one read of the users' list: a user with the email (or username) the entry
   names is there (done) or not (failed).
-- `users.edit` and `users.reset_password` cannot be told from what the server holds: they stay
-  in doubt.
+- the edits (`users.edit`, `groups.edit`, `context_fields.edit`): the entry holds the body sent
+  (`request.body`) and what the thing held before (`before`); one read of the user, group or
+  field: the server's state equal to the body sent is done; equal to the state before is failed
+  (not applied); anything else stays in doubt, saying it was changed by someone else since
+  (compare it with the snapshot). An edit journaled without its body (by an older flagdesk)
+  cannot be checked.
+- `users.reset_password` cannot be told from what the server holds: it stays in doubt.
 - the archived flags' revive, delete and archive (one flag or a project's batch): one read of
   the project's archive and one of its live flags (the project is in the entry's `before`):
   revived is live and not archived, deleted is in neither, archived is in the archive; all,
   none or some, as above.
 - `context_fields.create` / `.delete`: one read of the field: there (created) or gone (deleted)
-  is done, the other way round failed. `context_fields.edit`: the field as the change's body
-  would have left it is done; otherwise it stays in doubt (it may have been changed since).
+  is done, the other way round failed.
 - `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
-  recreated by Undo): a group with the entry's name is listed. A group edit is not checked (the
-  entry does not hold the body sent): it stays in doubt.
+  recreated by Undo): a group with the entry's name is listed.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.actions.context_fields import body_of
+from app.actions.groups import request_of
 from app.actions.journal import Entry, Journal, Pending, State
 from app.api.errors import NotFound
 from app.registry import (
@@ -51,6 +55,8 @@ from app.registry import (
     DELETE_INACTIVE_USERS,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
+    EDIT_GROUP,
+    EDIT_USER,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
 )
@@ -158,16 +164,93 @@ async def _field_deleted(client: AdminClient, entry: Entry) -> Verdict:
     return Verdict(State.FAILED, f"the context field “{name}” is still there")
 
 
-async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:
-    name, field = await _field_now(client, entry)
-    body = (entry.request or {}).get("body")
-    if field is not None and body_of(field).model_dump(mode="json", exclude_none=True) == body:
-        return Verdict(State.DONE, f"the context field “{name}” is as the change left it")
+def _edit_verdict(what: str, now: object, sent: object, before: object) -> Verdict:
+    """The verdict of an edit of `what` whose server state is `now` (None: gone), given the
+    state the body `sent` makes and the state `before` it (each in the same comparable form)."""
+    if now is None:
+        return Verdict(State.IN_DOUBT, f"{what} is no longer on the server: deleted since?")
+    if now == sent:
+        return Verdict(State.DONE, f"{what} is as the change left it")
+    if before is not None and now == before:
+        return Verdict(State.FAILED, f"not applied: {what} is as it was before the change")
     return Verdict(
         State.IN_DOUBT,
-        f"the context field “{name}” is not as the change would have left it (not changed, or "
-        "changed since): compare it with the snapshot",
+        f"{what} is neither as the change would have left it nor as it was before: changed "
+        "by someone else since. Compare it with the snapshot",
     )
+
+
+def _sent(entry: Entry) -> dict[str, Any]:
+    body = (entry.request or {}).get("body")
+    return body if isinstance(body, dict) else {}
+
+
+def _before(entry: Entry) -> dict[str, Any]:
+    return entry.before if isinstance(entry.before, dict) else {}
+
+
+def _field_state(body: dict[str, Any] | None) -> object:
+    """A context field's body in a form to compare: legal values by value, unordered; not the
+    sort order, which Unleash 8.2's `PUT` sets to 0 whatever is sent (an edit that took would
+    otherwise look changed by someone else)."""
+    if body is None:
+        return None
+    values = sorted((str(v.get("value")), v.get("description") or None)
+                    for v in body.get("legalValues") or [])  # fmt: skip
+    return (body.get("description") or None, bool(body.get("stickiness")), values)
+
+
+async def _field_edited(client: AdminClient, entry: Entry) -> Verdict:
+    name, field = await _field_now(client, entry)
+    now = body_of(field).model_dump(mode="json", exclude_none=True) if field else None
+    before = _before(entry).get("body")
+    return _edit_verdict(f"the context field “{name}”", _field_state(now),
+                         _field_state(_sent(entry)),
+                         _field_state(before if isinstance(before, dict) else None))  # fmt: skip
+
+
+def _group_state(body: dict[str, Any] | None) -> object:
+    """A group's body (`CreateGroup` as JSON) in a form to compare: members by id, unordered."""
+    if body is None:
+        return None
+    members = sorted(int((m.get("user") or {}).get("id", -1)) for m in body.get("users") or [])
+    return (body.get("name"), body.get("description") or None,
+            sorted(body.get("mappingsSSO") or []), body.get("rootRole"), members)  # fmt: skip
+
+
+async def _group_edited(client: AdminClient, entry: Entry) -> Verdict:
+    group_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    try:
+        group = await client.get_group(group_id)
+    except NotFound:
+        now = None
+    else:
+        now = request_of(group).model_dump(mode="json")
+    before = _before(entry).get("body")
+    name = _before(entry).get("name") or group_id
+    return _edit_verdict(f"the group “{name}”", _group_state(now), _group_state(_sent(entry)),
+                         _group_state(before if isinstance(before, dict) else None))  # fmt: skip
+
+
+async def _user_edited(client: AdminClient, entry: Entry) -> Verdict:
+    user_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    sent = _sent(entry)
+    before = _before(entry).get("user")
+    try:
+        user = await client.get_user(user_id)
+    except NotFound:
+        now = None
+    else:
+        now = {name: getattr(user, name, None) for name in sent}
+
+    def state(values: dict[str, Any] | None) -> object:
+        if values is None:
+            return None
+        return {name: (str(values.get(name) or "").casefold() if name == "email"
+                       else values.get(name)) for name in sent}  # fmt: skip
+
+    return _edit_verdict(f"user {user_id}", state(now), state(sent),
+                         state(before if isinstance(before, dict) else None))  # fmt: skip
 
 
 async def _group_gone(client: AdminClient, entry: Entry) -> Verdict:
@@ -198,17 +281,32 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     EDIT_CONTEXT_FIELD.key: _field_edited,
     DELETE_GROUP.key: _group_gone,
     CREATE_GROUP.key: _group_made,
+    EDIT_GROUP.key: _group_edited,
+    EDIT_USER.key: _user_edited,
 }
+
+#: the actions whose check needs the body sent in the entry (`request.body`)
+NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key})
 
 
 def can_check(entry: Entry) -> bool:
-    return entry.in_doubt and entry.action in CHECKS
+    return (
+        entry.in_doubt
+        and entry.action in CHECKS
+        and (entry.action not in NEEDS_BODY or bool(_sent(entry)))
+    )
 
 
 async def check_entry(client: AdminClient, entry: Entry) -> Verdict:
     """What the server holds of `entry`'s change (read only: nothing is sent again). Raises the
     client's error when the server cannot be read."""
     check = CHECKS.get(entry.action)
+    if check is not None and entry.action in NEEDS_BODY and not _sent(entry):
+        return Verdict(
+            State.IN_DOUBT,
+            "the journal does not hold the body this edit sent (an older flagdesk wrote it): "
+            "look on the server whether it happened",
+        )
     if check is None:
         action = ACTIONS_BY_KEY.get(entry.action)
         title = action.title if action is not None else entry.action

@@ -27,7 +27,6 @@ out are emptied, stickiness false), so an edit always sends every part of it.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -336,11 +335,12 @@ async def change_field(client: AdminClient, journal: Journal, plan: FieldPlan) -
         record["snapshot"] = plan.snapshot.name
     if plan.undoes:
         record["undoes"] = plan.undoes
-    request: dict[str, object] = dict(plan.request.describe())
-    if plan.request.body:  # what the field becomes: how a change in doubt is checked
-        request["body"] = json.loads(plan.request.body)
+    if plan.action is EDIT_CONTEXT_FIELD and before is not None:
+        # what the field was: an edit in doubt is "not applied" when the server still holds it
+        record["body"] = body_of(before).model_dump(mode="json", exclude_none=True)
     pending = await begin_entry(journal, plan.action.key, [plan.name], before=record,
-                                request=request, nothing=nothing)  # fmt: skip
+                                request=plan.request.describe_with_body(),
+                                nothing=nothing)  # fmt: skip
     after = plan.after
     if plan.action is CREATE_CONTEXT_FIELD:
         assert isinstance(after, CreateContextField)

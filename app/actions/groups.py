@@ -296,17 +296,21 @@ async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> G
     await write_snapshot(
         plan.snapshot, lambda: write_group_json(plan.snapshot, plan.group), nothing
     )
+    before: dict[str, Any] = {
+        "snapshot": plan.snapshot.name,
+        "name": plan.group.name,
+        "members": len(plan.group.users),
+        "undo": plan.undo,
+    }
+    if plan.kind is Kind.EDIT:
+        # the group as a body: an edit in doubt is "not applied" when the server still holds it
+        before["body"] = request_of(plan.group).model_dump(mode="json")
     pending = await begin_entry(
         journal,
         plan.action.key,
         [plan.group.id],
-        before={
-            "snapshot": plan.snapshot.name,
-            "name": plan.group.name,
-            "members": len(plan.group.users),
-            "undo": plan.undo,
-        },
-        request=plan.request.describe(),
+        before=before,
+        request=plan.request.describe_with_body(),
         nothing=nothing,
     )
     answer: Group | None = None

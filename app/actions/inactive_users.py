@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 from app.actions.journal import Journal
 from app.actions.journaled import (
     begin_entry,
+    count_to_type,
     journal_of,
     require_action,
     send_journaled,
+    typed_confirms,
     write_snapshot,
 )
 from app.actions.snapshots import wire_time, write_whole
@@ -131,14 +133,28 @@ class DeletePlan:
         """The first users, by name, and how many more."""
         return first_named([user_label(u) for u in self.users[:NAMED]], self.count, NAMED)
 
+    @property
+    def confirm_text(self) -> str | None:
+        """What the person types to confirm: the number of users when more than one (None for
+        one user: asked yes or no)."""
+        return count_to_type(self.count)
+
     def lines(self) -> list[str]:
-        """Everything the confirmation says, one sentence a line."""
-        return [
+        """Everything the confirmation says, one sentence a line; the last says what to type
+        when typing is asked."""
+        lines = [
             f"{plural(self.count, 'user')} will be deleted on {self.server} (connection "
             f"“{self.connection}”): {', '.join(self.named())}.",
             f"A snapshot of them is written first to {self.snapshot}.",
             "A deleted user cannot be brought back: this cannot be undone.",
         ]
+        if self.confirm_text is not None:
+            lines.append(f"To confirm, type the number of users: {self.confirm_text}")
+        return lines
+
+    def confirmed_by(self, typed: str) -> bool:
+        """Whether `typed` confirms the plan (always, for one user)."""
+        return typed_confirms(self.confirm_text, typed)
 
 
 def plan_deletion(users: Sequence[InactiveUserLike], journal: Journal) -> DeletePlan:

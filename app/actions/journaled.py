@@ -31,6 +31,19 @@ class NotStarted(e.ClientError):
     could not be written, say). `str()` says what and that nothing changed."""
 
 
+def count_to_type(count: int) -> str | None:
+    """What a person types to confirm deleting `count` users at once (the inactive users', or
+    `flagdesk users delete` of many ids): their number when more than one; None (asked yes or
+    no) for one."""
+    return f"{count}" if count > 1 else None
+
+
+def typed_confirms(expected: str | None, typed: str) -> bool:
+    """Whether `typed` confirms where `expected` is asked to be typed (always, when nothing
+    is: `expected` None). Spaces around it do not count."""
+    return expected is None or typed.strip() == expected
+
+
 def journal_of(connection: str, caps: Capabilities) -> Journal:
     """The journal of the connection named `connection`, its entries made as the token the
     capabilities describe (its kind, and the user a personal access token acts as)."""

@@ -229,22 +229,49 @@ class EditPlan(_Plan):
         was = role_of(self.user.rootRole, self.roles)
         return was == ADMIN and role_of(self.changes.rootRole, self.roles) != ADMIN
 
+    def _shown(self, values: UpdateUser, name: str) -> str:
+        value = getattr(values, name)
+        if name == "rootRole":
+            value = role_of(value, self.roles)
+        return f"“{value or ''}”"
+
     def describe(self, values: UpdateUser) -> str:
-        parts = []
-        for name in sorted(values.model_fields_set):
-            value = getattr(values, name)
+        """The fields set on `values`, each with its value: 'name “Greta”, root role “Admin”'."""
+        return ", ".join(f"{EDIT_LABELS.get(name, name).lower()} {self._shown(values, name)}"
+                         for name in sorted(values.model_fields_set))  # fmt: skip
+
+    @property
+    def question(self) -> str:
+        verb = "Put back the previous values of" if self.undo else "Save the changes to"
+        return f"{verb} {user_label(self.user)}?"
+
+    def changed(self) -> list[str]:
+        """Each field that changes, 'Name: “old” → “new”', the root role last and called out."""
+        names = sorted(self.changes.model_fields_set, key=lambda n: (n == "rootRole", n))
+        lines = []
+        for name in names:
+            line = (f"{EDIT_LABELS.get(name, name)}: {self._shown(self.previous, name)} → "
+                    f"{self._shown(self.changes, name)}")  # fmt: skip
             if name == "rootRole":
-                value = role_of(value, self.roles)
-            parts.append(f"{'root role' if name == 'rootRole' else name} “{value or ''}”")
-        return ", ".join(parts)
+                line += " (the root role: what they may do on the whole server)"
+            lines.append(line)
+        return lines
 
     def lines(self) -> list[str]:
-        verb = "put back" if self.undo else "changed"
+        """Everything the confirmation says: where, each change on a line of its own, that it
+        can be undone."""
         return [
-            f"{user_label(self.user)} on {self.where}: {self.describe(self.changes)} "
-            f"({verb}; before: {self.describe(self.previous)}).",
-            "It can be undone: Undo puts back the previous values.",
+            f"{user_label(self.user)} on {self.where} will change:",
+            "\n".join(self.changed()),
+            "It can be undone: Undo puts back the previous values."
+            if not self.undo
+            else "This undoes the last save.",
         ]
+
+
+#: the user's fields as a confirmation names them
+EDIT_LABELS = {"name": "Name", "email": "Email", "username": "Username",
+               "rootRole": "Root role"}  # fmt: skip
 
 
 def plan_edit(
@@ -253,10 +280,13 @@ def plan_edit(
     """The plan to change the fields set on `changes`; what they were is kept for the undo."""
     if not changes.model_fields_set:
         raise ValueError("nothing to change")
-    previous = UpdateUser.model_construct(
-        _fields_set=set(changes.model_fields_set),
-        **{name: getattr(user, name) for name in changes.model_fields_set},
-    )
+    values = {name: getattr(user, name) for name in changes.model_fields_set}
+    if isinstance(values.get("rootRole"), str):
+        # Unleash 8.2 answers a creation with the role as sent ("Viewer"), and reads it back
+        # as its id: the id is kept, so an edit in doubt compares like with like
+        by_name = {role: role_id for role_id, role in roles.items()}
+        values["rootRole"] = by_name.get(values["rootRole"], values["rootRole"])
+    previous = UpdateUser.model_construct(_fields_set=set(changes.model_fields_set), **values)
     actor = journal.actor
     request = update_user_request(user.id, changes)
     return EditPlan(actor.server, actor.connection, request, user, changes, previous, roles)
@@ -367,11 +397,21 @@ async def delete_user(client: AdminClient, journal: Journal, plan: DeleteUserPla
 class ResetPlan(_Plan):
     user: User
 
+    @property
+    def question(self) -> str:
+        return f"Make a password reset link for {user_label(self.user)}?"
+
     def lines(self) -> list[str]:
         return [
-            f"A password reset link for {user_label(self.user)} will be made on {self.where}; "
-            "their current password keeps working until they use it."
+            f"A password reset link for {user_label(self.user)} will be made on {self.where}.",
+            f"Anyone with the link can set {user_label(self.user)}'s password: hand it over "
+            f"privately. It expires after {RESET_LINK_HOURS} hours, or when another link is "
+            "made for them; their current password keeps working until the link is used.",
         ]
+
+
+#: how long Unleash keeps a reset link (its `ResetTokenService.createToken`: 24 hours)
+RESET_LINK_HOURS = 24
 
 
 def plan_reset(user: User, journal: Journal) -> ResetPlan:
@@ -414,7 +454,9 @@ async def _begin(
     journal: Journal, action: Action, ids: list[Any], plan: _Plan, *, before: Any, nothing: str
 ) -> Pending:
     try:
-        return await journal.begin(action.key, ids, before=before, request=plan.request.describe())
+        request = (plan.request.describe_with_body() if action is EDIT_USER
+                   else plan.request.describe())  # fmt: skip
+        return await journal.begin(action.key, ids, before=before, request=request)
     except OSError as exc:
         raise NotStarted(
             f"Could not write the journal {journal.path}: {exc.strerror or exc}. {nothing}."

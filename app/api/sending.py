@@ -198,10 +198,12 @@ class Sender:
         idempotent: bool,
         attempts: int | None = None,
         stream: bool = False,
+        read_timeout: float | None = None,
     ) -> httpx.Response:
         """Send with retries; a failure status raises its `ApiError`. `attempts` overrides the
         policy's number of tries (1: no retry at all). With `stream` a successful response comes
-        back with its body unread: the caller reads it and closes it."""
+        back with its body unread: the caller reads it and closes it. `read_timeout` overrides
+        how long the answer may take (a write the server takes long over)."""
         request_headers = dict(headers or {})
         if token:
             request_headers["Authorization"] = token
@@ -214,9 +216,15 @@ class Sender:
             started = time.perf_counter()
             self._count(+1)
             try:
-                request = self._http.build_request(
-                    method, path, params=params, content=content, headers=request_headers
+                timeout = (
+                    httpx.Timeout(read_timeout, connect=self.connect_timeout)
+                    if read_timeout is not None
+                    else httpx.USE_CLIENT_DEFAULT
                 )
+                request = self._http.build_request(
+                    method, path, params=params, content=content, headers=request_headers,
+                    timeout=timeout,
+                )  # fmt: skip
                 response = await self._http.send(request, stream=stream)
                 if stream and not response.is_success:
                     try:
@@ -224,7 +232,7 @@ class Sender:
                     finally:
                         await response.aclose()
             except httpx.TransportError as exc:
-                error = self._unreachable(exc)
+                error = self._unreachable(exc, read_timeout)
                 if attempt < policy.attempts and may_retry(exc, idempotent):
                     delay = policy.backoff(attempt, self._rng)
                     log.info("%s %s: %s; retry %d in %.2f s", method, path, error.reason,
@@ -267,8 +275,11 @@ class Sender:
             return self.retry.backoff(attempt, self._rng)
         return None
 
-    def _unreachable(self, exc: httpx.TransportError) -> e.ServerUnreachable:
-        kind, reason = classify(exc, self.base_url, self.connect_timeout, self.read_timeout)
+    def _unreachable(
+        self, exc: httpx.TransportError, read_timeout: float | None = None
+    ) -> e.ServerUnreachable:
+        kind, reason = classify(exc, self.base_url, self.connect_timeout,
+                                read_timeout or self.read_timeout)  # fmt: skip
         return kind(self.base_url, self._scrub(reason))
 
     def _scrub(self, text: str) -> str:

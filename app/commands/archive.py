@@ -24,7 +24,7 @@ from app.commands.output import (
     Output,
     add_action,
     add_change_options,
-    ask,
+    confirmed,
     need_terminal,
     print_requests,
     print_table,
@@ -254,6 +254,5 @@ def _confirmed(plan: ArchivePlan) -> bool:
     """Ask on the terminal: y to revive; the project's id (the flag's name for one) typed to
     delete for good."""
     expected = plan.confirm_text
-    if expected is None:
-        return ask(plan.lines(), f"{plan.question} [y/N]").casefold() in ("y", "yes")
-    return plan.confirmed_by(ask(plan.lines()[:-1], f"{plan.question} Type {expected}:"))
+    lines = plan.lines() if expected is None else plan.lines()[:-1]
+    return confirmed(lines, plan.question, expected)

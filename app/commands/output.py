@@ -184,9 +184,13 @@ def need_terminal(args: argparse.Namespace, what: str, done: str, verb: str) -> 
         )
 
 
-def confirmed(lines: Sequence[str], question: str) -> bool:
-    """`ask` the yes/no `question` after `lines`; y or yes confirms."""
-    return ask(lines, f"{question} [y/N]").casefold() in ("y", "yes")
+def confirmed(lines: Sequence[str], question: str, typed: str | None = None) -> bool:
+    """`ask` the yes/no `question` after `lines`; y or yes confirms. With `typed` (a
+    destructive bulk action), the question asks for that text instead, and only it, typed
+    exactly (spaces around it aside), confirms."""
+    if typed is None:
+        return ask(lines, f"{question} [y/N]").casefold() in ("y", "yes")
+    return ask(lines, f"{question} Type {typed} to confirm:") == typed
 
 
 def dry_run(out: Output, requests: Sequence[WriteRequest], server: str, what: str) -> int:

@@ -60,8 +60,9 @@ Delete users by id (DELETE /api/admin/user-admin/:id, one request each).
 The users are read first: an id that is not a user is refused before anything is sent, and so
 is deleting the last Admin (GET /api/admin/user-admin/admin-count), which would leave nobody to
 manage users. Before each request a JSON snapshot of the user is written to the connection's
-journal folder. A deleted user cannot be brought back. On a terminal the command asks first;
-without a terminal it deletes nothing unless --yes is given. --dry-run prints the exact requests.
+journal folder. A deleted user cannot be brought back. On a terminal the command asks first
+(y for one user; for more, the number of users typed); without a terminal it deletes nothing
+unless --yes is given. --dry-run prints the exact requests.
 
 exit status:
   0  deleted (or, with --dry-run, printed)
@@ -166,6 +167,7 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
 
 async def _delete(args: argparse.Namespace, client: AdminClient, connection: str,
                   out: Output) -> int:  # fmt: skip
+    from app.actions.journaled import count_to_type
     from app.actions.users import LastAdmin, delete_user, journal_of, plan_delete, user_label
     from app.api.errors import ApiError
 
@@ -188,7 +190,7 @@ async def _delete(args: argparse.Namespace, client: AdminClient, connection: str
         lines = [line for p in plans for line in p.lines()[:2]]
         lines.append("A deleted user cannot be brought back: this cannot be undone.")
         question = f"Delete {plural(len(plans), 'user')}?"
-        if not args.yes and not confirmed(lines, question):
+        if not args.yes and not confirmed(lines, question, count_to_type(len(plans))):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deleted: list[int] = []
         failed: list[dict[str, Any]] = []

@@ -49,9 +49,9 @@ Deleting reads the inactive list first and deletes only users on it: an id that 
 inactive user is refused before anything is sent (the server itself would delete any user it
 is given). Before the request, a CSV snapshot of the users is written to the connection's
 journal folder, and the journal records the change before it is sent and the server's answer
-after. On a terminal the command asks first; without a terminal it changes nothing unless
---yes is given. --dry-run prints the exact request and sends nothing. A deleted user cannot be
-brought back.
+after. On a terminal the command asks first: y for one user, and for more the number of users
+typed; without a terminal it changes nothing unless --yes is given. --dry-run prints the exact
+request and sends nothing. A deleted user cannot be brought back.
 
 exit status:
   0  listed, deleted (or, with --dry-run, nothing to do but print)
@@ -215,4 +215,8 @@ def _dry_run(plan: DeletePlan, out: Output) -> int:
 
 
 def _confirmed(plan: DeletePlan) -> bool:
-    return confirmed(plan.lines(), plan.question)
+    """y/N for one user; the number of users typed for more (the last line, saying so, is the
+    terminal's question)."""
+    expected = plan.confirm_text
+    lines = plan.lines() if expected is None else plan.lines()[:-1]
+    return confirmed(lines, plan.question, expected)

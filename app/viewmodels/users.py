@@ -41,8 +41,9 @@ from PySide6.QtCore import QObject, Signal
 from app.actions.journaled import NotStarted
 from app.actions.users import CreatePlan as CreatePlan
 from app.actions.users import DeleteUserPlan as DeleteUserPlan
+from app.actions.users import EditPlan as EditPlan
+from app.actions.users import ResetPlan as ResetPlan
 from app.actions.users import (
-    EditPlan,
     create_user,
     delete_user,
     edit_user,
@@ -523,23 +524,40 @@ class UserEditorModel(ToolViewModel):
                 out[field] = getattr(draft, field)
         return out
 
-    def save(self) -> asyncio.Task[None] | None:
-        """Send the changes; None when there is nothing (valid) to send."""
-        if not self.can_save or self._current is None:
+    def plan_save(self) -> EditPlan | None:
+        """What saving the draft will change, for the confirmation (each field, old and new);
+        None when there is nothing (valid) to send."""
+        caps = self.session.capabilities
+        if not self.can_save or self._current is None or caps is None:
             return None
+        return plan_edit(self._current, UpdateUser(**self.changes()), self._role_by_id,
+                         journal_of(self.session.name, caps))  # fmt: skip
+
+    def save(self, plan: EditPlan) -> asyncio.Task[None] | None:
+        """Send a confirmed `plan` (from `plan_save`); None when it no longer applies (another
+        user, another server, or nothing to save now): nothing is sent."""
+        caps = self.session.capabilities
         user = self._current
+        if (
+            not self.can_save
+            or user is None
+            or caps is None
+            or plan.user.id != user.id
+            or plan.server != caps.base_url
+        ):
+            return None
         self._saving = True
         self.form_error = ""
         self.form_changed.emit()
-        return self.run(self._save(user, self.changes(), self._draft), busy=False)
+        return self.run(self._save(user, plan, self._draft), busy=False)
 
-    async def _save(self, user: User, changes: dict[str, Any], sent: Draft) -> None:
+    async def _save(self, user: User, plan: EditPlan, sent: Draft) -> None:
         self.undo_plan = None
+        body = plan.changes.model_dump(exclude_unset=True)
+        changes = {f: body[f] for f in FIELDS if f in body}  # in the form's order
         try:
             client = await self.session.client()
             caps = await client.capabilities()
-            plan = plan_edit(user, UpdateUser(**changes), self._role_by_id,
-                             journal_of(self.session.name, caps))  # fmt: skip
             answer = await edit_user(client, journal_of(self.session.name, caps), plan)
         except ClientError as exc:
             self._saving = False
@@ -711,14 +729,21 @@ class UserEditorModel(ToolViewModel):
             self.notify(Changes.of(Resource.USERS, plan.user.id))
             self.refresh()
 
-    def reset_password(self) -> asyncio.Task[None] | None:
-        """Make a reset link for the selected user (`reset_link` holds it)."""
+    def plan_reset(self) -> ResetPlan | None:
+        """What making a reset link for the selected user does, for the confirmation; None
+        when it cannot be made now (`action_reason(RESET_PASSWORD)` says why)."""
         caps = self.session.capabilities
         user = self._current
         if caps is None or user is None or self.action_reason(RESET_PASSWORD):
             return None
+        return plan_reset(user, journal_of(self.session.name, caps))
+
+    def reset_password(self, plan: ResetPlan) -> asyncio.Task[None] | None:
+        """Make the reset link of a confirmed `plan` (`reset_link` holds it); None when it no
+        longer applies (another user selected, or an action under way)."""
+        if self.action_reason(RESET_PASSWORD) or plan.user.id != self._current_id:
+            return None
         self.reset_link = ""
-        plan = plan_reset(user, journal_of(self.session.name, caps))
         return self._start(self._reset(plan))
 
     async def _reset(self, plan: Any) -> None:

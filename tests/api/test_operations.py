@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import httpx
 import pytest
 
 from app import __version__
@@ -397,3 +398,44 @@ def test_capabilities_of_a_client_token(demo_sandbox: SandboxProcess) -> None:
     assert caps.operation("metrics_upload").available
     others = [a for k, a in caps.operations.items() if k != "metrics_upload"]
     assert others and all(not a.available and "client token" in a.reason for a in others)
+
+
+def test_deleting_inactive_users_waits_longer_for_its_answer(sandbox: SandboxProcess) -> None:
+    """Unleash deletes the users one by one before it answers (8.2: 40 s for 1,000, past the
+    usual 30 s): the deletion's answer may take `DELETE_S_PER_USER` longer a user. A proxy to
+    the sandbox holds each write's answer 1 s; with a 0.5 s answer time, deleting 12 users
+    (0.5 + 1.2 s allowed) is answered, while an edit's answer times out at 0.5 s."""
+    from app.api.client import DELETE_S_PER_USER
+    from app.api.models import UpdateUser
+    from tests.faults import Decide, FaultServer, Reply, Seen
+
+    assert DELETE_S_PER_USER == 0.1
+
+    async def scenario() -> tuple[int, e.ClientError, set[int]]:
+        async with httpx.AsyncClient(base_url=sandbox.url) as upstream:
+
+            async def slow(seen: Seen) -> Reply:
+                headers = {k: v for k, v in seen.headers.items()
+                           if k in ("authorization", "content-type")}  # fmt: skip
+                answer = await upstream.request(seen.method, seen.target, headers=headers,
+                                                content=seen.body)  # fmt: skip
+                if seen.method != "GET":
+                    await asyncio.sleep(1.0)
+                kind = answer.headers.get("content-type", "application/json")
+                return Reply(answer.status_code, answer.content, {"Content-Type": kind})
+
+            async with (
+                FaultServer(Decide(slow)) as proxy,
+                AdminClient(proxy.url, sandbox.admin_token, read_timeout=0.5) as c,
+            ):
+                ids = [u.id for u in (await c.inactive_users()).inactiveUsers]
+                assert len(ids) == 12
+                status = await c.delete_inactive_users(ids)
+                with pytest.raises(e.TimedOut) as timed_out:
+                    await c.update_user(2, UpdateUser(name="Slow"))
+                left = {u.id for u in (await c.inactive_users()).inactiveUsers}
+        return status, timed_out.value, left
+
+    status, error, left = run(scenario())
+    assert status == 200 and left == set()
+    assert isinstance(error, e.TimedOut) and error.reason == "no answer within 0.5 s"

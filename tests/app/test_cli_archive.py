@@ -185,7 +185,7 @@ def test_on_a_terminal_it_asks_y_to_revive_and_the_project_id_to_delete(
     assert cli.main(["archive", "delete", "default", first, second, *url]) == 1
     said = capsys.readouterr().err
     assert "this cannot be undone" in said
-    assert "Delete 2 flags for good? Type default: " in said
+    assert "Delete 2 flags for good? Type default to confirm: " in said
     assert {first, second} <= archived(sandbox, "default")
     monkeypatch.setattr(sys, "stdin", Terminal("default\n"))
     assert cli.main(["archive", "delete", "default", first, second, *url]) == 0

@@ -120,8 +120,9 @@ def test_delete_dry_run_refusals_and_yes(sandbox: SandboxProcess, tmp_path: Path
     dry = flagdesk(sandbox, "delete", "5", "6", "--dry-run", data=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == f"DELETE {PATH}/5\n\nDELETE {PATH}/6\n"
-    no_terminal = flagdesk(sandbox, "delete", "5", data=tmp_path)
-    assert no_terminal.returncode == 2 and "--yes" in no_terminal.stderr
+    for ids in (["5"], ["5", "6"]):  # one or many: no terminal to type on, nothing deleted
+        no_terminal = flagdesk(sandbox, "delete", *ids, data=tmp_path)
+        assert no_terminal.returncode == 2 and "--yes" in no_terminal.stderr
     stranger = flagdesk(sandbox, "delete", "5", "9999", "--yes", data=tmp_path)
     assert stranger.returncode == 2 and "not users" in stranger.stderr and "9999" in stranger.stderr
     assert {5, 6} <= set(users(sandbox))
@@ -166,6 +167,18 @@ def test_on_a_terminal_delete_asks_and_no_changes_nothing(
     monkeypatch.setattr(sys, "stdin", Terminal("y\n"))
     assert cli.main(["users", "delete", "5", "--url", sandbox.url]) == 0
     assert 5 not in users(sandbox)
+
+    # many ids: the number of users typed, not y
+    many = ["users", "delete", "6", "7", "--url", sandbox.url]
+    for wrong in ("y", "yes", "7"):
+        monkeypatch.setattr(sys, "stdin", Terminal(f"{wrong}\n"))
+        assert cli.main(many) == 1
+        asked = capsys.readouterr().err
+        assert "Delete 2 users? Type 2 to confirm:" in asked and "nothing was deleted" in asked
+        assert {6, 7} <= set(users(sandbox))
+    monkeypatch.setattr(sys, "stdin", Terminal("2\n"))
+    assert cli.main(many) == 0
+    assert not {6, 7} & set(users(sandbox))
 
 
 def test_reset_password_prints_the_link(sandbox: SandboxProcess, tmp_path: Path) -> None:

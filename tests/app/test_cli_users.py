@@ -240,7 +240,7 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_on_a_terminal_it_asks_and_only_yes_deletes(
+def test_on_a_terminal_it_asks_for_the_number_typed_and_only_that_deletes(
     sandbox: SandboxProcess,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -266,11 +266,20 @@ def test_on_a_terminal_it_asks_and_only_yes_deletes(
         said[1],
     ), said[1]
     assert said[2] == "A deleted user cannot be brought back: this cannot be undone."
-    assert "Delete 2 inactive users? [y/N]" in asked.err and "nothing was deleted" in asked.err
+    # more than one user: their number typed, not y/N
+    assert "Delete 2 inactive users? Type 2 to confirm:" in asked.err
+    assert "nothing was deleted" in asked.err
     assert {LEON_ID, PRIYA_ID} <= inactive_ids(sandbox)
     assert not (tmp_path / "journal").exists()
 
-    monkeypatch.setattr(sys, "stdin", Terminal("yes\n"))
+    for wrong in ("yes", "y", "3"):  # a wrong text changes nothing either
+        monkeypatch.setattr(sys, "stdin", Terminal(f"{wrong}\n"))
+        assert cli.main(argv) == 1
+        assert "not confirmed: nothing was deleted" in capsys.readouterr().err
+        assert {LEON_ID, PRIYA_ID} <= inactive_ids(sandbox)
+    assert not (tmp_path / "journal").exists()
+
+    monkeypatch.setattr(sys, "stdin", Terminal(" 2 \n"))
     assert cli.main(argv) == 0
     assert capsys.readouterr().out.startswith(f"Deleted 2 inactive users on {sandbox.url}.")
     assert inactive_ids(sandbox).isdisjoint({LEON_ID, PRIYA_ID})

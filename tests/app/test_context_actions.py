@@ -170,6 +170,10 @@ def test_changes_in_doubt_are_checked_against_the_server(
             ):
                 sent = {"method": "X", "path": "/", "body": request}
                 await journal.begin(action, [name], before={"field": name}, request=sent)
+            # the field as it was before the edit: the server still holding it is "not applied"
+            await journal.begin("context_fields.edit", ["region"],
+                                before={"field": "region", "body": body},
+                                request={"method": "X", "path": "/", "body": changed})  # fmt: skip
             entries = journal.entries()
             assert all(x.in_doubt and can_check(x) for x in entries)
             return [(v.state, v.message) for v in [await check_entry(c, x) for x in entries]]
@@ -183,6 +187,10 @@ def test_changes_in_doubt_are_checked_against_the_server(
         State.DONE,
         State.DONE,
         State.IN_DOUBT,
+        State.FAILED,
     ]
     assert verdicts[2][1] == "the context field “tenantId” is still there"
-    assert verdicts[5][1].startswith("the context field “region” is not as the change would")
+    assert verdicts[5][1].startswith("the context field “region” is neither as the change")
+    assert "changed by someone else" in verdicts[5][1]
+    assert verdicts[6][1] == (
+        "not applied: the context field “region” is as it was before the change")  # fmt: skip

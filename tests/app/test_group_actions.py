@@ -87,7 +87,10 @@ def test_edit_then_undo_puts_the_previous_group_back(sandbox: SandboxProcess, tm
     first, second = journal.entries()
     assert (first.action, first.ids, first.state, first.status) == (
         "groups.edit", [before.id], State.DONE, 200)  # fmt: skip
-    assert first.request == {"method": "PUT", "path": f"/api/admin/groups/{before.id}"}
+    # the body sent and the group before as a body: how an edit in doubt is checked
+    assert first.request == {"method": "PUT", "path": f"/api/admin/groups/{before.id}",
+                             "body": json.loads(plan.request.body)}  # fmt: skip
+    assert first.before["body"] == request_of(before).model_dump(mode="json")
     assert second.before["undo"] is True
     snapshot = read_snapshot(tmp_path / first.before["snapshot"])
     assert snapshot == before  # the group as read, members and all
@@ -186,3 +189,56 @@ def test_a_deletion_or_recreation_in_doubt_is_checked_against_the_server(
     verdicts = run(sandbox, job)
     assert [state for state, _ in verdicts] == [State.FAILED, State.DONE, State.FAILED, State.DONE]
     assert "still there" in verdicts[0][1] and "not there" in verdicts[2][1]
+
+
+class AnswerLost(AdminClient):
+    """A client whose group edits lose their answer: the PUT reaches the server (or, with
+    `send` False, never leaves), then the connection breaks, as a process killed or a network
+    cut leaves an edit: in doubt."""
+
+    send = True
+
+    async def update_group(self, group_id: int, group: CreateGroup, **kw: Any) -> Group:
+        if self.send:
+            await super().update_group(group_id, group, **kw)
+        raise e.ConnectionLost(self.base_url, "the connection closed before the answer")
+
+
+def test_group_edits_in_doubt_are_checked_by_the_body_sent(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Three group edits whose answers were lost, journaled by `carry_out` itself: the one the
+    server took is done, the one it never got failed (not applied), the one someone changed
+    after stays in doubt and says so."""
+    from app.actions.check import can_check, settle
+
+    journal = journal_in(tmp_path, sandbox)
+
+    async def job() -> list[tuple[State, str]]:
+        async with AnswerLost(sandbox.url, sandbox.admin_token) as c:
+            a, b, d = await three_users(c)
+            groups = [await c.create_group(body(f"Doubt {i}", a, b)) for i in range(3)]
+            for group, send in zip(groups, (True, False, True), strict=True):
+                c.send = send
+                read = await c.get_group(group.id)
+                plan = plan_edit(read, body(f"{read.name} edited", b, d), journal, {})
+                with pytest.raises(e.ConnectionLost):
+                    await carry_out(c, journal, plan)
+            c.send = True
+            # someone else renames the third after the lost answer
+            await AdminClient.update_group(c, groups[2].id, body("Renamed elsewhere", a))
+            entries = journal.entries()
+            assert all(x.in_doubt and can_check(x) for x in entries)
+            verdicts = []
+            for entry in entries:
+                verdict = await check_entry(c, entry)
+                await settle(journal, entry, verdict)
+                verdicts.append((verdict.state, verdict.message))
+            return verdicts
+
+    verdicts = asyncio.run(job())
+    assert verdicts[0] == (State.DONE, "the group “Doubt 0” is as the change left it")
+    not_applied = "not applied: the group “Doubt 1” is as it was before the change"
+    assert verdicts[1] == (State.FAILED, not_applied)
+    assert verdicts[2][0] is State.IN_DOUBT and "changed by someone else" in verdicts[2][1]
+    assert [x.state for x in journal.entries()] == [State.DONE, State.FAILED, State.IN_DOUBT]

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
+from app import cli
 from app.actions.inactive_users import delete_users, plan_deletion
 from app.actions.journal import Actor, Journal, State
 from app.api.client import AdminClient
+from tests.app.test_cli_users import Terminal
 from tests.compat.test_operations import admin, new_user
 
 if TYPE_CHECKING:
@@ -89,3 +94,36 @@ def test_unleash_deletes_any_id_and_stops_at_an_unknown_one(
         # a number in a string is taken for the number
         assert http.post(PATH, json={"ids": [str(after)]}).status_code == 200
         assert http.get(f"/api/admin/user-admin/{after}").status_code == 404
+
+
+def test_on_a_terminal_deleting_several_inactive_users_asks_for_their_number(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """`flagdesk users inactive delete` of two users on Unleash 8.2: y or a wrong number
+    deletes nothing (exit 1), the number typed deletes both."""
+
+    async def make() -> list[int]:
+        async with admin(peer) as client:
+            return [await new_user(client, cleanup, f"{unique(k)}@example.com", k)
+                    for k in ("typed-a", "typed-b")]  # fmt: skip
+
+    ids = asyncio.run(make())
+    make_inactive(peer, *ids)
+    monkeypatch.setenv("FLAGDESK_TOKEN", peer.admin_token)
+    monkeypatch.setenv("FLAGDESK_DATA_DIR", str(tmp_path))
+    argv = ["users", "inactive", "delete", "--ids", *map(str, ids), "--url", peer.url]
+
+    def inactive() -> set[int]:
+        with peer.raw() as http:
+            return {u["id"] for u in http.get("/api/admin/user-admin/inactive").json()[
+                "inactiveUsers"]}  # fmt: skip
+
+    for wrong in ("y", "3"):
+        monkeypatch.setattr(sys, "stdin", Terminal(f"{wrong}\n"))
+        assert cli.main(argv) == 1
+        assert "Type 2 to confirm:" in capsys.readouterr().err
+        assert set(ids) <= inactive()
+    monkeypatch.setattr(sys, "stdin", Terminal("2\n"))
+    assert cli.main(argv) == 0
+    assert not set(ids) & inactive()

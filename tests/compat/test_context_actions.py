@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from app.actions.check import check_entry
 from app.actions.context_fields import (
     FieldInUse,
     body_of,
@@ -87,6 +88,42 @@ def test_create_edit_delete_and_undo_through_the_actions(
         ("context_fields.create", State.DONE), ("context_fields.edit", State.DONE),
         ("context_fields.edit", State.DONE), ("context_fields.delete", State.DONE),
         ("context_fields.create", State.DONE)]  # fmt: skip
+
+
+def test_a_field_edit_in_doubt_is_checked_against_unleash(
+    peer: Peer, field_name: str, tmp_path: Path
+) -> None:
+    """An edit's entry holds the body sent and the field before it: read back from Unleash
+    8.2, the field as edited is done, as before (undone) is not applied, and changed otherwise
+    stays in doubt."""
+
+    async def job() -> list[State]:
+        async with admin(peer) as client:
+            caps = await client.capabilities()
+            journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
+            # a sort order of 5: Unleash 8.2's PUT sets it to 0 whatever is sent, so the check
+            # does not count it (else the edit that took would look changed by someone else)
+            draft = CreateContextField(name=field_name, description="Plan", sortOrder=5,
+                                       legalValues=[LegalValueBody(value="gold")])  # fmt: skip
+            await change_field(client, journal, plan_create(draft, journal))
+            before = await client.get_context_field(field_name)
+            assert before.sortOrder == 5
+            after = body_of(before).model_copy(update={"description": "Plan B"})
+            edited = await change_field(client, journal, plan_edit(before, after, journal))
+            entry = journal.entries()[-1]
+            assert (await client.get_context_field(field_name)).sortOrder == 0
+            states = [(await check_entry(client, entry)).state]
+            assert edited.plan.snapshot is not None
+            read = await client.get_context_field(field_name)
+            undo = plan_undo(edited, await read_snapshot(edited.plan.snapshot), read, journal)
+            await change_field(client, journal, undo)
+            states.append((await check_entry(client, entry)).state)
+            changed = body_of(before).model_copy(update={"description": "someone else"})
+            await client.update_context_field(field_name, changed)
+            states.append((await check_entry(client, entry)).state)
+            return states
+
+    assert asyncio.run(job()) == [State.DONE, State.FAILED, State.IN_DOUBT]
 
 
 def test_what_unleash_answers(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from app.actions.check import check_entry
 from app.actions.journal import Actor, Journal, State
 from app.actions.users import (
     create_user,
@@ -125,3 +126,41 @@ def test_unleash_answers_as_the_sandbox_copies(
         nobody = http.post(f"{PATH}/reset-password", json={"id": f"nobody-{email}"})
         assert nobody.status_code == 404, nobody.text
         assert http.delete(f"{PATH}/2000000000").status_code == 404
+
+
+def test_a_user_edit_in_doubt_is_checked_against_unleash(
+    peer: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """The entry `edit_user` journals on Unleash 8.2 holds the body sent; the check reads the
+    user back: as the body left them is done, as before the edit is not applied, anything else
+    is in doubt (changed by someone else)."""
+    email = f"{unique('doubt')}@example.com"
+
+    async def scenario() -> list[tuple[State, str]]:
+        async with admin(peer) as client:
+            caps = await client.capabilities()
+            journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
+            listed = await client.list_users()
+            roles = {r.id: r.name for r in listed.rootRoles}
+            editor = next(i for i, name in roles.items() if name == "Editor")
+            plan = plan_create(CreateUser(email=email, name="Doubt", rootRole="Viewer"),
+                               "Viewer", journal)  # fmt: skip
+            made = (await create_user(client, journal, plan)).user
+            cleanup.users.append(made.id)
+            edit = plan_edit(made, UpdateUser(name="Doubt Edited", rootRole=editor), roles,
+                             journal)  # fmt: skip
+            answer = await edit_user(client, journal, edit)
+            entry = journal.entries()[-1]
+            assert entry.request is not None
+            assert entry.request["body"] == {"name": "Doubt Edited", "rootRole": editor}
+            verdicts = [await check_entry(client, entry)]  # the server took it
+            await edit_user(client, journal, plan_undo(edit, answer))
+            verdicts.append(await check_entry(client, entry))  # as before it: not applied
+            await client.update_user(made.id, UpdateUser(name="Someone Else"))
+            verdicts.append(await check_entry(client, entry))  # changed since
+            return [(v.state, v.message) for v in verdicts]
+
+    done, not_applied, changed = asyncio.run(scenario())
+    assert done[0] is State.DONE and done[1].endswith("is as the change left it")
+    assert not_applied[0] is State.FAILED and not_applied[1].startswith("not applied:")
+    assert changed[0] is State.IN_DOUBT and "changed by someone else" in changed[1]

@@ -196,7 +196,9 @@ def test_a_change_in_one_window_reloads_every_window_that_shows_it(
     someone = next(r for r in inactive.model.table.all_rows)
     users.model.open_user(someone.id)
     users.model.edit("name", "Renamed Person")
-    saved = users.model.save()
+    plan = users.model.plan_save()
+    assert plan is not None
+    saved = users.model.save(plan)
     assert saved is not None
     qtbot.waitUntil(lambda: saved.done(), timeout=15_000)
     for editor in (left, right):

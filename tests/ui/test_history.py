@@ -13,12 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.actions.check import can_check
 from app.actions.inactive_users import journal_of
 from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, read_journal
+from app.api import errors
+from app.api.models import UpdateUser, User
 from app.viewmodels.history import HistoryModel, history_count_text
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
+from tests.ui.test_users import GRETA, choose, open_editor, retype, save_with_enter
 from ui.history import HistoryPage
 from ui.inactive_users import InactiveUsersView
 from ui.main_window import HISTORY, MainWindow
@@ -162,6 +167,45 @@ def test_archive_changes_in_doubt_are_checked_from_the_projects_archive_and_flag
     archive = outcome["archived_features.archive"]
     assert archive.state is State.FAILED
     assert archive.message.endswith(f"no flag was archived: {live} still live")
+
+
+def test_a_user_edit_whose_answer_was_lost_is_checked_by_the_body_sent(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path,
+    arun: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Two saves in the Users window whose answers are lost (the connection breaks: in doubt),
+    one after the server took it and one before it got there; the History's check reads each
+    user back against the body the journal holds: done, and failed (not applied)."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    update = client.update_user
+    reached: list[bool] = []
+
+    async def lost(user_id: int, changes: UpdateUser) -> User:
+        if reached[-1]:
+            await update(user_id, changes)
+        raise errors.ConnectionLost(client.base_url, "the connection closed before the answer")
+
+    monkeypatch.setattr(client, "update_user", lost)
+    editor = open_editor(qtbot, session)
+    for who, new_name, sent in ((GRETA, "Greta Took It", True), ("leon.weber", "Leon Not", False)):
+        reached.append(sent)
+        choose(qtbot, editor, who)
+        retype(qtbot, editor.name_edit, new_name)
+        save_with_enter(qtbot, editor, editor.name_edit)
+        assert "Cannot reach" in editor.form_error_label.text()
+    page = open_page(qtbot, session)
+    assert page.doubt_label.text().startswith("2 changes in doubt")
+    assert all(can_check(e) for e in page.model.entries)
+    page.check_button.click()
+    qtbot.waitUntil(lambda: not page.model.in_doubt and not page.model.busy, timeout=20_000)
+    done, failed = read_journal(page.model.journal_folder / JOURNAL_NAME)
+    assert (done.action, done.state) == ("users.edit", State.DONE)
+    assert done.message.endswith("is as the change left it")
+    assert (failed.action, failed.state) == ("users.edit", State.FAILED)
+    assert failed.message.endswith("not applied: user 39 is as it was before the change")
+    names = {u.id: u.name for u in arun(client.list_users()).users}
+    assert names[done.ids[0]] == "Greta Took It" and names[39] == "Leon Weber"
 
 
 def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(

@@ -350,8 +350,8 @@ def test_delete_selected_users_after_the_confirmation(
     qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
     box = view.confirmation
     assert box is not None and box.isVisible()
-    assert box.text() == "Delete 2 inactive users?"
-    said = box.informativeText().split("\n\n")
+    assert box.question.text() == "Delete 2 inactive users?"
+    said = box.details.text().split("\n\n")
     assert said[0] == (f"2 users will be deleted on {sandbox.url} (connection “test sandbox”): "
                        "Leon Weber, Priya Nair.")  # fmt: skip
     folder = journal_folder("test sandbox")
@@ -359,11 +359,30 @@ def test_delete_selected_users_after_the_confirmation(
     assert said[1] == f"A snapshot of them is written first to {box.plan.snapshot}."
     assert box.plan.snapshot.parent == folder and not box.plan.snapshot.exists()
     assert said[2] == "A deleted user cannot be brought back: this cannot be undone."
-    assert box.defaultButton() is box.cancel_button  # Enter does not delete
+    # more than one user: their number typed first, the rule said in the box
+    assert said[3] == "To confirm, type the number of users: 2"
+    assert box.typed.isVisible() and box.typed.placeholderText() == "2"
+    assert box.focusWidget() is box.typed
+    assert box.cancel_button.isDefault()  # Enter does not delete
+    assert not box.delete_button.isEnabled()
+    for wrong in ("y", "3", "22"):  # a wrong text keeps the button disabled
+        box.typed.clear()
+        qtbot.keyClicks(box.typed, wrong)
+        assert not box.delete_button.isEnabled()
+        qtbot.keyClick(box.typed, Qt.Key.Key_Return)  # Enter: Cancel, the default
+        qtbot.waitUntil(lambda: view.confirmation is None)
+        assert not box.confirmed
+        qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
+        box = view.confirmation
+        assert box is not None
     assert served_ids(arun, session) >= {LEON_ID, PRIYA_ID}  # nothing sent while asking
+    assert not data_folder.exists()  # no snapshot, no journal
 
-    box.delete_button.setFocus()
-    qtbot.keyClick(box.delete_button, Qt.Key.Key_Space)  # keyboard only
+    qtbot.keyClicks(box.typed, "2")  # keyboard only
+    assert box.delete_button.isEnabled()
+    qtbot.keyClick(box.typed, Qt.Key.Key_Tab)  # on to the Delete button
+    assert box.focusWidget() is box.delete_button
+    qtbot.keyClick(box.delete_button, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: view.model.outcome != "" and not view.model.busy, timeout=20_000)
     qtbot.waitUntil(lambda: view.model.loaded and not view.model.busy_loading)
     assert view.confirmation is None
@@ -402,8 +421,11 @@ def test_cancel_at_the_confirmation_changes_nothing(
     select_users(view, LEON_ID)
     qtbot.mouseClick(view.delete_button, Qt.MouseButton.LeftButton)
     box = view.confirmation
-    assert box is not None and box.text() == "Delete 1 inactive user?"
-    assert box.informativeText().startswith("1 user will be deleted on ")
+    assert box is not None and box.question.text() == "Delete 1 inactive user?"
+    assert box.details.text().startswith("1 user will be deleted on ")
+    # one user: nothing to type (asked yes or no), Cancel has the focus
+    assert "To confirm" not in box.details.text() and box.typed.isHidden()
+    assert box.delete_button.isEnabled() and box.focusWidget() is box.cancel_button
     qtbot.keyClick(box, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: view.confirmation is None)
     assert not box.confirmed and not view.model.deleting

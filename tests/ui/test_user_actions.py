@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import CreateUser, UserList
@@ -23,7 +23,7 @@ from app.registry import CREATE_USER
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.sandbox.test_inactive_delete import sql
-from tests.ui.test_users import choose, open_editor, retype
+from tests.ui.test_users import choose, confirm_save, open_editor, record_puts, retype
 from ui.users import UserEditor
 
 GRETA = "greta.schmidt"  # id 8, Editor
@@ -205,6 +205,10 @@ def test_the_last_admin_is_neither_deleted_nor_demoted(
     assert 1 in {u.id for u in served(arun, session).users}
     editor.role_combo.setCurrentIndex(editor.role_combo.findText("Viewer"))
     qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    box = editor.confirmation
+    assert box is not None and box.icon() == QMessageBox.Icon.Warning  # a demotion: a warning
+    assert "Root role: “Admin” → “Viewer”" in box.informativeText()
+    confirm_save(qtbot, editor)
     qtbot.waitUntil(lambda: editor.form_error_label.isVisible(), timeout=20_000)
     assert "only Admin" in editor.form_error_label.text()
     assert next(u for u in served(arun, session).users if u.id == 1).rootRole == 1
@@ -219,6 +223,10 @@ def test_reset_link_shown_and_copied(
     choose(qtbot, editor, GRETA)
     assert not editor.reset_link_row.isVisible()
     qtbot.mouseClick(editor.reset_button, Qt.MouseButton.LeftButton)
+    box = confirm(qtbot, editor)
+    assert box.text() == "Make a password reset link for Greta Schmidt?"
+    assert "Anyone with the link can set Greta Schmidt's password" in box.informativeText()
+    assert "expires after 24 hours" in box.informativeText()
     qtbot.waitUntil(lambda: editor.reset_link_row.isVisible(), timeout=20_000)
     link = editor.reset_link_edit.text()
     assert link.startswith(sandbox.url + "/reset-password?token=")
@@ -226,6 +234,7 @@ def test_reset_link_shown_and_copied(
     assert QApplication.clipboard().text() == link
     # a second link within a minute: the server's refusal, shown
     qtbot.mouseClick(editor.reset_button, Qt.MouseButton.LeftButton)
+    confirm(qtbot, editor)
     qtbot.waitUntil(lambda: editor.action_error_label.isVisible(), timeout=20_000)
     assert "per minute" in editor.action_error_label.text()
     assert [(e.action, e.state) for e in journal(data_folder)] == [
@@ -248,6 +257,7 @@ def test_undo_right_after_a_save(
     retype(qtbot, editor.name_edit, "Greta Berg")
     editor.role_combo.setCurrentIndex(editor.role_combo.findText("Viewer"))
     qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    confirm_save(qtbot, editor)
     qtbot.waitUntil(lambda: editor.undo_button.isVisible(), timeout=20_000)
     after = arun(arun(session.client()).get_user(greta.id))
     assert (after.name, after.rootRole) == ("Greta Berg", VIEWER)
@@ -282,3 +292,68 @@ def test_actions_disabled_with_the_reason_without_the_admin_role(
     new = CreateUser(email="someone@example.com", rootRole="Viewer")
     assert editor.model.plan_create(new, "Viewer") is None  # nothing can be planned either
     assert not editor.delete_button.isEnabled() and editor.delete_button.toolTip() == reason
+
+
+def test_the_save_confirmation_names_each_change_and_cancel_keeps_the_draft(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    puts = record_puts(session)
+    greta = choose(qtbot, editor, GRETA)
+    retype(qtbot, editor.name_edit, "Greta Berg")
+    editor.role_combo.setCurrentIndex(editor.role_combo.findText("Admin"))
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Return)
+    box = editor.confirmation
+    assert box is not None and box.isVisible() and puts == []
+    assert box.text() == "Save the changes to Greta Schmidt?"
+    said = box.informativeText().split("\n\n")
+    assert said[0] == f"Greta Schmidt on {sandbox.url} (connection “test sandbox”) will change:"
+    assert said[1].splitlines() == [
+        "Name: “Greta Schmidt” → “Greta Berg”",
+        "Root role: “Editor” → “Admin” (the root role: what they may do on the whole server)",
+    ]
+    assert said[2] == "It can be undone: Undo puts back the previous values."
+    assert box.defaultButton() is box.action_button and box.escapeButton() is box.cancel_button
+    assert box.icon() == QMessageBox.Icon.Question  # a promotion demotes nobody
+
+    qtbot.keyClick(box, Qt.Key.Key_Escape)  # cancel: nothing sent, the draft kept
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    assert puts == [] and not editor.model.saving
+    assert editor.name_edit.text() == "Greta Berg" and editor.role_combo.currentText() == "Admin"
+    assert editor.model.dirty and editor.save_button.isEnabled()
+    back = arun(arun(session.client()).get_user(greta.id))
+    assert (back.name, back.rootRole) == ("Greta Schmidt", 2)
+    assert journal(data_folder) == []
+
+    # Cancel with the mouse too; then Save again, confirmed: sent as drafted
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    box = editor.confirmation
+    assert box is not None
+    qtbot.mouseClick(box.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    assert puts == [] and editor.name_edit.text() == "Greta Berg"
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    confirm_save(qtbot, editor)
+    qtbot.waitUntil(lambda: not editor.model.saving, timeout=20_000)
+    assert puts == [{"name": "Greta Berg", "rootRole": 1}]
+    back = arun(arun(session.client()).get_user(greta.id))
+    assert (back.name, back.rootRole) == ("Greta Berg", 1)
+
+
+def test_cancelling_the_reset_link_makes_none(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    choose(qtbot, editor, GRETA)
+    qtbot.mouseClick(editor.reset_button, Qt.MouseButton.LeftButton)
+    box = editor.confirmation
+    assert box is not None and box.isVisible()
+    assert box.defaultButton() is box.cancel_button  # Enter does not make a link
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    assert not editor.model.acting and editor.model.reset_link == ""
+    assert not editor.reset_link_row.isVisible()
+    assert journal(data_folder) == []  # nothing asked of the server, nothing journaled

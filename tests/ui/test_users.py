@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from app.api.models import CreateUser, User
 from app.viewmodels.session import Session
@@ -97,8 +97,22 @@ def record_puts(session: Session) -> list[dict[str, Any]]:
     return bodies
 
 
-def save_with_enter(qtbot: Any, editor: UserEditor, field: QLineEdit) -> None:
+def confirm_save(qtbot: Any, editor: UserEditor) -> Any:
+    """The Save confirmation, open over the editor with nothing sent yet: its Save is the
+    default button, so Enter saves. Returns the box, closed."""
+    box = editor.confirmation
+    assert box is not None and box.isVisible()
+    assert box.objectName() == "usersSaveConfirmation" and not editor.model.saving
+    assert box.defaultButton() is box.action_button  # Enter then Enter saves
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: editor.confirmation is None)
+    return box
+
+
+def save_with_enter(qtbot: Any, editor: UserEditor, field: QWidget) -> None:
+    """Enter in `field` asks, Enter in the confirmation saves; until the answer is in."""
     qtbot.keyClick(field, Qt.Key.Key_Return)
+    confirm_save(qtbot, editor)
     assert editor.model.saving
     qtbot.waitUntil(lambda: not editor.model.saving, timeout=10_000)
 
@@ -169,8 +183,7 @@ def test_edit_a_user_end_to_end_and_read_it_back(
     # one field changed: one field sent
     editor.role_combo.setFocus()
     editor.role_combo.setCurrentIndex(editor.role_combo.findText("Editor"))
-    qtbot.keyClick(editor.role_combo, Qt.Key.Key_Return)  # Enter on the role saves too
-    qtbot.waitUntil(lambda: not editor.model.saving, timeout=10_000)
+    save_with_enter(qtbot, editor, editor.role_combo)  # Enter on the role saves too
     assert puts[-1] == {"rootRole": EDITOR_ROLE}
     back = arun(client.get_user(user.id))
     assert (back.name, back.rootRole) == ("Greta Schmidt-Berg", EDITOR_ROLE)
@@ -179,6 +192,7 @@ def test_edit_a_user_end_to_end_and_read_it_back(
     # typing on while a save is under way: the answer does not wipe what was typed since
     retype(qtbot, editor.name_edit, "Greta A")
     qtbot.keyClick(editor.name_edit, Qt.Key.Key_Return)
+    confirm_save(qtbot, editor)
     assert editor.model.saving and not editor.save_button.isEnabled()
     qtbot.keyClicks(editor.name_edit, "B")
     qtbot.waitUntil(lambda: not editor.model.saving, timeout=10_000)
@@ -202,7 +216,7 @@ def test_escape_reverts_and_problems_are_shown_before_anything_is_sent(
     assert "not an email address" in editor.email_error.text()
     assert not editor.save_button.isEnabled()
     qtbot.keyClick(editor.email_edit, Qt.Key.Key_Return)  # Enter does not send an invalid form
-    assert not editor.model.saving and puts == []
+    assert not editor.model.saving and puts == [] and editor.confirmation is None
 
     retype(qtbot, editor.name_edit, "")
     assert "A name cannot be removed" in editor.name_error.text()
