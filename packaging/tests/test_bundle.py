@@ -18,6 +18,8 @@ import pytest
 from conftest import artefact, clean_env, serving, version
 from xdisplay import virtual_display
 
+from tests.processes import children_of
+
 #: the unpacked bundle's size, in MiB (as `du -sh` says): the goal was under 120 (PyInstaller's
 #: defaults: 191); what is left above it is ICU's data (31 MiB, QtCore needs it) and
 #: `cryptography` (11 MiB, the Secret Service keyring's); this catches a hook collecting more
@@ -98,18 +100,6 @@ def _windows(display: str) -> list[str]:
     return [line.strip() for line in out.splitlines() if '"' in line]
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 def _listening_ports(pid: int) -> set[int]:
     out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=30).stdout
     return {int(line.split()[3].rsplit(":", 1)[1]) for line in out.splitlines()
@@ -134,7 +124,7 @@ def test_the_window_opens_with_its_sandbox_and_closes_clean(unpacked: Path, xvfb
     try:
         window = _until(lambda: [w for w in _windows(xvfb) if '"flagdesk — ' in w])
         assert window, _windows(xvfb)
-        children = _until(lambda: _children(app.pid))
+        children = _until(lambda: children_of(app.pid))
         assert len(children) == 1, children
         sandbox = children[0]
         argv = Path(f"/proc/{sandbox}/cmdline").read_bytes().split(b"\0")

@@ -15,22 +15,10 @@ from PySide6 import QtCore
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from tests.processes import children_of
 from ui.main_window import MainWindow, run
 
 TIMEOUT_S = 30
-
-
-def child_pids() -> list[int]:
-    me = os.getpid()
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me:
-            pids.append(int(stat.parent.name))
-    return pids
 
 
 def alive(pid: int) -> bool:
@@ -79,7 +67,7 @@ def main(argv: list[str]) -> int:
         report["version"] = window.overview.version_label.text()
         report["users"] = window.overview.users_label.text()
         report["projects"] = window.overview.projects_table.model().rowCount()
-        report["children"] = child_pids()
+        report["children"] = children_of(os.getpid())
         if png:
             window.grab().save(png)
         window.close()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import children_of
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -54,18 +56,6 @@ def test_run_starts_and_stops_the_embedded_sandbox(tmp_path: Path) -> None:
     assert report["children_alive_after_exit"] == [], output
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads child processes in /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_closes_the_app_and_stops_the_sandbox(tmp_path: Path, signum: int) -> None:
@@ -85,7 +75,7 @@ def test_a_signal_closes_the_app_and_stops_the_sandbox(tmp_path: Path, signum: i
         children: list[int] = []
         while time.monotonic() < deadline and not (children and db.exists()):
             time.sleep(0.05)
-            children = _children(proc.pid)
+            children = children_of(proc.pid)
         assert children and db.exists(), "the sandbox child never started"
         time.sleep(0.5)
         proc.send_signal(signum)
