@@ -25,7 +25,6 @@ from app.api.client import AdminClient
 from app.api.models import CreateFeature
 from app.metrics.ledger import LEDGER_NAME, Ledger, State
 from app.metrics.reconcile import BASELINE_NAME
-from app.metrics.upload import Progress
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.metrics.test_kills import answer_lost_on_disk
@@ -36,6 +35,7 @@ from tests.ui.test_metrics_tool import (  # noqa: F401 (fixtures)
     file_rows,
     generate,
     open_tool,
+    upload_then_cancel,
     wait_loaded,
     wait_uploaded,
 )
@@ -154,16 +154,7 @@ def test_uploading_files_whose_upload_is_unfinished_offers_to_resume_it(
     tool.add_files([str(batch)])
     wait_loaded(qtbot, model)
 
-    def cancel_after_three(progress: Progress) -> None:
-        if progress.requests_done >= 3:
-            tool.cancel_button.click()
-
-    model.upload_progress.connect(cancel_after_three)
-    tool.max_body_spin.setValue(2_048)
-    tool.concurrency_spin.setValue(1)
-    tool.upload_button.click()
-    wait_uploaded(qtbot, model)
-    model.upload_progress.disconnect(cancel_after_three)
+    upload_then_cancel(qtbot, tool, after=3)
     first = model.report
     assert first is not None and not first.complete
     qtbot.waitUntil(lambda: len(model.unfinished) == 1)

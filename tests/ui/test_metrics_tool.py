@@ -99,6 +99,21 @@ def wait_uploaded(qtbot: Any, model: MetricsToolModel, timeout: int = 120_000) -
     )
 
 
+def upload_then_cancel(qtbot: Any, tool: MetricsTool, after: int) -> None:
+    """Upload in bodies of 2 KiB, one at a time, and click Cancel once `after` were answered."""
+
+    def cancel(progress: Progress) -> None:
+        if progress.requests_done >= after:
+            tool.cancel_button.click()
+
+    tool.model.upload_progress.connect(cancel)
+    tool.max_body_spin.setValue(2_048)
+    tool.concurrency_spin.setValue(1)
+    tool.upload_button.click()
+    wait_uploaded(qtbot, tool.model)
+    tool.model.upload_progress.disconnect(cancel)
+
+
 def generate(path: Path, metrics: int, *extra: str) -> Path:
     subprocess.run(
         [sys.executable, str(GENERATE), "--metrics", str(metrics), "--out", str(path), *extra],
@@ -469,16 +484,7 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
     tool.add_files([str(batch)])
     wait_loaded(qtbot, model)
 
-    def cancel_after_five(progress: Progress) -> None:
-        if progress.requests_done >= 5:
-            tool.cancel_button.click()
-
-    model.upload_progress.connect(cancel_after_five)
-    tool.max_body_spin.setValue(2_048)
-    tool.concurrency_spin.setValue(1)
-    tool.upload_button.click()
-    wait_uploaded(qtbot, model)
-    model.upload_progress.disconnect(cancel_after_five)
+    upload_then_cancel(qtbot, tool, after=5)
     first = model.report
     assert first is not None and not first.complete and first.stopped == "cancelled"
     assert first.accepted.bodies >= 5 and first.pending.bodies > 0 and first.in_doubt == 0
