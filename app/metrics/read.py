@@ -1134,6 +1134,9 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
         "environment": environment,
         "started": bucket["start"],
         "interval": int(seconds) if seconds == int(seconds) else seconds,
+        # the SDK registers its strategies elsewhere; Unleash 5.12 answers 400 to an
+        # application item without the list (later versions default it)
+        "strategies": [],
     }
     if sdk.sdkVersion is not None:
         application["sdkVersion"] = sdk.sdkVersion

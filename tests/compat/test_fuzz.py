@@ -8,6 +8,11 @@ path is printed), one entry per operation and difference.
 Only what changes nothing on the shared peer is sent: the GET operations, and bulk metrics
 (whose names are made up, so nothing is stored). Creating, changing and deleting users, groups,
 flags and context fields at random would break the other tests that use the peer.
+
+The run is Unleash 8.2's (the sandbox follows 8.2): on older versions nothing is sent, by
+design and said per version in FUZZED. Unleash 5.12 stops altogether on a bulk body whose
+application lacks `interval` (a ValidationError it does not catch), which took every later
+compat test down with it.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.schemas import BaseSchema
 
 from sandbox.process import SandboxProcess
-from tests.compat.conftest import Peer
+from tests.compat.conftest import Peer, per_version
 from tests.fuzz import CHECKS, FUZZ, token_for
+
+#: whether the peer's version is fuzzed (see above)
+FUZZED = {"5.12 6.10 7.6": False, "8.2": True}
 
 #: operation -> (difference -> how many cases showed it); and the cases run per operation
 FOUND: dict[str, Counter[str]] = {}
@@ -65,7 +73,7 @@ schema = schemathesis.pytest.from_fixture("sandbox_openapi")
 @schema.parametrize()
 @FUZZ
 def test_unleash_against_the_sandboxs_openapi(case: Case, peer: Peer) -> None:
-    if not safe(case):
+    if not safe(case) or not per_version(peer, FUZZED):
         return  # not sent (a skip here would end the operation's whole run)
     operation = f"{case.method.upper()} {case.path}"
     RUN[operation] += 1
@@ -82,7 +90,10 @@ def test_unleash_against_the_sandboxs_openapi(case: Case, peer: Peer) -> None:
 
 
 def test_the_run_reached_the_peer(sandbox_openapi: BaseSchema, peer: Peer) -> None:
-    """Runs after the fuzz (file order): it sent requests for every read and the bulk
-    endpoint, whatever Unleash answered."""
+    """Runs after the fuzz (file order): on 8.2 it sent requests for every read and the bulk
+    endpoint, whatever Unleash answered; on the other versions none."""
+    if not per_version(peer, FUZZED):
+        assert not RUN
+        return
     assert RUN["POST /api/client/metrics/bulk"] > 0
     assert sum(1 for op in RUN if op.startswith("GET ")) >= 10
