@@ -128,6 +128,7 @@ def test_an_sdk_payload_becomes_bulk_items(tmp_path: Path) -> None:
             "instanceId": "shop-1",
             "interval": 3600,  # stop - start, in seconds
             "started": "2026-11-20T10:00:00Z",
+            "strategies": [],  # Unleash 5.12 answers 400 to an application without the list
             "sdkVersion": "unleash-client-go:4.1.0",
         }
     ]
