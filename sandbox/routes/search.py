@@ -11,13 +11,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from sandbox.routes.answers import TOKEN_ERRORS, errors
 from sandbox.routes.deps import Admin, PlayedDep, StoreDep
 from sandbox.store import Refusal
 
-router = APIRouter(tags=["search"])
+router = APIRouter(tags=["search"], responses=errors(*TOKEN_ERRORS))
 
 
-@router.get("/api/admin/search/features")
+@router.get("/api/admin/search/features", responses=errors(400))  # 400: offset, limit not ints
 async def search_features(
     request: Request, _: Admin, store: StoreDep, played: PlayedDep, offset: int = 0, limit: int = 50
 ) -> Response:

