@@ -15,10 +15,23 @@ from PySide6 import QtCore
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from tests.processes import children_of
 from ui.main_window import MainWindow, run
 
 TIMEOUT_S = 30
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids whose parent is `pid` (as tests/processes.py: this driver also runs alone, from
+    an installed wheel outside the checkout, where `tests` is not importable)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def alive(pid: int) -> bool:
