@@ -144,6 +144,11 @@ def run_gui(*, verbose: bool = False) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    # the embedded sandbox boots on the other core while this one imports Qt and opens the
+    # window: its boot is most of the wait for the first data
+    from sandbox.process import EarlySandbox
+
+    early = EarlySandbox.launch_if_likely()
     from ui.main_window import run
 
-    return run(verbose=verbose)
+    return run(verbose=verbose, sandbox_factory=early)

@@ -6,6 +6,7 @@ of the child's start, which the GUI waits for before its first data (`bench/gui_
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -16,8 +17,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=DESCRIPTION)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    from sandbox.server import serve
-
+    # the server's imports (FastAPI, pydantic, the routes' models) make objects by the hundred
+    # thousand, and the collector ran over them again and again: about a tenth of the boot,
+    # which the GUI waits for before its first data. What they made lives as long as the
+    # process: frozen, out of the collector's way, once they are in.
+    gc.disable()
+    try:
+        from sandbox.server import serve
+    finally:
+        gc.freeze()
+        gc.enable()
     return serve(options_of(args))
 
 

@@ -252,6 +252,14 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
+def stored_token(conn: sqlite3.Connection, kind: str) -> str | None:
+    """The first stored token of `kind` ("admin" or "client"), or None."""
+    row = conn.execute(
+        "SELECT secret FROM tokens WHERE kind = ? ORDER BY created_at LIMIT 1", (kind,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 

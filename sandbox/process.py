@@ -142,12 +142,18 @@ class SandboxProcess:
             self._listening.set()
 
     def _stored_tokens(self) -> tuple[str, str]:
-        """The tokens the database holds: the ones the child kept or made."""
+        """The tokens the database holds: the ones the child kept or made (read with sqlite3
+        alone: the store's modules import pydantic, 0.1-0.2 s of the GUI's wait for its first
+        data when they are read this way)."""
         from sandbox import db
-        from sandbox.store import Store
 
         conn = db.connect(self.db)
         try:
+            admin, client = db.stored_token(conn, "admin"), db.stored_token(conn, "client")
+            if admin is not None and client is not None:
+                return admin, client
+            from sandbox.store import Store  # none yet: made as the child makes them
+
             store = Store(conn)
             return store.ensure_token("admin", None)[0], store.ensure_token("client", None)[0]
         finally:
@@ -236,6 +242,53 @@ def serve_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, "serve"]
     return [sys.executable, "-m", "sandbox"]
+
+
+class EarlySandbox:
+    """The embedded sandbox launched as soon as `flagdesk` starts, before Qt is imported. A
+    process of its own, it boots (Python, FastAPI and pydantic, its database: most of the wait
+    for the first data, 0.7-1.0 s on two cores) on the other core while this one opens the
+    window and loads the pages. Launched once the frame was shown, it started 0.2-0.3 s later;
+    by `Session.prelaunch()`, after the session's imports, later still (`bench/gui_startup.py`).
+
+    Whether the session will open the sandbox is guessed from `profiles.json` with `json` alone
+    (`app.paths.sandbox_was_last`): launched when no connection was used last. The session
+    decides for real (`Session.prelaunch`): given as its sandbox factory, this hands the
+    launched process to the session's first call; `release()` stops it when the session did not
+    take it. A wrong guess costs a process started for nothing, or the time saved."""
+
+    def __init__(self, sandbox: SandboxProcess) -> None:
+        self._early: SandboxProcess | None = sandbox
+
+    @classmethod
+    def launch_if_likely(cls, config: Path | None = None) -> EarlySandbox | None:
+        """Launch the embedded sandbox when the last run used it (or there was none)."""
+        from app.paths import sandbox_was_last
+
+        if not sandbox_was_last(config):
+            return None
+        sandbox = embedded_sandbox()
+        try:
+            sandbox.launch()
+        except OSError:  # the session launches it again and says what failed
+            return None
+        return cls(sandbox)
+
+    def __call__(self) -> SandboxProcess:
+        """The session's sandbox factory: the launched process first, new ones after."""
+        early, self._early = self._early, None
+        return early if early is not None else embedded_sandbox()
+
+    @property
+    def taken(self) -> bool:
+        return self._early is None
+
+    def release(self) -> None:
+        """Stop the launched process unless the session took it (on a thread: stopping waits
+        for the child to see its standard input close)."""
+        early, self._early = self._early, None
+        if early is not None:
+            threading.Thread(target=early.stop, name="sandbox-unused", daemon=True).start()
 
 
 def _answers_health(url: str) -> bool:

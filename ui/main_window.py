@@ -12,7 +12,6 @@ import contextlib
 import sys
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QPoint
@@ -31,7 +30,6 @@ from PySide6.QtWidgets import (
 )
 
 from app import __version__, resources
-from app.paths import sandbox_was_last
 from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
 from ui import excepthook
@@ -42,7 +40,7 @@ from ui.settings import window_settings
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
 
-    from app.viewmodels.session import EmbeddedSandbox, SandboxFactory, Session
+    from app.viewmodels.session import SandboxFactory, Session
     from ui.tool_page import ToolPage
 
 #: `Qt.ItemDataRole.UserRole`, as the int the item API takes. The frame names nothing of the `Qt`
@@ -650,59 +648,6 @@ def share_the_interpreter() -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)
 
 
-class EarlySandbox:
-    """The embedded sandbox launched as soon as the window's frame is shown, before anything else
-    loads. A process of its own, it boots (Python, FastAPI and pydantic, its database: most of
-    the wait for the first data, about 0.6-0.8 s on two cores) on the other core while this one
-    loads the pages; launched by `Session.prelaunch()`, after the session's imports and the
-    profile store, it started 0.2 s later (`bench/gui_startup.py`).
-
-    Whether the session will open the sandbox is guessed from `profiles.json` without the
-    profile store (which imports pydantic): launched when no connection was used last. The
-    session decides for real (`Session.prelaunch`): given as its sandbox factory, this hands
-    the launched process to the session's first call; `release()` stops it when the session
-    did not take it. A wrong guess costs a process started for nothing, or the time saved."""
-
-    def __init__(self, sandbox: EmbeddedSandbox) -> None:
-        self._early: EmbeddedSandbox | None = sandbox
-
-    @classmethod
-    def launch_if_likely(cls, config: Path | None = None) -> EarlySandbox | None:
-        """Launch the embedded sandbox when the last run used it (or there was none)."""
-        if not sandbox_was_last(config):
-            return None
-        from sandbox.process import embedded_sandbox
-
-        sandbox = embedded_sandbox()
-        try:
-            sandbox.launch()
-        except OSError:  # the session launches it again and says what failed
-            return None
-        return cls(sandbox)
-
-    def __call__(self) -> EmbeddedSandbox:
-        """The session's sandbox factory: the launched process first, new ones after."""
-        early, self._early = self._early, None
-        if early is not None:
-            return early
-        from sandbox.process import embedded_sandbox
-
-        return embedded_sandbox()
-
-    @property
-    def taken(self) -> bool:
-        return self._early is None
-
-    def release(self) -> None:
-        """Stop the launched process unless the session took it (on a thread: stopping waits
-        for the child to see its standard input close)."""
-        import threading
-
-        early, self._early = self._early, None
-        if early is not None:
-            threading.Thread(target=early.stop, name="sandbox-unused", daemon=True).start()
-
-
 def run(
     argv: Sequence[str] | None = None,
     *,
@@ -728,25 +673,17 @@ def run(
     window = MainWindow()
     window.show()
     app.processEvents()  # on screen now; the rest loads behind it
-    # the sandbox boots on the other core while this one loads the rest: launched before the
-    # frame was built, it delayed the frame by its launch (~30 ms) and started no earlier
-    early = EarlySandbox.launch_if_likely() if sandbox_factory is None else None
 
     import asyncio
 
     from app.viewmodels.session import Session
+    from sandbox.process import EarlySandbox, embedded_sandbox
 
-    if early is not None:
-        sandbox_factory = early
-    elif sandbox_factory is None:
-        from sandbox.process import embedded_sandbox
-
-        sandbox_factory = embedded_sandbox
-    session = Session(sandbox_factory=sandbox_factory)
+    session = Session(sandbox_factory=sandbox_factory or embedded_sandbox)
     try:
         session.prelaunch()  # the embedded sandbox boots while the rest loads
-        if early is not None:
-            early.release()  # the session did not take it: the last connection was a server
+        if isinstance(sandbox_factory, EarlySandbox):
+            sandbox_factory.release()  # not taken: the last connection was a server
         from app.logs import setup_logging
 
         setup_logging(verbose)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 
+from sandbox.db import stored_token
 from sandbox.store.core import ADMIN_USER_ID, Principal
 from sandbox.store.users import Users
 
@@ -19,11 +20,9 @@ class Tokens(Users):
                 c.execute("DELETE FROM tokens WHERE kind = ?", (kind,))
                 self._insert_token(c, kind, secret)
             return secret, False
-        row = self.conn.execute(
-            "SELECT secret FROM tokens WHERE kind = ? ORDER BY created_at LIMIT 1", (kind,)
-        ).fetchone()
-        if row is not None:
-            return str(row[0]), False
+        stored = stored_token(self.conn, kind)
+        if stored is not None:
+            return stored, False
         prefix = "*:*." if kind == "admin" else "default:development."
         secret = prefix + secrets.token_hex(24)
         with self.tx() as c:
