@@ -1,6 +1,11 @@
 # The two commands a user needs: `make run` and `make test`. Both bootstrap a fresh machine.
 VENV := .venv
 BIN := $(VENV)/bin
+# Python writes the bytecode of flagdesk's own modules (and pytest its rewritten tests) once
+# and reads it after: with PYTHONDONTWRITEBYTECODE set (some machines and CI images set it),
+# every process compiled app/, ui/ and sandbox/ again: 0.3 s more for each of the hundreds of
+# sandbox and command-line children the tests start, and for every start of the window
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint typecheck bench screenshots serve clean package bundle artefact-test
 

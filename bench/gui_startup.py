@@ -49,11 +49,8 @@ app.exec()
 
 FLAGDESK = """
 import sys, time
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
-app = QApplication(sys.argv[:1])  # the bare window's start, which flagdesk's run() then takes
 # as the launcher starts it: `flagdesk` with no arguments (app.cli.main), which checks that a
-# window can open here (app.display) before it imports the window
+# window can open here (app.display), launches the embedded sandbox, and only then imports Qt
 from app import cli
 check = cli.window_problem
 def timed_check():
@@ -63,18 +60,29 @@ def timed_check():
     finally:
         print("check_ms", (time.perf_counter() - checked) * 1000, flush=True)
 cli.window_problem = timed_check
+from sandbox.process import EarlySandbox
+launch = EarlySandbox.launch_if_likely
 marks = {}
-def poll():
-    from ui.main_window import MainWindow
-    for w in app.topLevelWidgets():
-        if isinstance(w, MainWindow) and w.isVisible():
-            if "shown" not in marks:
-                marks["shown"] = time.time(); print("shown", marks["shown"], flush=True)
-            m = getattr(w, "overview_model", None)  # the pages come once the frame is shown
+def launch_then_watch(config=None):
+    early = launch(config)
+    # what run_gui does next: import the window (and Qt); the watch starts as the frame shows
+    from PySide6.QtCore import QTimer
+    import ui.main_window as main_window
+    show = main_window.MainWindow.show
+    def show_and_watch(window):
+        show(window)
+        def shown():  # as the bare window's: the first turn of events after show()
+            marks["shown"] = time.time(); print("shown", marks["shown"], flush=True)
+        QTimer.singleShot(0, shown)
+        def poll():
+            m = getattr(window, "overview_model", None)  # the pages come once the frame is shown
             if m is not None and m.has_data and not m.busy and "data" not in marks:
                 marks["data"] = time.time(); print("data", marks["data"], flush=True)
-                w.close()
-timer = QTimer(); timer.timeout.connect(poll); timer.start(5)
+                window.close()
+        timer = QTimer(window); timer.timeout.connect(poll); timer.start(5)
+    main_window.MainWindow.show = show_and_watch
+    return early
+EarlySandbox.launch_if_likely = staticmethod(launch_then_watch)
 sys.exit(cli.main([]))
 """
 
