@@ -7,6 +7,7 @@ serve` and `flagdesk check` work from it; every library in it finds what it link
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import tarfile
@@ -93,6 +94,44 @@ def test_version_serve_and_check_from_the_bundle(unpacked: Path) -> None:
                                  env={**env, "FLAGDESK_TOKEN": "*:*.wrong"},
                                  capture_output=True, text=True, timeout=60)  # fmt: skip
         assert refused.returncode == 4, refused.stdout + refused.stderr
+
+
+#: run in a private D-Bus session: a GNOME keyring (the Secret Service), then the bundle's
+#: `profiles add` keeps the token there and `check --profile` reads it back
+KEYRING_SESSION = """
+set -e
+eval "$(printf 'test password' | gnome-keyring-daemon --unlock --components=secrets \\
+    | sed 's/^/export /')"
+FLAGDESK_TOKEN="$TOKEN" "$FLAGDESK" profiles add Real --url "$URL"
+"$FLAGDESK" check --profile Real --json
+"""
+
+
+def test_the_keyring_keeps_the_tokens_from_the_bundle(unpacked: Path, tmp_path: Path) -> None:
+    # the Secret Service backend needs `secretstorage` and its `cryptography` (11 MiB of the
+    # bundle): without them the keyring has no backend and `profiles add` saves nothing
+    for tool in ("dbus-run-session", "gnome-keyring-daemon"):
+        assert shutil.which(tool), f"{tool} is missing: run packaging/bootstrap.sh bundle"
+    flagdesk = str(_bundle(unpacked) / "flagdesk")
+    token = "*:*.artefact-keyring-admin-token"
+    home, server = tmp_path / "home", tmp_path / "server"
+    home.mkdir()
+    server.mkdir()
+    env = clean_env(home, XDG_DATA_HOME=str(home / "data"), XDG_CONFIG_HOME=str(home / "config"))
+    serve_env = {**env, "FLAGDESK_SANDBOX_ADMIN_TOKEN": token}
+    with serving([flagdesk, "serve", "--demo"], serve_env, server) as url:
+        session = subprocess.run(
+            ["dbus-run-session", "--", "bash", "-c", KEYRING_SESSION],
+            env={**env, "FLAGDESK": flagdesk, "TOKEN": token, "URL": url},
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    assert session.returncode == 0, session.stdout + session.stderr
+    assert "tokens kept in the OS keyring" in session.stdout, session.stdout
+    assert '"sandbox"' in session.stdout, session.stdout  # check's answer, with the keyring's token
+    # the keyring's own file holds it encrypted: no file in the home has it in plain text
+    assert [p for p in home.rglob("*") if p.is_file() and token.encode() in p.read_bytes()] == []
 
 
 @pytest.fixture
