@@ -4,17 +4,21 @@ PySide6's QtCore links against ICU, and ICU's data library, libicudata (31 MB: e
 names, calendars, units, currencies, time zones, transliterators, break rules, character-set
 converters and collation tailorings) must be there or QtCore does not load (measured: the
 bundle without it stops at `import PySide6.QtCore` with "libicudata.so.73: cannot open shared
-object file"). Of that data Qt reads only what serves collation (QCollator: the file dialog's
-file list is sorted with it), locale-specific case mapping, time zone names and converters for
-the encodings Qt has no codec of its own for; flagdesk itself calls none of these (no QCollator,
-QTimeZone, QStringConverter or QLocale::toUpper in ui/), and case mapping's data is compiled
-into libicuuc. This keeps the root collation (the Unicode Collation Algorithm's order, which is
-the order of English and of most locales; a locale's own tailoring falls back to it) and
-builds a library of the same name and symbol around it: about 0.9 MB instead of 31.
+object file"). Of ICU, Qt calls (QtCore alone, by its imported symbols) collation (QCollator:
+the file dialog sorts its file list with it), locale-specific case mapping, time zone names
+and character-set converters; flagdesk itself calls none of them (no QCollator, QTimeZone,
+QStringConverter or QLocale::toUpper in ui/). This keeps the root collation (the Unicode
+Collation Algorithm's order: English's and most locales') and builds a library of the same
+name and symbol around it: 0.9 MB instead of 31.
 
-What ICU does when an item is missing: its call returns an error status (U_MISSING_RESOURCE_ERROR)
-and Qt falls back to its own code (QCollator to a plain comparison, QTimeZone to the system's
-tz database, which it uses on Linux anyway). tests/packaging/test_icudata.py checks the result.
+What goes without the rest, measured with PySide6 against both libraries: a locale's own
+collation tailoring (Swedish sorts Å and Ä with A, as English does, not after Z); time zone
+display names (QTimeZone.displayName is empty; the zones themselves come from the system's tz
+database, as on Linux anyway); QStringDecoder for encodings Qt has no codec of its own for
+(Shift_JIS, ISO-8859-15: invalid; UTF-8/16/32 and Latin-1 are Qt's). Case mapping is unchanged
+(its data is compiled into libicuuc: Turkish "istanbul" still upper-cases to "İSTANBUL"). ICU
+answers a missing item with an error status and Qt falls back without a word (with no data at
+all, QCollator says "Could not create collator"). tests/packaging/test_icudata.py checks it.
 
 The data is ICU's "common data" format (icu4c/source/common/ucmndata.h): a header (its size in
 the first two bytes), then the table of contents, a count and (name offset, data offset) pairs
