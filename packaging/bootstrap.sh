@@ -19,8 +19,9 @@ window_pkgs=(xvfb xauth libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icc
     libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1)
 
 # A real Secret Service for the keyring test (tests/app/test_secret_service.py); the launcher
-# entry's validators (tests/packaging/test_linux_entry.py).
-test_pkgs=(gnome-keyring dbus-daemon desktop-file-utils appstream)
+# entry's validators (tests/packaging/test_linux_entry.py); `as` and `ld`, which build the
+# bundle's small ICU data library (packaging/bundle/icudata.py, tests/packaging/test_icudata.py).
+test_pkgs=(gnome-keyring dbus-daemon desktop-file-utils appstream binutils)
 # The bundle's test (tests/bundle): its window is looked for with xwininfo.
 bundle_pkgs=(x11-utils)
 
