@@ -9,7 +9,7 @@ the error handlers and the OpenAPI document, and `wrap` puts the content-type gu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -39,14 +39,28 @@ from sandbox.store import Refusal, Store
 from sandbox.versions import Played
 
 
-async def _refusal(_: Request, exc: Exception) -> Response:
+async def _refusal(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Refusal)
-    return error_response(exc)
+    return error_response(exc, request.app.state.played)
 
 
-async def _invalid(_: Request, exc: Exception) -> Response:
+async def _invalid(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    return error_response(validation_error(exc.errors()))
+    refusal = validation_error(exc.errors())
+    played: Played | None = request.app.state.played
+    if played is not None and refusal.by == "checks" and _checked_by_handler(request, exc.errors()):
+        refusal.by = "handler"  # and as a handler's: no path in the details
+        refusal.details = [{"message": d["message"]} for d in refusal.details or []]
+    return error_response(refusal, played)
+
+
+def _checked_by_handler(request: Request, errors: Sequence[Any]) -> bool:
+    """Whether Unleash checks what is wrong in the route's handler rather than against the
+    request's schema (which decides the error body's shape, `sandbox.responses`): a context
+    field's name (its joi schema: "must be URL friendly")."""
+    return request.url.path == "/api/admin/context" and all(
+        tuple(err.get("loc", ())) == ("body", "name") for err in errors
+    )
 
 
 async def _http(request: Request, exc: Exception) -> Response:
@@ -65,7 +79,8 @@ async def _http(request: Request, exc: Exception) -> Response:
         )
     else:
         err = Refusal(exc.status_code, "HttpError", str(exc.detail))
-    return error_response(err)
+    err.by = "checks"
+    return error_response(err, request.app.state.played)
 
 
 def create_app(
@@ -129,4 +144,4 @@ def create_app(
 
 def wrap(app: FastAPI) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     """The ASGI callable to serve: the app behind the content-type guard."""
-    return JsonContentTypeGuard(app)
+    return JsonContentTypeGuard(app, app.state.played)

@@ -5,6 +5,7 @@ guard, the body limit, and the two answers of up to 100,000 items streamed from 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 import uuid
@@ -19,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api import models as m
 from app.api.wire import json_path
 from sandbox.store import Refusal, Store
+from sandbox.versions import Played
 
 #: chunks of a streamed answer read ahead of the client (each a few hundred kB)
 STREAM_AHEAD = 4
@@ -33,11 +35,45 @@ def json_response(body: BaseModel | list[Any], status: int = 200) -> Response:
     return Response(content, status_code=status, media_type="application/json")
 
 
-def error_response(error: Refusal) -> Response:
+def error_response(error: Refusal, played: Played | None = None) -> Response:
+    """The spec's error body for `error`; playing an Unleash release, that release's
+    (`played_error_body`)."""
+    if played is not None:
+        content = json.dumps(played_error_body(error, played)).encode()
+        return Response(content, status_code=error.status, media_type="application/json")
     body = m.ErrorBody(id=str(uuid.uuid4()), name=error.name, message=error.message)
     if error.details is not None:
         body.details = [m.ErrorDetail(**d) for d in error.details]
     return json_response(body, error.status)
+
+
+#: the spec's error names that the Unleash releases call otherwise (all four alike)
+UNLEASH_NAMES = {
+    "ValidationError": "BadDataError",
+    "ContentTypeerror": "ContentTypeError",
+    "NoAccessError": "PermissionError",
+}
+
+
+def played_error_body(error: Refusal, played: Played) -> dict[str, Any]:
+    """The error body as the release `played` shapes it (measured on 5.12.8, 6.10.1, 7.6.5 and
+    8.2.0, tests/compat/test_error_bodies.py): `{message}` alone for a `bare` refusal; else
+    `{id, name, message, details}`, with the `id` left out from 7.0 for what a route's handler
+    raises, every detail's message repeated as its `description` on 5.x, and the refusal's
+    `extra` fields after."""
+    if error.by == "bare":
+        return {"message": error.message}
+    body: dict[str, Any] = {}
+    if error.by == "checks" or played.handler_errors_have_ids:
+        body["id"] = str(uuid.uuid4())
+    body["name"] = UNLEASH_NAMES.get(error.name, error.name)
+    body["message"] = error.message
+    details = [dict(d) for d in error.details or [{"message": error.message}]]
+    if played.details_repeat_as_description:
+        for detail in details:
+            detail["description"] = detail.get("message", "")
+    body["details"] = details
+    return body | error.extra
 
 
 def error_path(loc: Sequence[int | str]) -> str:
@@ -69,7 +105,8 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
     summary = f"The {what} is invalid: {first}" + (
         f" (and {count - 1} more problem{'s' * (count > 2)})" if count > 1 else ""
     )
-    return Refusal(400, "ValidationError", summary, details)
+    malformed = any(err.get("type") == "json_invalid" for err in errors)
+    return Refusal(400, "ValidationError", summary, details, by="bare" if malformed else "checks")
 
 
 #: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body)
@@ -82,8 +119,9 @@ class JsonContentTypeGuard:
     Pure ASGI and first in line, so it answers before routing reads or parses the body.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, played: Played | None = None) -> None:
         self.app = app
+        self.played = played
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -99,13 +137,13 @@ class JsonContentTypeGuard:
             media = content_type.split(";", 1)[0].strip().lower()
             if media != "application/json" and not media.endswith("+json"):
                 shown = media or "no content type"
-                response = error_response(
-                    Refusal(
-                        415,
-                        "ContentTypeerror",
-                        f"We do not accept {shown}, we accept [application/json]",
-                    )
+                refusal = Refusal(
+                    415,
+                    "ContentTypeerror",
+                    f"We do not accept {shown}, we accept [application/json]",
+                    by="checks",
                 )
+                response = error_response(refusal, self.played)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -113,7 +151,10 @@ class JsonContentTypeGuard:
 
 def too_large(limit: int) -> Refusal:
     return Refusal(
-        413, "ContentTooLarge", f"The request body is larger than the limit of {limit:,} bytes."
+        413,
+        "ContentTooLarge",
+        f"The request body is larger than the limit of {limit:,} bytes.",
+        by="bare",
     )
 
 

@@ -13,12 +13,30 @@ tests/compat):
   deleted before 7.0, 409 from 7.0; the legal-value routes not on 5.x (404);
 - the client metrics endpoint takes an admin API token too before 8.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
-  200 (nothing done) on 8.x.
+  200 (nothing done) on 8.x;
+- a context field's `PUT`: 5.x never changes the sort order (whatever is sent), 6.x and later
+  set it to 0 (whatever is sent: their schema strips it), as the sandbox does unplayed;
+- a bulk-metrics application without `started` or `interval`: 400 with an empty body on every
+  release, and on 5.x without `strategies` too;
+- reviving flags into an unknown project: 200 on 5.x (it checks only that the flags named
+  belong to it), 404 "Active project ... does not exist" from 6.x;
+- a second password-reset link for a user within the minute: 429 from 6.x, 500 on 5.x (its
+  limiter fails: "Cannot read properties of undefined (reading 'toString')");
+- error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
+  paths, the request's schema, the content type, permissions) answer `{id, name, message,
+  details}` on every release, what a route's handler raises (not found, name taken, bad data)
+  has the `id` before 7.0 only, and 5.x repeats each detail's message as its `description`;
+  a wrong kind of token, no or an unknown token on the client API, a malformed JSON body and
+  a body past the limit get `{message}` alone.
+
+Measured on 5.12.8, 6.10.1, 7.6.5 and 8.2.0 (tests/compat; "5.x" and "6.x" mean what 5.12 and
+6.10 do: releases in between were not measured).
 
 Standard library only (`sandbox.options` reads `PLAYABLE`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: what `--as-version` takes -> the release played (the latest of each major version on npm)
@@ -79,6 +97,38 @@ class Played:
     @property
     def unknown_archive_delete_is_404(self) -> bool:
         return not self.since(8, 0)
+
+    @property
+    def put_keeps_sort_order(self) -> bool:
+        return not self.since(6, 0)
+
+    @property
+    def bulk_applications_need_strategies(self) -> bool:
+        return not self.since(6, 0)
+
+    def takes_application(self, application: Mapping[str, object]) -> bool:
+        """Whether a bulk-metrics application item is taken (else the batch is refused with
+        an empty 400): it needs `started` and `interval`, and on 5.x `strategies` too."""
+        needed = ["started", "interval"]
+        if self.bulk_applications_need_strategies:
+            needed.append("strategies")
+        return all(application.get(key) is not None for key in needed)
+
+    @property
+    def revive_checks_the_project(self) -> bool:
+        return self.since(6, 0)
+
+    @property
+    def reset_link_limit_fails(self) -> bool:
+        return not self.since(6, 0)
+
+    @property
+    def handler_errors_have_ids(self) -> bool:
+        return not self.since(7, 0)
+
+    @property
+    def details_repeat_as_description(self) -> bool:
+        return not self.since(6, 0)
 
     @property
     def flag_word(self) -> str:

@@ -228,6 +228,11 @@ def hint(
     if status == 429:
         wait = retry_after_seconds(response.headers.get("retry-after"))
         return f"Try again in {math.ceil(wait)} s" if wait is not None else "Try again later"
+    if status == 500 and path.endswith("/reset-password") and "reading 'toString'" in message:
+        return (
+            "Unleash 5.12 fails like this on a second reset link for the same user within a "
+            "minute (later versions answer 429): no link was made; try again in a minute"
+        )
     if status >= 500 and not message:
         return "The server failed; its log may say why"
     return ""

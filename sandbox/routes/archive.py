@@ -61,10 +61,11 @@ async def delete_feature(
     responses=no_body(200, "Revived", 400, 404, 415),
 )
 async def revive_features(
-    projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep
+    projectId: str, body: m.BatchFeatures, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
     require_root(store, who, CHANGERS, "revive flags")
-    store.revive_features(projectId, body.features, who)
+    known = played is None or played.revive_checks_the_project
+    store.revive_features(projectId, body.features, who, check_project=known)
     return Response(status_code=200)
 
 

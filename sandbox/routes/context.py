@@ -42,11 +42,12 @@ async def get_context_field(contextField: str, _: Admin, store: StoreDep) -> Res
     responses=no_body(200, "Updated", 400, 404, 415),
 )
 async def update_context_field(
-    contextField: str, body: m.UpdateContextField, who: Admin, store: StoreDep
+    contextField: str, body: m.UpdateContextField, who: Admin, store: StoreDep, played: PlayedDep
 ) -> Response:
-    """200 with no body, as Unleash 8.2 answers."""
+    """200 with no body, as Unleash 8.2 answers; the sort order is not the body's to set."""
     require_root(store, who, CHANGERS, "update context fields")
-    store.update_context_field(contextField, body, who)
+    keep = played is not None and played.put_keeps_sort_order
+    store.update_context_field(contextField, body, who, keep_sort_order=keep)
     return Response(status_code=200)
 
 

@@ -47,9 +47,29 @@ def _token(request: Request) -> str | None:
     return value or None
 
 
+#: what the Unleash releases answer (all four alike): no token on the admin API (with the
+#: login's `path`, `type` and `defaultHidden`), an unknown token there, a token of the wrong
+#: kind, and no or an unknown token on the client API
+UNLEASH_NO_TOKEN = (
+    "You must log in to use Unleash. Your request had no authorization header, so we could "
+    "not authorize you. Try logging in at /auth/simple/login"
+)
+UNLEASH_LOGIN = {"path": "/auth/simple/login", "type": "password", "defaultHidden": False}
+UNLEASH_UNKNOWN_TOKEN = "You must log in to use Unleash."
+UNLEASH_WRONG_KIND = "invalid token: expected a different token type for this endpoint"
+UNLEASH_CLIENT_API = (
+    "This endpoint requires an API token. Please add an authorization header to your request "
+    "with a valid token"
+)
+
+
 async def admin_side(request: Request, store: StoreDep) -> Principal:
+    played: Played | None = request.app.state.played
     secret = _token(request)
     if secret is None:
+        if played is not None:
+            raise Refusal(401, "AuthenticationRequired", UNLEASH_NO_TOKEN, by="checks",
+                          extra=UNLEASH_LOGIN)  # fmt: skip
         raise Refusal(
             401,
             "AuthenticationRequired",
@@ -57,8 +77,12 @@ async def admin_side(request: Request, store: StoreDep) -> Principal:
         )
     principal = store.authenticate(secret)
     if principal is None:
+        if played is not None:
+            raise Refusal(401, "UnauthorizedError", UNLEASH_UNKNOWN_TOKEN, by="checks")
         raise Refusal(401, "AuthenticationRequired", "The token is not valid.")
     if principal.kind == "client":
+        if played is not None:
+            raise Refusal(403, "NoAccessError", UNLEASH_WRONG_KIND, by="bare")
         raise Refusal(
             403,
             "NoAccessError",
@@ -69,16 +93,20 @@ async def admin_side(request: Request, store: StoreDep) -> Principal:
 
 
 async def client_side(request: Request, store: StoreDep) -> Principal:
+    played: Played | None = request.app.state.played
     secret = _token(request)
+    principal = store.authenticate(secret) if secret is not None else None
+    if principal is None and played is not None:
+        raise Refusal(401, "AuthenticationRequired", UNLEASH_CLIENT_API, by="bare")
     if secret is None:
         raise Refusal(401, "AuthenticationRequired", "The client API needs a client token.")
-    principal = store.authenticate(secret)
     if principal is None:
         raise Refusal(401, "AuthenticationRequired", "The token is not valid.")
-    played: Played | None = request.app.state.played
     if principal.kind == "admin" and played is not None and played.admin_token_sends_metrics:
         return principal  # before 8.0 an admin API token may send metrics as well
     if principal.kind != "client":
+        if played is not None:
+            raise Refusal(403, "NoAccessError", UNLEASH_WRONG_KIND, by="bare")
         raise Refusal(
             403,
             "NoAccessError",
@@ -101,9 +129,25 @@ Client = Annotated[Principal, Depends(client_side)]
 CHANGERS = (ADMIN_ROLE, EDITOR_ROLE)
 
 
+#: the Unleash permission each change below the Admin role needs (named in its 403's
+#: `permissions`, which the sandbox sends when it plays a release); the Admin role's: ADMIN
+PERMISSIONS = {
+    "create flags": "CREATE_FEATURE",
+    "archive flags": "DELETE_FEATURE",
+    "delete flags": "DELETE_FEATURE",
+    "revive flags": "UPDATE_FEATURE",
+    "change strategies": "CREATE_FEATURE_STRATEGY",
+    "create context fields": "CREATE_CONTEXT_FIELD",
+    "update context fields": "UPDATE_CONTEXT_FIELD",
+    "delete context fields": "DELETE_CONTEXT_FIELD",
+}
+
+
 def require_root(store: Store, who: Principal, allowed: tuple[int, ...], doing: str) -> None:
     """403 unless `who` holds one of the `allowed` root roles. Called in the route, after the
     body is validated (a bad body is a 400 whoever sends it)."""
     if store.root_role_of(who.user_id) not in allowed:
         names = " or ".join({ADMIN_ROLE: "Admin", EDITOR_ROLE: "Editor"}[r] for r in allowed)
-        raise Refusal(403, "NoAccessError", f"You need the {names} root role to {doing}.")
+        permission = PERMISSIONS.get(doing, "ADMIN") if EDITOR_ROLE in allowed else "ADMIN"
+        raise Refusal(403, "NoAccessError", f"You need the {names} root role to {doing}.",
+                      by="checks", extra={"permissions": [permission]})  # fmt: skip

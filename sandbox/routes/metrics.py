@@ -17,7 +17,7 @@ from app.api import models as m
 from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from sandbox.responses import json_response, read_limited, validation_error
 from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import Admin, Client, StoreDep
+from sandbox.routes.deps import Admin, Client, PlayedDep, StoreDep
 
 router = APIRouter(tags=["metrics"], responses=errors(*TOKEN_ERRORS))
 
@@ -60,12 +60,16 @@ async def feature_metrics_raw(
         415,
     ),
 )
-async def bulk_metrics(request: Request, client: Client, store: StoreDep) -> Response:
+async def bulk_metrics(
+    request: Request, client: Client, store: StoreDep, played: PlayedDep
+) -> Response:
     body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
     try:
         batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
+    if played is not None and not all(map(played.takes_application, batch["applications"])):
+        return Response(status_code=400)  # Unleash's empty 400 (its log says why)
     # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
     store.ingest_bulk(batch, accepted_environment(client.environment))
     return Response(status_code=202)

@@ -97,18 +97,22 @@ class Context(Core):
             self._event(c, "context-field-created", by, summary=_said(by, "created", req.name))
         return self.get_context_field(req.name)
 
-    def update_context_field(self, name: str, req: m.UpdateContextField, by: Principal) -> None:
+    def update_context_field(
+        self, name: str, req: m.UpdateContextField, by: Principal, *, keep_sort_order: bool = False
+    ) -> None:
         """`PUT /api/admin/context/:name`, as Unleash 8.2 stores it (measured on the 8.2 peer):
-        the field replaced by the body, except a description left out, which is kept (a sort
-        order or legal values left out are emptied, stickiness false); 404 for an unknown
-        field, a `context-field-updated` event."""
+        the field replaced by the body, except a description left out, which is kept (legal
+        values left out are emptied, stickiness false); the sort order set to 0 whatever the
+        body says (6.10, 7.6 and 8.2 strip it from the body), or with `keep_sort_order` left as
+        it is (5.12); 404 for an unknown field, a `context-field-updated` event."""
         self._field_row(name)
-        description, stickiness, sort_order, legal_values = _columns(req)
+        description, stickiness, _, legal_values = _columns(req)
         with self.tx() as c:
             c.execute(
                 "UPDATE context_fields SET description = coalesce(?, description),"
-                " stickiness = ?, sort_order = ?, legal_values = ? WHERE name = ?",
-                (description, stickiness, sort_order, legal_values, name),
+                " stickiness = ?, sort_order = CASE WHEN ? THEN sort_order ELSE 0 END,"
+                " legal_values = ? WHERE name = ?",
+                (description, stickiness, int(keep_sort_order), legal_values, name),
             )
             self._updated(c, name, by)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import pydantic_core
 
@@ -41,9 +41,19 @@ ROOT_ROLE_TYPES = ("root", "custom-root")
 ADMIN_USER_ID = 1
 
 
+#: who refuses, which decides the shape of the error body an Unleash release answers with
+#: (`sandbox.responses.error_response`): a route's `handler` (the default), the `checks` made
+#: before any route (tokens, permissions, unknown paths, the request's schema, the content
+#: type), or the `bare` answers of `{message}` alone (a wrong kind of token, a body that is not
+#: JSON or is over the limit)
+RefusedBy = Literal["handler", "checks", "bare"]
+
+
 class Refusal(Exception):
     """What the sandbox answers instead of a result: status, the spec's error name, a message,
-    details (each `{message, path}`). The app turns it into the spec's error body."""
+    details (each `{message, path}`), who refused (`by`) and any more fields of the body
+    (`extra`). The app turns it into the spec's error body, or, playing an Unleash release,
+    into that release's."""
 
     def __init__(
         self,
@@ -51,12 +61,17 @@ class Refusal(Exception):
         name: str,
         message: str,
         details: Sequence[dict[str, str]] | None = None,
+        *,
+        by: RefusedBy = "handler",
+        extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.name = name
         self.message = message
         self.details = list(details) if details else None
+        self.by: RefusedBy = by
+        self.extra = dict(extra or {})
 
 
 def not_found(message: str) -> Refusal:

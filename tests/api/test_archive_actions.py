@@ -176,12 +176,12 @@ def test_the_actions_work_where_the_archive_is_read_through_search(tmp_path: Pat
 
 
 class FailsSecondBatch(Unleash82):
-    """Unleash 8.2 refusing the second bulk request (a 400, as for a flag moved meanwhile)."""
+    """Unleash 8.2 refusing the second bulk request (a 403, as for a flag moved meanwhile)."""
 
     def _bulk(self, project: str, verb: str, names: list[str]) -> httpx.Response:
         self.batches = getattr(self, "batches", 0) + 1
         if self.batches == 2:
-            return httpx.Response(400, json={"name": "InvalidOperationError",
+            return httpx.Response(403, json={"name": "InvalidOperationError",
                                              "message": "moved meanwhile"})  # fmt: skip
         return super()._bulk(project, verb, names)
 
@@ -202,7 +202,7 @@ def test_a_later_batch_that_fails_says_how_many_were_done(
 
     failed = run(job())
     assert failed.done == 2 and failed.plan.count == 5
-    assert str(failed).startswith("2 of 5 flags were deleted for good; then: 400 ")
+    assert str(failed).startswith("2 of 5 flags were deleted for good; then: 403 ")
     entries = Journal(Actor("unleash", "x"), tmp_path).entries()
     assert [(x.state, x.status, len(x.ids)) for x in entries] == [
-        (State.DONE, 200, 2), (State.FAILED, 400, 2)]  # fmt: skip
+        (State.DONE, 200, 2), (State.FAILED, 403, 2)]  # fmt: skip

@@ -144,6 +144,8 @@ def test_what_unleash_answers_that_the_sandbox_copies(
             assert http.post(path, json={"features": [unique("unknown")]}).status_code == 200
         missing = http.post("/api/admin/projects/no-such-project/revive", json={"features": []})
         # 5.12 revives nothing into an unknown project with a 200; later versions refuse it
+        # (a flag of another project named: 403 on all four; test_versions.py, which asks the
+        # sandbox playing each the same)
         assert missing.status_code == per_version(peer, {"5.12": 200, "6.10 7.6 8.2": 404})
         if missing.status_code == 404:
             message = "Active project with id no-such-project does not exist"

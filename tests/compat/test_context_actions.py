@@ -144,7 +144,8 @@ def test_what_unleash_answers(
         assert put.status_code == 200, put.text
         read = http.get(f"/api/admin/context/{field_name}").json()
         assert read.get("description") == "d" and read["stickiness"] is False
-        # 5.12 keeps the sort order a PUT leaves out, later versions reset it
+        # 5.12 keeps the sort order (a PUT never changes it), later versions set it to 0
+        # whatever is sent (test_versions.py asks the sandbox playing each the same)
         assert read.get("sortOrder") == per_version(peer, {"5.12": 4, "6.10 7.6 8.2": 0})
         assert [v["value"] for v in read["legalValues"]] == ["a"]
         # the legal-value routes: not on 5.12 (404; flagdesk does not use them, PUT does it all)
