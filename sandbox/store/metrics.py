@@ -50,7 +50,10 @@ class Metrics(Core):
         What Unleash 8.2 answers 202 to and then drops is not stored either: metrics for
         another `environment` than the one given (the client token's, see
         `app.api.wire.accepted_environment`; None keeps every one), metrics whose yes and no
-        are both 0 (their variants too), names longer than Unleash's columns, hours no
+        are both 0 (their variants too), metrics of flags the server does not know (no live
+        or archived flag of that name: Unleash's `filterExistingToggleNames` puts them in its
+        "unknown flags" report and stores none of their counts, not even once the flag is
+        created), names longer than Unleash's columns, hours no
         date-time can show, and a metric whose sums would pass what the columns hold
         (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be read back.
 
@@ -91,6 +94,7 @@ class Metrics(Core):
         with self.tx() as c:
             if batch["applications"]:
                 self._upsert_applications(c, batch["applications"], now)
+            self._drop_unknown_flags(c, counts, variants)
             self._drop_overflowing(c, counts, variants)
             c.executemany(
                 "INSERT INTO client_metrics(feature, app_name, environment, window_start, yes, no,"
@@ -109,6 +113,30 @@ class Metrics(Core):
                     [(*k, name, n) for k, named in variants.items() for name, n in named.items()],
                 )
         return len(counts)
+
+    def _drop_unknown_flags(
+        self,
+        c: sqlite3.Connection,
+        counts: dict[Key, list[int]],
+        variants: dict[Key, dict[str, int]],
+    ) -> None:
+        """Leave out of `counts` and `variants` each key whose flag the server does not know
+        (none in `features`, live or archived, as Unleash's flag-name list holds both)."""
+        names = sorted({k[0] for k in counts})
+        known: set[str] = set()
+        for i in range(0, len(names), 500):
+            part = names[i : i + 500]
+            known.update(
+                r[0]
+                for r in c.execute(
+                    f"SELECT name FROM features WHERE name IN ({','.join('?' * len(part))})", part
+                )
+            )
+        if len(known) == len(names):
+            return
+        for key in [k for k in counts if k[0] not in known]:
+            del counts[key]
+            variants.pop(key, None)
 
     def _drop_overflowing(
         self,

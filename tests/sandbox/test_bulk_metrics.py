@@ -12,10 +12,13 @@ import httpx
 from app.api.models import FeatureMetricsRaw, FeatureUsage
 from app.api.wire import BULK_METRICS_BODY_LIMIT, json_path
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 from tests.sandbox.conftest import assert_error
 
 HOUR = 3_600_000
-BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
+_NOW = int(datetime.now(UTC).timestamp() * 1000)
+#: an hour window three hours ago: it and the next are within the raw read's 48 hours
+BASE = _NOW - _NOW % HOUR - 3 * HOUR
 
 
 def padded(size: int) -> bytes:
@@ -33,9 +36,7 @@ def post(http: httpx.Client, body: bytes | dict) -> httpx.Response:
 
 def raw_windows(sb: SandboxProcess, feature: str) -> list:
     with sb.admin() as http:
-        r = http.get(
-            f"/api/admin/client-metrics/features/{feature}/raw", params={"hoursBack": 24 * 365}
-        )
+        r = http.get(f"/api/admin/client-metrics/features/{feature}/raw", params={"hoursBack": 48})
     return FeatureMetricsRaw.model_validate(r.json()).data
 
 
@@ -171,6 +172,7 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
             metric(BASE, 0, 3, app_name="admin-ui"),
         ],
     }
+    known_flags(sandbox, ["sum-check"])
     with sandbox.client() as http:
         assert post(http, body).status_code == 202
         assert post(http, body).status_code == 202  # the same again: counts add up
@@ -207,6 +209,7 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
         ],
     }  # fmt: skip
     before = int(datetime.now(UTC).timestamp() * 1000)
+    known_flags(sandbox, ["defaults-check"])
     with sandbox.client() as http:
         assert post(http, body).status_code == 202
         nan = json.dumps(body).replace(
@@ -219,31 +222,41 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
     assert stamp == before - before % HOUR or stamp == before - before % HOUR + HOUR
 
 
-def test_unknown_feature_names_are_kept(sandbox):
-    body = {
-        "applications": [],
-        "metrics": [
-            {
-                "featureName": "never-created",
-                "appName": "a",
-                "environment": "development",
-                "yes": 4,
-                "no": 1,
-            }
-        ],
-    }
+def test_metrics_of_a_flag_the_server_does_not_know_are_dropped(sandbox):
+    """As on Unleash 8.2 (tests/compat/test_metrics_unknown_flags.py): answered 202, not
+    stored, and not counted once the flag is created either; an archived flag's are stored."""
+
+    def body(feature: str, yes: int) -> dict:
+        metric = {"featureName": feature, "appName": "a", "environment": "development",
+                  "yes": yes, "no": 1}  # fmt: skip
+        return {"applications": [], "metrics": [metric]}
+
+    def usage(http: httpx.Client, feature: str) -> list[tuple[int, int]]:
+        r = http.get(f"/api/admin/client-metrics/features/{feature}")
+        return [(u.yes, u.no) for u in FeatureUsage.model_validate(r.json()).lastHourUsage]
+
     with sandbox.client() as http:
-        assert post(http, body).status_code == 202
+        assert post(http, body("never-created", 4)).status_code == 202
     with sandbox.admin() as http:
-        usage = FeatureUsage.model_validate(
-            http.get("/api/admin/client-metrics/features/never-created").json()
-        )
-    assert [(u.yes, u.no) for u in usage.lastHourUsage] == [(4, 1)]
-    assert usage.seenApplications == ["a"]
+        assert usage(http, "never-created") == []
+        assert raw_windows(sandbox, "never-created") == []
+        made = http.post("/api/admin/projects/default/features", json={"name": "never-created"})
+        assert made.status_code == 201, made.text
+        assert usage(http, "never-created") == []
+    with sandbox.client() as http:
+        assert post(http, body("never-created", 6)).status_code == 202
+    with sandbox.admin() as http:
+        assert usage(http, "never-created") == [(6, 1)]
+        assert http.delete("/api/admin/projects/default/features/never-created").status_code == 202
+    with sandbox.client() as http:
+        assert post(http, body("never-created", 2)).status_code == 202
+    with sandbox.admin() as http:
+        assert usage(http, "never-created") == [(8, 2)]
 
 
 def test_eight_concurrent_uploaders_sum_exactly(sandbox):
     features = [f"conc-{i}" for i in range(5)]
+    known_flags(sandbox, features)
     expected: Counter = Counter()
     errors: list[str] = []
 
@@ -287,6 +300,7 @@ def test_eight_concurrent_uploaders_sum_exactly(sandbox):
 
 def test_accepted_metrics_survive_a_kill_right_after_202(tmp_path):
     sb = SandboxProcess(tmp_path / "kill.sqlite3", "--empty").start()
+    known_flags(sb, ["durable"])
     try:
         with sb.client() as http:
             for n in range(20):
@@ -323,6 +337,7 @@ def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
     """A personal token's use is recorded in a write; with uploads running beside it, every
     request must still succeed (all store calls stay on the server's event-loop thread)."""
     token = personal_token(sandbox, "amara.okafor")
+    known_flags(sandbox, ["race"])
     failures: list[str] = []
 
     def reader() -> None:

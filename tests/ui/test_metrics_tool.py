@@ -44,7 +44,7 @@ from app.viewmodels.metrics import (
 )
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
-from tests.conftest import MemoryKeyring
+from tests.conftest import MemoryKeyring, known_flags
 from tests.metrics.test_upload import file_rows as upload_file_rows
 from tests.metrics.test_upload import stored_rows
 from ui.metrics_tool import APPLICATION_ROWS, MetricsTool
@@ -127,6 +127,12 @@ def file_rows(path: Path) -> dict[Key, tuple[int, int, int]]:
     batch = load([path])
     assert not batch.errors
     return upload_file_rows(batch)
+
+
+def know(sb: SandboxProcess, *paths: Path) -> None:
+    """The flags of the files at `paths`, made on `sb`: it stores no metrics of a flag it does
+    not know, as Unleash."""
+    known_flags(sb, {key[0] for path in paths for key in file_rows(path)})
 
 
 def rows_by_file(tool: MetricsTool) -> dict[str, SourceRow]:
@@ -441,6 +447,7 @@ def test_an_upload_stores_exactly_the_files_counts(
 ) -> None:  # fmt: skip
     batch = generate(tmp_path / "batch.ndjson", 3_000, "--seed", "11")
     bulk = generate(tmp_path / "batch.json", 500, "--seed", "12", "--format", "bulk")
+    know(empty_sandbox, batch, bulk)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -478,6 +485,7 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
     arun: Any, tmp_path: Path,
 ) -> None:  # fmt: skip
     batch = generate(tmp_path / "batch.ndjson", 2_000, "--seed", "21")
+    know(empty_sandbox, batch)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -569,6 +577,7 @@ def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
     """Cancel once the ledger is complete (here while the invalid items are written): nothing
     is sent, and the ledger is closed and offered for Resume, which sends it all."""
     good = generate(tmp_path / "batch.ndjson", 500, "--seed", "32")
+    know(empty_sandbox, good)
     path = tmp_path / "with-invalid.ndjson"
     path.write_text(good.read_text() + "not json\n")
     session = connect(empty_sandbox)
@@ -647,6 +656,7 @@ def test_a_batch_this_server_accepted_is_sent_again_only_once_confirmed(
     twice). Now nothing is sent; the window names the earlier upload (when, and its folder)
     and Upload again sends it once confirmed."""
     batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "34")
+    know(empty_sandbox, batch)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -748,6 +758,7 @@ def test_without_a_client_token_the_window_asks_for_one(
     assert session.state == READY, session.message
     try:
         batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "31")
+        know(empty_sandbox, batch)
         tool = open_tool(qtbot, session)
         model = tool.model
         tool.add_files([str(batch)])
@@ -879,6 +890,7 @@ def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
     other = {"featureName": "win-other", "appName": "a", "environment": "production",
              "timestamp": now, "yes": 1, "no": 1}  # fmt: skip
     (tmp_path / "other.ndjson").write_text(json.dumps(other) + "\n")
+    known_flags(empty_sandbox, ["win-sdk", "win-other"])
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
