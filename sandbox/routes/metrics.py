@@ -7,7 +7,7 @@ into plain dicts (`m.BulkMetricsItems`: the fields and constraints of `m.BulkMet
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import TypeAdapter, ValidationError
@@ -17,7 +17,8 @@ from app.api import models as m
 from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from sandbox.responses import json_response, read_limited, validation_error
 from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import Admin, Client, StoreDep
+from sandbox.routes.deps import Admin, Client, PlayedDep, StoreDep
+from sandbox.versions import Played
 
 router = APIRouter(tags=["metrics"], responses=errors(*TOKEN_ERRORS))
 
@@ -60,12 +61,53 @@ async def feature_metrics_raw(
         415,
     ),
 )
-async def bulk_metrics(request: Request, client: Client, store: StoreDep) -> Response:
+async def bulk_metrics(
+    request: Request, client: Client, store: StoreDep, played: PlayedDep
+) -> Response:
     body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
     try:
         batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
+    nulls, missing = application_problems(batch["applications"], played)
+    if nulls:  # Unleash's request schema refuses these before anything is stored
+        raise validation_error(nulls, "metrics batch")
+    if missing:
+        lacking = {e["loc"][1] for e in missing}
+        batch["applications"] = [a for k, a in enumerate(batch["applications"]) if k not in lacking]
     # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
     store.ingest_bulk(batch, accepted_environment(client.environment))
+    if missing:  # Unleash 8.2 stores the rest of the body, then answers 400
+        raise validation_error(missing, "metrics batch")
     return Response(status_code=202)
+
+
+def application_problems(
+    applications: list[dict[str, Any]], played: Played | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What Unleash refuses in a bulk body's application items, as pydantic-shaped errors:
+    (`started` or `interval` given as null, which its request schema refuses with 400 before
+    anything is stored; the fields its registration needs and an item lacks: `started` and
+    `interval`, and on 5.12 `strategies`). An item lacking them makes Unleash 8.2 answer 400
+    (with an empty body: the sandbox gives its error body) *after* it has stored the body's
+    metrics and its other application items (`ClientMetricsController.bulkMetrics` waits for
+    every registration, then answers 400 if one failed): the sandbox does the same. Not asked
+    of an item without an `appName` (8.2 skips it) or of a frontend SDK's (`sdkType`
+    "frontend" with an `sdkVersion` string, which 8.2 registers without them)."""
+    needed = ["started", "interval"]
+    if played is not None and not played.since(6, 0):
+        needed.append("strategies")
+    nulls: list[dict[str, Any]] = []
+    missing: list[dict[str, Any]] = []
+    for k, app in enumerate(applications):
+        for name in ("started", "interval"):
+            if name in app and app[name] is None:
+                nulls.append({"loc": ("applications", k, name), "type": "null",
+                              "msg": "must not be null"})  # fmt: skip
+        if not app.get("appName"):
+            continue
+        if app.get("sdkType") == "frontend" and app.get("sdkVersion") is not None:
+            continue
+        missing += [{"loc": ("applications", k, name), "type": "missing"}
+                    for name in needed if name not in app]  # fmt: skip
+    return nulls, missing

@@ -11,6 +11,7 @@ import httpx
 
 from app.api.models import FeatureMetricsRaw, FeatureUsage
 from app.api.wire import BULK_METRICS_BODY_LIMIT, json_path
+from sandbox import db
 from sandbox.process import SandboxProcess
 from tests.conftest import known_flags
 from tests.sandbox.conftest import assert_error
@@ -196,10 +197,11 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
 
 def test_fields_left_out_take_the_schemas_defaults(sandbox):
     """Optional fields a body leaves out (timestamp, yes, no, variants; an application's
-    started, strategies, sdkVersion, interval, connectVia) are read as their defaults: no
-    timestamp is the current hour; and NaN, which JSON does not have, is refused."""
+    strategies, sdkVersion, connectVia) are read as their defaults: no timestamp is the current
+    hour; and NaN, which JSON does not have, is refused."""
     body = {
-        "applications": [{"appName": "bare", "environment": "development", "instanceId": "b-1"}],
+        "applications": [{"appName": "bare", "environment": "development", "instanceId": "b-1",
+                          "started": BASE, "interval": 15}],
         "metrics": [
             {"featureName": "defaults-check", "appName": "bare", "environment": "development"},
             {"featureName": "defaults-check", "appName": "bare", "environment": "development",
@@ -212,14 +214,49 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
     known_flags(sandbox, ["defaults-check"])
     with sandbox.client() as http:
         assert post(http, body).status_code == 202
-        nan = json.dumps(body).replace(
-            '"instanceId": "b-1"', '"instanceId": "b-1", "interval": NaN'
-        )
+        nan = json.dumps(body).replace('"interval": 15', '"interval": NaN')
         assert_error(post(http, nan.encode()), 400, "ValidationError")
     (window,) = raw_windows(sandbox, "defaults-check")
     assert (window.appName, window.yes, window.no, window.variants) == ("bare", 4, 2, {"red": 2})
     stamp = int(window.timestamp.timestamp() * 1000)
     assert stamp == before - before % HOUR or stamp == before - before % HOUR + HOUR
+
+
+def test_an_application_without_started_or_interval_is_refused_after_the_rest_is_stored(
+    sandbox,
+):
+    """As Unleash 8.2 (tests/compat/test_metrics_applications.py): 400, yet the body's metrics
+    and its other application items are stored (Unleash registers each item and the metrics,
+    then answers 400 when one registration failed); the sandbox's 400 has its error body
+    (Unleash's is empty). A frontend SDK's item needs neither field; `started` or `interval`
+    given as null is refused before anything is stored."""
+    known_flags(sandbox, ["apps-check"])
+    app = {"appName": "apps", "environment": "development", "instanceId": "i-1"}
+    metric = {"featureName": "apps-check", "appName": "apps", "environment": "development",
+              "timestamp": BASE, "yes": 2, "no": 1}  # fmt: skip
+    complete = {**app, "instanceId": "i-ok", "started": BASE, "interval": 15}
+    body = {"applications": [complete, {**app, "interval": 15}, {**app, "started": BASE}],
+            "metrics": [metric]}  # fmt: skip
+    frontend = {**app, "instanceId": "i-front", "sdkType": "frontend", "sdkVersion": "js:3"}
+    with sandbox.client() as http:
+        err = assert_error(post(http, body), 400, "ValidationError")
+        assert [d["path"] for d in err["details"]] == [
+            "$.applications[1].started",
+            "$.applications[2].interval",
+        ]
+        nulls = {"applications": [{**complete, "started": None}], "metrics": [metric]}
+        err = assert_error(post(http, nulls), 400, "ValidationError")
+        assert [d["path"] for d in err["details"]] == ["$.applications[0].started"]
+        assert post(http, {"applications": [frontend], "metrics": []}).status_code == 202
+    [w] = raw_windows(sandbox, "apps-check")
+    assert (w.yes, w.no) == (2, 1)  # the first body's, once; the null one's not at all
+    conn = db.connect(sandbox.db)
+    try:
+        instances = {r[0] for r in conn.execute(
+            "SELECT instance_id FROM client_instances WHERE app_name = 'apps'")}  # fmt: skip
+    finally:
+        conn.close()
+    assert instances == {"i-ok", "i-front"}
 
 
 def test_metrics_of_a_flag_the_server_does_not_know_are_dropped(sandbox):
