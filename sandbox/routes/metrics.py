@@ -7,9 +7,11 @@ into plain dicts (`m.BulkMetricsItems`: the fields and constraints of `m.BulkMet
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import math
+import re
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from pydantic import TypeAdapter, ValidationError
 from starlette.responses import Response
 
@@ -31,14 +33,56 @@ async def feature_usage(name: str, _: Admin, store: StoreDep) -> Response:
     return json_response(store.feature_usage(name))
 
 
-@router.get("/api/admin/client-metrics/features/{name}/raw", responses=ok(m.FeatureMetricsRaw, 400))
-async def feature_metrics_raw(
-    name: str,
-    _: Admin,
-    store: StoreDep,
-    hoursBack: Annotated[int, Query(ge=1, le=24 * 366)] = 1,
-) -> Response:
-    return json_response(store.feature_metrics_raw(name, hoursBack))
+#: the hours the raw read takes (Unleash 8.2's HOURS_BACK_MIN and HOURS_BACK_MAX, without the
+#: `extendedUsageMetrics` flag, off by default), and what it reads for any other value
+HOURS_BACK_MIN, HOURS_BACK_MAX, HOURS_BACK_DEFAULT = 1, 48, 24
+#: what JavaScript's Number() reads as a number (after trimming), besides "" (0)
+_JS_DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+_JS_RADIX = re.compile(r"0(?:[xX][0-9a-fA-F]+|[oO][0-7]+|[bB][01]+)")
+
+
+def js_number(text: str) -> float:
+    """`Number(text)` as JavaScript reads a string: trimmed, "" is 0, decimal with an optional
+    sign, fraction and exponent, "Infinity", or 0x/0o/0b integers; NaN for anything else."""
+    text = text.strip(" \t\n\r\v\f\u00a0\ufeff\u2028\u2029")
+    if text == "":
+        return 0.0
+    if _JS_DECIMAL.fullmatch(text):
+        return float(text.replace("Infinity", "inf"))
+    if _JS_RADIX.fullmatch(text):
+        return float(int(text[2:], {"x": 16, "o": 8, "b": 2}[text[1].lower()]))
+    return math.nan
+
+
+def hours_back(values: list[str]) -> float:
+    """The hours the raw read covers for the `hoursBack` values of a query, as Unleash 8.2's
+    `parseHoursBackQueryParam`: one value that `Number()` reads as 1 to 48 (1.5 and "0x10"
+    too); else (none, two, 0, 49, "abc") 24. Never an error."""
+    if len(values) != 1:
+        return HOURS_BACK_DEFAULT
+    n = js_number(values[0])
+    return n if HOURS_BACK_MIN <= n <= HOURS_BACK_MAX else HOURS_BACK_DEFAULT
+
+
+@router.get(
+    "/api/admin/client-metrics/features/{name}/raw",
+    responses=ok(m.FeatureMetricsRaw),
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "hoursBack",
+                "in": "query",
+                "required": False,
+                "description": "hours back, the current one included: 1 to 48; any other "
+                "value reads 24, as Unleash 8.2",
+                "schema": {"type": "string"},
+            }
+        ]
+    },
+)
+async def feature_metrics_raw(name: str, _: Admin, store: StoreDep, request: Request) -> Response:
+    back = hours_back(request.query_params.getlist("hoursBack"))
+    return json_response(store.feature_metrics_raw(name, back))
 
 
 @router.post(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -212,16 +213,17 @@ class Metrics(Core):
             ],
         )  # fmt: skip
 
-    def _windows(self, feature: str, since: int) -> list[m.MetricsWindow]:
+    def _windows(self, feature: str, since: int, until: int = LAST_WINDOW) -> list[m.MetricsWindow]:
         rows = self.conn.execute(
-            "SELECT * FROM client_metrics WHERE feature = ? AND window_start >= ?"
+            "SELECT * FROM client_metrics WHERE feature = ? AND window_start BETWEEN ? AND ?"
             " ORDER BY window_start, app_name, environment",
-            (feature, since),
+            (feature, since, until),
         ).fetchall()
         found: dict[tuple[str, str, int], dict[str, int]] = {}
         for v in self.conn.execute(
-            "SELECT * FROM client_metric_variants WHERE feature = ? AND window_start >= ?",
-            (feature, since),
+            "SELECT * FROM client_metric_variants WHERE feature = ?"
+            " AND window_start BETWEEN ? AND ?",
+            (feature, since, until),
         ):
             found.setdefault((v["app_name"], v["environment"], v["window_start"]), {})[
                 v["variant"]
@@ -256,7 +258,16 @@ class Metrics(Core):
             seenApplications=apps,
         )
 
-    def feature_metrics_raw(self, feature: str, hours_back: int) -> m.FeatureMetricsRaw:
+    def feature_metrics_raw(self, feature: str, hours_back: float) -> m.FeatureMetricsRaw:
+        """The stored windows of the last `hours_back` hours (1 to 48, see
+        `sandbox.routes.metrics.hours_back`), as Unleash 8.2 reads them: its answer has one
+        entry per hour of the last ceil(hours_back), the current one included (hours with
+        nothing stored are there with zero counts on Unleash, left out here), and only rows
+        of at most `hours_back` hours ago are read into them (a window of a later hour, or of
+        an hour begun before that, is not shown)."""
         now = self.clock()
-        since = now - now % HOUR_MS - hours_back * HOUR_MS
-        return m.FeatureMetricsRaw(version=1, maturity="stable", data=self._windows(feature, since))
+        hour = now - now % HOUR_MS
+        since = max(hour - (math.ceil(hours_back) - 1) * HOUR_MS, now - int(hours_back * HOUR_MS))
+        return m.FeatureMetricsRaw(
+            version=1, maturity="stable", data=self._windows(feature, since, hour)
+        )
