@@ -11,7 +11,9 @@ tests/compat):
   behind it);
 - a context field's usage: archived flags' strategies too before 7.0; deleting a field in use:
   deleted before 7.0, 409 from 7.0; the legal-value routes not on 5.x (404);
-- the client metrics endpoint takes an admin API token too before 8.0;
+- the client metrics endpoint takes an admin API token too before 8.0; bulk metrics of a flag
+  it does not know are stored before 7.0, dropped from 7.0; a bulk application item needs
+  `strategies` too on 5.x, and a frontend SDK's item needs no `started`/`interval` from 6.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
   200 (nothing done) on 8.x.
 
@@ -70,6 +72,18 @@ class Played:
 
     @property
     def legal_value_routes(self) -> bool:
+        return self.since(6, 0)
+
+    @property
+    def drops_unknown_flag_metrics(self) -> bool:
+        """Bulk metrics of a flag it does not know are not stored from 7 on (7.6's and 8.2's
+        `registerBulkMetrics` sifts them out; 5.12's and 6.10's store them: measured)."""
+        return self.since(7, 0)
+
+    @property
+    def frontend_applications_need_no_start(self) -> bool:
+        """A bulk application item of a frontend SDK (`sdkType` "frontend" with an
+        `sdkVersion`) is taken without `started` and `interval` from 6 on (5.12: 400)."""
         return self.since(6, 0)
 
     @property

@@ -120,7 +120,11 @@ async def bulk_metrics(
         lacking = {e["loc"][1] for e in missing}
         batch["applications"] = [a for k, a in enumerate(batch["applications"]) if k not in lacking]
     # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
-    store.ingest_bulk(batch, accepted_environment(client.environment))
+    store.ingest_bulk(
+        batch,
+        accepted_environment(client.environment),
+        drop_unknown_flags=played is None or played.drops_unknown_flag_metrics,
+    )
     if missing:  # Unleash 8.2 stores the rest of the body, then answers 400
         raise validation_error(missing, "metrics batch")
     return Response(status_code=202)
@@ -137,7 +141,7 @@ def application_problems(
     metrics and its other application items (`ClientMetricsController.bulkMetrics` waits for
     every registration, then answers 400 if one failed): the sandbox does the same. Not asked
     of an item without an `appName` (8.2 skips it) or of a frontend SDK's (`sdkType`
-    "frontend" with an `sdkVersion` string, which 8.2 registers without them)."""
+    "frontend" with an `sdkVersion` string, which 8.2 registers without them; 5.12 does not)."""
     needed = ["started", "interval"]
     if played is not None and not played.since(6, 0):
         needed.append("strategies")
@@ -150,7 +154,8 @@ def application_problems(
                               "msg": "must not be null"})  # fmt: skip
         if not app.get("appName"):
             continue
-        if app.get("sdkType") == "frontend" and app.get("sdkVersion") is not None:
+        frontend = app.get("sdkType") == "frontend" and app.get("sdkVersion") is not None
+        if frontend and (played is None or played.frontend_applications_need_no_start):
             continue
         missing += [{"loc": ("applications", k, name), "type": "missing"}
                     for name in needed if name not in app]  # fmt: skip

@@ -43,7 +43,13 @@ Key = tuple[str, str, str, int]
 
 
 class Metrics(Core):
-    def ingest_bulk(self, batch: m.BulkMetricsItems, environment: str | None = None) -> int:
+    def ingest_bulk(
+        self,
+        batch: m.BulkMetricsItems,
+        environment: str | None = None,
+        *,
+        drop_unknown_flags: bool = True,
+    ) -> int:
         """Store a validated bulk batch in one transaction; returns the number of metric items
         stored. Its items are plain dicts (`m.BulkMetricsItems`): a field the body left out is
         absent, and gets the model's default here.
@@ -54,9 +60,10 @@ class Metrics(Core):
         are both 0 (their variants too), metrics of flags the server does not know (no live
         or archived flag of that name: Unleash's `filterExistingToggleNames` puts them in its
         "unknown flags" report and stores none of their counts, not even once the flag is
-        created), names longer than Unleash's columns, hours no
-        date-time can show, and a metric whose sums would pass what the columns hold
-        (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be read back.
+        created; 7 on, see `Played.drops_unknown_flag_metrics`), names longer than Unleash's
+        columns, hours no date-time can show, and a metric whose sums would pass what the
+        columns hold (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be
+        read back.
 
         Counts are summed per feature, application, environment and one-hour window before they
         touch the database, so a body of 500 items for 20 features is 20 row upserts.
@@ -95,7 +102,8 @@ class Metrics(Core):
         with self.tx() as c:
             if batch["applications"]:
                 self._upsert_applications(c, batch["applications"], now)
-            self._drop_unknown_flags(c, counts, variants)
+            if drop_unknown_flags:
+                self._drop_unknown_flags(c, counts, variants)
             self._drop_overflowing(c, counts, variants)
             c.executemany(
                 "INSERT INTO client_metrics(feature, app_name, environment, window_start, yes, no,"

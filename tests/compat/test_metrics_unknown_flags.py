@@ -1,5 +1,6 @@
 """Metrics of a flag the server does not know, on the real Unleash and on the sandbox playing
-its version (`target`): answered 202, not stored, and not counted once the flag is created.
+its version (`target`): from 7 answered 202, not stored, and not counted once the flag is
+created; 5.12 and 6.10 store them (their `registerBulkMetrics` does not sift; measured).
 
 Unleash 8.2's `ClientMetricsServiceV2.registerBulkMetrics` sifts every batch through
 `filterExistingToggleNames` (the names of every flag, archived ones too, cached for 10 s): the
@@ -19,7 +20,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.compat.conftest import Cleanup, Peer
+from tests.compat.conftest import Cleanup, Peer, per_version
 from tests.compat.test_metrics_bounds import item, make_flag, peer_counts, post_bulk
 from tests.metrics.test_cli_metrics import flagdesk, sdk_payload
 
@@ -43,12 +44,14 @@ def test_metrics_of_an_unknown_flag_are_dropped_and_not_counted_once_it_is_creat
     assert post_bulk(target.url, client, body) == 202
     flushed = {f"{APP}/development": (1, 1)}
     assert peer_counts(target, known, lambda got: got == flushed) == flushed
-    assert peer_counts(target, unknown, lambda got: True) == {}  # one read, once flushed
+    kept = {f"{APP}/development": (5, 2), "sdk-app/development": (248, 252)}
+    before = per_version(target, {"5.12 6.10": kept, "7.6 8.2": {}})
+    assert peer_counts(target, unknown, lambda got: True) == before  # one read, once flushed
     # created now: what came before it stays uncounted; what comes after is counted once
     make_flag(target, cleanup, unknown)
     assert post_bulk(target.url, client, [item(unknown, appName=APP, yes=3, no=4)]) == 202
-    after = {f"{APP}/development": (3, 4)}
+    after = {**before, f"{APP}/development": (3 + 5 * bool(before), 4 + 2 * bool(before))}
     assert peer_counts(target, unknown, lambda got: got == after) == after
     with target.raw() as http:
         usage = http.get(f"/api/admin/client-metrics/features/{unknown}").json()
-    assert "sdk-app" not in usage["seenApplications"]
+    assert ("sdk-app" in usage["seenApplications"]) == bool(before)
