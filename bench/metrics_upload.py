@@ -31,6 +31,7 @@ import asyncio
 import json
 import os
 import resource
+import runpy
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from flags import known_flags  # noqa: E402
 from margin import at_least, at_most, of_baseline  # noqa: E402
 
 from app import resources  # noqa: E402
@@ -156,7 +158,7 @@ async def verify(sb: SandboxProcess, batch: Batch) -> dict[str, Any]:
     stored: dict[tuple[str, str, str, int | None], tuple[int, int]] = {}
     async with AdminClient(sb.url, sb.admin_token) as client:
         for feature in sorted({key[0] for key in expected}):
-            raw = await client.feature_metrics_raw(feature, hours_back=24 * 30)
+            raw = await client.feature_metrics_raw(feature, hours_back=48)
             for w in raw.data:
                 key = (feature, w.appName or "", w.environment,
                        int(w.timestamp.timestamp() * 1000))  # fmt: skip
@@ -176,10 +178,12 @@ async def uploads(
     verification: dict[str, Any] = {}
     for attempt in range(repeat):
         with SandboxProcess(tmp / f"bare-{attempt}.sqlite3", "--empty") as sb:
+            known_flags(sb.db, (row.feature for row in batch.totals().rows))
             seconds = await bare_loop(sb.url, sb.client_token, bodies, concurrency)
         bare_runs.append(seconds)
         log(f"bare httpx loop: {seconds:.2f} s, {metrics / seconds:,.0f} metrics/s")
         with SandboxProcess(tmp / f"flagdesk-{attempt}.sqlite3", "--empty") as sb:
+            known_flags(sb.db, (row.feature for row in batch.totals().rows))
             ledger_s, send_s, report = await flagdesk_upload(
                 sb.url, sb.client_token, bodies, concurrency, tmp / f"upload-{attempt}"
             )
@@ -286,6 +290,7 @@ def gui_child(path: Path) -> int:
     async def measure() -> dict[str, Any]:
         sandbox = SandboxProcess(folder / "gui.sqlite3", "--empty")
         await asyncio.to_thread(sandbox.start)
+        known_flags(sandbox.db, runpy.run_path(str(GENERATE))["FEATURES"])  # the batch's flags
         session = Session(ProfileStore(folder / "config"), health_interval=0)
         try:
             token, client_token = sandbox.admin_token, sandbox.client_token

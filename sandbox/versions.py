@@ -11,7 +11,9 @@ tests/compat):
   behind it);
 - a context field's usage: archived flags' strategies too before 7.0; deleting a field in use:
   deleted before 7.0, 409 from 7.0; the legal-value routes not on 5.x (404);
-- the client metrics endpoint takes an admin API token too before 8.0;
+- the client metrics endpoint takes an admin API token too before 8.0; bulk metrics of a flag
+  it does not know are stored before 7.0, dropped from 7.0; a bulk application item needs
+  `strategies` too on 5.x, and a frontend SDK's item needs no `started`/`interval` from 6.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
   200 (nothing done) on 8.x;
 - a context field's `PUT`: 5.x never changes the sort order (whatever is sent), 6.x and later
@@ -36,7 +38,6 @@ Standard library only (`sandbox.options` reads `PLAYABLE`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: what `--as-version` takes -> the release played (the latest of each major version on npm)
@@ -91,6 +92,18 @@ class Played:
         return self.since(6, 0)
 
     @property
+    def drops_unknown_flag_metrics(self) -> bool:
+        """Bulk metrics of a flag it does not know are not stored from 7 on (7.6's and 8.2's
+        `registerBulkMetrics` sifts them out; 5.12's and 6.10's store them: measured)."""
+        return self.since(7, 0)
+
+    @property
+    def frontend_applications_need_no_start(self) -> bool:
+        """A bulk application item of a frontend SDK (`sdkType` "frontend" with an
+        `sdkVersion`) is taken without `started` and `interval` from 6 on (5.12: 400)."""
+        return self.since(6, 0)
+
+    @property
     def admin_token_sends_metrics(self) -> bool:
         return not self.since(8, 0)
 
@@ -105,14 +118,6 @@ class Played:
     @property
     def bulk_applications_need_strategies(self) -> bool:
         return not self.since(6, 0)
-
-    def takes_application(self, application: Mapping[str, object]) -> bool:
-        """Whether a bulk-metrics application item is taken (else the batch is refused with
-        an empty 400): it needs `started` and `interval`, and on 5.x `strategies` too."""
-        needed = ["started", "interval"]
-        if self.bulk_applications_need_strategies:
-            needed.append("strategies")
-        return all(application.get(key) is not None for key in needed)
 
     @property
     def revive_checks_the_project(self) -> bool:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import keyring
@@ -132,6 +132,29 @@ def personal_token_of(sb: SandboxProcess, username: str) -> str:
         row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
         assert row is not None, username
         return Store(conn).create_personal_token(int(row[0]))
+    finally:
+        conn.close()
+
+
+def known_flags(sb: SandboxProcess, names: Iterable[str], project: str = "default") -> None:
+    """Flags named `names` in `project` of the running sandbox `sb`, written straight into its
+    database in one transaction (those it has already are left as they are): the sandbox, as
+    Unleash, stores no metrics of a flag it does not know, and tests upload metrics of
+    hundreds of flags of their own."""
+    rows = [(name, project) for name in dict.fromkeys(names)]
+    conn = db.connect(sb.db)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO features(name, project, type, created_at)"
+                " VALUES(?, ?, 'release', 0)",
+                rows,
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO feature_environments(feature, environment, enabled)"
+                " SELECT ?, name, 0 FROM environments",
+                [(name,) for name, _ in rows],
+            )
     finally:
         conn.close()
 

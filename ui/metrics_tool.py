@@ -36,6 +36,7 @@ from PySide6.QtGui import (
     QShortcut,
 )
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -625,8 +626,33 @@ class MetricsTool(ToolContent):
         self.concurrency_spin = _spin(
             f"{STEM}ConcurrencySpin", "Requests at a time", 1, MAX_CONCURRENCY, DEFAULT_CONCURRENCY
         )
+        self.environment_combo = QComboBox()
+        self.environment_combo.setObjectName(f"{STEM}EnvironmentCombo")
+        self.environment_combo.setAccessibleName("Environment of SDK payloads that name none")
+        self.environment_combo.setEditable(True)
+        self.environment_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.environment_combo.setMinimumContentsLength(16)
+        line = self.environment_combo.lineEdit()
+        assert line is not None
+        line.setPlaceholderText("the client token's")
+        line.setObjectName(f"{STEM}EnvironmentEdit")
+        line.setAccessibleName("Environment of SDK payloads that name none")
+        self.environment_combo.setToolTip(
+            "The environment SDK payloads without one are sent for (as flagdesk metrics upload "
+            "--environment NAME); empty: the client token's, where Unleash counts the SDK's own "
+            "posts"
+        )
+        self.send_dropped_check = QCheckBox("Send metrics the server would drop")
+        self.send_dropped_check.setObjectName(f"{STEM}SendDroppedCheck")
+        self.send_dropped_check.setToolTip(
+            "As --send-dropped: metrics for another environment than the client token's, or "
+            "with yes and no both 0, are sent once you confirm (the server answers 202 and does "
+            "not count them)"
+        )
         settings.addRow("Largest body:", self.max_body_spin)
         settings.addRow("Requests at a time:", self.concurrency_spin)
+        settings.addRow("SDK payload environment:", self.environment_combo)
+        settings.addRow("", self.send_dropped_check)
         form.addLayout(settings)
         form.addStretch(1)
         buttons = QVBoxLayout()
@@ -676,6 +702,7 @@ class MetricsTool(ToolContent):
             "flagdesk cannot tell whether the server counted them: it may count them twice",
         )  # fmt: skip
         self.resend_flow = ConfirmationFlow(self, self.make_resend_box, self.on_resend_confirmed)
+        self.dropped_flow = ConfirmationFlow(self, self.make_dropped_box, self.on_dropped_confirmed)
         report_buttons.addWidget(self.retry_button)
         report_buttons.addWidget(self.resume_offer_button)
         report_buttons.addWidget(self.again_button)
@@ -718,6 +745,7 @@ class MetricsTool(ToolContent):
         layout.addWidget(self.resume_reason)
 
         self.token_edit.textChanged.connect(self.model.set_typed_token)
+        self.environment_combo.editTextChanged.connect(self.model.set_environment_override)
         self.save_token_button.clicked.connect(self.model.save_token_to_profile)
         self.upload_button.clicked.connect(self.on_upload_button_clicked)
         self.cancel_button.clicked.connect(self.model.cancel_upload)
@@ -804,7 +832,29 @@ class MetricsTool(ToolContent):
     # ------------------------------------------------------------------ upload
 
     def on_upload_button_clicked(self) -> None:
+        question = self.model.dropped_question
+        if self.send_dropped_check.isChecked() and question:
+            self.dropped_flow.ask(question)  # sent once confirmed
+            return
         self.model.upload(self.max_body_spin.value(), self.concurrency_spin.value())
+
+    def make_dropped_box(self, question: str) -> ConfirmationBox:
+        box = ConfirmationBox(
+            f"{STEM}SendDroppedBox",
+            "Send metrics the server will drop?",
+            question,
+            ["Set the environment of SDK payloads above, or fix the files, to have them "
+             "counted."],
+            "Send anyway",
+            self,
+        )  # fmt: skip
+        box.plan = question
+        return box
+
+    def on_dropped_confirmed(self, _question: object) -> None:
+        self.model.upload(
+            self.max_body_spin.value(), self.concurrency_spin.value(), send_dropped=True
+        )
 
     def on_resume_button_clicked(self) -> None:
         item = self._chosen_unfinished()
@@ -970,6 +1020,9 @@ class MetricsTool(ToolContent):
         self.cancel_button.setEnabled(m.uploading)
         self.max_body_spin.setEnabled(not m.uploading)
         self.concurrency_spin.setEnabled(not m.uploading)
+        self.environment_combo.setEnabled(not m.uploading)
+        self.send_dropped_check.setEnabled(not m.uploading)
+        self._offer_environments()
         item = self._chosen_unfinished()
         why = m.resume_reason(item) if m.unfinished else ""
         self.resume_button.setEnabled(item is not None and not why)
@@ -979,6 +1032,19 @@ class MetricsTool(ToolContent):
         self.resend_button.setVisible(bool(m.resend_question))
         self.progress_bar.setVisible(uploading or m.progress is not None)
         self.progress_label.setVisible(uploading or m.progress is not None)
+
+    def _offer_environments(self) -> None:
+        """The environment field's choices (the token's, the batch's), keeping what is typed."""
+        combo = self.environment_combo
+        choices = self.model.environment_choices
+        if [combo.itemText(i) for i in range(combo.count())] == choices:
+            return
+        text = combo.currentText()
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(choices)
+        combo.setEditText(text)
+        combo.blockSignals(False)
 
     def on_model_upload_progress(self, progress: Progress) -> None:
         self.progress_bar.setVisible(True)

@@ -683,6 +683,13 @@ class BulkApplication(Request):
     strategies: list[str] = []
     sdkVersion: str | None = None
     connectVia: list[ConnectVia] = []
+    #: Unleash's bulkRegistrationSchema: a "frontend" item with an `sdkVersion` is registered
+    #: without `started` and `interval`, which a backend item needs (else Unleash answers 400)
+    sdkType: Literal["frontend", "backend"] | None = None
+
+    @property
+    def needs_started_and_interval(self) -> bool:
+        return not (self.sdkType == "frontend" and self.sdkVersion is not None)
 
 
 class BulkMetric(Request):

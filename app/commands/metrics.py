@@ -242,11 +242,11 @@ def upload(args: argparse.Namespace) -> int:
         spec = _connection(args, ledger_server=None, dry_run=args.dry_run)
     except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
-    from app.metrics.batch_upload import dropped_text, sdk_environment
+    from app.metrics.batch_upload import dropped_text, payload_environment
 
     client_token = spec.client_token if spec else None
     try:
-        batch = _load(args.files, args.environment or sdk_environment(client_token))
+        batch = _load(args.files, payload_environment(args.environment, client_token))
     except KeyboardInterrupt:
         return out.fail(EXIT_CANCELLED, "cancelled while reading; nothing was sent")
     out.update(files=_sources(batch), metrics=batch.metric_count)

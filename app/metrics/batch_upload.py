@@ -215,6 +215,20 @@ def sdk_environment(client_token: str | None) -> str:
     return accepted_environment(token_environment(client_token) if client_token else None)
 
 
+def payload_environment(chosen: str | None, client_token: str | None) -> str:
+    """The environment SDK payloads that name none are read for: the one chosen (`flagdesk
+    metrics upload --environment NAME`, the window's environment field), else where Unleash
+    counts the SDK's own posts with this client token (`sdk_environment`)."""
+    return (chosen or "").strip() or sdk_environment(client_token)
+
+
+#: what sending a batch the server drops does (`dropped_text`): said before it is sent anyway
+DROPPED_RISK = (
+    "Sent anyway, these metrics are answered 202 and reported accepted, but the server does "
+    "not count them: they are lost, and the report will not show it."
+)
+
+
 def dropped_text(batches: Sequence[Batch], client_token: str | None) -> str:
     """What of `batches` the server will answer 202 to and then drop, as a sentence ("" when
     nothing): metrics for another environment than the one the client

@@ -524,23 +524,33 @@ class _File:
     def accept_applications(
         self, items: list[dict[str, Any]], paths: Sequence[str], where: Where
     ) -> None:
+        """Keep each application item, but one lacking `started` or `interval` (a frontend
+        SDK's, `sdkType` "frontend" with an `sdkVersion`, needs neither): Unleash 8.2 answers
+        400 to a body holding such an item *after* storing the body's metrics, so sending it
+        would count metrics the upload reports as refused. It is left out (an error, saved
+        with the invalid items); the metrics are sent without it."""
         for k, item in enumerate(items):
             path = paths[k]
-            line, _ = where(k)
+            line, column = where(k)
+            frontend = item.get("sdkType") == "frontend" and item.get("sdkVersion") is not None
+            missing = [f for f in ("started", "interval") if item.get(f) is None]
+            if missing and not frontend:
+                message = (
+                    f"application {item['appName']!r} has no {' and no '.join(missing)}: "
+                    "Unleash 8.2 answers 400 to a body holding it (and still counts the body's "
+                    "metrics); the item is left out, its metrics are sent; give both started "
+                    "and interval to send it"
+                )
+                where_path = f"{path}.{missing[0]}" if path else missing[0]
+                self.error(line, column, where_path, message)
+                raw = _APPLICATION_JSON(item, exclude_none=True).decode("utf-8")
+                self.invalid.append({"file": self.name, "line": line, "column": column,
+                                     "problems": [{"path": where_path, "message": message}],
+                                     "raw": raw})  # fmt: skip
+                continue
             self.applications.append(
                 (item["appName"], _APPLICATION_JSON(item, exclude_none=True), line, path)
             )
-            missing = [f for f in ("started", "interval") if item.get(f) is None]
-            if missing:
-                self._warn_item(
-                    "application",
-                    where,
-                    k,
-                    path,
-                    f"application {item['appName']!r} has no {' and no '.join(missing)}: "
-                    "Unleash 8.2 answers 400 (with an empty body) to a body holding it; "
-                    "give both started and interval",
-                )
 
     # ---------------------------------------------------------------- the end
 
@@ -564,7 +574,6 @@ class _File:
         names = {
             "zero": "metrics with yes and no both 0",
             "time": "metrics with odd timestamps",
-            "application": "applications without started or interval",
             "ignored": "keys not sent",
             "defaulted": "defaults taken",
         }

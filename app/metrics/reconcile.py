@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 BASELINE_NAME = "baseline.json"
 HOUR_MS = 3_600_000
-#: the most hours the raw read goes back on Unleash 8.2 (a larger hoursBack reads 48)
+#: the most hours the raw read goes back on Unleash 8.2 (a larger hoursBack reads 24)
 RAW_HOURS_MAX = 48
 #: how long after its last request a server has stored what it received: Unleash 8.2 showed
 #: posted metrics in the raw read 2.0 to 4.5 s after the 202 (measured on the peer; its

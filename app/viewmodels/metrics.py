@@ -66,6 +66,7 @@ from app.metrics import InputProblem as InputProblem
 from app.metrics.batch_upload import (
     ALREADY_SENT,
     CANCELLED_EARLY,
+    DROPPED_RISK,
     UNFINISHED,
     BatchUpload,
     Checks,
@@ -73,6 +74,7 @@ from app.metrics.batch_upload import (
     Outcome,
     UploadHooks,
     dropped_text,
+    payload_environment,
     same_server,
     sdk_environment,
     server_checks,
@@ -599,6 +601,9 @@ class MetricsToolModel(ToolViewModel):
         #: the last upload found this server had accepted the batch before: the question to
         #: ask (naming when and where), and the uploads it found; `upload_again` confirms
         self.again_question = ""
+        #: the environment chosen for SDK payloads that name none ("": the client token's,
+        #: see `payload_environment`), as `flagdesk metrics upload --environment NAME`
+        self.environment_override = ""
         self.earlier: list[EarlierUpload] = []
         self._again: Callable[[], asyncio.Task[None] | None] | None = None
         #: the unfinished upload of the same batch that the last Upload found instead of
@@ -847,8 +852,9 @@ class MetricsToolModel(ToolViewModel):
             else:
                 sizes.append(len((text or "").encode("utf-8")))
         total = sum(sizes)
-        # SDK payloads without an environment: the client token's, where Unleash counts them
-        environment = sdk_environment(self.upload_token)
+        # SDK payloads without an environment: the one chosen, else the client token's, where
+        # Unleash counts them
+        environment = self.payload_environment
         read: list[Input] = []
         offset = 0
         try:
@@ -956,7 +962,7 @@ class MetricsToolModel(ToolViewModel):
         """Gather the problems again, with the server checks for the token in use now. SDK
         payloads read for another environment than this token's are read again first."""
         token = self.upload_token
-        environment = sdk_environment(token)
+        environment = self.payload_environment
         if not self.loading and any(
             i.batch.sdk_environment != environment
             and any(s.format == "sdk" for s in i.batch.sources)
@@ -1076,6 +1082,39 @@ class MetricsToolModel(ToolViewModel):
             self._typed_tokens.pop(url, None)
         self.token_message = ""
         self._recheck()
+
+    @property
+    def payload_environment(self) -> str:
+        """The environment SDK payloads that name none are read for (`payload_environment`)."""
+        return payload_environment(self.environment_override, self.upload_token)
+
+    def set_environment_override(self, name: str) -> None:
+        """Read SDK payloads that name no environment for `name` ("" or blank: the client
+        token's); those read already are read again."""
+        name = name.strip()
+        if name == self.environment_override:
+            return
+        self.environment_override = name
+        self._recheck()
+        if not self.closed:
+            self.upload_state_changed.emit()
+
+    @property
+    def environment_choices(self) -> list[str]:
+        """What the environment field offers: the client token's environment and those the
+        batch names."""
+        names = {self.payload_environment, sdk_environment(self.upload_token)}
+        for batch in self.batches:
+            names.update(batch.totals().environments)
+        return sorted(names)
+
+    @property
+    def dropped_question(self) -> str:
+        """What of the batch the server would answer 202 to and drop, with the risk of sending
+        it anyway ("" when nothing would be dropped): asked before `upload(send_dropped=True)`,
+        as `--send-dropped` is needed on the command line."""
+        dropped = dropped_text(self.batches, self.upload_token)
+        return f"{dropped} {DROPPED_RISK}" if dropped else ""
 
     @property
     def upload_token(self) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -42,7 +43,13 @@ Key = tuple[str, str, str, int]
 
 
 class Metrics(Core):
-    def ingest_bulk(self, batch: m.BulkMetricsItems, environment: str | None = None) -> int:
+    def ingest_bulk(
+        self,
+        batch: m.BulkMetricsItems,
+        environment: str | None = None,
+        *,
+        drop_unknown_flags: bool = True,
+    ) -> int:
         """Store a validated bulk batch in one transaction; returns the number of metric items
         stored. Its items are plain dicts (`m.BulkMetricsItems`): a field the body left out is
         absent, and gets the model's default here.
@@ -50,9 +57,13 @@ class Metrics(Core):
         What Unleash 8.2 answers 202 to and then drops is not stored either: metrics for
         another `environment` than the one given (the client token's, see
         `app.api.wire.accepted_environment`; None keeps every one), metrics whose yes and no
-        are both 0 (their variants too), names longer than Unleash's columns, hours no
-        date-time can show, and a metric whose sums would pass what the columns hold
-        (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be read back.
+        are both 0 (their variants too), metrics of flags the server does not know (no live
+        or archived flag of that name: Unleash's `filterExistingToggleNames` puts them in its
+        "unknown flags" report and stores none of their counts, not even once the flag is
+        created; 7 on, see `Played.drops_unknown_flag_metrics`), names longer than Unleash's
+        columns, hours no date-time can show, and a metric whose sums would pass what the
+        columns hold (`MAX_STORED_COUNT`, `MAX_STORED_VARIANT`): so whatever is stored can be
+        read back.
 
         Counts are summed per feature, application, environment and one-hour window before they
         touch the database, so a body of 500 items for 20 features is 20 row upserts.
@@ -91,6 +102,8 @@ class Metrics(Core):
         with self.tx() as c:
             if batch["applications"]:
                 self._upsert_applications(c, batch["applications"], now)
+            if drop_unknown_flags:
+                self._drop_unknown_flags(c, counts, variants)
             self._drop_overflowing(c, counts, variants)
             c.executemany(
                 "INSERT INTO client_metrics(feature, app_name, environment, window_start, yes, no,"
@@ -109,6 +122,30 @@ class Metrics(Core):
                     [(*k, name, n) for k, named in variants.items() for name, n in named.items()],
                 )
         return len(counts)
+
+    def _drop_unknown_flags(
+        self,
+        c: sqlite3.Connection,
+        counts: dict[Key, list[int]],
+        variants: dict[Key, dict[str, int]],
+    ) -> None:
+        """Leave out of `counts` and `variants` each key whose flag the server does not know
+        (none in `features`, live or archived, as Unleash's flag-name list holds both)."""
+        names = sorted({k[0] for k in counts})
+        known: set[str] = set()
+        for i in range(0, len(names), 500):
+            part = names[i : i + 500]
+            known.update(
+                r[0]
+                for r in c.execute(
+                    f"SELECT name FROM features WHERE name IN ({','.join('?' * len(part))})", part
+                )
+            )
+        if len(known) == len(names):
+            return
+        for key in [k for k in counts if k[0] not in known]:
+            del counts[key]
+            variants.pop(key, None)
 
     def _drop_overflowing(
         self,
@@ -184,16 +221,17 @@ class Metrics(Core):
             ],
         )  # fmt: skip
 
-    def _windows(self, feature: str, since: int) -> list[m.MetricsWindow]:
+    def _windows(self, feature: str, since: int, until: int = LAST_WINDOW) -> list[m.MetricsWindow]:
         rows = self.conn.execute(
-            "SELECT * FROM client_metrics WHERE feature = ? AND window_start >= ?"
+            "SELECT * FROM client_metrics WHERE feature = ? AND window_start BETWEEN ? AND ?"
             " ORDER BY window_start, app_name, environment",
-            (feature, since),
+            (feature, since, until),
         ).fetchall()
         found: dict[tuple[str, str, int], dict[str, int]] = {}
         for v in self.conn.execute(
-            "SELECT * FROM client_metric_variants WHERE feature = ? AND window_start >= ?",
-            (feature, since),
+            "SELECT * FROM client_metric_variants WHERE feature = ?"
+            " AND window_start BETWEEN ? AND ?",
+            (feature, since, until),
         ):
             found.setdefault((v["app_name"], v["environment"], v["window_start"]), {})[
                 v["variant"]
@@ -228,7 +266,16 @@ class Metrics(Core):
             seenApplications=apps,
         )
 
-    def feature_metrics_raw(self, feature: str, hours_back: int) -> m.FeatureMetricsRaw:
+    def feature_metrics_raw(self, feature: str, hours_back: float) -> m.FeatureMetricsRaw:
+        """The stored windows of the last `hours_back` hours (1 to 48, see
+        `sandbox.routes.metrics.hours_back`), as Unleash 8.2 reads them: its answer has one
+        entry per hour of the last ceil(hours_back), the current one included (hours with
+        nothing stored are there with zero counts on Unleash, left out here), and only rows
+        of at most `hours_back` hours ago are read into them (a window of a later hour, or of
+        an hour begun before that, is not shown)."""
         now = self.clock()
-        since = now - now % HOUR_MS - hours_back * HOUR_MS
-        return m.FeatureMetricsRaw(version=1, maturity="stable", data=self._windows(feature, since))
+        hour = now - now % HOUR_MS
+        since = max(hour - (math.ceil(hours_back) - 1) * HOUR_MS, now - int(hours_back * HOUR_MS))
+        return m.FeatureMetricsRaw(
+            version=1, maturity="stable", data=self._windows(feature, since, hour)
+        )

@@ -28,6 +28,7 @@ from app.api.models import (
     UserRef,
 )
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 
 T = TypeVar("T")
 PersonalToken = Callable[[SandboxProcess, str], str]
@@ -318,7 +319,13 @@ def test_bulk_metrics_with_the_client_token(sandbox: SandboxProcess) -> None:
     hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     batch = BulkMetrics(
         applications=[
-            BulkApplication(appName="checkout-web", environment="development", instanceId="i-1")
+            BulkApplication(
+                appName="checkout-web",
+                environment="development",
+                instanceId="i-1",
+                started=hour,
+                interval=15,
+            )
         ],
         metrics=[
             BulkMetric(
@@ -339,6 +346,7 @@ def test_bulk_metrics_with_the_client_token(sandbox: SandboxProcess) -> None:
             "checkout.express-pay", 2
         )
 
+    known_flags(sandbox, ["checkout.express-pay"])  # the sandbox drops metrics of unknown flags
     usage, raw = with_client(sandbox, job, client_token=sandbox.client_token)
     window = next(w for w in usage.lastHourUsage if w.appName == "checkout-web")
     assert (window.yes, window.no, window.variants) == (7, 3, {"blue": 2})

@@ -27,6 +27,7 @@ import pytest
 from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
 from sandbox.process import SandboxProcess
 from tests.compat.conftest import Cleanup, Peer
+from tests.conftest import known_flags
 from tests.metrics.test_cli_metrics import flagdesk, sdk_payload
 
 #: how long the peer may take to store what it accepted (its flush runs every few seconds)
@@ -160,6 +161,7 @@ def test_the_sandbox_drops_what_unleash_drops(
     client = peer.require_client_token()  # default:development...
     flag = unique("drops")
     make_flag(peer, cleanup, flag)
+    known_flags(sandbox, [flag])  # the sandbox, as Unleash, drops the metrics of unknown flags
     metrics = [
         item(flag, appName="env-default", environment="default", yes=3, no=1),
         item(flag, appName="env-production", environment="production", yes=3, no=1),

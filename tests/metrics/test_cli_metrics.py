@@ -24,6 +24,7 @@ from app.api.models import CreateFeature
 from app.metrics import Body, load
 from app.metrics.ledger import LEDGER_NAME, Ledger, State
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 from tests.faults import closed_port
 from tests.metrics.test_upload import file_rows, generate, run, stored_rows
 
@@ -150,6 +151,7 @@ def test_upload_stores_exactly_the_files_counts_and_exits_0(tmp_path: Path) -> N
     second = generate(tmp_path / "b.json", 8_000, "--seed", "6", "--format", "bulk")
     expected = file_rows(load([first, second]))
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        known_flags(sb, (key[0] for key in expected))
         result = flagdesk("upload", first, second, "--url", sb.url, "--json",
                           "--concurrency", "3", env=tokens(sb), data=tmp_path)  # fmt: skip
         assert result.returncode == 0, result.stderr
@@ -187,6 +189,7 @@ def test_invalid_items_are_left_out_saved_and_exit_1(
         tmp_path / "mixed.ndjson",
         [metric("cli-mixed-ok", yes=7), metric("cli-mixed-bad", no=-2), "not json at all"],
     )
+    known_flags(sandbox, ["cli-mixed-ok", "cli-mixed-bad"])
     result = flagdesk("upload", path, "--url", sandbox.url, "--json",
                       env=tokens(sandbox), data=tmp_path)  # fmt: skip
     assert result.returncode == 1, result.stderr
@@ -316,6 +319,7 @@ def test_unreachable_exits_3_and_resume_finishes_with_exit_0(tmp_path: Path) -> 
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty", "--port", str(port),
                         client_token=env["FLAGDESK_CLIENT_TOKEN"]) as sb:  # fmt: skip
         assert sb.url == url
+        known_flags(sb, (key[0] for key in file_rows(load([path]))))
         other = flagdesk("upload", "--resume", folder, "--url", "http://localhost:1",
                          env=env, data=tmp_path)  # fmt: skip
         assert other.returncode == 2 and f"the ledger is an upload to {url}" in other.stderr
@@ -457,6 +461,7 @@ def test_a_batch_the_server_accepted_is_sent_again_only_with_again(
     """Uploading a finished batch again would make the server count it twice: without --again
     nothing is sent, the exit status is 5 and the earlier upload's folder is named."""
     path = write_ndjson(tmp_path / "m.ndjson", [metric("cli-twice", yes=4, no=2)])
+    known_flags(sandbox, ["cli-twice"])
     first = flagdesk("upload", path, "--url", sandbox.url, "--json",
                      env=tokens(sandbox), data=tmp_path)  # fmt: skip
     assert first.returncode == 0, first.stderr
@@ -487,6 +492,7 @@ def test_ctrl_c_cancels_cleanly_and_resume_finishes(tmp_path: Path) -> None:
     path = generate(tmp_path / "m.ndjson", 150_000, "--seed", "12")
     folder = tmp_path / "up"
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        known_flags(sb, (key[0] for key in file_rows(load([path]))))
         env = {**os.environ, **tokens(sb), "FLAGDESK_DATA_DIR": str(tmp_path)}
         child = subprocess.Popen(
             [sys.executable, "-m", "app", "metrics", "upload", str(path), "--url", sb.url,
@@ -603,6 +609,7 @@ def test_an_sdk_payload_lands_where_the_sdks_own_post_would(tmp_path: Path) -> N
     path = tmp_path / "sdk.json"
     path.write_text(json.dumps(sdk_payload("cli-sdk-env", 248, 252)))
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        known_flags(sb, ["cli-sdk-env"])
         result = flagdesk("upload", path, "--url", sb.url, "--json", env=tokens(sb),
                           data=tmp_path)  # fmt: skip
         assert result.returncode == 0, result.stderr
@@ -624,6 +631,7 @@ def test_metrics_the_server_would_drop_are_sent_only_with_send_dropped(tmp_path:
              metric("cli-drop", yes=5, no=6)]  # fmt: skip
     path = write_ndjson(tmp_path / "m.ndjson", items)
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        known_flags(sb, ["cli-drop"])
         refused = flagdesk("upload", path, "--url", sb.url, "--json", env=tokens(sb),
                            data=tmp_path)  # fmt: skip
         assert refused.returncode == 2

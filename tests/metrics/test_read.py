@@ -523,20 +523,31 @@ def test_warnings_of_one_kind_are_listed_up_to_a_limit(tmp_path: Path) -> None:
     )
 
 
-def test_applications_without_started_or_interval(tmp_path: Path) -> None:
+def test_applications_without_started_or_interval_are_left_out(tmp_path: Path) -> None:
+    """Unleash 8.2 answers 400 to a body holding one, after counting the body's metrics: the
+    item is left out (an error, saved with the invalid items), the metrics are sent. A
+    frontend SDK's item (sdkType "frontend" with an sdkVersion) needs neither."""
     apps = [
         {"appName": "a", "environment": "d", "instanceId": "1"},
         {"appName": "b", "environment": "d", "instanceId": "1", "interval": 10},
         {"appName": "c", "environment": "d", "instanceId": "1", "interval": 10, "started": BASE},
-    ]
-    batch = load([write(tmp_path, "b.json", json.dumps({"applications": apps, "metrics": []}))])
-    assert [(p.path, p.message) for p in batch.warnings] == [
-        ("applications[0]", "application 'a' has no started and no interval: Unleash 8.2 "
-         "answers 400 (with an empty body) to a body holding it; give both started and interval"),
-        ("applications[1]", "application 'b' has no started: Unleash 8.2 answers 400 (with an "
-         "empty body) to a body holding it; give both started and interval"),
+        {"appName": "f", "environment": "d", "instanceId": "1", "sdkType": "frontend",
+         "sdkVersion": "unleash-client-js:3.6.0"},
     ]  # fmt: skip
-    assert batch.application_count == 3
+    body = {"applications": apps, "metrics": [metric()]}
+    batch = load([write(tmp_path, "b.json", json.dumps(body))])
+    assert [(p.path, p.message) for p in batch.errors] == [
+        ("applications[0].started", "application 'a' has no started and no interval: Unleash "
+         "8.2 answers 400 to a body holding it (and still counts the body's metrics); the item "
+         "is left out, its metrics are sent; give both started and interval to send it"),
+        ("applications[1].started", "application 'b' has no started: Unleash 8.2 answers 400 "
+         "to a body holding it (and still counts the body's metrics); the item is left out, "
+         "its metrics are sent; give both started and interval to send it"),
+    ]  # fmt: skip
+    assert (batch.application_count, batch.invalid_count, batch.metric_count) == (2, 2, 1)
+    sent = [json.loads(b.data) for b in batch.bodies()]
+    assert [a["appName"] for b in sent for a in b["applications"]] == ["c", "f"]
+    assert sent[0]["applications"][1]["sdkType"] == "frontend"
 
 
 SAMPLES = resources.samples()
@@ -600,7 +611,7 @@ def test_the_application_items_of_the_samples() -> None:
 
 def test_application_items_started_in_utc(tmp_path: Path) -> None:
     """An offset is taken into account, a time without one is UTC, and an item without
-    started (which a server refuses, with a warning) has none."""
+    started (which a server refuses) is left out."""
     apps = [
         {"appName": "a", "environment": "d", "instanceId": "1", "interval": 10.5,
          "started": "2026-11-20T12:00:00+02:00"},
@@ -613,9 +624,8 @@ def test_application_items_started_in_utc(tmp_path: Path) -> None:
     assert [(i.app, i.started, i.started_text, i.interval) for i in items] == [
         ("a", BASE, "2026-11-20T10:00:00Z", 10.5),
         ("b", BASE, "2026-11-20T10:00:00Z", 10),
-        ("c", None, "", None),
     ]
-    assert [i.path for i in items] == ["applications[0]", "applications[1]", "applications[2]"]
+    assert [i.path for i in items] == ["applications[0]", "applications[1]"]
 
 
 def test_check_against_the_token_and_the_server(tmp_path: Path) -> None:

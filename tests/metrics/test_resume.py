@@ -25,6 +25,7 @@ from app.metrics.batch_upload import record_baseline, run_checked
 from app.metrics.ledger import Ledger, State
 from app.metrics.upload import UNREACHABLE, Progress, Report, Upload
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 from tests.metrics.test_upload import assert_stored_exactly, make_bodies, rows_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ def test_sandbox_killed_mid_upload_then_resume_counts_each_answered_body_once(
     bodies = make_bodies(60, "killed", per_body=150)
     folder = tmp_path / "up"
     first_sb = sandbox_on(db, admin, client_token)
+    known_flags(first_sb, (f for b in bodies for f in b.features))
     second_sb: SandboxProcess | None = None
 
     async def main() -> tuple[Report, Report, set[int], set[int], dict[int, int]]:
@@ -126,6 +128,7 @@ def test_uploader_killed_mid_upload_then_resume_finishes_exactly(tmp_path: Path)
     bodies = make_bodies(80, "uploader-killed", per_body=60)
     folder = tmp_path / "up"
     with SandboxProcess(tmp_path / "db.sqlite3", "--empty") as sb:
+        known_flags(sb, (f for b in bodies for f in b.features))
         Ledger.create(bodies, folder=folder, server=sb.url).close()
 
         async def baseline() -> None:

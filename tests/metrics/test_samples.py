@@ -97,9 +97,10 @@ def test_invalid_ndjson_shows_each_kind_of_problem() -> None:
 
 def test_invalid_bulk_payload() -> None:
     assert problems("invalid.json") == [
-        ("warning", 3, "applications[0]", "application 'web-frontend' has no started and no "
-         "interval: Unleash 8.2 answers 400 (with an empty body) to a body holding it; give both "
-         "started and interval"),
+        ("error", 3, "applications[0].started", "application 'web-frontend' has no started and "
+         "no interval: Unleash 8.2 answers 400 to a body holding it (and still counts the body's "
+         "metrics); the item is left out, its metrics are sent; give both started and interval "
+         "to send it"),
         ("error", 4, "applications[1].instanceId",
          "instanceId is missing: an application item needs appName, environment and instanceId"),
         ("error", 8, "metrics[1].featureName", "featureName must be a string, not 42"),

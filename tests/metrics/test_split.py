@@ -19,6 +19,7 @@ from app.metrics import Batch, Body, load
 from app.metrics.split import ENVELOPE
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 
 HOUR = 3_600_000
 BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
@@ -277,6 +278,7 @@ def test_uploaded_bodies_add_up_to_the_file_in_the_sandbox(tmp_path: Path) -> No
     bodies = batch.bodies(3_000)
     assert len(bodies) > 100
     with SandboxProcess(tmp_path / "sandbox.sqlite3", "--empty") as sb, sb.client() as http:
+        known_flags(sb, (r.feature for r in batch.totals().rows))
         for body in bodies:
             r = http.post(
                 "/api/client/metrics/bulk",

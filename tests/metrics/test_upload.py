@@ -49,6 +49,7 @@ from app.metrics.upload import (
     Upload,
 )
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 from tests.faults import Drop, FaultServer, Hang, Reply, Seen, closed_port
 
 T = TypeVar("T")
@@ -81,6 +82,11 @@ class TestBody:
     @property
     def features(self) -> set[str]:
         return {key[0] for key in self.expected}
+
+
+#: every flag the bodies made here name: the sandbox, as Unleash, stores no metrics of a flag
+#: it does not know, so `client_for` creates them (`known_flags`) before a test uploads
+MADE_FEATURES: set[str] = set()
 
 
 def make_bodies(
@@ -125,10 +131,13 @@ def make_bodies(
         ]
         data = bulk_metrics_bytes(BulkMetrics(applications=applications, metrics=metrics))
         out.append(TestBody(index, data, per_body, len(applications), expected))
+    MADE_FEATURES.update(key[0] for body in out for key in body.expected)
     return out
 
 
 def raw_body(index: int, data: bytes, metrics: int = 1) -> TestBody:
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        MADE_FEATURES.update(str(m["featureName"]) for m in json.loads(data)["metrics"])
     return TestBody(index, data, metrics, 0)
 
 
@@ -295,6 +304,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess
 
 
 def client_for(sb: SandboxProcess, url: str | None = None, **kw: Any) -> AdminClient:
+    """A client of `sb` with its client token, once `sb` knows the flags of `MADE_FEATURES`."""
+    known_flags(sb, MADE_FEATURES)
     kw.setdefault("client_token", sb.client_token)
     return AdminClient(url or sb.url, sb.admin_token, **kw)
 
@@ -947,6 +958,7 @@ def test_a_loaded_file_is_stored_exactly_per_feature_application_environment_and
     batch = load([path])
     assert not batch.errors and batch.metric_count == 30_000
     expected = file_rows(batch)
+    MADE_FEATURES.update(key[0] for key in expected)
 
     async def main() -> tuple[Report, dict[Any, tuple[int, int, int]]]:
         async with client_for(sandbox_here) as client:

@@ -11,11 +11,15 @@ import httpx
 
 from app.api.models import FeatureMetricsRaw, FeatureUsage
 from app.api.wire import BULK_METRICS_BODY_LIMIT, json_path
+from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import known_flags
 from tests.sandbox.conftest import assert_error
 
 HOUR = 3_600_000
-BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
+_NOW = int(datetime.now(UTC).timestamp() * 1000)
+#: an hour window three hours ago: it and the next are within the raw read's 48 hours
+BASE = _NOW - _NOW % HOUR - 3 * HOUR
 
 
 def padded(size: int) -> bytes:
@@ -33,9 +37,7 @@ def post(http: httpx.Client, body: bytes | dict) -> httpx.Response:
 
 def raw_windows(sb: SandboxProcess, feature: str) -> list:
     with sb.admin() as http:
-        r = http.get(
-            f"/api/admin/client-metrics/features/{feature}/raw", params={"hoursBack": 24 * 365}
-        )
+        r = http.get(f"/api/admin/client-metrics/features/{feature}/raw", params={"hoursBack": 48})
     return FeatureMetricsRaw.model_validate(r.json()).data
 
 
@@ -171,6 +173,7 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
             metric(BASE, 0, 3, app_name="admin-ui"),
         ],
     }
+    known_flags(sandbox, ["sum-check"])
     with sandbox.client() as http:
         assert post(http, body).status_code == 202
         assert post(http, body).status_code == 202  # the same again: counts add up
@@ -194,10 +197,11 @@ def test_sums_per_feature_app_environment_and_hour(sandbox):
 
 def test_fields_left_out_take_the_schemas_defaults(sandbox):
     """Optional fields a body leaves out (timestamp, yes, no, variants; an application's
-    started, strategies, sdkVersion, interval, connectVia) are read as their defaults: no
-    timestamp is the current hour; and NaN, which JSON does not have, is refused."""
+    strategies, sdkVersion, connectVia) are read as their defaults: no timestamp is the current
+    hour; and NaN, which JSON does not have, is refused."""
     body = {
-        "applications": [{"appName": "bare", "environment": "development", "instanceId": "b-1"}],
+        "applications": [{"appName": "bare", "environment": "development", "instanceId": "b-1",
+                          "started": BASE, "interval": 15}],
         "metrics": [
             {"featureName": "defaults-check", "appName": "bare", "environment": "development"},
             {"featureName": "defaults-check", "appName": "bare", "environment": "development",
@@ -207,11 +211,10 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
         ],
     }  # fmt: skip
     before = int(datetime.now(UTC).timestamp() * 1000)
+    known_flags(sandbox, ["defaults-check"])
     with sandbox.client() as http:
         assert post(http, body).status_code == 202
-        nan = json.dumps(body).replace(
-            '"instanceId": "b-1"', '"instanceId": "b-1", "interval": NaN'
-        )
+        nan = json.dumps(body).replace('"interval": 15', '"interval": NaN')
         assert_error(post(http, nan.encode()), 400, "ValidationError")
     (window,) = raw_windows(sandbox, "defaults-check")
     assert (window.appName, window.yes, window.no, window.variants) == ("bare", 4, 2, {"red": 2})
@@ -219,31 +222,78 @@ def test_fields_left_out_take_the_schemas_defaults(sandbox):
     assert stamp == before - before % HOUR or stamp == before - before % HOUR + HOUR
 
 
-def test_unknown_feature_names_are_kept(sandbox):
-    body = {
-        "applications": [],
-        "metrics": [
-            {
-                "featureName": "never-created",
-                "appName": "a",
-                "environment": "development",
-                "yes": 4,
-                "no": 1,
-            }
-        ],
-    }
+def test_an_application_without_started_or_interval_is_refused_after_the_rest_is_stored(
+    sandbox,
+):
+    """As Unleash 8.2 (tests/compat/test_metrics_applications.py): 400, yet the body's metrics
+    and its other application items are stored (Unleash registers each item and the metrics,
+    then answers 400 when one registration failed); the sandbox's 400 has its error body
+    (Unleash's is empty). A frontend SDK's item needs neither field; `started` or `interval`
+    given as null is refused before anything is stored."""
+    known_flags(sandbox, ["apps-check"])
+    app = {"appName": "apps", "environment": "development", "instanceId": "i-1"}
+    metric = {"featureName": "apps-check", "appName": "apps", "environment": "development",
+              "timestamp": BASE, "yes": 2, "no": 1}  # fmt: skip
+    complete = {**app, "instanceId": "i-ok", "started": BASE, "interval": 15}
+    body = {"applications": [complete, {**app, "interval": 15}, {**app, "started": BASE}],
+            "metrics": [metric]}  # fmt: skip
+    frontend = {**app, "instanceId": "i-front", "sdkType": "frontend", "sdkVersion": "js:3"}
     with sandbox.client() as http:
-        assert post(http, body).status_code == 202
+        err = assert_error(post(http, body), 400, "ValidationError")
+        assert [d["path"] for d in err["details"]] == [
+            "$.applications[1].started",
+            "$.applications[2].interval",
+        ]
+        nulls = {"applications": [{**complete, "started": None}], "metrics": [metric]}
+        err = assert_error(post(http, nulls), 400, "ValidationError")
+        assert [d["path"] for d in err["details"]] == ["$.applications[0].started"]
+        assert post(http, {"applications": [frontend], "metrics": []}).status_code == 202
+    [w] = raw_windows(sandbox, "apps-check")
+    assert (w.yes, w.no) == (2, 1)  # the first body's, once; the null one's not at all
+    conn = db.connect(sandbox.db)
+    try:
+        instances = {r[0] for r in conn.execute(
+            "SELECT instance_id FROM client_instances WHERE app_name = 'apps'")}  # fmt: skip
+    finally:
+        conn.close()
+    assert instances == {"i-ok", "i-front"}
+
+
+def test_metrics_of_a_flag_the_server_does_not_know_are_dropped(sandbox):
+    """As on Unleash 8.2 (tests/compat/test_metrics_unknown_flags.py): answered 202, not
+    stored, and not counted once the flag is created either; an archived flag's are stored."""
+
+    def body(feature: str, yes: int) -> dict:
+        metric = {"featureName": feature, "appName": "a", "environment": "development",
+                  "yes": yes, "no": 1}  # fmt: skip
+        return {"applications": [], "metrics": [metric]}
+
+    def usage(http: httpx.Client, feature: str) -> list[tuple[int, int]]:
+        r = http.get(f"/api/admin/client-metrics/features/{feature}")
+        return [(u.yes, u.no) for u in FeatureUsage.model_validate(r.json()).lastHourUsage]
+
+    with sandbox.client() as http:
+        assert post(http, body("never-created", 4)).status_code == 202
     with sandbox.admin() as http:
-        usage = FeatureUsage.model_validate(
-            http.get("/api/admin/client-metrics/features/never-created").json()
-        )
-    assert [(u.yes, u.no) for u in usage.lastHourUsage] == [(4, 1)]
-    assert usage.seenApplications == ["a"]
+        assert usage(http, "never-created") == []
+        assert raw_windows(sandbox, "never-created") == []
+        made = http.post("/api/admin/projects/default/features", json={"name": "never-created"})
+        assert made.status_code == 201, made.text
+        assert usage(http, "never-created") == []
+    with sandbox.client() as http:
+        assert post(http, body("never-created", 6)).status_code == 202
+    with sandbox.admin() as http:
+        assert usage(http, "never-created") == [(6, 1)]
+        assert http.delete("/api/admin/projects/default/features/never-created").status_code == 202
+    with sandbox.client() as http:
+        assert post(http, body("never-created", 2)).status_code == 202
+    with sandbox.admin() as http:
+        assert usage(http, "never-created") == [(8, 2)]
 
 
 def test_eight_concurrent_uploaders_sum_exactly(sandbox):
     features = [f"conc-{i}" for i in range(5)]
+    known_flags(sandbox, features)
     expected: Counter = Counter()
     errors: list[str] = []
 
@@ -287,6 +337,7 @@ def test_eight_concurrent_uploaders_sum_exactly(sandbox):
 
 def test_accepted_metrics_survive_a_kill_right_after_202(tmp_path):
     sb = SandboxProcess(tmp_path / "kill.sqlite3", "--empty").start()
+    known_flags(sb, ["durable"])
     try:
         with sb.client() as http:
             for n in range(20):
@@ -323,6 +374,7 @@ def test_writes_from_auth_and_uploads_never_collide(sandbox, personal_token):
     """A personal token's use is recorded in a write; with uploads running beside it, every
     request must still succeed (all store calls stay on the server's event-loop thread)."""
     token = personal_token(sandbox, "amara.okafor")
+    known_flags(sandbox, ["race"])
     failures: list[str] = []
 
     def reader() -> None:

@@ -16,6 +16,7 @@ import httpx
 
 from app.api.models import ArchivedFeatures, FeatureMetricsRaw, FeatureUsage
 from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
+from sandbox import db
 from sandbox.process import SandboxProcess
 from sandbox.store.metrics import MAX_STORED_COUNT, MAX_STORED_VARIANT
 from tests.sandbox.conftest import assert_error
@@ -49,14 +50,14 @@ def create_flag(sb: SandboxProcess, name: str) -> None:
 
 def read_everything(sb: SandboxProcess, feature: str) -> list[tuple[int, int, dict[str, int]]]:
     """Every admin route that shows `feature`'s metrics answers 200 with a body of its model
-    (usage, raw over a year, the project's onboarding, and once archived its last seen);
+    (usage, raw over its 48 hours, the project's onboarding, and once archived its last seen);
     returns the raw windows' (yes, no, variants)."""
     with sb.admin() as http:
         r = http.get(f"/api/admin/client-metrics/features/{feature}")
         assert r.status_code == 200, r.text
         usage = FeatureUsage.model_validate(r.json())
         r = http.get(f"/api/admin/client-metrics/features/{feature}/raw",
-                     params={"hoursBack": 24 * 366})  # fmt: skip
+                     params={"hoursBack": 48})  # fmt: skip
         assert r.status_code == 200, r.text
         raw = FeatureMetricsRaw.model_validate(r.json())
         r = http.get("/api/admin/personal-dashboard/default")
@@ -101,9 +102,17 @@ def test_times_beyond_what_javascript_dates_hold_are_refused(sandbox):
             assert "$.metrics[0].timestamp" in body["message"], body
         assert_error(post(http, metric("when", timestamp="not a time")), 400, "ValidationError")
     windows = read_everything(sandbox, "when")
+    # the raw read shows this hour (its 24 hours end with the current one)
+    assert windows == [(1, 0, {})]
     # years 275760, -271821 and 0 are answered 202 and not stored: no date-time can show them;
-    # the raw read shows this hour and the last one of year 9999 (not year 1: too long ago)
-    assert windows == [(1, 0, {}), (1, 0, {})]
+    # year 1 and the last hour of year 9999 are
+    conn = db.connect(sandbox.db)
+    try:
+        query = "SELECT window_start FROM client_metrics WHERE feature = 'when' ORDER BY 1"
+        stored = [r[0] for r in conn.execute(query)]
+    finally:
+        conn.close()
+    assert stored == [first, NOW - NOW % HOUR, last - last % HOUR]
 
 
 def test_sums_never_pass_what_a_read_can_show(sandbox):

@@ -34,6 +34,7 @@ from tests.ui.test_metrics_tool import (  # noqa: F401 (fixtures)
     empty_sandbox,
     file_rows,
     generate,
+    know,
     open_tool,
     upload_then_cancel,
     wait_loaded,
@@ -185,6 +186,7 @@ def test_a_body_in_doubt_is_sent_anyway_only_once_the_risk_is_confirmed(
     Resume leaves it in doubt and says why; "Send in doubt anyway…" asks first, naming the risk,
     and the server then counts it twice, as it said it might."""
     batch = generate(tmp_path / "batch.ndjson", 200, "--seed", "33")
+    know(empty_sandbox, batch)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model

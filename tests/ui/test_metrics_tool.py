@@ -44,7 +44,7 @@ from app.viewmodels.metrics import (
 )
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
-from tests.conftest import MemoryKeyring
+from tests.conftest import MemoryKeyring, known_flags
 from tests.metrics.test_upload import file_rows as upload_file_rows
 from tests.metrics.test_upload import stored_rows
 from ui.metrics_tool import APPLICATION_ROWS, MetricsTool
@@ -127,6 +127,12 @@ def file_rows(path: Path) -> dict[Key, tuple[int, int, int]]:
     batch = load([path])
     assert not batch.errors
     return upload_file_rows(batch)
+
+
+def know(sb: SandboxProcess, *paths: Path) -> None:
+    """The flags of the files at `paths`, made on `sb`: it stores no metrics of a flag it does
+    not know, as Unleash."""
+    known_flags(sb, {key[0] for path in paths for key in file_rows(path)})
 
 
 def rows_by_file(tool: MetricsTool) -> dict[str, SourceRow]:
@@ -441,6 +447,7 @@ def test_an_upload_stores_exactly_the_files_counts(
 ) -> None:  # fmt: skip
     batch = generate(tmp_path / "batch.ndjson", 3_000, "--seed", "11")
     bulk = generate(tmp_path / "batch.json", 500, "--seed", "12", "--format", "bulk")
+    know(empty_sandbox, batch, bulk)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -478,6 +485,7 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
     arun: Any, tmp_path: Path,
 ) -> None:  # fmt: skip
     batch = generate(tmp_path / "batch.ndjson", 2_000, "--seed", "21")
+    know(empty_sandbox, batch)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -569,6 +577,7 @@ def test_cancel_while_the_invalid_items_are_saved_keeps_the_ledger_for_resume(
     """Cancel once the ledger is complete (here while the invalid items are written): nothing
     is sent, and the ledger is closed and offered for Resume, which sends it all."""
     good = generate(tmp_path / "batch.ndjson", 500, "--seed", "32")
+    know(empty_sandbox, good)
     path = tmp_path / "with-invalid.ndjson"
     path.write_text(good.read_text() + "not json\n")
     session = connect(empty_sandbox)
@@ -647,6 +656,7 @@ def test_a_batch_this_server_accepted_is_sent_again_only_once_confirmed(
     twice). Now nothing is sent; the window names the earlier upload (when, and its folder)
     and Upload again sends it once confirmed."""
     batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "34")
+    know(empty_sandbox, batch)
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -748,6 +758,7 @@ def test_without_a_client_token_the_window_asks_for_one(
     assert session.state == READY, session.message
     try:
         batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "31")
+        know(empty_sandbox, batch)
         tool = open_tool(qtbot, session)
         model = tool.model
         tool.add_files([str(batch)])
@@ -879,6 +890,7 @@ def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
     other = {"featureName": "win-other", "appName": "a", "environment": "production",
              "timestamp": now, "yes": 1, "no": 1}  # fmt: skip
     (tmp_path / "other.ndjson").write_text(json.dumps(other) + "\n")
+    known_flags(empty_sandbox, ["win-sdk", "win-other"])
     session = connect(empty_sandbox)
     tool = open_tool(qtbot, session)
     model = tool.model
@@ -904,3 +916,66 @@ def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
     assert model.report is not None and model.report.accepted.metrics == 1
     assert model.again_question == ""
     assert arun(stored_rows(client, {"win-other"}), timeout=60_000) == {}  # dropped, as Unleash
+
+
+def test_the_environment_of_sdk_payloads_and_sending_dropped_metrics_are_set_in_the_window(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    """As `flagdesk metrics upload --environment NAME` and `--send-dropped`: the environment
+    field reads SDK payloads that name none for the environment typed there (empty: the client
+    token's), and "Send metrics the server would drop" sends such a batch once a confirmation
+    naming the risk is accepted (Cancel sends nothing); without it, nothing is sent."""
+    hour = time.strftime("%Y-%m-%dT%H", time.gmtime())
+    sdk = {"appName": "sdk-app", "instanceId": "i-1",
+           "bucket": {"start": f"{hour}:00:01+00:00", "stop": f"{hour}:00:31+00:00",
+                      "toggles": {"win-env": {"yes": 248, "no": 252}}}}  # fmt: skip
+    (tmp_path / "sdk.json").write_text(json.dumps(sdk))
+    known_flags(empty_sandbox, ["win-env"])
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    client = arun(session.client())
+    tool.add_files([str(tmp_path / "sdk.json")])
+    wait_loaded(qtbot, model)
+
+    def environments() -> list[str]:
+        return [r.environment for r in model.batches[0].totals().rows]
+
+    assert environments() == ["development"]  # the client token's
+    assert tool.environment_combo.isEnabled() and "development" in [
+        tool.environment_combo.itemText(i) for i in range(tool.environment_combo.count())
+    ]
+    tool.environment_combo.setEditText("production")  # read again for production
+    qtbot.waitUntil(lambda: not model.loading and environments() == ["production"])
+    assert "'production'" in model.dropped_question and "not count them" in model.dropped_question
+    # not checked: nothing is sent, the window says what would be dropped
+    tool.upload_button.click()
+    qtbot.waitUntil(lambda: bool(model.again_question), timeout=30_000)
+    assert "1 metric for 'production'" in model.again_question and model.report is None
+    # checked: asked first, naming the risk; Cancel sends nothing
+    tool.send_dropped_check.setChecked(True)
+    tool.upload_button.click()
+    box = tool.dropped_flow.box
+    assert box is not None and "not count them" in box.text() and "'production'" in box.text()
+    box.cancel_button.click()
+    qtbot.waitUntil(lambda: tool.dropped_flow.box is None)
+    assert not model.uploading and model.report is None
+    tool.upload_button.click()
+    box = tool.dropped_flow.box
+    assert box is not None
+    box.action_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.accepted.metrics == 1
+    assert arun(stored_rows(client, {"win-env"}), timeout=60_000) == {}  # dropped, as Unleash
+    # emptied: the client token's environment again, where the server counts them
+    tool.send_dropped_check.setChecked(False)
+    tool.environment_combo.setEditText("")
+    qtbot.waitUntil(lambda: not model.loading and environments() == ["development"])
+    assert model.dropped_question == ""
+    tool.upload_button.click()
+    wait_uploaded(qtbot, model)
+    assert model.report is not None and model.report.complete, model.report_lines()
+    rows = arun(stored_rows(client, {"win-env"}), timeout=60_000)
+    assert [(k[2], v[:2]) for k, v in rows.items()] == [("development", (248, 252))]
+    assert unnamed_controls(tool) == []
