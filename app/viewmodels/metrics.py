@@ -1247,11 +1247,13 @@ class MetricsToolModel(ToolViewModel):
         accepted in an earlier upload is not sent: `again_question` then names that upload, and
         `upload_again()` (the person's confirmation) sends it anyway. So is a batch with metrics
         the server would answer 202 to and drop (`dropped_text`): nothing is sent, and
-        `again_question` says what would be dropped until `upload_again()` confirms."""
+        `again_question` says what would be dropped, and what sending it means, until
+        `upload_again()` confirms."""
         if self.upload_reason:
             return None
         max_body = max(MIN_MAX_BODY, int(max_body))
-        dropped = "" if send_dropped else dropped_text(self.batches, self.upload_token)
+        # the question names the risk, as the checkbox's confirmation does (`dropped_question`)
+        dropped = "" if send_dropped else self.dropped_question
         if dropped:
             self._clear_result()
             self.again_question = dropped

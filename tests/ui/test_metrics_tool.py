@@ -34,6 +34,7 @@ import app.metrics.batch_upload as batch_upload
 from app import resources
 from app.connection import ConnectionSpec
 from app.metrics import Batch, load
+from app.metrics.batch_upload import DROPPED_RISK
 from app.metrics.upload import Progress
 from app.profiles import Profile, ProfileStore
 from app.viewmodels.metrics import (
@@ -910,6 +911,7 @@ def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
     qtbot.waitUntil(lambda: bool(model.again_question), timeout=30_000)
     assert "1 metric for 'production'" in model.again_question
     assert "kept only for 'development'" in model.again_question
+    assert DROPPED_RISK in model.again_question  # what Upload again means, said before it
     assert model.report is None and tool.again_button.isVisible()
     tool.again_button.click()  # the confirmation
     wait_uploaded(qtbot, model)
