@@ -1061,12 +1061,12 @@ class MetricsTool(ToolContent):
             )
         elif m.again_question and m.resume_offer is not None:
             self.report_label.setText(
-                f"<b>Nothing was sent: an upload of this batch is unfinished.</b> "
+                f"<b>{html.escape(m.again_heading)}</b> "
                 f"{html.escape(m.again_question)} Resume it, or Upload again to start anew."
             )
         elif m.again_question:
             self.report_label.setText(
-                f"<b>Nothing was sent: this batch was uploaded before.</b> "
+                f"<b>{html.escape(m.again_heading)}</b> "
                 f"{html.escape(m.again_question)} Upload again to send it anyway."
             )
         elif m.report is not None:

@@ -32,6 +32,7 @@ from app.profiles import ProfileStore
 from app.registry import DELETE_INACTIVE_USERS
 from app.viewmodels.archive import DELETE, REVIVE
 from app.viewmodels.avatars import AvatarCache
+from app.viewmodels.metrics import AGAIN_HEADINGS, DROPPED
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.archive import ArchiveBrowser, ArchiveConfirmation
@@ -203,11 +204,25 @@ async def _metrics_problems(content: Any) -> None:
     content.problems.view.selectRow(0)
 
 
+async def _confirmed_upload(content: Any) -> None:
+    """Upload, answering Upload again to each question asked first, as a person does once told
+    what it means (the generated batch has a metric the server drops; a batch sent before)."""
+    model = content.model
+    content.upload_button.click()
+    for _ in range(3):
+        await until(lambda: model.report is not None or (bool(model.again_question)
+                                                         and not model.uploading))  # fmt: skip
+        if model.report is not None:
+            break
+        content.again_button.click()
+        await asyncio.sleep(0.2)
+    await until(lambda: model.report is not None and not model.uploading)
+    await idle(content)
+
+
 async def _metrics_upload(content: Any, max_body: int) -> None:
     content.max_body_spin.setValue(max_body)
-    content.upload_button.click()
-    await until(lambda: content.model.report is not None and not content.model.uploading)
-    await idle(content)
+    await _confirmed_upload(content)
 
 
 async def _metrics_uploaded(content: Any) -> None:
@@ -215,9 +230,15 @@ async def _metrics_uploaded(content: Any) -> None:
 
 
 async def _metrics_again(content: Any) -> None:
-    """The same batch once more: this server accepted it already, so flagdesk asks first."""
+    """The same batch once more: this server accepted it already, so flagdesk asks first (after
+    the question about the metric it would drop, answered as for the first upload)."""
+    model = content.model
     content.upload_button.click()
-    await until(lambda: bool(content.model.again_question) and not content.model.uploading)
+    await until(lambda: bool(model.again_question) and not model.uploading)
+    if model.again_heading == AGAIN_HEADINGS[DROPPED]:
+        content.again_button.click()
+        await until(lambda: model.again_heading not in ("", AGAIN_HEADINGS[DROPPED])
+                    and not model.uploading)  # fmt: skip
     await idle(content)
 
 
@@ -225,12 +246,7 @@ async def _metrics_rejected(content: Any) -> None:
     """A body limit above the server's, confirmed as sent again: the larger bodies get 413,
     each reported."""
     content.max_body_spin.setValue(150_000)
-    content.upload_button.click()
-    await until(lambda: bool(content.model.again_question) or content.model.report is not None)
-    if content.model.again_question:
-        content.again_button.click()
-    await until(lambda: content.model.report is not None and not content.model.uploading)
-    await idle(content)
+    await _confirmed_upload(content)
 
 
 STEPS: tuple[Step, ...] = (

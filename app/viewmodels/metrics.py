@@ -102,6 +102,15 @@ from app.viewmodels.tools import ToolViewModel
 if TYPE_CHECKING:
     from app.connection import ConnectionSpec
 
+#: the question asked before a batch with metrics the server would drop is sent
+DROPPED = "would be dropped"
+#: what each question Upload again answers is about (`MetricsModel.again_heading`)
+AGAIN_HEADINGS = {
+    DROPPED: "Nothing was sent: the server would drop some of these metrics.",
+    UNFINISHED: "Nothing was sent: an upload of this batch is unfinished.",
+    ALREADY_SENT: "Nothing was sent: this batch was uploaded before.",
+}
+
 #: features drawn one by one in the chart; the rest are one "others" bar
 TOP_FEATURES = 8
 #: hour windows drawn one by one; more are drawn in groups of consecutive windows
@@ -601,6 +610,8 @@ class MetricsToolModel(ToolViewModel):
         #: the last upload found this server had accepted the batch before: the question to
         #: ask (naming when and where), and the uploads it found; `upload_again` confirms
         self.again_question = ""
+        #: what `again_question` is about, said before it (`again_heading`)
+        self._again_about = ""
         #: the environment chosen for SDK payloads that name none ("": the client token's,
         #: see `payload_environment`), as `flagdesk metrics upload --environment NAME`
         self.environment_override = ""
@@ -1256,7 +1267,7 @@ class MetricsToolModel(ToolViewModel):
         dropped = "" if send_dropped else self.dropped_question
         if dropped:
             self._clear_result()
-            self.again_question = dropped
+            self.again_question, self._again_about = dropped, DROPPED
             self._again = lambda: self.upload(max_body, concurrency, again=again, send_dropped=True)
             self._changed_report()
             return None
@@ -1264,6 +1275,13 @@ class MetricsToolModel(ToolViewModel):
         self._retry = lambda: self.upload(max_body, concurrency)
         self._again = lambda: self.upload(max_body, concurrency, again=True)
         return self._start_upload(self._send(job, self.batches, max_body, again), job)
+
+    @property
+    def again_heading(self) -> str:
+        """What `again_question` is about, in a sentence said before it ("" with no question)."""
+        if not self.again_question:
+            return ""
+        return AGAIN_HEADINGS.get(self._again_about, AGAIN_HEADINGS[ALREADY_SENT])
 
     def upload_again(self) -> asyncio.Task[None] | None:
         """The person confirmed: send the batch this server accepted before once more."""
@@ -1407,7 +1425,7 @@ class MetricsToolModel(ToolViewModel):
         if outcome.failure == UNFINISHED:
             self.earlier = outcome.earlier
             if self._same_connection:
-                self.again_question = outcome.message
+                self.again_question, self._again_about = outcome.message, UNFINISHED
                 self._offer_folder = outcome.earlier[0].folder
             self._changed_report()
             self.refresh_unfinished()
@@ -1415,6 +1433,7 @@ class MetricsToolModel(ToolViewModel):
         if outcome.failure == ALREADY_SENT:
             self.earlier = outcome.earlier
             self.again_question = outcome.message if self._same_connection else ""
+            self._again_about = ALREADY_SENT
             self._changed_report()
             return
         if outcome.failure == CANCELLED_EARLY:

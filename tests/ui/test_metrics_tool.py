@@ -913,6 +913,8 @@ def test_metrics_the_server_would_drop_are_sent_only_once_confirmed(
     assert "kept only for 'development'" in model.again_question
     assert DROPPED_RISK in model.again_question  # what Upload again means, said before it
     assert model.report is None and tool.again_button.isVisible()
+    shown = tool.report_label.text()
+    assert "would drop some of these metrics" in shown and "uploaded before" not in shown
     tool.again_button.click()  # the confirmation
     wait_uploaded(qtbot, model)
     assert model.report is not None and model.report.accepted.metrics == 1
