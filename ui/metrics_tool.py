@@ -838,18 +838,19 @@ class MetricsTool(ToolContent):
             return
         self.model.upload(self.max_body_spin.value(), self.concurrency_spin.value())
 
-    def make_dropped_box(self, question: str) -> ConfirmationBox:
-        box = ConfirmationBox(
-            f"{STEM}SendDroppedBox",
-            "Send metrics the server will drop?",
-            question,
-            ["Set the environment of SDK payloads above, or fix the files, to have them "
-             "counted."],
-            "Send anyway",
-            self,
-        )  # fmt: skip
+    def _send_anyway_box(self, name: str, title: str, question: str, note: str) -> ConfirmationBox:
+        """A question before something is sent that may not count as the person expects."""
+        box = ConfirmationBox(f"{STEM}{name}", title, question, [note], "Send anyway", self)
         box.plan = question
         return box
+
+    def make_dropped_box(self, question: str) -> ConfirmationBox:
+        return self._send_anyway_box(
+            "SendDroppedBox",
+            "Send metrics the server will drop?",
+            question,
+            "Set the environment of SDK payloads above, or fix the files, to have them counted.",
+        )
 
     def on_dropped_confirmed(self, _question: object) -> None:
         self.model.upload(
@@ -1096,17 +1097,13 @@ class MetricsTool(ToolContent):
         self.resend_flow.ask(self.model.resend_question or None)
 
     def make_resend_box(self, question: str) -> ConfirmationBox:
-        box = ConfirmationBox(
-            f"{STEM}ResendInDoubtBox",
+        return self._send_anyway_box(
+            "ResendInDoubtBox",
             "Send the bodies in doubt again?",
             question,
-            ["Resume checks the server's totals again first and sends only what it lacks; "
-             "this sends the bodies it cannot decide as well."],
-            "Send anyway",
-            self,
-        )  # fmt: skip
-        box.plan = question
-        return box
+            "Resume checks the server's totals again first and sends only what it lacks; "
+            "this sends the bodies it cannot decide as well.",
+        )
 
     def on_resend_confirmed(self, _question: object) -> None:
         self.model.resend_in_doubt()
