@@ -1060,15 +1060,14 @@ class MetricsTool(ToolContent):
             self.report_label.setText(
                 f"<b>The upload could not start.</b> {html.escape(m.upload_error)}"
             )
-        elif m.again_question and m.resume_offer is not None:
-            self.report_label.setText(
-                f"<b>{html.escape(m.again_heading)}</b> "
-                f"{html.escape(m.again_question)} Resume it, or Upload again to start anew."
-            )
         elif m.again_question:
+            choice = (
+                "Resume it, or Upload again to start anew."
+                if m.resume_offer is not None
+                else "Upload again to send it anyway."
+            )
             self.report_label.setText(
-                f"<b>{html.escape(m.again_heading)}</b> "
-                f"{html.escape(m.again_question)} Upload again to send it anyway."
+                f"<b>{html.escape(m.again_heading)}</b> {html.escape(m.again_question)} {choice}"
             )
         elif m.report is not None:
             lines = [html.escape(line) for line in m.report_lines()]

@@ -36,6 +36,7 @@ from tests.ui.test_metrics_tool import (  # noqa: F401 (fixtures)
     generate,
     know,
     open_tool,
+    resume_and_check_stored,
     upload_then_cancel,
     wait_loaded,
     wait_uploaded,
@@ -133,17 +134,7 @@ def test_the_window_killed_mid_upload_offers_the_resume_at_its_next_start(
     qtbot.waitUntil(lambda: len(model.unfinished) == 1)  # offered at once, nothing clicked
     assert model.unfinished[0].folder == journal.parent
     assert model.unfinished[0].pending.bodies == len(killed.unfinished())
-    assert empty_sandbox.url in tool.unfinished_combo.currentText()
-    assert tool.resume_button.isEnabled(), tool.resume_reason.text()
-    tool.resume_button.click()
-    wait_uploaded(qtbot, model)
-    report = model.report
-    assert report is not None and report.complete, model.report_lines()
-    assert report.accepted.metrics == 3_000 and report.in_doubt == 0
-    expected = file_rows(batch)
-    client = arun(session.client())
-    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
-    qtbot.waitUntil(lambda: model.unfinished == [])
+    resume_and_check_stored(qtbot, tool, session, arun, empty_sandbox, batch, metrics=3_000)
 
 
 def test_uploading_files_whose_upload_is_unfinished_offers_to_resume_it(

@@ -123,6 +123,27 @@ def generate(path: Path, metrics: int, *extra: str) -> Path:
     return path
 
 
+def resume_and_check_stored(
+    qtbot: Any, tool: MetricsTool, session: Session, arun: Any, sandbox: SandboxProcess,
+    batch: Path, metrics: int,
+) -> None:  # fmt: skip
+    """Resume the unfinished upload the window offers (for `sandbox`): it completes with
+    `metrics` accepted and none in doubt, the server then holds exactly the rows of `batch`,
+    and nothing is left unfinished."""
+    model = tool.model
+    assert sandbox.url in tool.unfinished_combo.currentText()
+    assert tool.resume_button.isEnabled(), tool.resume_reason.text()
+    tool.resume_button.click()
+    wait_uploaded(qtbot, model)
+    report = model.report
+    assert report is not None and report.complete, model.report_lines()
+    assert report.accepted.metrics == metrics and report.in_doubt == 0
+    expected = file_rows(batch)
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+    qtbot.waitUntil(lambda: model.unfinished == [])
+
+
 def file_rows(path: Path) -> dict[Key, tuple[int, int, int]]:
     """The file's sums per feature, application, environment and window, read by the core."""
     batch = load([path])
@@ -503,17 +524,7 @@ def test_cancel_mid_upload_then_resume_completes_with_exact_totals(
     unfinished = model.unfinished[0]
     assert unfinished.folder == first.ledger.parent
     assert unfinished.pending.bodies == first.pending.bodies
-    assert empty_sandbox.url in tool.unfinished_combo.currentText()
-    assert tool.resume_button.isEnabled(), tool.resume_reason.text()
-    tool.resume_button.click()
-    wait_uploaded(qtbot, model)
-    second = model.report
-    assert second is not None and second.complete, model.report_lines()
-    assert second.accepted.metrics == 2_000 and second.in_doubt == 0
-    expected = file_rows(batch)
-    client = arun(session.client())
-    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
-    qtbot.waitUntil(lambda: model.unfinished == [])
+    resume_and_check_stored(qtbot, tool, session, arun, empty_sandbox, batch, metrics=2_000)
     assert not tool.unfinished_combo.isEnabled()
 
 
