@@ -4,9 +4,18 @@ Two answers of the API run to 100,000 items (inactive users: 20 MB, archived fla
 whole and then validated, they cost the full download, then a decode that holds the GIL for a
 quarter of a second, then the validation, one after the other, with every decoded dict alive at
 once. Here the body is cut, as it arrives, into pieces of whole items, and each piece is decoded
-and validated in one call of pydantic's Rust validator (`validate_json`), a few milliseconds
-each: the work overlaps the download, the event loop turns between pieces, and only the
-validated items stay in memory.
+and validated in one call, a few milliseconds each: the work overlaps the download, the event
+loop turns between pieces, and only the validated items stay in memory.
+
+Who validates: pydantic is the authority on what an item is (`app.api.models`' `@row` dataclasses,
+its errors, its leniency). msgspec decodes the same dataclasses, with the same field types, five
+times faster: it is tried first on each piece, and it is strict (no number for a string, no 0/1
+for a bool, RFC 3339 times only), so whatever it accepts pydantic accepts too, with the same
+values. A piece msgspec refuses, for any reason, goes to pydantic, which accepts it (lenient
+input: numbers as times, "true" as a bool), names what is wrong in it, or finds it is not JSON
+(a bad cut). Measured on this machine: 100,000 inactive users 0.09 s against 0.50 s with pydantic
+alone, 100,000 archived flags 0.20 s against 0.65 s; the GUI thread holds the GIL for all of it
+while the rows' thread waits.
 
 Where to cut: between two items of the list, `}` `,` `{` at the list's own depth. A `},{` can
 also sit between two nested objects of one item, or inside a string; so a cut is only tried
@@ -22,13 +31,18 @@ the body whole instead.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import re
+import types
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
+import msgspec
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.jsonsplit import BETWEEN_ITEMS_BYTES
@@ -70,8 +84,12 @@ class ListStream(Generic[T]):
     def __init__(self, field: str, item_type: type[T], piece_bytes: int = PIECE_BYTES) -> None:
         self.field = field
         self._adapter: TypeAdapter[list[T]] = TypeAdapter(list[item_type])  # type: ignore[valid-type]
+        self._fast = fast_decoder(item_type)
         self._piece = piece_bytes
         self._buf = b""
+        #: `{` less `}` in `_buf` once items are being taken: each byte is counted once, as it
+        #: arrives, and a cut only counts the bytes after it
+        self._depth = 0
         self._in_items = False
         #: the top object's members other than the list (complete after `finish()`)
         self.envelope: dict[str, Any] = {}
@@ -88,7 +106,11 @@ class ListStream(Generic[T]):
     def feed(self, data: bytes) -> list[T]:
         self.received += len(data)
         self._buf += data
-        if not self._in_items and not self._prefix(final=False):
+        if self._in_items:
+            self._depth += data.count(b"{") - data.count(b"}")
+        elif self._prefix(final=False):
+            self._depth = self._buf.count(b"{") - self._buf.count(b"}")
+        else:
             return []
         out: list[T] = []
         while len(self._buf) >= self._piece:
@@ -207,31 +229,72 @@ class ListStream(Generic[T]):
             if between is None:
                 continue
             candidates += 1
-            piece = buf[: brace + 1]
-            if not trust and (
-                piece.count(b"{") != piece.count(b"}") or piece.count(b"[") != piece.count(b"]")
-            ):
+            # the piece before the cut closes every object it opens; a cut between two objects
+            # nested in an item (a flag's environments) leaves the item open. Only braces are
+            # counted: a list nested in an item lies inside an object too
+            after = buf[brace + 1 :]  # the cut's `,` and the bytes after it: few
+            depth_after = after.count(b"{") - after.count(b"}")
+            if not trust and self._depth != depth_after:
                 continue
             tries += 1
             try:
-                items = self._validate(piece)
+                items = self._validate(buf[: brace + 1])
             except _NotJson:
                 continue
-            self._buf = buf[between.end() - 1 :]
+            self._buf = buf[between.end() - 1 :]  # from the next item's `{`: `after` less `,`
+            self._depth = depth_after
             return items
         return None
 
     def _validate(self, piece: bytes) -> list[T]:
         if not piece.strip():
             return []
+        data = b"[" + piece + b"]"
+        if self._fast is not None:
+            try:
+                items: list[T] = self._fast.decode(data)
+            except msgspec.DecodeError:  # its ValidationError too: pydantic decides
+                pass
+            else:
+                self.count += len(items)
+                return items
         try:
-            items = self._adapter.validate_json(b"[" + piece + b"]")
+            items = self._adapter.validate_json(data)
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 raise _NotJson from None
             raise ItemsInvalid(exc, self.field, self.count) from None
         self.count += len(items)
         return items
+
+
+def fast_decoder(item_type: type[T]) -> msgspec.json.Decoder[list[T]] | None:
+    """msgspec's strict decoder of a list of `item_type`, for dataclasses of plain fields (the
+    `@row` items); None for anything else (pydantic models, constraints msgspec does not read:
+    `Annotated[int, Field(ge=1)]`), which pydantic alone validates."""
+    if not _plain(item_type):
+        return None
+    return msgspec.json.Decoder(list[item_type], strict=True)  # type: ignore[valid-type]
+
+
+_PLAIN_SCALARS = (str, int, float, bool, datetime, type(None))
+
+
+def _plain(tp: Any) -> bool:
+    """A type both validators read alike: scalars, lists and unions of them, and dataclasses
+    whose fields are such types."""
+    if tp in _PLAIN_SCALARS:
+        return True
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        try:
+            hints = typing.get_type_hints(tp, include_extras=True)
+        except NameError:  # a name its annotations use is not reachable: not ours to guess
+            return False
+        return all(_plain(hints[f.name]) for f in dataclasses.fields(tp))
+    origin = typing.get_origin(tp)
+    if origin in (list, typing.Union, types.UnionType):
+        return all(_plain(arg) for arg in typing.get_args(tp))
+    return False
 
 
 class _NotJson(Exception):

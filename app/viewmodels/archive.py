@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -114,14 +115,15 @@ def _time_key(get: Callable[[ArchivedFeature], datetime | None]) -> Callable[[An
     return key
 
 
+#: plain fields are read with `attrgetter` (a C call: 100,000 rows are read a column at a time)
 COLUMNS: list[Column[ArchivedFeature]] = [
-    Column("Name", lambda f: f.name),
-    Column("Type", lambda f: f.type),
+    Column("Name", attrgetter("name")),
+    Column("Type", attrgetter("type")),
     Column("Description", lambda f: f.description or None, tooltip=lambda f: f.description),
-    Column("Created", lambda f: f.createdAt, sort_key=_time_key(lambda f: f.createdAt)),
-    Column("Archived", lambda f: f.archivedAt, sort_key=_time_key(lambda f: f.archivedAt)),
-    Column("Stale", lambda f: f.stale),
-    Column("Impression data", lambda f: f.impressionData),
+    Column("Created", attrgetter("createdAt"), sort_key=_time_key(lambda f: f.createdAt)),
+    Column("Archived", attrgetter("archivedAt"), sort_key=_time_key(lambda f: f.archivedAt)),
+    Column("Stale", attrgetter("stale")),
+    Column("Impression data", attrgetter("impressionData")),
     Column("Last seen", last_seen, tooltip=last_seen_source, sort_key=_time_key(last_seen)),
 ]
 #: the default order: archived newest first

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import attrgetter
 
 from PySide6.QtCore import QObject, Signal
 
@@ -97,15 +98,16 @@ def days_tooltip(row: InactiveRow) -> str:
     return f"Days since the account was created ({when}), which is after its last login"
 
 
+#: plain fields are read with `attrgetter` (a C call: 100,000 rows are read a column at a time)
 INACTIVE_COLUMNS: list[Column[InactiveRow]] = [
-    Column("Name", lambda r: r.name),
-    Column("Username", lambda r: r.username),
-    Column("Email", lambda r: r.email),
-    Column("Days inactive", lambda r: r.days_inactive, numeric=True, tooltip=days_tooltip),
-    Column("Last login", lambda r: r.seenAt,
+    Column("Name", attrgetter("name")),
+    Column("Username", attrgetter("username")),
+    Column("Email", attrgetter("email")),
+    Column("Days inactive", attrgetter("days_inactive"), numeric=True, tooltip=days_tooltip),
+    Column("Last login", attrgetter("seenAt"),
            tooltip=lambda r: None if r.seenAt is not None else "Never logged in"),
-    Column("Created", lambda r: r.createdAt),
-    Column("Personal token last used", lambda r: r.patSeenAt,
+    Column("Created", attrgetter("createdAt")),
+    Column("Personal token last used", attrgetter("patSeenAt"),
            tooltip=lambda r: None if r.patSeenAt is not None else "No personal access token used"),
 ]  # fmt: skip
 #: the column sorted by default (most days inactive first)

@@ -560,6 +560,23 @@ def test_inactive_users_without_duplicates_are_untouched() -> None:
     assert run(go()) == [2, 1]
 
 
+def test_inactive_users_streamed_are_listed_once_across_pieces() -> None:
+    """20,000 users handed over a piece at a time: a user listed again within a piece or in a
+    later piece (another old token) is dropped, wherever the repeat falls."""
+    server = Unleash82()
+    users = [{"id": i, "name": f"User {i}"} for i in range(20_000)]
+    server.inactive = [*users[:10_000], users[7], users[9_999], *users[10_000:], users[15_000]]
+    server.inactive[5:5] = [users[3]]  # within the first piece
+
+    async def go() -> list[int]:
+        handed: list[int] = []
+        async with client_for(server) as client:
+            await client.inactive_users(on_items=lambda got: handed.extend(u.id for u in got))
+        return handed
+
+    assert run(go()) == list(range(20_000))
+
+
 def test_the_archived_filter_the_server_has() -> None:
     """Measured: 6.10.1 and 7.6.5 filter with `archived=IS:true` and list nothing for
     `lifecycle=IS:archived`; 8.2.0 takes both, `archived` deprecated since 8.0.1."""

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import msgspec
+import pytest
+from pydantic import Field, TypeAdapter, ValidationError
 
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
-from app.api.models import ArchivedFeature, ArchivedFeatures, InactiveUsers
-from app.api.streaming import PIECE_BYTES, ListStream
+from app.api.models import ArchivedFeature, ArchivedFeatures, InactiveUser, InactiveUsers
+from app.api.streaming import PIECE_BYTES, ItemsInvalid, ListStream, fast_decoder
 from tests.api.helpers import BASE, ONCE, TOKEN, canned, failure, jsonb, run
 from tests.faults import Cut, FaultServer, Reply
 
@@ -166,3 +171,92 @@ def test_a_streamed_read_counts_as_in_flight_until_its_answer_is_read() -> None:
     after = run(go())
     assert seen and set(seen) == {1}
     assert after == 0
+
+
+#: values for each kind of field: what servers send, what lenient ones send, and what is wrong
+TIMES = ["2025-01-02T03:04:05.006Z", "2025-01-02T03:04:05Z", "2025-01-02T05:04:05.123456+02:00",
+         "2025-01-02T03:04:05", "2025-01-02 03:04:05Z", "2025-01-02", 1735787045, 1735787045006,
+         "1735787045", "", "yesterday", True, None, 1.5]  # fmt: skip
+BOOLS = [True, False, None, 0, 1, 2, "true", "yes", "0", "", 1.0]
+IDS = [7, 0, -3, 2**40, 7.0, 7.5, "7", True, None]
+TEXTS = ["Ada", "", "é \u00e9 \ud83d\ude00", None, 7, True, ["x"]]
+
+
+def _items(kind: str) -> list[dict[str, Any]]:
+    if kind == "users":
+        return (
+            [{"id": 1, "seenAt": t, "createdAt": t} for t in TIMES]
+            + [{"id": i} for i in IDS]
+            + [{"id": 1, "name": t, "email": t, "extra": {"a": [1]}} for t in TEXTS]
+            + [{"name": "no id"}]
+        )
+    return (
+        [{"name": "f", "project": "p", "archivedAt": t} for t in TIMES]
+        + [
+            {"name": "f", "project": "p", "stale": b, "environments": [{"name": "d", "enabled": b}]}
+            for b in BOOLS
+        ]
+        + [{"name": t, "project": "p"} for t in TEXTS]
+        + [{"name": "f", "project": "p", "environments": v} for v in (None, [], {}, ["dev"])]
+        + [{"name": "f"}]
+    )
+
+
+@pytest.mark.parametrize(("kind", "item_type"),
+                         [("users", InactiveUser), ("flags", ArchivedFeature)])  # fmt: skip
+def test_the_fast_decoder_and_pydantic_agree_on_every_item(kind: str, item_type: type) -> None:
+    """msgspec decodes the items first (five times faster), pydantic whatever it refuses: for
+    each item, alone in its stream, the result is pydantic's (the same values, times at the
+    same instant and offset) or pydantic's error, whoever decoded it."""
+    pydantic_list = TypeAdapter(list[item_type])  # type: ignore[valid-type]
+    fast = fast_decoder(item_type)
+    assert fast is not None
+    decoded_fast = 0
+    for item in _items(kind):
+        body = json.dumps({"version": 1, "items": [item, item]}).encode()
+        stream: ListStream[Any] = ListStream("items", item_type)
+        try:
+            expected = pydantic_list.validate_json(json.dumps([item, item]))
+        except ValidationError as exc:
+            with pytest.raises(ItemsInvalid) as raised:
+                stream.feed(body)
+                stream.finish()
+            assert raised.value.error.errors() == exc.errors(), item
+            continue
+        got = stream.feed(body) + stream.finish()
+        assert got == expected, item
+        for ours, theirs in zip(got, expected, strict=True):
+            for name, value in vars_of(ours).items():
+                if hasattr(value, "utcoffset"):
+                    assert value.utcoffset() == getattr(theirs, name).utcoffset(), item
+        try:
+            fast.decode(json.dumps([item]).encode())
+            decoded_fast += 1
+        except msgspec.DecodeError:  # any refusal sends the piece to pydantic
+            pass
+    assert decoded_fast >= 5  # the fast path was taken, not only pydantic's
+
+
+def vars_of(row: Any) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in row.__dataclass_fields__}
+
+
+@dataclass
+class Counted:
+    count: Annotated[int, Field(ge=1)]
+
+
+@dataclass
+class Nested:
+    inner: list[Counted] | None = None
+
+
+def test_only_plain_dataclasses_are_decoded_fast() -> None:
+    """A constraint msgspec does not read (`Field(ge=1)`) or a pydantic model: pydantic alone."""
+    assert fast_decoder(InactiveUser) is not None and fast_decoder(ArchivedFeature) is not None
+    assert fast_decoder(Counted) is None and fast_decoder(Nested) is None
+    assert fast_decoder(InactiveUsers) is None
+    stream: ListStream[Any] = ListStream("items", Counted)
+    with pytest.raises(ItemsInvalid):
+        stream.feed(b'{"items":[{"count":0}]}')
+        stream.finish()

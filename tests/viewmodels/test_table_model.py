@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -140,6 +140,8 @@ def test_filter_texts_are_the_cells_texts_case_folded() -> None:
     word spans and case-folded; whatever mix of values a column holds (texts, None, yes/no,
     numbers, times, the same time twice)."""
     when = datetime(2026, 3, 4, 5, 6, tzinfo=UTC)
+    elsewhere = when.astimezone(timezone(timedelta(hours=-7)))  # the same instant
+    naive = datetime(2026, 3, 4, 5, 6)
     rows = [Row("Straße", 3, True), Row("ÅSA", None), Row("x", 0)]
     columns: list[Column[Row]] = [
         Column("Name", lambda r: r.name),
@@ -147,11 +149,16 @@ def test_filter_texts_are_the_cells_texts_case_folded() -> None:
         Column("On", lambda r: r.on),
         Column("Mixed", lambda r: when if r.count is None else r.name),
         Column("When", lambda r: when),
+        Column("Maybe a name", lambda r: r.name if r.count else None),
+        Column("Maybe a number", lambda r: r.count),
+        Column("Maybe a time", lambda r: {None: None, 0: naive}.get(r.count, elsewhere)),
     ]
-    haystacks = prepare_rows(columns, rows).haystacks
+    times: dict[datetime, str] = {}
+    haystacks = prepare_rows(columns, rows, times=times).haystacks
     for row, haystack in zip(rows, haystacks, strict=True):
         cells = [cell_text(c.value(row)) for c in columns]
         assert haystack.split("\x1f") == [cell.casefold() for cell in cells]
+    assert set(times) == {when, naive}  # made once each, kept for the next piece
     assert haystacks[0].startswith("strasse\x1f3\x1fyes")
     assert prepare_rows([], rows).haystacks == ["", "", ""]
 
