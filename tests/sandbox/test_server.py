@@ -208,3 +208,22 @@ def test_scale_adds_users_and_archived_flags(tmp_path):
     assert len(scaled) == 300  # every one of them inactive
     assert len([u for u in scaled if u["seenAt"] is None]) == 60  # a fifth never logged in
     assert len([f for f in archived if f["name"].startswith("scale-")]) == 300
+
+
+def test_each_route_is_built_once_when_the_areas_declare_it(tmp_path):
+    """The app serves the routes its areas' routers built, not copies FastAPI builds again on
+    the first request reaching each router (what `include_router` does: a tenth of a second of
+    the GUI's wait for its first data, `bench/sandbox_boot.py`)."""
+    from fastapi.routing import APIRoute
+
+    from sandbox.app import create_app
+    from sandbox.routes import server_info, users
+
+    conn = db.connect(tmp_path / "s.sqlite3")
+    store = Store(conn)
+    store.initialise()
+    app = create_app(store)
+    declared = {id(route) for route in (*server_info.router.routes, *users.router.routes)}
+    served = {id(route) for route in app.routes if isinstance(route, APIRoute)}
+    assert declared <= served
+    conn.close()
