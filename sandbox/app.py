@@ -23,6 +23,7 @@ from app import __version__
 from app.api import models as m
 from sandbox.responses import JsonContentTypeGuard, error_response, validation_error
 from sandbox.routes import (
+    answers,
     archive,
     context,
     features,
@@ -124,7 +125,7 @@ def create_app(
                 title=app.title,
                 version=app.version,
                 description=app.description,
-                routes=app.routes,
+                routes=[answers.documented(route) for route in app.routes],
             )
             # FastAPI lists a 422 for every route with parameters; this app's handler of
             # validation errors (`_invalid`) answers 400, as Unleash does, and never 422: the
