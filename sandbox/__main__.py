@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from collections.abc import Sequence
 
@@ -22,6 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # which the GUI waits for before its first data. What they made lives as long as the
     # process: frozen, out of the collector's way, once they are in.
     gc.disable()
+    # pydantic looks for plugins (entry points of every installed distribution: 10-15 ms) as
+    # its first model is made; the sandbox has none to load
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         from sandbox.server import serve
     finally:

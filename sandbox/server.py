@@ -188,6 +188,9 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
         log_level="warning",
         access_log=False,
         http="httptools",
+        # no WebSocket route: not "auto", which imports a WebSocket library (websockets or
+        # wsproto) during the boot the GUI waits for when one is installed, looks for them when not
+        ws="none",
         lifespan="off",
         server_header=False,
         timeout_graceful_shutdown=5,

@@ -45,3 +45,28 @@ def test_the_sandbox_starts_without_pydantic_v1() -> None:
                             cwd=ROOT, timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_child_looks_for_no_pydantic_plugin(tmp_path: Path) -> None:
+    """Looking for pydantic plugins reads the entry points of every installed distribution as
+    the first model is made (10-15 ms of the child's start); the child loads none. Run up to
+    the port (a busy one: it then exits), past the imports and the database."""
+    import os
+    import socket
+
+    code = (
+        "import sys, sandbox.__main__ as entry\n"
+        "code = entry.main(sys.argv[1:])\n"
+        "from pydantic.plugin import _loader\n"
+        "print(code, _loader._plugins)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        result = subprocess.run(
+            [sys.executable, "-c", code, "--port", port, "--db", str(tmp_path / "s.sqlite3")],
+            capture_output=True, text=True, cwd=ROOT, timeout=60, env=env,
+        )  # fmt: skip
+    assert result.stdout.strip().splitlines()[-1] == "2 None", result.stderr

@@ -208,3 +208,33 @@ def test_scale_adds_users_and_archived_flags(tmp_path):
     assert len(scaled) == 300  # every one of them inactive
     assert len([u for u in scaled if u["seenAt"] is None]) == 60  # a fifth never logged in
     assert len([f for f in archived if f["name"].startswith("scale-")]) == 300
+
+
+def test_each_route_is_built_once_when_the_areas_declare_it(tmp_path):
+    """The app serves the routes its areas' routers built, not copies FastAPI builds again on
+    the first request reaching each router (what `include_router` does: a tenth of a second of
+    the GUI's wait for its first data, `bench/sandbox_boot.py`), and what they declare they
+    answer is only made into JSON schemas for the OpenAPI document (`sandbox.routes.answers`)."""
+    from fastapi.routing import APIRoute
+
+    from sandbox.app import create_app
+    from sandbox.routes import server_info, users
+
+    conn = db.connect(tmp_path / "s.sqlite3")
+    store = Store(conn)
+    store.initialise()
+    app = create_app(store)
+    declared = {id(route) for route in (*server_info.router.routes, *users.router.routes)}
+    served = {id(route) for route in app.routes if isinstance(route, APIRoute)}
+    assert declared <= served
+    # no serialiser built for the answers' bodies as the routes were declared: only the
+    # OpenAPI document needs them, and it still says what each body is
+    assert all(not route.response_fields for route in users.router.routes)
+    ui_config = app.openapi()["paths"]["/api/admin/ui-config"]["get"]["responses"]
+    assert ui_config["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/UiConfig"
+    }
+    assert ui_config["401"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
+    conn.close()
