@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import pydantic_core
 
@@ -128,6 +128,42 @@ def json_chunks(key: str, pages: Iterable[list[Any]]) -> Iterator[bytes]:
             yield (head if first else b",") + pydantic_core.to_json(page)[1:-1]
             first = False
     yield (head if first else b"") + b"]}"
+
+
+def json_text_chunks(key: str, pages: Iterable[list[str]]) -> Iterator[bytes]:
+    """`json_chunks` of items that are JSON text already (compact, as `to_json` writes)."""
+    head = b'{"version":1,' + pydantic_core.to_json(key) + b":["
+    first = True
+    for page in pages:
+        if page:
+            yield (head if first else b",") + ",".join(page).encode()
+            first = False
+    yield (head if first else b"") + b"]}"
+
+
+def json_time(ms: int | None) -> str:
+    """`to_wire_time` as JSON text: the quoted time, or `null`."""
+    return "null" if ms is None else f'"{_wire_time(ms)}"'
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Remembered(dict[K, V]):
+    """`make(key)` remembered per distinct key, read as `remembered[key]`: a known key costs
+    one lookup. It starts afresh past `limit` keys, so memory stays bounded."""
+
+    def __init__(self, make: Callable[[K], V], limit: int = 1 << 16) -> None:
+        super().__init__()
+        self.make = make
+        self.limit = limit
+
+    def __missing__(self, key: K) -> V:
+        if len(self) >= self.limit:
+            self.clear()
+        value = self[key] = self.make(key)
+        return value
 
 
 class WireTimes(dict[int | None, str | None]):
