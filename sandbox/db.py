@@ -11,16 +11,39 @@ import sqlite3
 import time
 from pathlib import Path
 
-#: (migration 6) a flag's environments as `features.environments` holds them, for the row of
+#: (migration 5 -> 6) a flag's environments as `features.environments` holds them, for the row of
 #: `features` being written
 _FLAG_ENVIRONMENTS = (
     "(SELECT json_group_array(json_array(fe.environment, fe.enabled, fe.last_seen_at))"
     " FROM feature_environments fe WHERE fe.feature = features.name)"
 )
-#: (migration 6) the latest metrics write of `{pair}`'s flag and environment
+#: (migration 5 -> 6) the latest metrics write of `{pair}`'s flag and environment
 _LAST_SEEN = (
     "(SELECT max(cm.updated_at) FROM client_metrics cm"
     " WHERE cm.feature = {pair}.feature AND cm.environment = {pair}.environment)"
+)
+
+
+def _json_time(column: str) -> str:
+    """(migration 6 -> 7) `json_time` in SQL: integer milliseconds as the API's quoted RFC 3339
+    text, or `null`."""
+    return (
+        f"CASE WHEN {column} IS NULL THEN 'null' ELSE"
+        f" '\"' || strftime('%Y-%m-%dT%H:%M:%S', {column} / 1000, 'unixepoch')"
+        f" || printf('.%03dZ\"', {column} % 1000) END"
+    )
+
+
+#: (migration 6 -> 7) the row of `users` being written as an `InactiveUser`'s JSON
+_INACTIVE_JSON = (
+    """'{"id":' || id || ',"name":' || json_quote(name) || ',"email":' || json_quote(email)"""
+    """ || ',"username":' || json_quote(username) || ',"seenAt":' || """
+    + _json_time("seen_at")
+    + """ || ',"createdAt":' || """
+    + _json_time("created_at")
+    + """ || ',"patSeenAt":' || """
+    + _json_time("pat_seen_at")
+    + " || '}'"
 )
 
 MIGRATIONS: list[str] = [
@@ -300,6 +323,25 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER client_metric_removed AFTER DELETE ON client_metrics BEGIN
         UPDATE feature_environments SET last_seen_at = {_LAST_SEEN.format(pair="OLD")}
         WHERE feature = OLD.feature AND environment = OLD.environment;
+    END;
+    """,
+    # 6 -> 7: the inactive users' answer reads each user's JSON whole from the index it is
+    # listed by (`users.inactive_json`, an `InactiveUser` as `pydantic_core.to_json` writes it,
+    # rewritten by a trigger whenever the user changes): 100,000 users without a dict each for
+    # `to_json` (0.2 s), nor the SQL that would write their JSON as they are read (0.1 s).
+    f"""
+    ALTER TABLE users ADD COLUMN inactive_json TEXT;
+    UPDATE users SET inactive_json = {_INACTIVE_JSON};
+    DROP INDEX users_last_login;
+    CREATE INDEX users_last_login ON users(
+        coalesce(seen_at, created_at), id, seen_at, created_at, pat_seen_at, inactive_json
+    ) WHERE account_type = 'User';
+    CREATE TRIGGER user_added AFTER INSERT ON users BEGIN
+        UPDATE users SET inactive_json = {_INACTIVE_JSON} WHERE id = NEW.id;
+    END;
+    CREATE TRIGGER user_changed
+    AFTER UPDATE OF id, name, email, username, seen_at, created_at, pat_seen_at ON users BEGIN
+        UPDATE users SET inactive_json = {_INACTIVE_JSON} WHERE id = NEW.id;
     END;
     """,
 ]

@@ -34,7 +34,7 @@ _STALE = (
 #: alone. Each row is a flag's JSON up to its creation time (SQLite quotes the text as
 #: `pydantic_core.to_json` does: `"`, `\` and control characters escaped, nothing else), then
 #: its creation and archiving times (ms) and its environments as `features.environments` holds
-#: them (see migration 6 in sandbox/db.py). Parameters: `:project`, `:now` (ms).
+#: them (see migration 5 -> 6 in sandbox/db.py). Parameters: `:project`, `:now` (ms).
 ARCHIVED_FEATURES_QUERY = (
     """SELECT '{"name":' || json_quote(name) || ',"type":' || json_quote(type)"""
     """ || ',"description":' || json_quote(description) || ',"project":' || json_quote(:project)"""

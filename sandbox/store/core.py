@@ -107,9 +107,11 @@ def _wire_time(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
-#: The two answers that run to 100,000 items (inactive users, archived flags) are made of plain
-#: JSON values a chunk at a time (building a pydantic model per item took seconds). Their keys are
-#: the wire models' fields; tests/api and tests/compat parse these answers with those same models,
+#: The two answers that run to 100,000 items (inactive users, archived flags) are JSON text
+#: written a chunk at a time, most of it by SQLite (building a pydantic model per item took
+#: seconds, a dict per item for `to_json` most of a second). Their keys are the wire models'
+#: fields; tests/sandbox/test_reads.py holds them to the bytes `pydantic_core.to_json` wrote
+#: for the whole body, and tests/api and tests/compat parse these answers with those models,
 #: which keeps the two in step.
 #:
 #: Items per chunk of a streamed answer (`Store.inactive_users`, `Store.archived_features`): a
@@ -118,20 +120,10 @@ def _wire_time(ms: int) -> str:
 CHUNK_ITEMS = 2000
 
 
-def json_chunks(key: str, pages: Iterable[list[Any]]) -> Iterator[bytes]:
-    """`{"version":1,"<key>":[...]}` with a chunk per non-empty page of items: the same bytes
-    `pydantic_core.to_json` writes for the whole body (compact, no spaces), without holding it."""
-    head = b'{"version":1,' + pydantic_core.to_json(key) + b":["
-    first = True
-    for page in pages:
-        if page:
-            yield (head if first else b",") + pydantic_core.to_json(page)[1:-1]
-            first = False
-    yield (head if first else b"") + b"]}"
-
-
 def json_text_chunks(key: str, pages: Iterable[list[str]]) -> Iterator[bytes]:
-    """`json_chunks` of items that are JSON text already (compact, as `to_json` writes)."""
+    """`{"version":1,"<key>":[...]}` with a chunk per non-empty page of items, each item JSON
+    text already: the same bytes `pydantic_core.to_json` writes for the whole body (compact, no
+    spaces) when the items are, without holding it."""
     head = b'{"version":1,' + pydantic_core.to_json(key) + b":["
     first = True
     for page in pages:
@@ -151,8 +143,10 @@ V = TypeVar("V")
 
 
 class Remembered(dict[K, V]):
-    """`make(key)` remembered per distinct key, read as `remembered[key]`: a known key costs
-    one lookup. It starts afresh past `limit` keys, so memory stays bounded."""
+    """`make(key)` remembered per distinct key within one answer, read as `remembered[key]`:
+    among 100,000 flags the same few thousand times and environments come back again and again
+    (formatting each time took 0.4 s for an archive). A dict, so a known key costs one lookup;
+    it starts afresh past `limit` keys, so memory stays bounded."""
 
     def __init__(self, make: Callable[[K], V], limit: int = 1 << 16) -> None:
         super().__init__()
@@ -164,24 +158,6 @@ class Remembered(dict[K, V]):
             self.clear()
         value = self[key] = self.make(key)
         return value
-
-
-class WireTimes(dict[int | None, str | None]):
-    """`to_wire_time` remembered per distinct value within one answer, read as `times[ms]`:
-    among 100,000 flags or users the same few thousand times come back again and again
-    (formatting each one took 0.4 s for an archive). A dict, so a known time costs one lookup;
-    it starts afresh past `limit` values, so memory stays bounded."""
-
-    def __init__(self, limit: int = 1 << 16) -> None:
-        super().__init__({None: None})
-        self.limit = limit
-
-    def __missing__(self, ms: int | None) -> str | None:
-        if len(self) >= self.limit:
-            self.clear()
-            self[None] = None
-        text = self[ms] = to_wire_time(ms)
-        return text
 
 
 def avatar_url(email: str | None, name: str | None) -> str:

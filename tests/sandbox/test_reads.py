@@ -457,7 +457,7 @@ def test_streamed_answers_are_the_bytes_of_the_whole_body_answers(sandbox):
 
 
 def test_the_archive_keeps_up_with_every_change_to_a_flags_environments(sandbox):
-    """The archive reads each flag's environments from the flag's row (migration 6): after
+    """The archive reads each flag's environments from the flag's row (migration 5 -> 6): after
     each kind of write, the answers are still the bytes the whole-body implementation makes
     from the tables themselves. Metrics before the flag exists, metrics raised, lowered and
     removed, an environment that sorts before the others by its sort order but not its name,
@@ -516,9 +516,36 @@ def test_the_archive_keeps_up_with_every_change_to_a_flags_environments(sandbox)
     assert flags["quiet"]["lastSeenAt"] == to_wire_time(now - 2_000)
 
 
-def test_a_database_made_before_the_archive_kept_environments_answers_the_same(tmp_path):
-    """A database at schema 5 with archived flags and metrics, served after migration 6, gives
-    the answer the whole-body implementation makes of its tables."""
+def test_inactive_users_keep_up_with_changes_to_them(sandbox):
+    """Each inactive user's JSON is kept on their row (migration 6 -> 7): after a user is
+    renamed (odd text included), given another email, and one made with nulls, the answer is
+    still the bytes the whole-body implementation makes of the table."""
+    with sandbox.admin() as admin:
+        listed = InactiveUsers.model_validate_json(
+            admin.get("/api/admin/user-admin/inactive").content
+        ).inactiveUsers
+        first, second = listed[0].id, listed[1].id
+        for user_id, body in ((first, {"name": ODD_TEXT}), (second, {"email": "né@x.example"})):
+            assert admin.put(f"/api/admin/user-admin/{user_id}", json=body).status_code == 200
+    with store_of(sandbox) as store, store.tx() as c:
+        c.execute("INSERT INTO users(username, created_at) VALUES('long-gone', 0)")
+        c.execute("UPDATE users SET pat_seen_at = 1234 WHERE id = ?", (second,))
+    with sandbox.admin() as admin:
+        inactive = admin.get("/api/admin/user-admin/inactive").content
+    with store_of(sandbox) as store:
+        assert inactive == whole_inactive_users(store)
+    users = {u["id"]: u for u in json.loads(inactive)["inactiveUsers"]}
+    assert users[first]["name"] == ODD_TEXT and users[second]["email"] == "né@x.example"
+    assert users[second]["patSeenAt"] == "1970-01-01T00:00:01.234Z"
+    [gone] = [u for u in users.values() if u["username"] == "long-gone"]
+    assert gone["name"] is None and gone["seenAt"] is None
+    assert gone["createdAt"] == "1970-01-01T00:00:00.000Z"
+
+
+def test_a_database_made_before_the_large_answers_kept_their_items_answers_the_same(tmp_path):
+    """A database at schema 5 with archived flags, metrics and inactive users, served after
+    migrations 5 -> 6 and 6 -> 7, gives the answers the whole-body implementation makes of its
+    tables."""
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path, isolation_level=None)
     for version in range(5):
@@ -535,6 +562,9 @@ def test_a_database_made_before_the_archive_kept_environments_answers_the_same(t
         answers = {p: admin.get(f"/api/admin/archive/features/{p}").content for p in PROJECTS}
         for project, content in answers.items():
             assert content == whole_archived_features(store, project), project
+        inactive = admin.get("/api/admin/user-admin/inactive").content
+        assert inactive == whole_inactive_users(store)
+        assert len(json.loads(inactive)["inactiveUsers"]) == 12
     seen = [f["lastSeenAt"] for p in PROJECTS for f in json.loads(answers[p])["features"]]
     assert any(seen), "the demo's archived flags include some with metrics"
 
@@ -624,8 +654,7 @@ def test_large_answers_are_read_in_index_order_without_a_sort(scaled_sandbox):
                (ARCHIVED_FEATURES_QUERY, {"project": "default", "now": 0},
                 "features_archived")]  # fmt: skip
     read = {
-        "users_last_login": ("id", "name", "email", "username", "seen_at", "created_at",
-                             "pat_seen_at"),
+        "users_last_login": ("seen_at", "created_at", "pat_seen_at", "inactive_json"),
         "features_archived": ("name", "type", "description", "created_at", "archived_at",
                               "impression_data", "environments"),
     }  # fmt: skip
