@@ -11,28 +11,60 @@ import sqlite3
 import time
 from pathlib import Path
 
-#: (migration 5 -> 6) a flag's environments as `features.environments` holds them, for the row of
-#: `features` being written
-_FLAG_ENVIRONMENTS = (
-    "(SELECT json_group_array(json_array(fe.environment, fe.enabled, fe.last_seen_at))"
-    " FROM feature_environments fe WHERE fe.feature = features.name)"
-)
-#: (migration 5 -> 6) the latest metrics write of `{pair}`'s flag and environment
-_LAST_SEEN = (
-    "(SELECT max(cm.updated_at) FROM client_metrics cm"
-    " WHERE cm.feature = {pair}.feature AND cm.environment = {pair}.environment)"
-)
-
 
 def _json_time(column: str) -> str:
-    """(migration 6 -> 7) `json_time` in SQL: integer milliseconds as the API's quoted RFC 3339
-    text, or `null`."""
+    """(migrations 5 -> 6, 6 -> 7) `json_time` in SQL: integer milliseconds as the API's quoted
+    RFC 3339 text, or `null`."""
     return (
         f"CASE WHEN {column} IS NULL THEN 'null' ELSE"
         f" '\"' || strftime('%Y-%m-%dT%H:%M:%S', {column} / 1000, 'unixepoch')"
         f" || printf('.%03dZ\"', {column} % 1000) END"
     )
 
+
+def _json_bool(column: str) -> str:
+    return f"CASE WHEN {column} THEN 'true' ELSE 'false' END"
+
+
+#: (migration 5 -> 6) the latest metrics write of `{pair}`'s flag and environment
+_LAST_SEEN = (
+    "(SELECT max(cm.updated_at) FROM client_metrics cm"
+    " WHERE cm.feature = {pair}.feature AND cm.environment = {pair}.environment)"
+)
+
+#: (migration 5 -> 6) the row of `features` being written as an `ArchivedFeature`'s JSON up to
+#: its `stale` value, which depends on the time of the answer
+_ARCHIVED_HEAD = (
+    """'{"name":' || json_quote(name) || ',"type":' || json_quote(type)"""
+    """ || ',"description":' || json_quote(description) || ',"project":' || json_quote(project)"""
+    """ || ',"stale":'"""
+)
+
+#: (migration 5 -> 6) the `features` row's JSON after `stale`: its environments (those in
+#: `environments`, in their sort order), each seen last at its pair's latest metrics write, the
+#: flag at the latest of these
+_FLAG_ENVIRONMENTS = (
+    "FROM feature_environments fe JOIN environments e ON e.name = fe.environment"
+    " WHERE fe.feature = features.name"
+)
+_ARCHIVED_TAIL = (
+    """',"impressionData":' || """
+    + _json_bool("impression_data")
+    + """ || ',"createdAt":' || """
+    + _json_time("created_at")
+    + """ || ',"archivedAt":' || """
+    + _json_time("archived_at")
+    + """ || ',"lastSeenAt":' || (SELECT """
+    + _json_time("max(fe.last_seen_at)")
+    + f" {_FLAG_ENVIRONMENTS})"
+    + """ || ',"environments":[' || coalesce((SELECT group_concat(item, ',') FROM"""
+    + """ (SELECT '{"name":' || json_quote(fe.environment) || ',"lastSeenAt":' || """
+    + _json_time("fe.last_seen_at")
+    + """ || ',"enabled":' || """
+    + _json_bool("fe.enabled")
+    + f" || '}}' AS item {_FLAG_ENVIRONMENTS} ORDER BY e.sort_order, e.name)), '')"
+    + " || ']}'"
+)
 
 #: (migration 6 -> 7) the row of `users` being written as an `InactiveUser`'s JSON
 _INACTIVE_JSON = (
@@ -260,44 +292,66 @@ MIGRATIONS: list[str] = [
         UPDATE group_sequence SET last = max(last, NEW.id);
     END;
     """,
-    # 5 -> 6: the archive reads each flag's environments from the flag's own row, so listing
-    # 100,000 archived flags looks nothing up per flag (a correlated subquery per flag over its
-    # environments, with a max() over its metrics per environment, was 0.4-0.6 s of the
-    # answer's 0.7 s of SQL). `feature_environments.last_seen_at` is the latest
-    # `client_metrics.updated_at` of the pair, raised by each metrics write (a write that
-    # lowers or removes one recomputes it); `features.environments` is the JSON array of the
-    # flag's `[environment, enabled, last_seen_at]`, rewritten by every change to its
-    # environments. Triggers keep both, whoever writes. The archive orders and filters the
-    # environments itself (`Store.archived_features`), so a change to `environments` touches
-    # no flag.
+    # 5 -> 6: the archive reads each flag's JSON whole from the index it is listed by, but for
+    # `stale`, which depends on the time of the answer, so listing 100,000 archived flags looks
+    # nothing up per flag (a correlated subquery per flag over its environments, with a max()
+    # over its metrics per environment, was 0.4-0.6 s of the answer's 0.7 s of SQL, and a dict
+    # per flag for `to_json` 0.3 s more). `features.archived_head` and `archived_tail` are an
+    # `ArchivedFeature` as `pydantic_core.to_json` writes it, before and after `stale`;
+    # `feature_environments.last_seen_at` is the latest `client_metrics.updated_at` of the pair,
+    # raised by each metrics write (a write that lowers or removes one recomputes it). Triggers
+    # keep them whoever writes: a change to the flag, to its environments, to their sightings,
+    # or to the environments themselves (their sort order) writes the flag's JSON again.
     f"""
     ALTER TABLE feature_environments ADD COLUMN last_seen_at INTEGER;
-    UPDATE feature_environments SET last_seen_at = (
-        SELECT max(cm.updated_at) FROM client_metrics cm
-        WHERE cm.feature = feature_environments.feature
-          AND cm.environment = feature_environments.environment);
-    ALTER TABLE features ADD COLUMN environments TEXT NOT NULL DEFAULT '[]';
-    UPDATE features SET environments = {_FLAG_ENVIRONMENTS};
+    UPDATE feature_environments SET last_seen_at = {_LAST_SEEN.format(pair="feature_environments")};
+    ALTER TABLE features ADD COLUMN archived_head TEXT;
+    ALTER TABLE features ADD COLUMN archived_tail TEXT;
+    UPDATE features SET archived_head = {_ARCHIVED_HEAD}, archived_tail = {_ARCHIVED_TAIL};
     DROP INDEX features_archived;
     CREATE INDEX features_archived ON features(
-        project, archived_at DESC, name, type, description, created_at, impression_data,
-        environments
+        project, archived_at DESC, name, type, created_at, archived_head, archived_tail
     ) WHERE archived_at IS NOT NULL;
     DROP INDEX feature_environments_enabled;
+
+    CREATE TRIGGER feature_added AFTER INSERT ON features BEGIN
+        UPDATE features SET archived_head = {_ARCHIVED_HEAD}, archived_tail = {_ARCHIVED_TAIL}
+        WHERE name = NEW.name;
+    END;
+    CREATE TRIGGER feature_changed AFTER UPDATE
+    OF name, project, type, description, impression_data, created_at, archived_at ON features
+    BEGIN
+        UPDATE features SET archived_head = {_ARCHIVED_HEAD}, archived_tail = {_ARCHIVED_TAIL}
+        WHERE name = NEW.name;
+    END;
 
     CREATE TRIGGER feature_environment_added AFTER INSERT ON feature_environments BEGIN
         UPDATE feature_environments SET last_seen_at = {_LAST_SEEN.format(pair="NEW")}
         WHERE feature = NEW.feature AND environment = NEW.environment
           AND EXISTS (SELECT 1 FROM client_metrics cm
                       WHERE cm.feature = NEW.feature AND cm.environment = NEW.environment);
-        UPDATE features SET environments = {_FLAG_ENVIRONMENTS} WHERE name = NEW.feature;
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL} WHERE name = NEW.feature;
     END;
     CREATE TRIGGER feature_environment_changed AFTER UPDATE ON feature_environments BEGIN
-        UPDATE features SET environments = {_FLAG_ENVIRONMENTS}
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
         WHERE name IN (OLD.feature, NEW.feature);
     END;
     CREATE TRIGGER feature_environment_removed AFTER DELETE ON feature_environments BEGIN
-        UPDATE features SET environments = {_FLAG_ENVIRONMENTS} WHERE name = OLD.feature;
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL} WHERE name = OLD.feature;
+    END;
+
+    CREATE TRIGGER environment_added AFTER INSERT ON environments BEGIN
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
+        WHERE name IN (SELECT feature FROM feature_environments WHERE environment = NEW.name);
+    END;
+    CREATE TRIGGER environment_changed AFTER UPDATE ON environments BEGIN
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
+        WHERE name IN (SELECT feature FROM feature_environments
+                       WHERE environment IN (OLD.name, NEW.name));
+    END;
+    CREATE TRIGGER environment_removed AFTER DELETE ON environments BEGIN
+        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
+        WHERE name IN (SELECT feature FROM feature_environments WHERE environment = OLD.name);
     END;
 
     CREATE TRIGGER client_metric_added AFTER INSERT ON client_metrics BEGIN

@@ -380,6 +380,10 @@ def load_scale(store: Store, n: int, project: str = "default") -> None:
             " VALUES(?, ?, ?, ?, ?, ?, ?)",
             users,
         )
+        # each flag's environments first (their flag is checked at the commit), so that the
+        # trigger that writes a flag's JSON for the archive (sandbox/db.py) runs once a flag,
+        # when it is inserted, not again for each of its environments
+        c.execute("PRAGMA defer_foreign_keys = ON")
         base = int(c.execute("SELECT count(*) FROM features").fetchone()[0])
         features = []
         types = list(TYPE_FOR_THING.values())
@@ -391,11 +395,11 @@ def load_scale(store: Store, n: int, project: str = "default") -> None:
                  created + rng.randrange(0, 30) * DAY_MS)
             )  # fmt: skip
         c.executemany(
+            "INSERT INTO feature_environments(feature, environment, enabled) VALUES(?, ?, 0)",
+            [(f[0], env) for f in features for env in ("development", "production")],
+        )
+        c.executemany(
             "INSERT INTO features(name, project, type, description, created_at, archived_at)"
             " VALUES(?, ?, ?, ?, ?, ?)",
             features,
-        )
-        c.executemany(
-            "INSERT INTO feature_environments(feature, environment, enabled) VALUES(?, ?, 0)",
-            [(f[0], env) for f in features for env in ("development", "production")],
         )

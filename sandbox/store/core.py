@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import pydantic_core
 
@@ -108,11 +108,11 @@ def _wire_time(ms: int) -> str:
 
 
 #: The two answers that run to 100,000 items (inactive users, archived flags) are JSON text
-#: written a chunk at a time, most of it by SQLite (building a pydantic model per item took
-#: seconds, a dict per item for `to_json` most of a second). Their keys are the wire models'
-#: fields; tests/sandbox/test_reads.py holds them to the bytes `pydantic_core.to_json` wrote
-#: for the whole body, and tests/api and tests/compat parse these answers with those models,
-#: which keeps the two in step.
+#: kept on each item's row by SQLite (migrations 5 -> 6 and 6 -> 7 in sandbox/db.py) and joined
+#: a chunk at a time (building a pydantic model per item took seconds, a dict per item for
+#: `to_json` most of a second). Their keys are the wire models' fields; tests/sandbox/
+#: test_reads.py holds them to the bytes `pydantic_core.to_json` wrote for the whole body, and
+#: tests/api and tests/compat parse these answers with those models, which keeps them in step.
 #:
 #: Items per chunk of a streamed answer (`Store.inactive_users`, `Store.archived_features`): a
 #: few thousand, so the first bytes leave after milliseconds and the client parses one chunk
@@ -120,7 +120,7 @@ def _wire_time(ms: int) -> str:
 CHUNK_ITEMS = 2000
 
 
-def json_text_chunks(key: str, pages: Iterable[list[str]]) -> Iterator[bytes]:
+def json_text_chunks(key: str, pages: Iterable[list[bytes]]) -> Iterator[bytes]:
     """`{"version":1,"<key>":[...]}` with a chunk per non-empty page of items, each item JSON
     text already: the same bytes `pydantic_core.to_json` writes for the whole body (compact, no
     spaces) when the items are, without holding it."""
@@ -128,36 +128,9 @@ def json_text_chunks(key: str, pages: Iterable[list[str]]) -> Iterator[bytes]:
     first = True
     for page in pages:
         if page:
-            yield (head if first else b",") + ",".join(page).encode()
+            yield (head if first else b",") + b",".join(page)
             first = False
     yield (head if first else b"") + b"]}"
-
-
-def json_time(ms: int | None) -> str:
-    """`to_wire_time` as JSON text: the quoted time, or `null`."""
-    return "null" if ms is None else f'"{_wire_time(ms)}"'
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class Remembered(dict[K, V]):
-    """`make(key)` remembered per distinct key within one answer, read as `remembered[key]`:
-    among 100,000 flags the same few thousand times and environments come back again and again
-    (formatting each time took 0.4 s for an archive). A dict, so a known key costs one lookup;
-    it starts afresh past `limit` keys, so memory stays bounded."""
-
-    def __init__(self, make: Callable[[K], V], limit: int = 1 << 16) -> None:
-        super().__init__()
-        self.make = make
-        self.limit = limit
-
-    def __missing__(self, key: K) -> V:
-        if len(self) >= self.limit:
-            self.clear()
-        value = self[key] = self.make(key)
-        return value
 
 
 def avatar_url(email: str | None, name: str | None) -> str:

@@ -29,10 +29,10 @@ from sandbox.store.core import (
 
 #: `Store.inactive_users`, in the `users_last_login` index's order and read from that index
 #: alone: each user's JSON as `users.inactive_json` holds it (see migration 6 -> 7 in
-#: sandbox/db.py). The range on the indexed value is implied by the inactivity test and skips
-#: the active users. Parameters: the cutoff, twice.
+#: sandbox/db.py), as UTF-8 bytes. The range on the indexed value is implied by the inactivity
+#: test and skips the active users. Parameters: the cutoff, twice.
 INACTIVE_USERS_QUERY = (
-    "SELECT inactive_json FROM users"
+    "SELECT CAST(inactive_json AS BLOB) FROM users"
     " WHERE account_type = 'User' AND coalesce(seen_at, created_at) < ?"
     " AND max(coalesce(seen_at, created_at), coalesce(pat_seen_at, 0)) < ?"
     " ORDER BY coalesce(seen_at, created_at), id"
