@@ -7,7 +7,10 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
 - `prepare_rows()` builds, for every row, the lower-cased text the filter searches. It is plain
   Python with no Qt, so a view-model runs it on a worker thread (`asyncio.to_thread`) and hands
   the result to `set_prepared()` on the GUI thread, which only swaps lists. For an answer that
-  arrives a piece at a time, `RowPipeline` does the same piece by piece during the download.
+  arrives a piece at a time, `RowPipeline` builds the rows and sort keys piece by piece during
+  the download, and leaves the filter texts to the table: it makes them a slice at a time in
+  turns of the event loop once the rows are on screen (`FilterTexts`); the first filter
+  makes what is left if it must.
 - Sorting computes one key per row for the sorted column the first time, keeps it, and sorts a
   list of row numbers by it; the filter keeps the row numbers whose text holds every word typed.
 - Cell texts are made when the view asks for them, i.e. only for the rows on screen.
@@ -34,6 +37,7 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    QTimer,
     Signal,
 )
 
@@ -100,8 +104,9 @@ class PreparedRows(Generic[T]):
     """Rows with what the filter needs, built off the GUI thread by `prepare_rows`."""
 
     rows: list[T]
-    #: per row, its cells' texts case-folded and joined
-    haystacks: list[str]
+    #: per row, its cells' texts case-folded and joined; None: the table makes them itself,
+    #: once the rows are on screen
+    haystacks: list[str] | None
     #: sort keys made beforehand, by column number (see `prepare_rows`' `sort_columns`)
     keys: dict[int, list[Any]] = field(default_factory=dict)
 
@@ -125,15 +130,16 @@ def prepare_rows(
     columns: Sequence[Column[T]],
     rows: Iterable[T],
     sort_columns: Iterable[int] = (),
-    times: dict[datetime, str] | None = None,
+    *,
+    filter_texts: bool = True,
 ) -> PreparedRows[T]:
-    """Build the filter text of every row, and the sort keys of `sort_columns` (the column the
-    table is sorted by: then `set_prepared` sorts without a call per row on the GUI thread).
-    `times`: the texts of times already made (see `row_haystacks`). No Qt: safe on a worker
-    thread."""
+    """Build the filter text of every row (unless not `filter_texts`: the table then makes
+    them once the rows are shown), and the sort keys of `sort_columns` (the column the table is
+    sorted by: then `set_prepared` sorts without a call per row on the GUI thread). No Qt: safe
+    on a worker thread."""
     rows = list(rows)
     keys = {c: column_sort_keys(columns[c], rows) for c in sort_columns}
-    return PreparedRows(rows, row_haystacks(columns, rows, times), keys)
+    return PreparedRows(rows, row_haystacks(columns, rows) if filter_texts else None, keys)
 
 
 _NONE = type(None)
@@ -181,15 +187,16 @@ def row_haystacks(
 
 
 class RowPipeline(Generic[S, T]):
-    """`prepare_rows` for an answer that arrives a piece at a time: each piece's rows, filter
-    texts and sort keys are made on a worker thread while the next piece downloads, and
-    `result()` joins them once the last is in.
+    """`prepare_rows` for an answer that arrives a piece at a time: each piece's rows and sort
+    keys are made on a worker thread while the next piece downloads, and `result()` joins them
+    once the last is in. The filter texts are not: the table makes them after the rows are on
+    screen (`FilterTexts`).
 
-    Why this way: on 100,000 rows that work takes about a second. Done after the download it
-    adds that second to the wait; done on a thread after the rows are shown, it holds the GIL
-    while the view paints, and every `data()` call of the GUI thread waited up to 5 ms for it
-    (0.6 s before the first paint). During the download the GUI thread has next to nothing to
-    do, so the thread costs nothing there."""
+    Why this way: on 100,000 rows the rows and their keys take a few tenths of a second. Done
+    after the download they would add that to the wait; during the download the GUI thread
+    has the answer's pieces to decode, and the thread takes turns with it. The filter texts
+    (0.2-0.35 s more of the one interpreter both threads share) are needed by no one until a
+    word is typed in the filter, so they no longer delay the rows (`bench/ui_tables.py`)."""
 
     def __init__(
         self,
@@ -202,8 +209,6 @@ class RowPipeline(Generic[S, T]):
         self._sort_columns = list(sort_columns)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rows")
         self._parts: list[asyncio.Future[PreparedRows[T]]] = []
-        #: the texts of times made so far, shared by the pieces (made on the one worker thread)
-        self._times: dict[datetime, str] = {}
         #: items handed in so far
         self.count = 0
 
@@ -214,7 +219,9 @@ class RowPipeline(Generic[S, T]):
         self._parts.append(loop.run_in_executor(self._executor, self._prepare, items))
 
     def _prepare(self, items: list[S]) -> PreparedRows[T]:
-        return prepare_rows(self._columns, self._make_rows(items), self._sort_columns, self._times)
+        return prepare_rows(
+            self._columns, self._make_rows(items), self._sort_columns, filter_texts=False
+        )
 
     async def result(self) -> PreparedRows[T]:
         """Every piece's rows, texts and keys, joined in the order the pieces came."""
@@ -223,14 +230,12 @@ class RowPipeline(Generic[S, T]):
         finally:
             self.close()
         rows: list[T] = []
-        haystacks: list[str] = []
         keys: dict[int, list[Any]] = {c: [] for c in self._sort_columns}
         for part in parts:
             rows.extend(part.rows)
-            haystacks.extend(part.haystacks)
             for column, part_keys in part.keys.items():
                 keys[column].extend(part_keys)
-        return PreparedRows(rows, haystacks, keys)
+        return PreparedRows(rows, None, keys)
 
     def close(self) -> None:
         """Drop the pieces not prepared yet (the load was cancelled or failed)."""
@@ -258,6 +263,36 @@ def filter_terms(text: str) -> list[str]:
     return text.casefold().split()
 
 
+#: rows whose filter texts are made in one turn of the event loop (a few milliseconds)
+_TEXTS_AT_ONCE = 2000
+
+
+class FilterTexts(Generic[T]):
+    """The filter texts of a table's rows, made a slice at a time (`TableModel` makes one slice
+    a turn of the event loop once its rows are on screen), or what is left at once (`get()`,
+    when a word is typed before the last slice). No Qt."""
+
+    def __init__(self, columns: Sequence[Column[T]], rows: list[T]) -> None:
+        self._columns = list(columns)
+        self._rows = rows
+        self._texts: list[str] = []
+        self._times: dict[datetime, str] = {}
+
+    @property
+    def done(self) -> bool:
+        return len(self._texts) == len(self._rows)
+
+    def make_slice(self, count: int = _TEXTS_AT_ONCE) -> None:
+        begin = len(self._texts)
+        rows = self._rows[begin : begin + count]
+        self._texts.extend(row_haystacks(self._columns, rows, self._times))
+
+    def get(self) -> list[str]:
+        if not self.done:
+            self.make_slice(len(self._rows))
+        return self._texts
+
+
 class TableModel(QAbstractTableModel, Generic[T]):
     #: (rows shown, rows in all) after every change of rows or filter
     counts_changed = Signal(int, int)
@@ -267,6 +302,15 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self._columns = list(columns)
         self._all: list[T] = []
         self._haystacks: list[str] = []
+        #: the rows' filter texts while they are being made (then `_haystacks` holds them), a
+        #: slice each time the zero timer fires: paints, scrolls and clicks come in between.
+        #: Not on a worker thread: the interpreter is one, and while another thread ran Python
+        #: every `data()` call of a paint (a thousand for a screenful) waited its turn for it,
+        #: so the first paint came 0.4-0.65 s late (`bench/ui_tables.py`, longest stall)
+        self._pending_texts: FilterTexts[T] | None = None
+        self._texts_timer = QTimer(self)
+        self._texts_timer.setInterval(0)
+        self._texts_timer.timeout.connect(self._make_filter_texts)
         #: row numbers into `_all` in the sorted order, and the ones the filter lets through
         self._order: list[int] = []
         self._shown: list[int] = []
@@ -324,7 +368,14 @@ class TableModel(QAbstractTableModel, Generic[T]):
     def set_prepared(self, prepared: PreparedRows[T]) -> None:
         self.beginResetModel()
         self._all = prepared.rows
-        self._haystacks = prepared.haystacks
+        if prepared.haystacks is None:
+            self._haystacks = []
+            self._pending_texts = FilterTexts(self._columns, prepared.rows)
+            self._texts_timer.start()  # fires after what the reset posted: layout and paint
+        else:
+            self._haystacks = prepared.haystacks
+            self._pending_texts = None
+            self._texts_timer.stop()
         self._keys = dict(prepared.keys)
         self._order = list(range(len(self._all)))
         if self._sort is not None:
@@ -343,8 +394,9 @@ class TableModel(QAbstractTableModel, Generic[T]):
         index = next((i for i, row in enumerate(self._all) if row is old), -1)
         if index < 0:
             return False
+        haystacks = self._filter_texts()  # made for the rows as they were, first
         self._all[index] = new
-        self._haystacks[index] = row_haystacks(self._columns, [new])[0]
+        haystacks[index] = row_haystacks(self._columns, [new])[0]
         self._keys = {}  # sort keys are made again on the next sort
         try:
             shown = self._shown.index(index)
@@ -401,11 +453,25 @@ class TableModel(QAbstractTableModel, Generic[T]):
         # which rows hold every term, tested in the rows' own order and then taken in the
         # sorted one, with no Python code run per row (map and compress loop in C): about 60%
         # of the time of a comprehension over 100,000 rows, most of a filter keystroke's cost
-        hay = self._haystacks
+        hay = self._filter_texts()
         holds = list(map(contains, hay, repeat(terms[0])))
         for term in terms[1:]:
             holds = list(map(and_, holds, map(contains, hay, repeat(term))))
         self._shown = list(compress(self._order, map(holds.__getitem__, self._order)))
+
+    def _make_filter_texts(self) -> None:
+        pending = self._pending_texts
+        if pending is not None and not pending.done:
+            pending.make_slice()
+        if pending is None or pending.done:
+            self._texts_timer.stop()
+
+    def _filter_texts(self) -> list[str]:
+        if self._pending_texts is not None:
+            self._haystacks = self._pending_texts.get()
+            self._pending_texts = None
+            self._texts_timer.stop()
+        return self._haystacks
 
     # ------------------------------------------------------------------ QAbstractTableModel
 
