@@ -461,10 +461,12 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def _make_filter_texts(self) -> None:
         pending = self._pending_texts
-        if pending is not None and not pending.done:
-            pending.make_slice()
-        if pending is None or pending.done:
+        if pending is None:
             self._texts_timer.stop()
+            return
+        pending.make_slice()
+        if pending.done:
+            self._filter_texts()  # kept, and the timer stopped; the times' texts let go
 
     def _filter_texts(self) -> list[str]:
         if self._pending_texts is not None:

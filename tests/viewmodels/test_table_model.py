@@ -217,7 +217,8 @@ def test_filter_texts_left_to_the_table_are_made_after_the_rows_are_set(qtbot: A
     later.set_prepared(PreparedRows(list(people), None))
     pending = later._pending_texts
     assert pending is not None and not pending.done
-    qtbot.waitUntil(lambda: pending.done)
+    qtbot.waitUntil(lambda: later._pending_texts is None)  # made, kept, and let go
+    assert pending.done and not later._texts_timer.isActive()
     later.set_filter("stone")
     assert later.rows == expected
 
