@@ -224,7 +224,7 @@ class RowPipeline(Generic[S, T]):
         )
 
     async def result(self) -> PreparedRows[T]:
-        """Every piece's rows, texts and keys, joined in the order the pieces came."""
+        """Every piece's rows and keys, joined in the order the pieces came."""
         try:
             parts = [await part for part in self._parts]
         finally:
