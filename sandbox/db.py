@@ -66,6 +66,17 @@ _ARCHIVED_TAIL = (
     + " || ']}'"
 )
 
+
+def _tails_in(environments: str) -> str:
+    """(migration 5 -> 6) The statement that writes again the JSON after `stale` of every
+    archived flag in the environments `environments` (a condition on their name) selects."""
+    return (
+        f"UPDATE features SET archived_tail = {_ARCHIVED_TAIL} WHERE name IN"
+        f" (SELECT feature FROM feature_environments WHERE {environments})"
+        " AND archived_at IS NOT NULL;"
+    )
+
+
 #: (migration 6 -> 7) the row of `users` being written as an `InactiveUser`'s JSON
 _INACTIVE_JSON = (
     """'{"id":' || id || ',"name":' || json_quote(name) || ',"email":' || json_quote(email)"""
@@ -346,20 +357,13 @@ MIGRATIONS: list[str] = [
     END;
 
     CREATE TRIGGER environment_added AFTER INSERT ON environments BEGIN
-        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
-        WHERE name IN (SELECT feature FROM feature_environments WHERE environment = NEW.name)
-          AND archived_at IS NOT NULL;
+        {_tails_in("environment = NEW.name")}
     END;
     CREATE TRIGGER environment_changed AFTER UPDATE ON environments BEGIN
-        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
-        WHERE name IN (SELECT feature FROM feature_environments
-                       WHERE environment IN (OLD.name, NEW.name))
-          AND archived_at IS NOT NULL;
+        {_tails_in("environment IN (OLD.name, NEW.name)")}
     END;
     CREATE TRIGGER environment_removed AFTER DELETE ON environments BEGIN
-        UPDATE features SET archived_tail = {_ARCHIVED_TAIL}
-        WHERE name IN (SELECT feature FROM feature_environments WHERE environment = OLD.name)
-          AND archived_at IS NOT NULL;
+        {_tails_in("environment = OLD.name")}
     END;
 
     CREATE TRIGGER client_metric_added AFTER INSERT ON client_metrics BEGIN
