@@ -19,6 +19,7 @@ schema and warns when the attribute is read (on the `@row` items, with a comment
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
@@ -215,15 +216,33 @@ class CreateUser(Request):
 _T = TypeVar("_T")
 
 
+#: the class attribute of a `@row` class naming its `shared` fields
+SHARED_FIELDS = "__row_shared__"
+
+
 @dataclass_transform(kw_only_default=True)
-def row(cls: type[_T]) -> type[_T]:
+def row(*, shared: tuple[str, ...] = ()) -> Callable[[type[_T]], type[_T]]:
     """A wire item of a list that can hold 100,000 entries (see the module's docstring): a
-    slotted dataclass that pydantic validates, ignoring fields it does not know."""
-    cls.__pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[attr-defined]
-    return dataclass(slots=True, kw_only=True)(cls)
+    slotted dataclass that pydantic validates, ignoring fields it does not know.
+
+    `shared`: the fields whose values repeat from item to item (a flag's type and project, an
+    environment's name). A streamed list (`app.api.streaming.ListStream`) makes equal values
+    of these one object: msgspec, which decodes the items first, gives every item its own copy
+    of every string (on 100,000 archived flags, 24 MB of copies of a few words)."""
+
+    def make(cls: type[_T]) -> type[_T]:
+        cls.__pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[attr-defined]
+        made = dataclass(slots=True, kw_only=True)(cls)
+        unknown = set(shared).difference(made.__dataclass_fields__)  # type: ignore[attr-defined]
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
+        setattr(made, SHARED_FIELDS, shared)
+        return made
+
+    return make
 
 
-@row
+@row()
 class InactiveUser:
     id: int
     name: str | None = None
@@ -331,14 +350,14 @@ class CreateGroup(Request):
 # --------------------------------------------------------------------------- features, archive
 
 
-@row
+@row(shared=("name",))
 class ArchivedFeatureEnvironment:
     name: str
     lastSeenAt: datetime | None = None
     enabled: bool | None = None
 
 
-@row
+@row(shared=("type", "project"))
 class ArchivedFeature:
     name: str
     type: str | None = None

@@ -24,6 +24,12 @@ only accepted when it validates as JSON. A bad guess costs one more try, never a
 a piece cut inside a string or an object is not valid JSON. Whatever cannot be cut (say,
 descriptions full of braces) waits and is validated with the rest at the end.
 
+Equal values shared: msgspec gives every item its own copy of every string, where pydantic
+shares short strings through its cache. The fields a `@row` class names `shared` (a flag's type,
+project and environments' names: a few words repeated 100,000 times) are made one object per
+value after each piece is decoded, whoever decoded it (`ValueSharer`): 100,000 archived flags
+took 80 MB with copies, 56 MB shared, for 0.05 s more of the load.
+
 The envelope around the list must be simple for this: an object whose members before the list
 are scalars. Anything else raises `NotStreamable` before any item is taken, and the caller parses
 the body whole instead.
@@ -37,15 +43,19 @@ import json
 import re
 import types
 import typing
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 import msgspec
 from pydantic import TypeAdapter, ValidationError
 
 from app.api.jsonsplit import BETWEEN_ITEMS_BYTES
+from app.api.models import SHARED_FIELDS
 
 T = TypeVar("T")
 
@@ -85,6 +95,7 @@ class ListStream(Generic[T]):
         self.field = field
         self._adapter: TypeAdapter[list[T]] = TypeAdapter(list[item_type])  # type: ignore[valid-type]
         self._fast = fast_decoder(item_type)
+        self._sharer = ValueSharer.of(item_type)
         self._piece = piece_bytes
         self._buf = b""
         #: `{` less `}` in `_buf` once items are being taken: each byte is counted once, as it
@@ -256,15 +267,19 @@ class ListStream(Generic[T]):
             except msgspec.DecodeError:  # its ValidationError too: pydantic decides
                 pass
             else:
-                self.count += len(items)
-                return items
+                return self._taken(items)
         try:
             items = self._adapter.validate_json(data)
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":
                 raise _NotJson from None
             raise ItemsInvalid(exc, self.field, self.count) from None
+        return self._taken(items)
+
+    def _taken(self, items: list[T]) -> list[T]:
         self.count += len(items)
+        if self._sharer is not None:
+            self._sharer.share(items)
         return items
 
 
@@ -275,6 +290,68 @@ def fast_decoder(item_type: type[T]) -> msgspec.json.Decoder[list[T]] | None:
     if not _plain(item_type):
         return None
     return msgspec.json.Decoder(list[item_type], strict=True)  # type: ignore[valid-type]
+
+
+class ValueSharer:
+    """Makes the equal values of a `@row` class's `shared` fields one object, in every item it
+    is given (and in the items of its lists of `@row` items, such as a flag's environments),
+    across every call: one table per field, of the first object seen for each value.
+
+    A column at a time, with no Python code run per item (the loops are `map`s): 0.05 s for
+    100,000 archived flags, where a loop over the items took twice that."""
+
+    def __init__(self, fields: tuple[str, ...], nested: dict[str, ValueSharer]) -> None:
+        self._tables = {name: _Shared() for name in fields}
+        self._nested = nested
+
+    @classmethod
+    def of(cls, item_type: Any) -> ValueSharer | None:
+        """The sharer of `item_type`'s items; None when it has nothing to share."""
+        if not (dataclasses.is_dataclass(item_type) and isinstance(item_type, type)):
+            return None
+        fields: tuple[str, ...] = getattr(item_type, SHARED_FIELDS, ())
+        nested: dict[str, ValueSharer] = {}
+        try:
+            hints = typing.get_type_hints(item_type)
+        except NameError:
+            hints = {}
+        for f in dataclasses.fields(item_type):
+            inner = _list_item_type(hints.get(f.name))
+            sharer = cls.of(inner) if inner is not None else None
+            if sharer is not None:
+                nested[f.name] = sharer
+        return cls(fields, nested) if fields or nested else None
+
+    def share(self, items: list[Any]) -> None:
+        for name, table in self._tables.items():
+            shared = map(table.__getitem__, map(attrgetter(name), items))
+            deque(map(setattr, items, repeat(name), shared), 0)  # runs the maps, keeps nothing
+        for name, sharer in self._nested.items():
+            inner = list(chain.from_iterable(filter(None, map(attrgetter(name), items))))
+            if inner:
+                sharer.share(inner)
+
+
+class _Shared(dict[Hashable, Any]):
+    """The first object seen for each value: `table[value]` is it (`value` itself the first
+    time), with no Python code run but for a value not seen before."""
+
+    def __missing__(self, value: Hashable) -> Any:
+        self[value] = value
+        return value
+
+
+def _list_item_type(tp: Any) -> Any:
+    """X of `list[X]` or `list[X] | None`; None for any other type."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        lists = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(lists) != 1:
+            return None
+        tp = lists[0]
+    if typing.get_origin(tp) is list:
+        (item,) = typing.get_args(tp)
+        return item
+    return None
 
 
 _PLAIN_SCALARS = (str, int, float, bool, datetime, type(None))

@@ -15,8 +15,8 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
-from app.api.models import ArchivedFeature, ArchivedFeatures, InactiveUser, InactiveUsers
-from app.api.streaming import PIECE_BYTES, ItemsInvalid, ListStream, fast_decoder
+from app.api.models import ArchivedFeature, ArchivedFeatures, InactiveUser, InactiveUsers, row
+from app.api.streaming import PIECE_BYTES, ItemsInvalid, ListStream, ValueSharer, fast_decoder
 from tests.api.helpers import BASE, ONCE, TOKEN, canned, failure, jsonb, run
 from tests.faults import Cut, FaultServer, Reply
 
@@ -260,3 +260,44 @@ def test_only_plain_dataclasses_are_decoded_fast() -> None:
     with pytest.raises(ItemsInvalid):
         stream.feed(b'{"items":[{"count":0}]}')
         stream.finish()
+
+
+def test_equal_values_of_the_shared_fields_are_one_object_across_pieces() -> None:
+    """msgspec gives each item its own copy of every string; the fields a `@row` class names
+    `shared` (a flag's type and project, its environments' names) come out as one object per
+    value across the whole list, whichever validator took each piece (the item with a time
+    as a number goes to pydantic), and the items are still exactly pydantic's."""
+    features = [
+        {"name": f"f{i}", "type": ("release", "experiment")[i % 2], "project": "default",
+         "description": f"flag {i}", "createdAt": 1704164645000 if i == 7 else None,
+         "environments": [{"name": "development", "enabled": True},
+                          {"name": "production", "enabled": False}]}
+        for i in range(600)
+    ]  # fmt: skip
+    body = jsonb({"version": 1, "features": features})
+    stream: ListStream[ArchivedFeature] = ListStream("features", ArchivedFeature, 4096)
+    items: list[ArchivedFeature] = []
+    for start in range(0, len(body), 1000):
+        items.extend(stream.feed(body[start : start + 1000]))
+    items.extend(stream.finish())
+    assert items == ArchivedFeatures.model_validate_json(body).features
+    assert len({id(f.type) for f in items}) == 2
+    assert len({id(f.project) for f in items}) == 1
+    assert len({id(e.name) for f in items for e in f.environments or []}) == 2
+    assert len({id(f.description) for f in items}) == 600  # not shared: every one differs
+
+
+def test_only_the_fields_a_row_names_are_shared() -> None:
+    """Nothing to share in an inactive user (names, emails: each its own); a flag shares its
+    own fields and its environments'; a field a row names must be one of its fields."""
+    assert ValueSharer.of(InactiveUser) is None
+    assert ValueSharer.of(Counted) is None and ValueSharer.of(InactiveUsers) is None
+    sharer = ValueSharer.of(ArchivedFeature)
+    assert sharer is not None and list(sharer._tables) == ["type", "project"]
+    assert list(sharer._nested) == ["environments"]
+    assert list(sharer._nested["environments"]._tables) == ["name"]
+    with pytest.raises(TypeError, match="no field kind"):
+
+        @row(shared=("kind",))
+        class Typo:
+            name: str
