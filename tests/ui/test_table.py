@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, QModelRoleData, Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyledItemDelegate, QStyleOptionViewItem
 
 import ui.table
 from app.viewmodels.table import (
+    MARK,
     MISSING,
     TableModel,
 )
@@ -117,3 +118,36 @@ def test_csv_export_starts_in_the_documents_folder_and_remembers_the_last_one(
     ]
     settings.remove(EXPORT_FOLDER_KEY)
     settings.sync()
+
+
+def test_cells_are_painted_with_what_data_answers_asked_in_one_call(qtbot: Any) -> None:
+    """The view's item delegate asks for every role of a cell in one `multiData` call: it is
+    painted with the text, alignment and mark `data()` gives, and the roles the table does not
+    answer come back empty, even in a span that held something before."""
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_rows(PEOPLE)
+    model.mark = lambda p: "unsaved" if p.name == "bob stone" else ""
+    delegate = QStyledItemDelegate()
+    for row in range(model.rowCount()):
+        for column in range(model.columnCount()):
+            index = model.index(row, column)
+            option = QStyleOptionViewItem()
+            delegate.initStyleOption(option, index)  # what painting the cell does
+            assert option.text == index.data() == model.text(row, column) or (
+                row == 1 and column == 0 and option.text == f"{MARK} bob stone"
+            )
+            numeric = COLUMNS[column].numeric
+            assert bool(option.displayAlignment & Qt.AlignmentFlag.AlignRight) == numeric
+    assert model.index(1, 0).data() == f"{MARK} bob stone"
+    roles = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
+             Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.TextAlignmentRole]  # fmt: skip
+    for row, column in ((1, 0), (0, 2), (3, 1)):
+        index = model.index(row, column)
+        span = [QModelRoleData(role) for role in roles]
+        for data in span:
+            data.setData("stale")
+        for data in span:
+            model.multiData(index, data)
+            assert data.data() == index.data(data.role())
+    model.multiData(QModelIndex(), span[0])
+    assert span[0].data() is None

@@ -19,6 +19,8 @@ from app.viewmodels.table import (
     RowPipeline,
     TableModel,
     cell_text,
+    column_sort_keys,
+    narrows,
     prepare_rows,
     row_haystacks,
 )
@@ -235,3 +237,90 @@ def test_filter_texts_left_to_the_table_are_made_after_the_rows_are_set(qtbot: A
     qtbot.wait(50)
     again.set_filter("berg")
     assert again.rows == PEOPLE[:1]
+
+
+WORDS = ["stone", "berg", "díaz", "Åsa", "STRASSE", "straße", "ex", "e7", "ample"]
+
+
+def crowd(count: int) -> list[Person]:
+    """`count` people whose names and emails mix `WORDS`, some with no email."""
+    return [
+        Person(f"{WORDS[i % 9]} {WORDS[i * 7 % 9]} {i}",
+               None if i % 5 == 0 else f"{WORDS[i * 4 % 9].lower()}{i}@example.com", i % 13)
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def test_typing_on_narrows_to_the_rows_a_whole_filter_finds(qtbot: Any) -> None:
+    """A word typed on, a word added, a word taken back, the filter cleared, new rows, a sort:
+    each step shows exactly the rows a table given that text at once shows, in its order,
+    whether the step tested the rows shown (typing on narrows them) or every row; narrowing
+    reads only the texts of the rows shown."""
+    people = crowd(400)
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.sort(2)
+    model.set_rows(people)
+    steps = ["s", "st", "sto", "stone", "stone ", "stone e", "stone ex", "stone exa", "stone",
+             "ston", "", "e", "e7", "e7 strasse", "ß", "e7", "zzz", "zzzz", "", "1", "12",
+             "123", "12 é"]  # fmt: skip
+    for i, text in enumerate(steps):
+        if i == 14:
+            model.set_rows(people[:300])  # new rows: the next filter starts from them all
+        if i == 19:
+            model.sort(0, Qt.SortOrder.DescendingOrder)
+        model.set_filter(text)
+        whole: TableModel[Person] = TableModel(COLUMNS)
+        whole.sort(*(model.sort_state or (0, Qt.SortOrder.AscendingOrder)))
+        whole.set_rows(model.all_rows)
+        whole.set_filter(text)
+        assert model.rows == whole.rows, text
+        words = text.casefold().split()
+        texts = [" ".join(model.row_texts(r)).casefold() for r in range(model.rowCount())]
+        assert all(w in t for t in texts for w in words), text
+
+    read: list[int] = []
+
+    class Texts(list[str]):
+        def __getitem__(self, i: Any) -> Any:
+            read.append(i)
+            return super().__getitem__(i)
+
+    model.set_filter("stone")
+    model._haystacks = Texts(model._haystacks)
+    shown = {model.all_rows.index(p) for p in model.rows}
+    model.set_filter("stone 9")
+    assert read and set(read) <= shown and 0 < len(model.rows) < len(shown)
+
+
+def test_a_replaced_row_is_found_by_a_filter_typed_on_after_it(qtbot: Any) -> None:
+    """A row replaced while a filter hides it, whose new texts hold the words typed next: it
+    is shown (typing on must not narrow from the rows shown before it changed)."""
+    people = crowd(400)
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_rows(people)
+    model.set_filter("ston")
+    hidden = next(p for p in people if p not in model.rows)
+    zed = Person("Zed Stone", None, 1)
+    assert model.replace_row(hidden, zed)
+    model.set_filter("stone")
+    assert zed in model.rows
+
+
+def test_narrows() -> None:
+    assert narrows([], ["a"]) and narrows(["e"], ["e7"]) and narrows(["e"], ["x", "me"])
+    assert narrows(["ab", "c"], ["abc"]) and narrows(["e7"], ["e7"])
+    assert not narrows(["e7"], ["e"]) and not narrows(["a", "b"], ["a"])
+
+
+def test_text_sort_keys_share_the_texts_where_they_can(qtbot: Any) -> None:
+    """A column whose texts are their own case-folded form has them as its keys; one of few
+    distinct texts has one key object per text; either way the order is the case-folded one."""
+    rows = [Row(("Beta", "alpha", "Gamma")[i % 3], i) for i in range(90)]
+    rows += [Row(f"name {i}", i) for i in range(100)]  # many distinct, lower case
+    few = column_sort_keys(Column[Row]("Name", lambda r: r.name), rows[:90])
+    assert few == [r.name.casefold() for r in rows[:90]]
+    assert len({id(k) for k in few}) == 3
+    many = column_sort_keys(Column[Row]("Name", lambda r: r.name), rows[90:])
+    assert all(k is r.name for k, r in zip(many, rows[90:], strict=True))
+    mixed = column_sort_keys(Column[Row]("Name", lambda r: r.name), rows)
+    assert mixed == [r.name.casefold() for r in rows]
