@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import csv
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -138,12 +138,13 @@ def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
         return [column.sort_key(row) for row in rows]
     values: list[Any] = list(map(column.value, rows))
     if all(type(v) is str for v in values):
+        if all(map(str.__eq__, map(str.casefold, values), values)):  # each folded, let go
+            return values
         distinct = set(values)
         if len(distinct) <= len(values) // 2:
             folded = {v: v.casefold() for v in distinct}
             return list(map(folded.__getitem__, values))
-        keys = list(map(str.casefold, values))
-        return values if keys == values else keys
+        return list(map(str.casefold, values))
     return [_default_key(v) for v in values]
 
 
@@ -164,47 +165,54 @@ def prepare_rows(
 
 
 _NONE = type(None)
-_BOOL_TEXTS = {True: "yes", False: "no", None: MISSING}
+#: a missing value's cell in a filter text, for MISSING. "—" is not Latin-1: one in a text has
+#: CPython store all of it at two bytes a character, and most rows have a missing value (11 MB
+#: more for 100,000 archived flags). "µ" is Latin-1 and case folding never gives it (it folds
+#: to Greek mu), so no word typed holds it: the filter looks for it when MISSING is typed
+MISSING_FOLDED = "\xb5"
+_BOOL_TEXTS = {True: "yes", False: "no", None: MISSING_FOLDED}
 
 
 def column_texts(values: list[Any], times: dict[datetime, str]) -> list[str]:
-    """The cells' texts of one column, as `cell_text` makes them, without a Python call per cell
-    for the kinds of columns tables have: text, numbers, yes/no, times, each with missing values. A
+    """The filter texts of one column's cells: their texts as `cell_text` makes them,
+    case-folded, with MISSING_FOLDED for a missing value; without a Python call per cell for
+    the kinds of columns tables have: text, numbers, yes/no, times, each with missing values. A
     time's text is made once per distinct time and kept in `times` (formatting one, to local
-    time then ISO, costs 2 us)."""
+    time then ISO, costs 2 us). Numbers, yes/no and times have no letters to fold."""
     kinds = set(map(type, values))
     if kinds <= {str}:
-        return values
+        return list(map(str.casefold, values))
     if kinds <= {str, _NONE}:
-        return [MISSING if v is None else v for v in values]
+        return [MISSING_FOLDED if v is None else v.casefold() for v in values]
     if kinds <= {int, _NONE}:
-        return [MISSING if v is None else str(v) for v in values]
+        return [MISSING_FOLDED if v is None else str(v) for v in values]
     if kinds <= {bool, _NONE}:
         return list(map(_BOOL_TEXTS.__getitem__, values))
     if kinds <= {datetime, _NONE}:
         for value in set(values).difference(times):
             if value is not None:
                 times[value] = cell_text(value)
-        return list(map(times.get, values, repeat(MISSING)))  # None's is MISSING
-    return list(map(cell_text, values))
+        return list(map(times.get, values, repeat(MISSING_FOLDED)))  # None's
+    return [MISSING_FOLDED if v is None else cell_text(v).casefold() for v in values]
 
 
 def row_haystacks(
     columns: Sequence[Column[T]], rows: Sequence[T], times: dict[datetime, str] | None = None
 ) -> list[str]:
-    """The text the filter searches in each row: its cells' texts, case-folded and joined.
+    """The text the filter searches in each row: its cells' texts, case-folded and joined by
+    a separator no word typed holds, a missing value's as MISSING_FOLDED (`filter_holds`).
     No Qt: safe on a worker thread.
 
     Built a column at a time (`column_texts`: the loops run in C, or in one comprehension),
-    then joined and case-folded with one C call each over the rows. Row by row, with a call per
-    cell, 100,000 archived flags took 0.39 s. `times` carries the texts of times from one call
-    to the next: an answer's pieces share most of their times (when the rows were made, say)."""
+    then joined with one C call over the rows. Row by row, with a call per cell, 100,000
+    archived flags took 0.39 s. `times` carries the texts of times from one call to the next:
+    an answer's pieces share most of their times (when the rows were made, say)."""
     if not columns:
         return [""] * len(rows)
     if times is None:
         times = {}
     cells = [column_texts(list(map(column.value, rows)), times) for column in columns]
-    return list(map(str.casefold, map(_CELL_SEPARATOR.join, zip(*cells, strict=True))))
+    return list(map(_CELL_SEPARATOR.join, zip(*cells, strict=True)))
 
 
 class RowPipeline(Generic[S, T]):
@@ -284,6 +292,15 @@ def filter_terms(text: str) -> list[str]:
     return text.casefold().split()
 
 
+def filter_holds(texts: Iterable[str], term: str) -> Iterator[bool]:
+    """Whether each filter text (`row_haystacks`) holds `term` (case-folded) in a cell as
+    shown. A missing value's cell shows MISSING alone, between separators no term holds: a term
+    finds it only when it is MISSING itself, which then finds a MISSING in a cell's text too."""
+    if term != MISSING:
+        return map(contains, texts, repeat(term))
+    return (MISSING_FOLDED in text or MISSING in text for text in texts)
+
+
 def narrows(old: list[str], new: list[str]) -> bool:
     """Whether every row that holds each of the `new` terms holds each of the `old` ones: each
     old term is part of a new one (typed on, or kept, with more words added or not)."""
@@ -320,14 +337,6 @@ class FilterTexts(Generic[T]):
         return self._texts
 
 
-def _in_order(numbers: list[int]) -> list[int]:
-    """The same numbers as new int objects, made one after another, so that they lie in memory
-    in the list's order. A sorted list of row numbers holds the objects made for the rows in
-    their own order: going through it in the sorted order reached them at random, a cache
-    miss each, a third of a filter keystroke on 100,000 rows."""
-    return array("q", numbers).tolist()
-
-
 class TableModel(QAbstractTableModel, Generic[T]):
     #: (rows shown, rows in all) after every change of rows or filter
     counts_changed = Signal(int, int)
@@ -347,8 +356,9 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self._texts_timer.setInterval(0)
         self._texts_timer.timeout.connect(self._make_filter_texts)
         #: row numbers into `_all` in the sorted order, and the ones the filter lets through.
-        #: The int objects of `_order` are made in its order (`_in_order`), so that going
-        #: through it goes through memory in order, as the filter does on every keystroke
+        #: The int objects of a sorted `_order` are made anew in its order (`_sort_order`): the
+        #: ones made for the rows in their own order lay at random along it, and reaching each
+        #: was a cache miss, a third of a filter keystroke on 100,000 rows
         self._order: list[int] = []
         self._shown: list[int] = self._order
         #: the terms `_shown` was found for, out of `_order`; None once the rows it was found
@@ -504,15 +514,15 @@ class TableModel(QAbstractTableModel, Generic[T]):
         hay = self._filter_texts()
         if len(candidates) * 4 < len(hay):  # few: test those alone
             for term in terms:
-                found = map(contains, map(hay.__getitem__, candidates), repeat(term))
+                found = filter_holds(map(hay.__getitem__, candidates), term)
                 candidates = list(compress(candidates, found))
             return candidates
         # many: every row is tested in the rows' own order, which is the order their texts
         # lie in memory (in the sorted order, each text was a cache miss: 100,000 rows took
         # twice the time), then the candidates are picked out in theirs
-        holds = bytes(map(contains, hay, repeat(terms[0])))
+        holds = bytes(filter_holds(hay, terms[0]))
         for term in terms[1:]:
-            holds = bytes(map(and_, holds, map(contains, hay, repeat(term))))
+            holds = bytes(map(and_, holds, filter_holds(hay, term)))
         return list(compress(candidates, map(holds.__getitem__, candidates)))
 
     def _make_filter_texts(self) -> None:
@@ -634,4 +644,6 @@ class TableModel(QAbstractTableModel, Generic[T]):
             texts = [cell_text(value(row)).casefold() for row in self._all]
             self._keys[column] = texts
             rows = sorted(range(len(self._all)), key=texts.__getitem__, reverse=reverse)
-        self._order = _in_order(rows)
+        numbers = array("q", rows)
+        del rows  # its int objects go before their copies in order are made
+        self._order = numbers.tolist()
