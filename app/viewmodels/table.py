@@ -145,6 +145,11 @@ def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
             folded = {v: v.casefold() for v in distinct}
             return list(map(folded.__getitem__, values))
         return list(map(str.casefold, values))
+    kinds = set(map(type, values))
+    if kinds and (kinds <= {int, float} or kinds == {bool} or kinds == {datetime}):
+        # nothing missing: the values sort as `_default_key`'s (False, value) do, with no
+        # Python call and no pair each (6 MB for 100,000 users' days inactive)
+        return values
     return [_default_key(v) for v in values]
 
 

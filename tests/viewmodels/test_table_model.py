@@ -356,3 +356,24 @@ def test_a_missing_value_is_found_by_its_dash_and_keeps_filter_texts_one_byte_a_
     texts = row_haystacks(COLUMNS, people)
     assert max(map(ord, texts[3])) < 256  # Dan Stone: no email, never seen
     assert MISSING not in texts[3]
+
+
+def test_numbers_and_times_with_none_missing_are_their_own_sort_keys(qtbot: Any) -> None:
+    """A column of numbers, of yes/no or of times with no value missing sorts on the values
+    themselves, in the order the (missing?, value) pairs give; with a value missing, on the
+    pairs, missing values last."""
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    columns = {
+        "numbers": ([3, 1.5, 10, 0, -2], "values"),
+        "yes/no": ([True, False, True], "values"),
+        "times": ([when, when - timedelta(days=3), when + timedelta(hours=1)], "values"),
+        "with one missing": ([3, None, 1], "pairs"),
+    }
+    for name, (values, kind) in columns.items():
+        rows = [Row(str(i), None) for i in range(len(values))]
+        column = Column[Row](name, lambda r, v=values: v[int(r.name)])
+        keys = column_sort_keys(column, rows)
+        pairs = [(v is None, v if v is not None else 0) for v in values]
+        order = sorted(range(len(rows)), key=keys.__getitem__)
+        assert order == sorted(range(len(rows)), key=pairs.__getitem__), name
+        assert (keys == values) == (kind == "values"), name
