@@ -11,16 +11,17 @@ one place the command imports `ui`, lazily."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
-from typing import Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from app import __version__
 from app.display import window_problem
+
+if TYPE_CHECKING:  # the window's start parses nothing: argparse is imported for a command line
+    import argparse
 
 
 class CommandModule(Protocol):
@@ -30,8 +31,10 @@ class CommandModule(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
+    """A subcommand (a named tuple: `dataclasses` imports `inspect`, which the window's start
+    would pay for before the sandbox is launched and the frame shown)."""
+
     name: str
     module: CommandModule
     help: str
@@ -107,6 +110,8 @@ def commands() -> tuple[Command, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="flagdesk",
         description="Administer Unleash-compatible feature-flag servers. "
@@ -160,6 +165,13 @@ def run_gui(*, verbose: bool = False) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    # the start imports Qt, the pages, the client and their models: objects by the hundred
+    # thousand, over which the collector ran about 130 times, a tenth of the CPU the window
+    # spent before its first data. They live as long as the program: `ui.main_window` freezes
+    # them and turns the collector back on once the pages are built.
+    import gc
+
+    gc.disable()
     # the embedded sandbox boots on the other core while this one imports Qt and opens the
     # window: its boot is most of the wait for the first data
     from sandbox.process import EarlySandbox

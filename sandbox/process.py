@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -46,7 +45,9 @@ class SandboxProcess:
         self.shared_tokens = shared_tokens
         if shared_tokens:
             self.admin_token, self.client_token = "", ""
-        else:
+        else:  # (secrets, 5 ms to import, is not on the way to the window: its sandbox shares)
+            import secrets
+
             self.admin_token = admin_token or "*:*." + secrets.token_hex(16)
             self.client_token = client_token or "default:development." + secrets.token_hex(16)
         self.proc: subprocess.Popen[str] | None = None

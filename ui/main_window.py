@@ -610,6 +610,7 @@ class ToolWindow(QMainWindow):
 
 async def _main(app: QApplication, window: MainWindow, session: Session) -> None:
     import asyncio
+    import gc
     import signal  # here, not before the frame: it creates three Python enums
 
     closed = asyncio.Event()
@@ -624,6 +625,11 @@ async def _main(app: QApplication, window: MainWindow, session: Session) -> None
     session.open_last()
     await asyncio.sleep(0)
     window.bind(session)
+    # what the start made (modules, classes, the pages) lives as long as the window: out of
+    # the collector's way from now on, and the collector on again (`app.cli.run_gui` turned it
+    # off for the start)
+    gc.freeze()
+    gc.enable()
     try:
         await closed.wait()
     finally:

@@ -47,9 +47,15 @@ from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
 
 
 class Response(BaseModel):
-    """A body a server sends. Unknown fields are accepted and kept."""
+    """A body a server sends. Unknown fields are accepted and kept.
 
-    model_config = ConfigDict(extra="allow")
+    Each builds its validator when it is first used (`defer_build`), not as this module is
+    imported: the sandbox only names them in its OpenAPI document, and the window's start
+    validates a handful of the forty, both on the way to the first data. (Not the requests:
+    the sandbox validates them with FastAPI, which warns of its own `Field(alias="body")`
+    when it builds one of them late.)"""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Request(BaseModel):

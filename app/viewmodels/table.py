@@ -14,6 +14,9 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
 - Sorting computes one key per row for the sorted column the first time, keeps it, and sorts a
   list of row numbers by it; the filter keeps the row numbers whose text holds every word typed.
 - Cell texts are made when the view asks for them, i.e. only for the rows on screen.
+- Rows it no longer shows (replaced by `set_prepared`) are let go of a slice at a time in
+  turns of the event loop too (`LetGo`): freeing 100,000 rows at once held the GUI thread
+  40-80 ms after every reload (`bench/actions.py`).
 
 QtCore only: no QtWidgets below `app/`.
 """
@@ -366,6 +369,53 @@ class FilterTexts(Generic[T]):
             self.make_slice()
         return self._texts
 
+    def held(self, *, texts: bool = True) -> list[list[Any]]:
+        """What it holds besides the rows, for `LetGo` (freeing the texts of up to 300,000
+        distinct times at once took 25-40 ms): the times' texts, and the texts made unless not
+        `texts` (they are kept). Lists no one else holds."""
+        return [list(self._times.values()), *([self._texts] if texts else [])]
+
+
+#: rows a table lets go of in one turn of the event loop (a row of archived flags, with its
+#: environments and times, is 10-20 objects: 2,000 are freed in 1-2 ms)
+_ROWS_FREED_AT_ONCE = 2000
+#: texts, sort keys or row numbers let go of in one turn (one object each, or a small tuple)
+_ITEMS_FREED_AT_ONCE = 20_000
+
+
+class LetGo:
+    """Lists a table no longer holds (the rows it showed, their filter texts and sort keys),
+    emptied a slice at a time (`drop_slice`), so that what only they kept alive is freed a few
+    thousand objects a turn of the event loop: 100,000 inactive users freed at once held the GUI
+    thread 40 ms, 100,000 archived flags 60-80 ms, after every reload. A list the table was
+    handed is copied first, so whoever else still holds it finds it as it was (copying 100,000
+    references takes about a millisecond); a list no longer than one slice is let go of at
+    once. No Qt."""
+
+    def __init__(self) -> None:
+        self._lists: list[tuple[list[Any], int]] = []
+
+    @property
+    def done(self) -> bool:
+        return not self._lists
+
+    def add(
+        self, items: list[Any], at_once: int = _ITEMS_FREED_AT_ONCE, *, copy: bool = True
+    ) -> None:
+        """Hold `items` until `drop_slice` has let go of them, `at_once` a slice: a copy of
+        them, or the list itself when not `copy` (a list no one else holds)."""
+        if len(items) > at_once:
+            self._lists.append((list(items) if copy else items, at_once))
+
+    def drop_slice(self) -> None:
+        """Let go of one slice of the oldest list held (from its end: no items moved)."""
+        if not self._lists:
+            return
+        items, at_once = self._lists[0]
+        del items[-at_once:]
+        if not items:
+            del self._lists[0]
+
 
 class TableModel(QAbstractTableModel, Generic[T]):
     #: (rows shown, rows in all) after every change of rows or filter
@@ -382,15 +432,21 @@ class TableModel(QAbstractTableModel, Generic[T]):
         #: every `data()` call of a paint (a thousand for a screenful) waited its turn for it,
         #: so the first paint came 0.4-0.65 s late (`bench/ui_tables.py`, longest stall)
         self._pending_texts: FilterTexts[T] | None = None
-        self._texts_timer = QTimer(self)
-        self._texts_timer.setInterval(0)
-        self._texts_timer.timeout.connect(self._make_filter_texts)
-        #: row numbers into `_all` in the sorted order, and the ones the filter lets through.
-        #: The int objects of a sorted `_order` are made anew in its order (`_sort_order`): the
-        #: ones made for the rows in their own order lay at random along it, and reaching each
-        #: was a cache miss, a third of a filter keystroke on 100,000 rows
-        self._order: list[int] = []
-        self._shown: list[int] = self._order
+        #: the rows shown before the last `set_prepared` and what was made of them, let go of
+        #: a slice each time the zero timer fires, before any filter texts are made
+        self._let_go = LetGo()
+        #: one timer for both: each firing does one slice, so the event loop turns after each
+        #: (two zero timers fire one after the other in the same turn)
+        self._slices_timer = QTimer(self)
+        self._slices_timer.setInterval(0)
+        self._slices_timer.timeout.connect(self._next_slice)
+        #: row numbers into `_all` in the sorted order (a range until sorted), and the ones
+        #: the filter lets through. The int objects of a sorted `_order` are made anew in its
+        #: order (`_sort_order`): the ones made for the rows in their own order lay at random
+        #: along it, and reaching each was a cache miss, a third of a filter keystroke on
+        #: 100,000 rows
+        self._order: Sequence[int] = range(0)
+        self._shown: Sequence[int] = self._order
         #: the terms `_shown` was found for, out of `_order`; None once the rows it was found
         #: in changed (`replace_row`): a filter narrowing them cannot start from it then
         self._shown_terms: list[str] | None = []
@@ -446,18 +502,21 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self.set_prepared(prepare_rows(self._columns, rows))
 
     def set_prepared(self, prepared: PreparedRows[T]) -> None:
+        """Show `prepared`'s rows in place of those shown; the old ones are let go of in the
+        turns of the event loop that follow (`LetGo`)."""
         self.beginResetModel()
+        self._let_go_of_rows()
         self._all = prepared.rows
         if prepared.haystacks is None:
             self._haystacks = []
             self._pending_texts = FilterTexts(self._columns, prepared.rows)
-            self._texts_timer.start()  # fires after what the reset posted: layout and paint
         else:
             self._haystacks = prepared.haystacks
             self._pending_texts = None
-            self._texts_timer.stop()
+        if not (self._let_go.done and self._pending_texts is None):
+            self._slices_timer.start()  # fires after what the reset posted: layout and paint
         self._keys = dict(prepared.keys)
-        self._order = list(range(len(self._all)))
+        self._order = range(len(self._all))  # until sorted: no 100,000 numbers to make
         if self._sort is not None:
             self._sort_order(*self._sort)
         self._apply_filter()
@@ -538,15 +597,15 @@ class TableModel(QAbstractTableModel, Generic[T]):
             self._shown = self._holding(terms, self._shown if narrow else self._order)
         self._shown_terms = terms
 
-    def _holding(self, terms: list[str], candidates: list[int]) -> list[int]:
+    def _holding(self, terms: list[str], candidates: Sequence[int]) -> list[int]:
         """The `candidates` (row numbers, in the order shown) whose filter text holds every
         term, with no Python code run per row (the loops are `map` and `compress`, in C)."""
         hay = self._filter_texts()
         if len(candidates) * 4 < len(hay):  # few: test those alone
+            shown = list(candidates)
             for term in terms:
-                found = filter_holds(map(hay.__getitem__, candidates), term)
-                candidates = list(compress(candidates, found))
-            return candidates
+                shown = list(compress(shown, filter_holds(map(hay.__getitem__, shown), term)))
+            return shown
         # many: every row is tested in the rows' own order, which is the order their texts
         # lie in memory (in the sorted order, each text was a cache miss: 100,000 rows took
         # twice the time), then the candidates are picked out in theirs
@@ -555,20 +614,48 @@ class TableModel(QAbstractTableModel, Generic[T]):
             holds = bytes(map(and_, holds, filter_holds(hay, term)))
         return list(compress(candidates, map(holds.__getitem__, candidates)))
 
-    def _make_filter_texts(self) -> None:
+    def _let_go_of_rows(self) -> None:
+        """Hand the rows shown until now, with their filter texts, sort keys and row numbers,
+        to `LetGo` (their lists are replaced next)."""
+        let_go = self._let_go
+        let_go.add(self._all, _ROWS_FREED_AT_ONCE)
+        if self._pending_texts is not None:
+            for held in self._pending_texts.held():
+                let_go.add(held, copy=False)
+        let_go.add(self._haystacks)
+        for keys in self._keys.values():
+            let_go.add(keys)
+        # the row numbers: lists the table made (a range holds none)
+        if isinstance(self._order, list):
+            let_go.add(self._order, copy=False)
+        if isinstance(self._shown, list) and self._shown is not self._order:
+            let_go.add(self._shown, copy=False)
+
+    def _next_slice(self) -> None:
+        """One slice of the work after the rows are shown: letting go of the rows shown
+        before, then making the filter texts; the timer stops when neither is left."""
+        if not self._let_go.done:
+            self._let_go.drop_slice()
+            return
         pending = self._pending_texts
         if pending is None:
-            self._texts_timer.stop()
+            self._slices_timer.stop()
             return
         pending.make_slice()
         if pending.done:
-            self._filter_texts()  # kept, and the timer stopped; the times' texts let go
+            self._filter_texts()  # kept; the times' texts let go of
 
     def _filter_texts(self) -> list[str]:
-        if self._pending_texts is not None:
-            self._haystacks = self._pending_texts.get()
+        pending = self._pending_texts
+        if pending is not None:
+            self._haystacks = pending.get()
             self._pending_texts = None
-            self._texts_timer.stop()
+            for held in pending.held(texts=False):  # the texts are kept
+                self._let_go.add(held, copy=False)
+            if self._let_go.done:
+                self._slices_timer.stop()
+            else:
+                self._slices_timer.start()
         return self._haystacks
 
     # ------------------------------------------------------------------ QAbstractTableModel

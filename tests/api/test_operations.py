@@ -408,6 +408,35 @@ def test_capabilities_of_a_client_token(demo_sandbox: SandboxProcess) -> None:
     assert others and all(not a.available and "client token" in a.reason for a in others)
 
 
+def test_the_probe_sends_its_reads_at_once(demo_sandbox: SandboxProcess) -> None:
+    """The probe's first read (ui-config) goes out with the others, not before them: one round
+    trip on the way to the window's first data, not two."""
+    peak = []
+
+    async def probe(client: AdminClient) -> None:
+        client.on_activity = peak.append
+        await client.capabilities(refresh=True)
+
+    with_client(demo_sandbox, probe, None, demo_sandbox.client_token)
+    # ui-config, the current user, groups, the archive, the dashboard, the empty metrics batch
+    assert max(peak) == 6, peak
+
+
+def test_a_client_token_probe_leaves_no_read_running(demo_sandbox: SandboxProcess) -> None:
+    """With a client token the first answer ends the probe; the reads sent with it are stopped
+    (and waited for) before the probe returns."""
+    in_flight = []
+
+    async def probe(client: AdminClient) -> int:
+        client.on_activity = in_flight.append
+        caps = await client.capabilities(refresh=True)
+        assert caps.token_kind == "client"
+        return len(asyncio.all_tasks()) - 1  # this one
+
+    assert with_client(demo_sandbox, probe, demo_sandbox.client_token) == 0
+    assert in_flight[-1] == 0, in_flight
+
+
 def test_deleting_inactive_users_waits_longer_for_its_answer(sandbox: SandboxProcess) -> None:
     """Unleash deletes the users one by one before it answers (8.2: 40 s for 1,000, past the
     usual 30 s): the deletion's answer may take `DELETE_S_PER_USER` longer a user. A proxy to

@@ -99,3 +99,31 @@ print(seen)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=60, check=True)  # fmt: skip
     assert out.stdout.split() == ["[False]"]  # launched (asked), with no Qt imported yet
+
+
+def test_the_start_runs_without_the_collector_then_freezes_what_it_made(tmp_path: Path) -> None:
+    """The window's start (Qt, the pages, the client and its models) runs with the cyclic
+    collector off; once the pages are built what it made is frozen and the collector is on."""
+    script = """
+import gc, sys
+from PySide6.QtCore import QTimer
+import ui.main_window as main_window
+seen = []
+bind = main_window.MainWindow.bind
+def bind_then_look(window, session):
+    seen.append(("binding", gc.isenabled()))
+    bind(window, session)
+    def look():  # the first turn of events after bind
+        seen.append(("bound", gc.isenabled(), gc.get_freeze_count() > 10_000))
+        window.close()
+    QTimer.singleShot(0, look)
+main_window.MainWindow.bind = bind_then_look
+from app import cli
+assert cli.main([]) == 0
+print(seen)
+"""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FLAGDESK_CONFIG_DIR": str(tmp_path),
+           "XDG_DATA_HOME": str(tmp_path / "data")}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=60, check=True)  # fmt: skip
+    assert out.stdout.split("\n")[-2] == "[('binding', False), ('bound', True, True)]", out
