@@ -14,6 +14,10 @@ Why it reads the way it does:
   `BulkMetric`, `BulkApplication`) but into plain dicts, not models: pydantic builds those about
   three times faster, and nothing keeps a model per item. Each valid item is serialised once,
   into the compact bytes it will be sent as (see `split`).
+- Plain metric items (the wire fields and nothing else, no null) are read by msgspec into
+  `Metric` structs and encoded by it (`fast_metrics`): a slice of NDJSON lines 5 to 6 times
+  faster than pydantic, which reads every slice msgspec refuses, so problems and their messages
+  stay pydantic's, and the items and bytes are the same either way (`test_fast_read.py`).
 - A broken JSON document is one error for its file, and nothing of that file is loaded:
   uploading the part before the error, then the repaired file, would count that part twice. A
   broken NDJSON line is one error; the other lines load.
