@@ -102,6 +102,9 @@ _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
 def time_value(value: Any) -> datetime | int:
+    """`TimeValue`'s validator: an integer (milliseconds since the epoch) within what a server
+    reads, or a datetime, or a string pydantic reads as one. `app.metrics.read` checks the time
+    strings of the items it reads without pydantic with it."""
     if isinstance(value, int) and not isinstance(value, bool):
         if abs(value) > MAX_TIME_MS:
             raise ValueError(
