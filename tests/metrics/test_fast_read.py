@@ -15,6 +15,7 @@ import pydantic_core
 import pytest
 from pydantic import ValidationError
 
+from app.api.models import BulkMetric
 from app.metrics import Batch, load
 from app.metrics import read as read_module
 from app.metrics.read import CHUNK, METRICS, Metric, fast_metrics
@@ -123,6 +124,12 @@ def test_the_fast_path_reads_an_item_as_pydantic_does_or_leaves_it(text: str) ->
         assert slow is not None, "the fast path took an item pydantic refuses"
         assert fast[1] == slow[1]  # the bytes sent
         assert [_fields(i) for i in fast[0]] == [_fields(i) for i in slow[0]]
+
+
+def test_metric_has_the_wire_models_fields_in_its_order() -> None:
+    """Pydantic's items become `Metric(**item)`, and msgspec encodes a struct's fields in their
+    order, pydantic a dict's in the model's: a field added to `BulkMetric` must be added here."""
+    assert Metric.__struct_fields__ == tuple(BulkMetric.model_fields)
 
 
 def test_the_fast_path_takes_the_plain_items() -> None:
