@@ -108,7 +108,10 @@ MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
-def _time_value(value: Any) -> datetime | int:
+def time_value(value: Any) -> datetime | int:
+    """`TimeValue`'s validator: an integer (milliseconds since the epoch) within what a server
+    reads, or a datetime, or a string pydantic reads as one. `app.metrics.read` checks the time
+    strings of the items it reads without pydantic with it."""
     if isinstance(value, int) and not isinstance(value, bool):
         if abs(value) > MAX_TIME_MS:
             raise ValueError(
@@ -139,7 +142,7 @@ def _time_json(value: datetime | int) -> str | int:
 #: RFC 3339 date-time string or integer (milliseconds since the epoch), as in the bulk schema.
 TimeValue = Annotated[
     datetime | int,
-    PlainValidator(_time_value),
+    PlainValidator(time_value),
     PlainSerializer(_time_json, when_used="json"),
     WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}),
 ]

@@ -14,6 +14,10 @@ Why it reads the way it does:
   `BulkMetric`, `BulkApplication`) but into plain dicts, not models: pydantic builds those about
   three times faster, and nothing keeps a model per item. Each valid item is serialised once,
   into the compact bytes it will be sent as (see `split`).
+- Plain metric items (the wire fields and nothing else, no null) are read by msgspec into
+  `Metric` structs and encoded by it (`fast_metrics`): a slice of NDJSON lines 5 to 6 times
+  faster than pydantic, which reads every slice msgspec refuses, so problems and their messages
+  stay pydantic's, and the items and bytes are the same either way (`test_fast_read.py`).
 - A broken JSON document is one error for its file, and nothing of that file is loaded:
   uploading the part before the error, then the repaired file, would count that part twice. A
   broken NDJSON line is one error; the other lines load.
@@ -33,19 +37,23 @@ import json
 import re
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from itertools import accumulate, islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, cast
 
+import msgspec
 import pydantic_core
+from msgspec import UNSET, UnsetType
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from app.api.jsonsplit import item_cuts
-from app.api.models import BulkApplicationItem, BulkMetricItem, TimeValue
-from app.api.wire import json_path
+from app.api.models import BulkApplicationItem, BulkMetricItem, TimeValue, time_value
+from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS, json_path
 from app.metrics.batch import HOUR_MS, Batch, Cancelled, Format, InputProblem, Source, window_text
 from app.metrics.split import SDK_TOGGLES, Segment, item_path
 
@@ -84,6 +92,72 @@ METRICS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(_LIST[BulkMetricItem])
 APPLICATION: TypeAdapter[dict[str, Any]] = TypeAdapter(BulkApplicationItem)
 APPLICATIONS: TypeAdapter[list[dict[str, Any]]] = TypeAdapter(_LIST[BulkApplicationItem])
 _APPLICATION_JSON = APPLICATION.serializer.to_json
+
+
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_METRIC_COUNT)]
+_Millis = Annotated[int, msgspec.Meta(ge=-MAX_TIME_MS, le=MAX_TIME_MS)]
+
+
+class Metric(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A valid metric item as `accept_metrics` keeps it. Read straight from JSON by `fast_metrics`,
+    or made from the plain dict pydantic validated (`Metric(**item)`: a field left out is UNSET,
+    as it is left out of that dict; `timestamp` may then also be a datetime or None).
+
+    As a decoding type it takes only what `METRIC` takes alike, and strictly less (anything else
+    fails the decode, and pydantic reads the items): no unknown key (so no value nests deeper
+    than a count), no null, no bool or float as a count; a time string is checked by
+    `time_value` itself, the validator `METRIC` calls. gc=False: nothing in it refers back."""
+
+    featureName: str
+    appName: str
+    environment: str
+    timestamp: _Millis | str | UnsetType = UNSET
+    yes: _Count | UnsetType = UNSET
+    no: _Count | UnsetType = UNSET
+    variants: dict[str, _Count] | UnsetType = UNSET
+
+
+_FAST = msgspec.json.Decoder(list[Metric], strict=True)
+_FAST_JSON = msgspec.json.Encoder().encode
+#: time strings -> as pydantic serialises the time they are (None: not a time)
+_TIMES: dict[str, str | None] = {}
+
+
+def _time_text(text: str) -> str | None:
+    """A time string as the bytes pydantic sends for it (`to_json` of the datetime
+    `time_value` reads from it), None when it is not a time."""
+    found = _TIMES.get(text, _TIMES)
+    if found is _TIMES:
+        try:
+            found = str(json.loads(pydantic_core.to_json(time_value(text))))
+        except ValueError:
+            found = None
+        if len(_TIMES) > 10_000:
+            _TIMES.clear()
+        _TIMES[text] = found
+    return cast(str | None, found)
+
+
+def fast_metrics(doc: bytes | str, n: int) -> tuple[list[Metric], list[bytes]] | None:
+    """The `n` metric items of the JSON array `doc`, and the bytes each is sent as, both exactly
+    as `METRICS` and `pydantic_core.to_json(item, exclude_none=True)` give them; None unless
+    every item is valid and plain (`Metric`) and there are `n`: then pydantic reads `doc`, and
+    names each problem. msgspec reads a slice of NDJSON lines 5 to 6 times faster."""
+    try:
+        items = _FAST.decode(doc)
+    except (msgspec.DecodeError, ValueError):  # ValueError: bytes that are not UTF-8
+        return None
+    if len(items) != n:
+        return None
+    for item in items:
+        stamp = item.timestamp
+        if stamp.__class__ is str:
+            text = _time_text(cast(str, stamp))
+            if text is None:
+                return None
+            item.timestamp = text
+    encode = _FAST_JSON
+    return items, [encode(item) for item in items]
 
 
 class SdkBucket(BaseModel):
@@ -326,6 +400,14 @@ class _Progress:
 # --------------------------------------------------------------------------- one file
 
 
+_PLUS_1 = (1).__add__
+
+
+def _one(k: int) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """`itemgetter(k)`, but giving a tuple of one, as `itemgetter(k, j)` gives one of two."""
+    return lambda values: (values[k],)
+
+
 class _File:
     """What one source adds to the batch; merged in by `finish()` once the source is read, so
     that a broken document can leave the batch untouched."""
@@ -346,7 +428,7 @@ class _File:
         self.listed: dict[str, int] = {}
         self.unlisted: dict[str, int] = {}
         # timestamp as given -> (window start, what is odd about it)
-        self.windows: dict[Any, tuple[int | None, str]] = {None: (None, "")}
+        self.windows: dict[Any, tuple[int | None, str]] = {None: (None, ""), UNSET: (None, "")}
 
     # ---------------------------------------------------------------- problems
 
@@ -407,7 +489,7 @@ class _File:
 
     # ---------------------------------------------------------------- valid items
 
-    def accept_metrics(
+    def accept_dicts(
         self,
         items: list[dict[str, Any]],
         indexes: Sequence[int],
@@ -415,45 +497,61 @@ class _File:
         lines: Sequence[int] | None,
         prefix: str,
     ) -> None:
-        """Keep valid metric items: their bytes (grouped by application), their sums, and the
-        warnings about them. The hot loop of loading: keep it lean."""
+        """`accept_metrics` for the plain dicts pydantic validated."""
         to_json = pydantic_core.to_json  # the items hold only JSON types and datetimes
         datas = [to_json(item, exclude_none=True) for item in items]
+        metrics = [Metric(**item) for item in items]
+        self.accept_metrics(metrics, datas, indexes, where, lines, prefix)
+
+    def accept_metrics(
+        self,
+        items: Sequence[Metric],
+        datas: Sequence[bytes],
+        indexes: Sequence[int],
+        where: Where,
+        lines: Sequence[int] | None,
+        prefix: str,
+    ) -> None:
+        """Keep valid metric items: their bytes (`datas`, grouped by application), their sums,
+        and the warnings about them. The hot loop of loading: keep it lean."""
         sums = self.sums
         windows = self.windows
+        window_of = self._window
         variant_sums = self.variants
-        by_app: dict[str, list[int]] = {}
+        by_app: defaultdict[str, list[int]] = defaultdict(list)
         flagged: list[tuple[int, str]] = []
         for k, item in enumerate(items):
-            app = item["appName"]
-            ks = by_app.get(app)
-            if ks is None:
-                by_app[app] = [k]
-            else:
-                ks.append(k)
-            stamp = item.get("timestamp")
-            found = windows.get(stamp)
-            if found is None:
-                found = self._window(stamp)
-            window, odd = found
-            yes = item.get("yes", 0)
-            no = item.get("no", 0)
-            counts = 0
-            variants = item.get("variants")
+            app = item.appName
+            by_app[app].append(k)
+            stamp = item.timestamp
+            try:
+                window, odd = windows[stamp]
+            except KeyError:
+                window, odd = window_of(stamp)
+            yes = item.yes or 0  # UNSET: left out, 0
+            no = item.no or 0
+            key = (item.featureName, app, item.environment, window)
+            slot = sums.get(key)
+            variants = item.variants
             if variants:
+                counts = 0
                 for variant, n in variants.items():
                     counts += n
                     variant_sums[variant] = variant_sums.get(variant, 0) + n
-            key = (item["featureName"], app, item["environment"], window)
-            slot = sums.get(key)
-            if slot is None:
-                sums[key] = [1, yes, no, counts]
+                if slot is None:
+                    sums[key] = [1, yes, no, counts]
+                else:
+                    slot[0] += 1
+                    slot[1] += yes
+                    slot[2] += no
+                    slot[3] += counts
+            elif slot is None:
+                sums[key] = [1, yes, no, 0]
             else:
                 slot[0] += 1
                 slot[1] += yes
                 slot[2] += no
-                slot[3] += counts
-            if not yes and not no:
+            if not (yes or no):
                 flagged.append((k, ""))
             if odd:
                 flagged.append((k, odd))
@@ -461,18 +559,21 @@ class _File:
             seg = self.segments.get(app)
             if seg is None:
                 seg = self.segments[app] = Segment(self.name, prefix)
-            parts = [datas[k] for k in ks]
+            pick = itemgetter(*ks) if len(ks) > 1 else _one(ks[0])
+            parts = pick(datas)
             base = len(seg.blob)
             seg.blob += b",".join(parts)
             seg.blob += b","
-            seg.ends.extend(islice(accumulate([len(p) + 1 for p in parts], initial=base), 1, None))
-            seg.indexes.extend([indexes[k] for k in ks])
+            seg.ends.extend(
+                islice(accumulate(map(_PLUS_1, map(len, parts)), initial=base), 1, None)
+            )
+            seg.indexes.extend(pick(indexes))
             if lines is None:
                 seg.lines.frombytes(bytes(seg.lines.itemsize * len(ks)))
             else:
-                seg.lines.extend([lines[k] for k in ks])
+                seg.lines.extend(pick(lines))
         for k, odd in flagged:
-            path = item_path(prefix, indexes[k], items[k]["featureName"])
+            path = item_path(prefix, indexes[k], items[k].featureName)
             if odd:
                 self._warn_item("time", where, k, path + ".timestamp", odd)
             else:
@@ -493,7 +594,9 @@ class _File:
         if isinstance(stamp, int):
             ms = stamp
         else:
-            moment = cast(datetime, stamp)
+            # a datetime, or a time string `fast_metrics` read (and checked)
+            moment = stamp if isinstance(stamp, datetime) else time_value(stamp)
+            assert isinstance(moment, datetime)
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             ms = int(moment.timestamp() * 1000)
@@ -517,7 +620,7 @@ class _File:
             else:
                 odd = f"timestamp {window_text(ms)} is in the future (more than an hour ahead)"
         if len(self.windows) > 100_000:  # distinct unrounded times: do not grow without end
-            self.windows = {None: (None, "")}
+            self.windows = {None: (None, ""), UNSET: (None, "")}
         self.windows[stamp] = (window, odd)
         return window, odd
 
@@ -632,6 +735,17 @@ class _File:
 # --------------------------------------------------------------------------- NDJSON
 
 
+#: white space but the line break (bytes.strip's)
+_SPACES = (b" ", b"\t", b"\r", b"\x0b", b"\x0c")
+
+
+def _tidy(data: bytes, lines: list[bytes]) -> bool:
+    """Whether no line of `data` (cut into `lines`) is blank or has white space around it, so
+    that they need no `strip()`: a few scans at memchr speed, instead of a Python loop over
+    every line (a file with spaces between tokens takes the loop)."""
+    return not any(space in data for space in _SPACES) and b"" not in lines
+
+
 def _read_ndjson(stream: BinaryIO, file: _File, progress: _Progress) -> None:
     """One metric item a line; blank lines are skipped. Each SLICE of lines is validated in one
     call; a slice with a broken line is validated line by line."""
@@ -656,14 +770,21 @@ def _read_ndjson(stream: BinaryIO, file: _File, progress: _Progress) -> None:
         else:
             data = b"".join(parts)
             parts = []
-        lines: list[bytes] = []
-        numbers: list[int] = []
-        for line in data.split(b"\n"):
-            line_no += 1
-            line = line.strip()
-            if line:
-                lines.append(line)
-                numbers.append(line_no)
+        lines = data.split(b"\n")
+        numbers: Sequence[int]
+        if _tidy(data, lines):
+            numbers = range(line_no + 1, line_no + 1 + len(lines))
+            line_no += len(lines)
+        else:
+            kept: list[bytes] = []
+            numbers = []
+            for line in lines:
+                line_no += 1
+                line = line.strip()
+                if line:
+                    kept.append(line)
+                    numbers.append(line_no)
+            lines = kept
         for at in range(0, len(lines), SLICE):
             _ndjson_lines(file, lines[at : at + SLICE], numbers[at : at + SLICE], index + at)
         index += len(lines)
@@ -671,11 +792,15 @@ def _read_ndjson(stream: BinaryIO, file: _File, progress: _Progress) -> None:
             return
 
 
-def _ndjson_lines(file: _File, lines: list[bytes], numbers: list[int], first: int) -> None:
+def _ndjson_lines(file: _File, lines: Sequence[bytes], numbers: Sequence[int], first: int) -> None:
     n = len(lines)
     indexes = range(first, first + n)
     # "\n," rather than ",": a line that leaves a string open cannot swallow the next one
     doc = b"[" + b"\n,".join(lines) + b"]"
+    fast = fast_metrics(doc, n)
+    if fast is not None:
+        file.accept_metrics(*fast, indexes, lambda k: (numbers[k], None), numbers, "")
+        return
     try:
         items = METRICS.validate_json(doc)
     except ValidationError as exc:
@@ -695,7 +820,7 @@ def _ndjson_lines(file: _File, lines: list[bytes], numbers: list[int], first: in
                     raw = lines[k].decode("utf-8", "replace")
                     file.reject("metric", item_path("", indexes[k]), numbers[k], None, bad[k], raw)
                 kept_numbers = [numbers[k] for k in keep]
-                file.accept_metrics(
+                file.accept_dicts(
                     good,
                     [indexes[k] for k in keep],
                     lambda k: (kept_numbers[k], None),
@@ -705,13 +830,13 @@ def _ndjson_lines(file: _File, lines: list[bytes], numbers: list[int], first: in
                 return
     else:
         if len(items) == n:
-            file.accept_metrics(items, indexes, lambda k: (numbers[k], None), numbers, "")
+            file.accept_dicts(items, indexes, lambda k: (numbers[k], None), numbers, "")
             return
     _ndjson_one_by_one(file, lines, numbers, indexes)
 
 
 def _ndjson_one_by_one(
-    file: _File, lines: list[bytes], numbers: list[int], indexes: Sequence[int]
+    file: _File, lines: Sequence[bytes], numbers: Sequence[int], indexes: Sequence[int]
 ) -> None:
     good: list[dict[str, Any]] = []
     good_indexes: list[int] = []
@@ -736,7 +861,7 @@ def _ndjson_one_by_one(
         good.append(item)
         good_indexes.append(indexes[k])
         good_numbers.append(numbers[k])
-    file.accept_metrics(good, good_indexes, lambda k: (good_numbers[k], None), good_numbers, "")
+    file.accept_dicts(good, good_indexes, lambda k: (good_numbers[k], None), good_numbers, "")
 
 
 # --------------------------------------------------------------------------- JSON documents
@@ -941,6 +1066,16 @@ class _Items:
             self.barren = text.fills
             return 0
         doc = "[" + ",".join([buf[s:e] for s, e in zip(starts, ends, strict=True)]) + "]"
+        indexes = range(index, index + len(ends))
+
+        def where(k: int) -> tuple[int | None, int | None]:
+            return text.where(starts[k])
+
+        fast = fast_metrics(doc, len(ends))
+        if fast is not None:
+            self.file.accept_metrics(*fast, indexes, where, None, self.prefix)
+            text.pos = ends[-1]
+            return len(ends)
         try:
             items = METRICS.validate_json(doc)
         except ValidationError:
@@ -948,11 +1083,7 @@ class _Items:
         if len(items) != len(ends):
             self.slow_until = index + len(ends)
             return 0
-
-        def where(k: int) -> tuple[int | None, int | None]:
-            return text.where(starts[k])
-
-        self.file.accept_metrics(items, range(index, index + len(ends)), where, None, self.prefix)
+        self.file.accept_dicts(items, indexes, where, None, self.prefix)
         text.pos = ends[-1]
         return len(ends)
 
@@ -988,7 +1119,7 @@ class _Items:
             return text.where(starts[k])
 
         if self.kind == "metric":
-            file.accept_metrics(items, indexes, where, None, self.prefix)
+            file.accept_dicts(items, indexes, where, None, self.prefix)
         else:
             paths = [item_path(self.prefix, i) for i in indexes]
             file.accept_applications(items, paths, where)
@@ -1189,7 +1320,7 @@ def _read_sdk(file: _File, payload: dict[str, Any]) -> None:
                 file.reject("metric", path, None, None, bad[k], toggle_raw)
         keep = [k for k in range(len(values)) if k not in bad]
         items = METRICS.validate_python([values[k] for k in keep])
-    file.accept_metrics(items, keep, none, None, SDK_TOGGLES)
+    file.accept_dicts(items, keep, none, None, SDK_TOGGLES)
 
 
 def _ms(moment: datetime | int) -> int:
