@@ -55,6 +55,8 @@ class SandboxProcess:
         self._lines: collections.deque[str] = collections.deque(maxlen=OUTPUT_LINES)
         self._lock = threading.Lock()
         self._listening = threading.Event()  # set once the URL is known, or at end of output
+        #: `wait_ready()` saw the child answer /health (and read the tokens it serves)
+        self._ready = False
         self._reader: threading.Thread | None = None
         #: how the last stop() ended the child: "stdin" (closed, as when the GUI exits),
         #: "SIGTERM" or "SIGKILL"; "" before any stop
@@ -89,6 +91,7 @@ class SandboxProcess:
         self.url = ""
         self.stopped_by = ""
         self._listening.clear()
+        self._ready = False
         self.proc = subprocess.Popen(
             [*argv, *self.args],
             # the write end of this pipe stays open, unused, for the child's lifetime
@@ -126,6 +129,7 @@ class SandboxProcess:
             raise RuntimeError("sandbox never became healthy")
         if self.shared_tokens:
             self.admin_token, self.client_token = self._stored_tokens()
+        self._ready = True
         return self
 
     def _read_output(self, proc: subprocess.Popen[str]) -> None:
@@ -206,8 +210,11 @@ class SandboxProcess:
 
     @property
     def running(self) -> bool:
-        """Started and not exited."""
-        return self.proc is not None and self.proc.poll() is None and bool(self.url)
+        """Started (it answered /health and its tokens are known: `start()` or `wait_ready()`
+        returned) and not exited. A child that is only listening is not running yet: a window
+        that took one launched early as running once it had printed its address, before the
+        session waited for it, connected with no token (401, one start in about fifty)."""
+        return self.proc is not None and self.proc.poll() is None and self._ready
 
     @property
     def pid(self) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.paths import sandbox_was_last
 from app.profiles import Profile, ProfileStore
-from app.viewmodels.session import READY, Session
+from app.viewmodels.session import CONNECTING, READY, Session
 from sandbox.process import EarlySandbox, SandboxProcess, embedded_sandbox
 
 
@@ -127,3 +127,27 @@ print(seen)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=60, check=True)  # fmt: skip
     assert out.stdout.split("\n")[-2] == "[('binding', False), ('bound', True, True)]", out
+
+
+def test_an_early_sandbox_already_listening_is_waited_for(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Any
+) -> None:
+    """A sandbox launched early may have printed its address before the session opens it: the
+    session still waits for it to answer and reads its tokens (it once connected with none, and
+    the window stayed on a 401)."""
+    config = tmp_path / "config"
+    early = EarlySandbox.launch_if_likely(config)
+    assert early is not None
+    session = Session(ProfileStore(config), sandbox_factory=early, health_interval=0)
+    try:
+        session.prelaunch()
+        sandbox = session._sandbox
+        assert isinstance(sandbox, SandboxProcess)
+        qtbot.waitUntil(lambda: bool(sandbox.url), timeout=30_000)  # listening, not yet asked
+        session.open_last()
+        qtbot.waitUntil(lambda: session.state != CONNECTING, timeout=30_000)
+        assert session.state == READY, session.message
+        assert sandbox.running and sandbox.admin_token and sandbox.client_token
+    finally:
+        arun(session.aclose())
+        session.stop_sandbox()
