@@ -8,8 +8,11 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from app.paths import sandbox_was_last
 from app.profiles import Profile, ProfileStore
@@ -31,9 +34,12 @@ def test_the_guess_reads_the_last_connection(tmp_path: Path) -> None:
     assert sandbox_was_last(config)  # the store cannot read it either: the sandbox opens
 
 
-def test_the_session_takes_the_early_sandbox(
-    qtbot: Any, qloop: Any, tmp_path: Path, arun: Any
-) -> None:
+@pytest.fixture
+def early_session(
+    qloop: Any, tmp_path: Path, arun: Any
+) -> Iterator[tuple[EarlySandbox, Session, SandboxProcess]]:
+    """A sandbox launched early (as `flagdesk` launches it), and a session that has taken it
+    (`prelaunch`) but not opened it yet; closed and stopped afterwards."""
     config = tmp_path / "config"
     early = EarlySandbox.launch_if_likely(config)
     assert early is not None
@@ -41,19 +47,26 @@ def test_the_session_takes_the_early_sandbox(
     try:
         session.prelaunch()
         sandbox = session._sandbox
-        assert isinstance(sandbox, SandboxProcess) and sandbox.launched
-        assert early.taken
-        pid = sandbox.pid
-        early.release()  # taken: nothing to stop
-        session.open_last()
-        qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
-        assert session._sandbox is sandbox and sandbox.pid == pid and sandbox.running
-        # a later sandbox (after a failure, say) is a new process
-        later = early()
-        assert isinstance(later, SandboxProcess) and later is not sandbox and not later.launched
+        assert isinstance(sandbox, SandboxProcess)
+        yield early, session, sandbox
     finally:
         arun(session.aclose())
         session.stop_sandbox()
+
+
+def test_the_session_takes_the_early_sandbox(
+    qtbot: Any, early_session: tuple[EarlySandbox, Session, SandboxProcess]
+) -> None:
+    early, session, sandbox = early_session
+    assert sandbox.launched and early.taken
+    pid = sandbox.pid
+    early.release()  # taken: nothing to stop
+    session.open_last()
+    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+    assert session._sandbox is sandbox and sandbox.pid == pid and sandbox.running
+    # a later sandbox (after a failure, say) is a new process
+    later = early()
+    assert isinstance(later, SandboxProcess) and later is not sandbox and not later.launched
 
 
 def test_an_early_sandbox_the_session_does_not_take_is_stopped(tmp_path: Path) -> None:
@@ -130,24 +143,14 @@ print(seen)
 
 
 def test_an_early_sandbox_already_listening_is_waited_for(
-    qtbot: Any, qloop: Any, tmp_path: Path, arun: Any
+    qtbot: Any, early_session: tuple[EarlySandbox, Session, SandboxProcess]
 ) -> None:
     """A sandbox launched early may have printed its address before the session opens it: the
     session still waits for it to answer and reads its tokens (it once connected with none, and
     the window stayed on a 401)."""
-    config = tmp_path / "config"
-    early = EarlySandbox.launch_if_likely(config)
-    assert early is not None
-    session = Session(ProfileStore(config), sandbox_factory=early, health_interval=0)
-    try:
-        session.prelaunch()
-        sandbox = session._sandbox
-        assert isinstance(sandbox, SandboxProcess)
-        qtbot.waitUntil(lambda: bool(sandbox.url), timeout=30_000)  # listening, not yet asked
-        session.open_last()
-        qtbot.waitUntil(lambda: session.state != CONNECTING, timeout=30_000)
-        assert session.state == READY, session.message
-        assert sandbox.running and sandbox.admin_token and sandbox.client_token
-    finally:
-        arun(session.aclose())
-        session.stop_sandbox()
+    _, session, sandbox = early_session
+    qtbot.waitUntil(lambda: bool(sandbox.url), timeout=30_000)  # listening, not yet asked
+    session.open_last()
+    qtbot.waitUntil(lambda: session.state != CONNECTING, timeout=30_000)
+    assert session.state == READY, session.message
+    assert sandbox.running and sandbox.admin_token and sandbox.client_token
