@@ -72,7 +72,7 @@ from app.api.models import (
     User,
     UserList,
 )
-from app.api.probe import probe
+from app.api.probe import PROBE_ANSWERS, probe
 from app.api.search import SEARCH_PATH, archived_by_search
 from app.api.sending import RetryPolicy, Sender, normalise_base_url
 from app.api.streaming import (
@@ -776,6 +776,28 @@ class AdminClient(Sender):
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+#: what a new connection reads first: the capability probe's answers, then the overview's
+FIRST_ANSWERS: tuple[type[BaseModel], ...] = (*PROBE_ANSWERS, ProjectList, UserList)
+
+
+def warm_up_steps() -> tuple[Callable[[], object], ...]:
+    """What a new connection's first requests would otherwise do on their way, as steps to run
+    while there is nothing else to do (the session runs them while the embedded sandbox boots,
+    a turn of the event loop each): import the asyncio side of the HTTP stack (httpcore's locks
+    and sockets are anyio's, whose asyncio backend is imported on first use: 30-50 ms), and
+    build the validators of `FIRST_ANSWERS` (`defer_build`: each is built when first used).
+    Each step is cheap to run twice; none sends anything."""
+
+    def http_stack() -> object:
+        import anyio._backends._asyncio
+        import anyio._core._sockets
+        import httpcore
+
+        return httpcore, anyio._backends._asyncio, anyio._core._sockets
+
+    return (http_stack, *(answer.model_rebuild for answer in FIRST_ANSWERS))
 
 
 class _LostMidAnswer(Exception):

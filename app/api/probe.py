@@ -27,6 +27,15 @@ from app.api.models import (
 PROBE_PROJECT = "flagdesk-capability-probe"
 EMPTY_BULK = b'{"applications":[],"metrics":[]}'
 
+#: the answers the probe reads (`app.api.client.warm_up_steps` builds their validators early)
+PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
+    UiConfig,
+    CurrentUser,
+    GroupList,
+    ArchivedFeatures,
+    PersonalDashboardProjectDetails,
+)
+
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 

@@ -359,13 +359,30 @@ class Session(QObject):
         self._sandbox = sandbox
         try:
             # start() waits for /health: off the GUI thread, the window stays responsive
-            await asyncio.to_thread(sandbox.start)
+            started = asyncio.get_running_loop().run_in_executor(None, sandbox.start)
+            if not sandbox.running:
+                await self._warm_up(started)
+            await started
         except RuntimeError as exc:
             await asyncio.to_thread(sandbox.stop)
             lines = str(exc).strip().splitlines()
             detail = f" ({lines[-1]})" if lines else ""
             raise ClientError(f"The local sandbox did not start{detail}.") from None
         return sandbox
+
+    @staticmethod
+    async def _warm_up(booting: asyncio.Future[Any]) -> None:
+        """While the sandbox boots, do what the connection's first requests would do on their
+        way (`app.api.client.warm_up_steps`): the GUI thread is otherwise idle then, and the
+        window's first data comes that much sooner. A step a turn of the event loop, so the
+        window keeps answering; stops when the sandbox is up."""
+        from app.api.client import warm_up_steps
+
+        for step in warm_up_steps():
+            if booting.done():
+                return
+            step()
+            await asyncio.sleep(0)
 
     def _connecting_text(self, target: str | ConnectionSpec | None) -> str:
         if target is None:

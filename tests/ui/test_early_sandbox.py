@@ -154,3 +154,31 @@ def test_an_early_sandbox_already_listening_is_waited_for(
     qtbot.waitUntil(lambda: session.state != CONNECTING, timeout=30_000)
     assert session.state == READY, session.message
     assert sandbox.running and sandbox.admin_token and sandbox.client_token
+
+
+def test_the_first_requests_are_prepared_while_the_sandbox_boots(
+    qtbot: Any,
+    early_session: tuple[EarlySandbox, Session, SandboxProcess],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The GUI thread waits for the booting sandbox with nothing to do: the connection's first
+    requests get ready meanwhile (`app.api.client.warm_up_steps`), one step a turn, and no
+    step is left for after the sandbox answers."""
+    from app.api import client
+
+    _early, session, sandbox = early_session
+    steps = client.warm_up_steps()
+    seen: list[bool] = []
+
+    def watched(step: Any) -> Any:
+        def run() -> object:
+            seen.append(sandbox.running)
+            return step()
+
+        return run
+
+    monkeypatch.setattr(client, "warm_up_steps", lambda: tuple(watched(s) for s in steps))
+    session.open_last()
+    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+    assert seen and not any(seen)  # every step ran, each before the sandbox was up
+    assert len(seen) == len(steps)

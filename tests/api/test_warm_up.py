@@ -1,0 +1,35 @@
+"""`app.api.client.warm_up_steps`: what a new connection's first requests would do on their way,
+done beforehand (the session runs the steps while the embedded sandbox boots)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+CHILD = """
+import json, sys
+from app.api.client import FIRST_ANSWERS, warm_up_steps
+from app.api.models import ProjectList, UiConfig
+assert UiConfig in FIRST_ANSWERS and ProjectList in FIRST_ANSWERS
+before = [m.__pydantic_complete__ for m in FIRST_ANSWERS], "anyio._backends._asyncio" in sys.modules
+for step in warm_up_steps():
+    step()
+after = [m.__pydantic_complete__ for m in FIRST_ANSWERS], "anyio._backends._asyncio" in sys.modules
+for step in warm_up_steps():  # again: nothing breaks, nothing changes
+    step()
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def test_the_steps_build_the_first_answers_and_import_the_http_stack() -> None:
+    """In a process of its own (this one has built and imported all of it long ago): before
+    the steps, no validator of the first answers is built and the HTTP stack's asyncio side is
+    not imported; after them, all are."""
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(out.stdout)
+    (models_before, stack_before), (models_after, stack_after) = seen["before"], seen["after"]
+    assert not any(models_before) and not stack_before
+    assert all(models_after) and stack_after
