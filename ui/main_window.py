@@ -40,7 +40,9 @@ from ui.settings import window_settings
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
 
+    from app.viewmodels.history import HistoryModel
     from app.viewmodels.session import SandboxFactory, Session
+    from ui.history import HistoryPage
     from ui.tool_page import ToolPage
 
 #: `Qt.ItemDataRole.UserRole`, as the int the item API takes. The frame names nothing of the `Qt`
@@ -50,6 +52,13 @@ if TYPE_CHECKING:
 PAGE_ROLE = 256
 OVERVIEW = "overview"
 HISTORY = "history"
+#: how long the pages other than the overview wait for its first data before they are built
+#: anyway (a connection still starting, or failing): the History entry's count needs its page
+PAGES_AT_THE_LATEST_MS = 3000
+#: how long after the overview's first data the other pages are built: a few frames, so that
+#: the data is painted before the GUI thread is busy with them (a turn of the event loop is
+#: not enough: the timer can come before the paint)
+PAGES_AFTER_DATA_MS = 50
 
 
 class MainWindow(QMainWindow):
@@ -65,7 +74,11 @@ class MainWindow(QMainWindow):
         self.resize(1000, 640)
         #: tools opened in windows of their own
         self.tool_windows: set[ToolWindow] = set()
-        self.tool_pages: dict[str, ToolPage] = {}
+        #: the pages other than the overview, built once the first data is shown
+        #: (`build_pages`): `history`, `history_model` and `tool_pages` build them when asked
+        self._tool_pages: dict[str, ToolPage] = {}
+        self._history: HistoryPage | None = None
+        self._history_model: HistoryModel | None = None
 
         # ---- the pages: a placeholder until bind()
         self.pages = QStackedWidget()
@@ -131,15 +144,12 @@ class MainWindow(QMainWindow):
             self.bind(session)
 
     def bind(self, session: Session) -> None:
-        """Add the pages for `session` and follow it."""
-        from PySide6.QtCore import Qt
+        """Add the overview for `session` and follow it; the other pages come once the
+        overview has shown its first data (`build_pages`), or as soon as one is asked for."""
+        from PySide6.QtCore import Qt, QTimer
 
-        from app.viewmodels.history import HistoryModel
         from app.viewmodels.overview import OverviewModel
-        from app.viewmodels.tools import ToolModel
-        from ui.history import HistoryPage
         from ui.overview_page import OverviewPage
-        from ui.tool_page import ToolPage
 
         if self._session is not None:
             raise RuntimeError("a main window binds one session")
@@ -153,17 +163,6 @@ class MainWindow(QMainWindow):
         )
         self.overview = OverviewPage(self.overview_model)
         self.pages.addWidget(self.overview)
-        self.history_model = HistoryModel(session, self)
-        self.history = HistoryPage(self.history_model)
-        self.pages.addWidget(self.history)
-        self.history_model.entries_changed.connect(self.on_history_entries_changed)
-        self.history_model.refresh()  # the changes in doubt are counted from the start
-        for tool in TOOLS:
-            page = ToolPage(ToolModel(tool, session))
-            page.connections_requested.connect(self.on_connections_triggered)
-            page.open_requested.connect(self.on_page_open_requested)
-            self.tool_pages[tool.key] = page
-            self.pages.addWidget(page)
         self.pages.removeWidget(self.starting_page)
         self.starting_page.deleteLater()
 
@@ -171,8 +170,12 @@ class MainWindow(QMainWindow):
         session.connection_changed.connect(self.on_session_connection_changed)
         session.activity_changed.connect(self.on_session_activity_changed)
         session.error_reported.connect(self.on_session_error_reported)
-        for page in self.tool_pages.values():
-            page.model.availability_changed.connect(self.on_tool_availability_changed)
+        # the other pages (a tenth of a second of imports and widgets) wait until the first
+        # data is on screen: built before it, they held the GUI thread while the connection's
+        # first requests were ready to go (bench/gui_startup.py). A moment after it, so that the
+        # data is painted first; or after a while with no data (a slow or failed connection)
+        self.overview_model.loaded.connect(self._build_pages_soon)
+        QTimer.singleShot(PAGES_AT_THE_LATEST_MS, self.build_pages)
 
         for action in self._session_actions:
             action.setEnabled(True)
@@ -180,6 +183,57 @@ class MainWindow(QMainWindow):
         self.on_sidebar_current_item_changed(self.sidebar.currentItem(), None)
         self.on_session_state_changed()
         self.on_session_error_reported(session.last_error)
+
+    def _build_pages_soon(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(PAGES_AFTER_DATA_MS, self.build_pages)
+
+    def build_pages(self) -> None:
+        """Build the pages other than the overview (once; `bind` schedules it)."""
+        if self._history is not None or self._session is None:
+            return
+        from app.viewmodels.history import HistoryModel
+        from app.viewmodels.tools import ToolModel
+        from ui.history import HistoryPage
+        from ui.tool_page import ToolPage
+
+        session = self._session
+        self.overview_model.loaded.disconnect(self._build_pages_soon)
+        self._history_model = HistoryModel(session, self)
+        self._history = HistoryPage(self._history_model)
+        self.pages.addWidget(self._history)
+        self._history_model.entries_changed.connect(self.on_history_entries_changed)
+        self._history_model.refresh()  # the changes in doubt are counted from the start
+        for tool in TOOLS:
+            page = ToolPage(ToolModel(tool, session))
+            page.connections_requested.connect(self.on_connections_triggered)
+            page.open_requested.connect(self.on_page_open_requested)
+            page.model.availability_changed.connect(self.on_tool_availability_changed)
+            self._tool_pages[tool.key] = page
+            self.pages.addWidget(page)
+        self.on_tool_availability_changed()
+
+    @property
+    def history(self) -> HistoryPage:
+        """The History page (built now if it is not yet)."""
+        self.build_pages()
+        if self._history is None:
+            raise RuntimeError("the main window has no session yet")
+        return self._history
+
+    @property
+    def history_model(self) -> HistoryModel:
+        self.build_pages()
+        if self._history_model is None:
+            raise RuntimeError("the main window has no session yet")
+        return self._history_model
+
+    @property
+    def tool_pages(self) -> dict[str, ToolPage]:
+        """The tools' pages by key (built now if they are not yet; none before `bind`)."""
+        self.build_pages()
+        return self._tool_pages
 
     @property
     def bound(self) -> bool:
@@ -350,9 +404,13 @@ class MainWindow(QMainWindow):
         key = current.data(0, PAGE_ROLE) if current is not None else None
         if not key or not self.bound:
             return
-        page: QWidget = {OVERVIEW: self.overview, HISTORY: self.history}.get(
-            str(key)
-        ) or self.tool_pages[str(key)]
+        page: QWidget = (
+            self.overview
+            if key == OVERVIEW
+            else self.history
+            if key == HISTORY
+            else self.tool_pages[str(key)]
+        )
         left = self.pages.currentWidget()
         self.pages.setCurrentWidget(page)
         self.new_window_action.setEnabled(str(key) in TOOLS_BY_KEY)
@@ -426,7 +484,7 @@ class MainWindow(QMainWindow):
         return SANDBOX_SOURCE if self.session.is_sandbox else self.session.name
 
     def on_tool_availability_changed(self) -> None:
-        for key, page in self.tool_pages.items():
+        for key, page in self._tool_pages.items():
             item = self.items[key]
             available = page.model.available
             font = item.font(0)
@@ -473,7 +531,7 @@ class MainWindow(QMainWindow):
 
     def _on_a_hidden_page(self, owner: QObject) -> bool:
         shown = self.pages.currentWidget()
-        return any(_inside(owner, page) for page in self.tool_pages.values() if page is not shown)
+        return any(_inside(owner, page) for page in self._tool_pages.values() if page is not shown)
 
     def on_last_error_clicked(self) -> None:
         from PySide6.QtCore import Qt
@@ -549,7 +607,7 @@ class MainWindow(QMainWindow):
             window.close()
         if self.bound:
             self.overview.close_page()
-        for page in self.tool_pages.values():
+        for page in self._tool_pages.values():
             page.close_page()
         super().closeEvent(event)
 

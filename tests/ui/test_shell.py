@@ -415,3 +415,51 @@ def test_f5_and_ctrl_f_work_after_a_tool_is_picked_with_the_mouse(
     qtbot.keyClick(window.connection_button, Qt.Key.Key_F5)
     assert users.model.busy
     qtbot.waitUntil(lambda: not users.model.busy, timeout=15_000)
+
+
+def test_the_other_pages_are_built_once_the_first_data_is_shown(
+    qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
+) -> None:
+    """The overview's first data comes first: the History page and the tools' pages (a tenth
+    of a second of imports and widgets) are built the turn after it is shown, not before the
+    connection's first requests go out."""
+    window, session = shell
+    assert window._tool_pages == {} and window._history is None
+    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token, label="demo"))
+    wait_state(qtbot, session, READY)
+    model = window.overview_model
+    built_with_data: list[bool] = []
+    model.loaded.connect(lambda: built_with_data.append(bool(window._tool_pages)))
+    qtbot.waitUntil(lambda: model.has_data, timeout=20_000)
+    qtbot.waitUntil(lambda: window._history is not None, timeout=5_000)
+    assert built_with_data == [False]  # not while the data was being shown
+    assert set(window._tool_pages) == set(TOOLS_BY_KEY)
+    # each tool's availability reached the sidebar as its page was built
+    assert window.items["groups"].toolTip(0) == TOOLS_BY_KEY["groups"].description
+
+
+def test_a_page_asked_for_before_the_first_data_is_built_at_once(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """Picking a tool (or History) while the connection is still starting shows its page
+    then, and a connection that never brings data still gets its pages in the end."""
+    window, _session = shell
+    assert window._history is None
+    window.show_page("users")
+    assert window.pages.currentWidget() is window._tool_pages["users"]
+    assert window._history is not None  # built together: one step, once
+    window.show_page("history")
+    assert window.pages.currentWidget() is window.history
+
+
+def test_with_no_first_data_the_pages_are_built_after_a_while(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """A connection that fails (here: nothing listens) brings no data: the pages come anyway,
+    so the History entry counts the changes in doubt."""
+    window, session = shell
+    session.open_spec(ConnectionSpec(f"http://127.0.0.1:{closed_port()}", "t" * 30))
+    wait_state(qtbot, session, FAILED)
+    assert window._history is None
+    qtbot.waitUntil(lambda: window._history is not None, timeout=10_000)
+    assert set(window._tool_pages) == set(TOOLS_BY_KEY)
