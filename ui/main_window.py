@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QObject, QPoint
+from PySide6.QtCore import QByteArray, QObject, QPoint, Signal
 from PySide6.QtGui import QAction, QFont, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -62,9 +62,13 @@ PAGES_AFTER_DATA_MS = 50
 
 
 class MainWindow(QMainWindow):
-    """Built in two steps so that it shows at once: the frame (sidebar, menus, status bar) needs
-    only Qt; `bind(session)` then adds the pages, which load the client and its models. Given a
-    session, the constructor does both."""
+    """Built in three steps so that it shows at once and its first data comes soon: the frame
+    (sidebar, menus, status bar) needs only Qt; `bind(session)` then adds the overview, which
+    loads the client and its models; once the overview shows its first data, `build_pages` adds
+    the other pages. Given a session, the constructor does the first two."""
+
+    #: the pages other than the overview are built (`build_pages`: the start is over)
+    pages_built = Signal()
 
     def __init__(self, session: Session | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,6 +83,7 @@ class MainWindow(QMainWindow):
         self._tool_pages: dict[str, ToolPage] = {}
         self._history: HistoryPage | None = None
         self._history_model: HistoryModel | None = None
+        self._closed = False
 
         # ---- the pages: a placeholder until bind()
         self.pages = QStackedWidget()
@@ -175,7 +180,7 @@ class MainWindow(QMainWindow):
         # first requests were ready to go (bench/gui_startup.py). A moment after it, so that the
         # data is painted first; or after a while with no data (a slow or failed connection)
         self.overview_model.loaded.connect(self._build_pages_soon)
-        QTimer.singleShot(PAGES_AT_THE_LATEST_MS, self.build_pages)
+        QTimer.singleShot(PAGES_AT_THE_LATEST_MS, self._build_pages_when_due)
 
         for action in self._session_actions:
             action.setEnabled(True)
@@ -187,7 +192,11 @@ class MainWindow(QMainWindow):
     def _build_pages_soon(self) -> None:
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(PAGES_AFTER_DATA_MS, self.build_pages)
+        QTimer.singleShot(PAGES_AFTER_DATA_MS, self._build_pages_when_due)
+
+    def _build_pages_when_due(self) -> None:
+        if not self._closed:  # a window closed meanwhile builds nothing more
+            self.build_pages()
 
     def build_pages(self) -> None:
         """Build the pages other than the overview (once; `bind` schedules it)."""
@@ -213,6 +222,7 @@ class MainWindow(QMainWindow):
             self._tool_pages[tool.key] = page
             self.pages.addWidget(page)
         self.on_tool_availability_changed()
+        self.pages_built.emit()
 
     @property
     def history(self) -> HistoryPage:
@@ -602,6 +612,7 @@ class MainWindow(QMainWindow):
         settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self._closed = True
         self.save_layout()
         for window in list(self.tool_windows):
             window.close()
@@ -682,15 +693,22 @@ async def _main(app: QApplication, window: MainWindow, session: Session) -> None
     # connect first, so the sandbox (a process of its own) starts while the pages are built
     session.open_last()
     await asyncio.sleep(0)
+
+    def start_made() -> None:
+        # what the start made (modules, classes, the pages) lives as long as the window: out
+        # of the collector's way from now on, and the collector on again (`app.cli.run_gui`
+        # turned it off for the start, which ends once every page is built, after the first
+        # data)
+        gc.freeze()
+        gc.enable()
+
+    window.pages_built.connect(start_made)
     window.bind(session)
-    # what the start made (modules, classes, the pages) lives as long as the window: out of
-    # the collector's way from now on, and the collector on again (`app.cli.run_gui` turned it
-    # off for the start)
-    gc.freeze()
-    gc.enable()
     try:
         await closed.wait()
     finally:
+        if not gc.isenabled():  # closed before the pages were built
+            gc.enable()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signum)

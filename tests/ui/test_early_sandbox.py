@@ -115,22 +115,30 @@ print(seen)
 
 
 def test_the_start_runs_without_the_collector_then_freezes_what_it_made(tmp_path: Path) -> None:
-    """The window's start (Qt, the pages, the client and its models) runs with the cyclic
-    collector off; once the pages are built what it made is frozen and the collector is on."""
+    """The window's start (Qt, the pages, the client and its models, the first data) runs with
+    the cyclic collector off; once every page is built what it made is frozen and the collector
+    is on."""
     script = """
 import gc, sys
 from PySide6.QtCore import QTimer
 import ui.main_window as main_window
 seen = []
-bind = main_window.MainWindow.bind
+bind, build = main_window.MainWindow.bind, main_window.MainWindow.build_pages
 def bind_then_look(window, session):
     seen.append(("binding", gc.isenabled()))
     bind(window, session)
-    def look():  # the first turn of events after bind
-        seen.append(("bound", gc.isenabled(), gc.get_freeze_count() > 10_000))
+    seen.append(("bound", gc.isenabled()))
+def build_then_look(window):
+    if window._history is not None:
+        return build(window)
+    seen.append(("first data", window.overview_model.has_data, gc.isenabled()))
+    build(window)
+    def look():  # the first turn of events after the pages were built
+        seen.append(("built", gc.isenabled(), gc.get_freeze_count() > 10_000))
         window.close()
     QTimer.singleShot(0, look)
 main_window.MainWindow.bind = bind_then_look
+main_window.MainWindow.build_pages = build_then_look
 from app import cli
 assert cli.main([]) == 0
 print(seen)
@@ -139,7 +147,9 @@ print(seen)
            "XDG_DATA_HOME": str(tmp_path / "data")}  # fmt: skip
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=60, check=True)  # fmt: skip
-    assert out.stdout.split("\n")[-2] == "[('binding', False), ('bound', True, True)]", out
+    assert out.stdout.split("\n")[-2] == str(
+        [("binding", False), ("bound", False), ("first data", True, False), ("built", True, True)]
+    ), out
 
 
 def test_an_early_sandbox_already_listening_is_waited_for(

@@ -459,7 +459,8 @@ def test_with_no_first_data_the_pages_are_built_after_a_while(
     so the History entry counts the changes in doubt."""
     window, session = shell
     session.open_spec(ConnectionSpec(f"http://127.0.0.1:{closed_port()}", "t" * 30))
-    wait_state(qtbot, session, FAILED)
     assert window._history is None
     qtbot.waitUntil(lambda: window._history is not None, timeout=10_000)
     assert set(window._tool_pages) == set(TOOLS_BY_KEY)
+    wait_state(qtbot, session, FAILED)
+    assert not window.overview_model.has_data
