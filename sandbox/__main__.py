@@ -18,8 +18,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=DESCRIPTION)
     add_arguments(parser)
     args = parser.parse_args(argv)
-    # the server's imports (FastAPI, pydantic, the routes' models) make objects by the hundred
-    # thousand, and the collector ran over them again and again: about a tenth of the boot,
+    # the server's imports (Starlette, uvicorn, pydantic, the wire models) make objects by the
+    # hundred thousand, and the collector ran over them again and again: about a tenth of the boot,
     # which the GUI waits for before its first data. What they made lives as long as the
     # process: frozen, out of the collector's way, once they are in.
     gc.disable()

@@ -1,10 +1,12 @@
-"""The sandbox's HTTP face: FastAPI over `Store`, with Unleash's paths and error bodies.
+"""The sandbox's HTTP face: Starlette over `Store`, with Unleash's paths and error bodies.
 
-FastAPI (rather than bare Starlette) because the request models already exist as pydantic
-models in `app.api.models`: FastAPI validates with them and writes the OpenAPI document served at
-`/docs/openapi.json` from the same classes, so the sandbox cannot drift from the wire contract.
-The routes live in `sandbox.routes`, one router per area; this module puts them together with
-the error handlers and the OpenAPI document, and `wrap` puts the content-type guard in front.
+The routes live in `sandbox.routes`, one module per area, each endpoint declared once
+(`sandbox.routes.endpoint`): its Starlette route and its part of the OpenAPI document served at
+`/docs/openapi.json` (`sandbox.openapi`) are both made from that declaration, and its body is
+validated with the pydantic models of `app.api.models`, so the sandbox cannot drift from the wire
+contract. This module puts the areas together with the error handlers and the document, and
+`wrap` puts the content-type guard in front. Not FastAPI: its import and its reading of every
+route's signature were about 40% of the boot the GUI waits for (docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations
@@ -12,18 +14,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.utils import get_openapi
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
 from app import __version__
-from app.api import models as m
 from sandbox.responses import JsonContentTypeGuard, error_response, validation_error
 from sandbox.routes import (
-    answers,
     archive,
     context,
     features,
@@ -34,6 +34,7 @@ from sandbox.routes import (
     users,
 )
 from sandbox.routes import groups as groups_area
+from sandbox.routes.endpoint import Area, RequestInvalid
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
 from sandbox.store import Refusal, Store
@@ -46,10 +47,10 @@ async def _refusal(request: Request, exc: Exception) -> Response:
 
 
 async def _invalid(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RequestValidationError)
-    refusal = validation_error(exc.errors())
+    assert isinstance(exc, RequestInvalid)
+    refusal = validation_error(exc.errors)
     played: Played | None = request.app.state.played
-    if played is not None and refusal.by == "checks" and _checked_by_handler(request, exc.errors()):
+    if played is not None and refusal.by == "checks" and _checked_by_handler(request, exc.errors):
         refusal.by = "handler"  # and as a handler's: no path in the details
         refusal.details = [{"message": d["message"]} for d in refusal.details or []]
     return error_response(refusal, played)
@@ -84,13 +85,17 @@ async def _http(request: Request, exc: Exception) -> Response:
     return error_response(err, request.app.state.played)
 
 
+DESCRIPTION = "The flagdesk sandbox: the admin and client-metrics API on SQLite."
+OPENAPI_PATH = "/docs/openapi.json"
+
+
 def create_app(
     store: Store,
     *,
     groups: bool = True,
     create_user_limit: tuple[int, float] = (20, 60.0),
     played: Played | None = None,
-) -> FastAPI:
+) -> Starlette:
     """The sandbox's ASGI app. `groups=False` leaves out the groups endpoints, as open-source
     Unleash does (404), so a client's handling of that can be tried without Unleash.
     `create_user_limit`: how many users `POST /api/admin/user-admin` creates in how many
@@ -98,54 +103,42 @@ def create_app(
     open-source Unleash release it plays (`sandbox.versions`; no groups then)."""
     areas = [server_info, users, *([groups_area] if groups and played is None else []),
              projects, features, context, metrics, archive, search]  # fmt: skip
-    app = FastAPI(
-        # the areas' routes themselves, as their routers built them (their tags and error
-        # answers included; the app adds no prefix, dependency or override to them). Not
-        # `include_router`: FastAPI builds every included route a second time, for the app, on
-        # the first request that reaches its router, and the GUI's capability probe reaches
-        # them all: 0.1-0.15 s of its wait for the first data (`bench/sandbox_boot.py`)
-        routes=[route for area in areas for route in area.router.routes],
-        title=SERVER_NAME,
-        version=__version__,
-        description="The flagdesk sandbox: the admin and client-metrics API on SQLite.",
-        openapi_url="/docs/openapi.json",
-        docs_url=None,  # Swagger UI pulls its assets from a CDN; the sandbox works offline
-        redoc_url=None,
+    served = [area.AREA for area in areas]
+    routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
+    routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            Refusal: _refusal,
+            RequestInvalid: _invalid,
+            StarletteHTTPException: _http,
+        },
     )
     app.state.store = store
     app.state.played = played
     app.state.create_user_limit = WindowLimit(*create_user_limit)
-    app.add_exception_handler(Refusal, _refusal)
-    app.add_exception_handler(RequestValidationError, _invalid)
-    app.add_exception_handler(StarletteHTTPException, _http)
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = get_openapi(
-                title=app.title,
-                version=app.version,
-                description=app.description,
-                routes=[answers.documented(route) for route in app.routes],
-            )
-            # FastAPI lists a 422 for every route with parameters; this app's handler of
-            # validation errors (`_invalid`) answers 400, as Unleash does, and never 422: the
-            # routes declare their 400 (`sandbox.routes.answers`)
-            for operations in schema.get("paths", {}).values():
-                for operation in operations.values():
-                    operation.get("responses", {}).pop("422", None)
-            for unused in ("HTTPValidationError", "ValidationError"):
-                schema.get("components", {}).get("schemas", {}).pop(unused, None)
-            extra = m.BulkMetrics.model_json_schema(ref_template="#/components/schemas/{model}")
-            components = schema.setdefault("components", {}).setdefault("schemas", {})
-            components.update(extra.pop("$defs", {}))
-            components["BulkMetrics"] = extra
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.state.areas = served
+    app.state.openapi = None
     return app
 
 
-def wrap(app: FastAPI) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+def openapi(app: Starlette) -> dict[str, Any]:
+    """The app's OpenAPI document, made the first time it is asked for (`sandbox.openapi`)."""
+    if app.state.openapi is None:
+        from sandbox.openapi import document  # only for this: not on the way to the first data
+
+        areas: list[Area] = app.state.areas
+        app.state.openapi = document(
+            areas, title=SERVER_NAME, version=__version__, description=DESCRIPTION
+        )
+    schema: dict[str, Any] = app.state.openapi
+    return schema
+
+
+async def _openapi(request: Request) -> Response:
+    return JSONResponse(openapi(request.app))
+
+
+def wrap(app: Starlette) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
     """The ASGI callable to serve: the app behind the content-type guard."""
     return JsonContentTypeGuard(app, app.state.played)

@@ -254,8 +254,8 @@ def serve_command() -> list[str]:
 
 class EarlySandbox:
     """The embedded sandbox launched as soon as `flagdesk` starts, before Qt is imported. A
-    process of its own, it boots (Python, FastAPI and pydantic, its database: most of the wait
-    for the first data, 0.7-1.0 s on two cores) on the other core while this one opens the
+    process of its own, it boots (Python, Starlette, uvicorn and pydantic, its database: most of
+    the wait for the first data, 0.4-0.7 s on two cores) on the other core while this one opens the
     window and loads the pages. Launched once the frame was shown, it started 0.2-0.3 s later;
     by `Session.prelaunch()`, after the session's imports, later still (`bench/gui_startup.py`).
 

@@ -57,7 +57,7 @@ def demo_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxPr
 class Spares:
     """Fresh demo sandboxes, each booted while the test before the one that takes it runs.
 
-    A sandbox's boot (Python, FastAPI, pydantic: 0.7-1.0 s of one core) and its stop (0.2-0.3 s)
+    A sandbox's boot (Python, Starlette, pydantic: 0.4-0.7 s of one core) and its stop (0.2-0.3 s)
     were spent, waiting, by each of the ~180 tests that use a fresh one: 3-4 minutes of the run.
     The next spare is launched as one is taken, and a finished one is stopped on a thread. Each
     is still a process and a database of its own, made for one test only."""

@@ -18,7 +18,7 @@ LIBRARIES: tuple[tuple[str, str], ...] = (
     ("qasync", "BSD-2-Clause"),
     ("httpx", "BSD-3-Clause"),
     ("pydantic", "MIT"),
-    ("fastapi", "MIT"),
+    ("starlette", "BSD-3-Clause"),
     ("uvicorn", "BSD-3-Clause"),
     ("keyring", "MIT"),
     ("platformdirs", "MIT"),

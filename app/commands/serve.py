@@ -1,6 +1,6 @@
 """`flagdesk serve`: run the embedded sandbox server. Light to import (the parser is built for
 every `flagdesk` command): the arguments come from `sandbox.options` (standard library only); the
-sandbox, uvicorn and FastAPI are imported by `run()`."""
+sandbox, uvicorn and Starlette are imported by `run()`."""
 
 from __future__ import annotations
 

@@ -1,35 +1,17 @@
-"""What routes depend on: the store, and who the request is made as.
+"""Who a request is made as (`admin_side`, `client_side`: an endpoint's side, checked before
+its parameters and body), the root roles changes need, and the 404 of a route a release lacks.
 
-Dependencies are `async def` on purpose: FastAPI runs plain `def` ones on a worker thread, and
-every Store call must stay on the event-loop thread (one SQLite connection, no interleaving).
+Plain functions, called by the endpoint as it serves (`sandbox.routes.endpoint`) on the
+event-loop thread: every Store call must stay there (one SQLite connection, no interleaving).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import Depends, HTTPException, Path, Request
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
 
 from sandbox.store import ADMIN_ROLE, EDITOR_ROLE, Principal, Refusal, Store
 from sandbox.versions import Played
-
-
-async def the_store(request: Request) -> Store:
-    """The store the app serves (`create_app` puts it in `app.state`)."""
-    store: Store = request.app.state.store
-    return store
-
-
-StoreDep = Annotated[Store, Depends(the_store)]
-
-
-async def the_played(request: Request) -> Played | None:
-    """The Unleash release the sandbox plays (`flagdesk serve --as-version`), or None."""
-    played: Played | None = request.app.state.played
-    return played
-
-
-PlayedDep = Annotated[Played | None, Depends(the_played)]
 
 
 def absent_path() -> HTTPException:
@@ -63,8 +45,8 @@ UNLEASH_CLIENT_API = (
 )
 
 
-async def admin_side(request: Request, store: StoreDep) -> Principal:
-    played: Played | None = request.app.state.played
+def admin_side(request: Request, store: Store, played: Played | None) -> Principal:
+    """The caller of the admin API, or the 401/403 Unleash answers (the release's, playing one)."""
     secret = _token(request)
     if secret is None:
         if played is not None:
@@ -92,8 +74,8 @@ async def admin_side(request: Request, store: StoreDep) -> Principal:
     return principal
 
 
-async def client_side(request: Request, store: StoreDep) -> Principal:
-    played: Played | None = request.app.state.played
+def client_side(request: Request, store: Store, played: Played | None) -> Principal:
+    """The caller of the client API (sending metrics), or the 401/403 Unleash answers."""
     secret = _token(request)
     principal = store.authenticate(secret) if secret is not None else None
     if principal is None and played is not None:
@@ -115,14 +97,6 @@ async def client_side(request: Request, store: StoreDep) -> Principal:
             "cannot send metrics; use a client (backend) token.",
         )
     return principal
-
-
-#: a user's or group's id in a path: one the database can hold, else 400 (Unleash 8.2 answers
-#: 500 past 2^31 - 1; the sandbox, 404 for any it has not)
-PathId = Annotated[int, Path(ge=-(2**63), le=2**63 - 1)]
-
-Admin = Annotated[Principal, Depends(admin_side)]
-Client = Annotated[Principal, Depends(client_side)]
 
 
 #: the root roles that may change flags and context fields (Unleash 8.2: Admin and Editor)

@@ -11,26 +11,22 @@ import math
 import re
 from typing import Any
 
-from fastapi import APIRouter, Request
 from pydantic import TypeAdapter, ValidationError
 from starlette.responses import Response
 
 from app.api import models as m
 from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from sandbox.responses import json_response, read_limited, validation_error
-from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import Admin, Client, PlayedDep, StoreDep
+from sandbox.routes.answers import no_body, ok
+from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.versions import Played
-
-router = APIRouter(tags=["metrics"], responses=errors(*TOKEN_ERRORS))
 
 #: a bulk body's fields and constraints (`m.BulkMetrics`), validated into plain dicts
 BULK_METRICS_ITEMS: TypeAdapter[m.BulkMetricsItems] = TypeAdapter(m.BulkMetricsItems)
 
 
-@router.get("/api/admin/client-metrics/features/{name}", responses=ok(m.FeatureUsage))
-async def feature_usage(name: str, _: Admin, store: StoreDep) -> Response:
-    return json_response(store.feature_usage(name))
+async def feature_usage(call: Call[None]) -> Response:
+    return json_response(call.store.feature_usage(call.path("name")))
 
 
 #: the hours the raw read takes (Unleash 8.2's HOURS_BACK_MIN and HOURS_BACK_MAX, without the
@@ -64,51 +60,14 @@ def hours_back(values: list[str]) -> float:
     return n if HOURS_BACK_MIN <= n <= HOURS_BACK_MAX else HOURS_BACK_DEFAULT
 
 
-@router.get(
-    "/api/admin/client-metrics/features/{name}/raw",
-    responses=ok(m.FeatureMetricsRaw),
-    openapi_extra={
-        "parameters": [
-            {
-                "name": "hoursBack",
-                "in": "query",
-                "required": False,
-                "description": "hours back, the current one included: 1 to 48; any other "
-                "value reads 24, as Unleash 8.2",
-                "schema": {"type": "string"},
-            }
-        ]
-    },
-)
-async def feature_metrics_raw(name: str, _: Admin, store: StoreDep, request: Request) -> Response:
-    back = hours_back(request.query_params.getlist("hoursBack"))
-    return json_response(store.feature_metrics_raw(name, back))
+async def feature_metrics_raw(call: Call[None]) -> Response:
+    back = hours_back(call.request.query_params.getlist("hoursBack"))
+    return json_response(call.store.feature_metrics_raw(call.path("name"), back))
 
 
-@router.post(
-    "/api/client/metrics/bulk",
-    status_code=202,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {"schema": {"$ref": "#/components/schemas/BulkMetrics"}}
-            },
-        }
-    },
-    response_class=Response,
-    responses=no_body(
-        202,
-        "Accepted, with no body; as on Unleash, metrics it drops are answered 202 too",
-        400,
-        413,
-        415,
-    ),
-)
-async def bulk_metrics(
-    request: Request, client: Client, store: StoreDep, played: PlayedDep
-) -> Response:
-    body = await read_limited(request, BULK_METRICS_BODY_LIMIT)
+async def bulk_metrics(call: Call[None]) -> Response:
+    store, played = call.store, call.played
+    body = await read_limited(call.request, BULK_METRICS_BODY_LIMIT)
     try:
         batch = BULK_METRICS_ITEMS.validate_json(body)
     except ValidationError as exc:
@@ -122,7 +81,7 @@ async def bulk_metrics(
     # answered 202 as Unleash does, also when some metrics are not stored (`ingest_bulk`)
     store.ingest_bulk(
         batch,
-        accepted_environment(client.environment),
+        accepted_environment(call.who.environment),
         drop_unknown_flags=played is None or played.drops_unknown_flag_metrics,
     )
     if missing:  # Unleash stores the rest of the body, then answers 400
@@ -163,3 +122,23 @@ def application_problems(
         missing += [{"loc": ("applications", k, name), "type": "missing"}
                     for name in needed if name not in app]  # fmt: skip
     return nulls, missing
+
+
+#: read by the handler as Unleash 8.2 reads it (`hours_back`): any string, never an error
+HOURS_BACK = Param("hoursBack", "query", str, default=None,
+                   description="hours back, the current one included: 1 to 48; any other value "
+                   "reads 24, as Unleash 8.2")  # fmt: skip
+
+AREA = Area(
+    "metrics",
+    (
+        Endpoint("GET", "/api/admin/client-metrics/features/{name}", feature_usage,
+                 ok(m.FeatureUsage)),
+        Endpoint("GET", "/api/admin/client-metrics/features/{name}/raw", feature_metrics_raw,
+                 ok(m.FeatureMetricsRaw), params=(HOURS_BACK,)),
+        Endpoint("POST", "/api/client/metrics/bulk", bulk_metrics,
+                 no_body(202, "Accepted, with no body; as on Unleash, metrics it drops are "
+                         "answered 202 too", 400, 413, 415),
+                 side="client", reads_body=m.BulkMetrics),
+    ),
+)  # fmt: skip

@@ -8,21 +8,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from sandbox.routes.answers import TOKEN_ERRORS, errors
-from sandbox.routes.deps import Admin, PlayedDep, StoreDep
+from sandbox.routes.answers import ok
+from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.store import Refusal
 
-router = APIRouter(tags=["search"], responses=errors(*TOKEN_ERRORS))
 
-
-@router.get("/api/admin/search/features", responses=errors(400))  # 400: offset, limit not ints
-async def search_features(
-    request: Request, _: Admin, store: StoreDep, played: PlayedDep, offset: int = 0, limit: int = 50
-) -> Response:
-    params = dict(request.query_params)
+async def search_features(call: Call[None]) -> Response:
+    store, played = call.store, call.played
+    offset, limit = call.value("offset", int), call.value("limit", int)
+    params = dict(call.request.query_params)
     project = params.get("project", "").removeprefix("IS:") or "default"
     if played is not None:
         archived = played.archived_filter(params)
@@ -41,3 +37,20 @@ async def search_features(
     page = items[offset : offset + limit]
     content = json.dumps({"features": page, "total": len(items)}).encode()
     return Response(content, media_type="application/json")
+
+
+AREA = Area(
+    "search",
+    (
+        Endpoint(
+            "GET",
+            "/api/admin/search/features",
+            search_features,
+            ok(Any, 400),  # 400: offset, limit not ints
+            params=(
+                Param("offset", "query", int, default=0),
+                Param("limit", "query", int, default=50),
+            ),
+        ),
+    ),
+)

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
 from starlette.responses import Response
 
 from app import __version__
 from app.api import models as m
 from sandbox.responses import json_response
-from sandbox.routes.answers import TOKEN_ERRORS, ok
-from sandbox.routes.deps import Admin, PlayedDep
+from sandbox.routes.answers import ok
+from sandbox.routes.endpoint import Area, Call, Endpoint
 
 SERVER_NAME = "flagdesk sandbox"
 
-router = APIRouter(tags=["server"])
 
-
-@router.get("/health", responses=ok(m.Health))
-async def health() -> Response:
+async def health(call: Call[None]) -> Response:
     return json_response(m.Health(health="GOOD"))
 
 
-@router.get("/api/admin/ui-config", responses=ok(m.UiConfig, *TOKEN_ERRORS))
-async def ui_config(_: Admin, played: PlayedDep) -> Response:
+async def ui_config(call: Call[None]) -> Response:
+    played = call.played
     if played is not None:  # as open-source Unleash says it
         return json_response(
             m.UiConfig.model_validate(
@@ -46,3 +42,12 @@ async def ui_config(_: Admin, played: PlayedDep) -> Response:
             authenticationType="open-source",
         )
     )
+
+
+AREA = Area(
+    "server",
+    (
+        Endpoint("GET", "/health", health, ok(m.Health), side="open"),
+        Endpoint("GET", "/api/admin/ui-config", ui_config, ok(m.UiConfig)),
+    ),
+)

@@ -8,28 +8,24 @@ import math
 import secrets
 import time
 
-from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict
 from starlette.responses import Response
 
 from app.api import models as m
 from sandbox.responses import json_response, streamed_json
-from sandbox.routes.answers import TOKEN_ERRORS, errors, no_body, ok
-from sandbox.routes.deps import Admin, PathId, PlayedDep, StoreDep, require_root
+from sandbox.routes.answers import Answer, no_body, ok
+from sandbox.routes.deps import require_root
+from sandbox.routes.endpoint import PATH_ID, Area, Call, Endpoint
 from sandbox.store import ADMIN_ROLE, Refusal, Store
 
-router = APIRouter(tags=["users"], responses=errors(*TOKEN_ERRORS))
+
+async def current_user(call: Call[None]) -> Response:
+    return json_response(call.store.current_user(call.who))
 
 
-@router.get("/api/admin/user", responses=ok(m.CurrentUser))
-async def current_user(who: Admin, store: StoreDep) -> Response:
-    return json_response(store.current_user(who))
-
-
-@router.get("/api/admin/user-admin", responses=ok(m.UserList))
-async def list_users(who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, (ADMIN_ROLE,), "list users")
-    return json_response(store.list_users())
+async def list_users(call: Call[None]) -> Response:
+    require_root(call.store, call.who, (ADMIN_ROLE,), "list users")
+    return json_response(call.store.list_users())
 
 
 class WindowLimit:
@@ -81,22 +77,11 @@ class NewUser(BaseModel):
     sendEmail: bool | None = None
 
 
-@router.post(
-    "/api/admin/user-admin",
-    status_code=201,
-    responses={
-        **ok(m.User, 400, 409, 415, status=201),
-        429: {
-            "description": "Too many users created in the window (as Unleash: an HTML text); "
-            "Retry-After says when to retry",
-            "content": {"text/html": {"schema": {"type": "string"}}},
-        },
-    },
-)
-async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Request) -> Response:
+async def create_user(call: Call[NewUser]) -> Response:
     """201 with the user, its `inviteLink` and `emailSent`, and `Location: <id>`, as Unleash
     8.2; 429 past the creation limit (`WindowLimit`). The invite link is made up: the sandbox
     has no page to set a password on."""
+    store, who, body, request = call.store, call.who, call.body, call.request
     require_root(store, who, (ADMIN_ROLE,), "create users")
     limit: WindowLimit = request.app.state.create_user_limit
     limited = limit.take()
@@ -117,25 +102,20 @@ async def create_user(body: NewUser, who: Admin, store: StoreDep, request: Reque
     return response
 
 
-@router.get("/api/admin/user-admin/admin-count", responses=ok(m.AdminCount))
-async def admin_count(who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, (ADMIN_ROLE,), "count the admins")
-    return json_response(store.admin_count())
+async def admin_count(call: Call[None]) -> Response:
+    require_root(call.store, call.who, (ADMIN_ROLE,), "count the admins")
+    return json_response(call.store.admin_count())
 
 
-@router.post(
-    "/api/admin/user-admin/reset-password", responses=ok(m.ResetPasswordLink, 400, 404, 415)
-)
-async def reset_password(
-    body: m.ResetPasswordRequest, who: Admin, store: StoreDep, request: Request, played: PlayedDep
-) -> Response:
+async def reset_password(call: Call[m.ResetPasswordRequest]) -> Response:
     """200 `{resetPasswordUrl}` for the user with that email; 404 "No user found" for none;
     429 for a second link to one user within a minute, as Unleash 8.2 (and 6.10, 7.6); 500
     instead as 5.12, whose limiter fails on it."""
+    store, who, played = call.store, call.who, call.played
     require_root(store, who, (ADMIN_ROLE,), "reset passwords")
-    base = str(request.base_url).rstrip("/")
+    base = str(call.request.base_url).rstrip("/")
     try:
-        link = store.reset_password_url(body.id, base, who)
+        link = store.reset_password_url(call.body.id, base, who)
     except Refusal as refused:
         if refused.status == 429 and played is not None and played.reset_link_limit_fails:
             message = "Cannot read properties of undefined (reading 'toString')"
@@ -144,44 +124,62 @@ async def reset_password(
     return json_response(m.ResetPasswordLink(resetPasswordUrl=link))
 
 
-# endpoint 6 is declared before /user-admin/{id} so that "inactive" is not taken for an id
-@router.get("/api/admin/user-admin/inactive", responses=ok(m.InactiveUsers))
-async def inactive_users(who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, (ADMIN_ROLE,), "list inactive users")
-    return await streamed_json(store, Store.inactive_users)
+async def inactive_users(call: Call[None]) -> Response:
+    require_root(call.store, call.who, (ADMIN_ROLE,), "list inactive users")
+    return await streamed_json(call.store, Store.inactive_users)
 
 
-@router.post(
-    "/api/admin/user-admin/inactive/delete",
-    response_class=Response,
-    responses=no_body(200, "Deleted", 400, 404, 415),
-)
-async def delete_inactive_users(body: m.Ids, who: Admin, store: StoreDep) -> Response:
+async def delete_inactive_users(call: Call[m.Ids]) -> Response:
     """200 with no body, as Unleash 8.2 answers; see `Store.delete_inactive_users`."""
-    require_root(store, who, (ADMIN_ROLE,), "delete inactive users")
-    store.delete_inactive_users(body.ids, who)
+    require_root(call.store, call.who, (ADMIN_ROLE,), "delete inactive users")
+    call.store.delete_inactive_users(call.body.ids, call.who)
     return Response(status_code=200)
 
 
-@router.get("/api/admin/user-admin/{id}", responses=ok(m.User, 400, 404))
-async def get_user(id: PathId, who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, (ADMIN_ROLE,), "read users")
-    return json_response(store.get_user(id))
+async def get_user(call: Call[None]) -> Response:
+    require_root(call.store, call.who, (ADMIN_ROLE,), "read users")
+    return json_response(call.store.get_user(call.value("id", int)))
 
 
-@router.delete(
-    "/api/admin/user-admin/{id}",
-    response_class=Response,
-    responses=no_body(200, "Deleted", 400, 404),
-)
-async def delete_user(id: PathId, who: Admin, store: StoreDep) -> Response:
+async def delete_user(call: Call[None]) -> Response:
     """200 with no body, as Unleash 8.2; 404 for an unknown id."""
-    require_root(store, who, (ADMIN_ROLE,), "delete users")
-    store.delete_user(id, who)
+    require_root(call.store, call.who, (ADMIN_ROLE,), "delete users")
+    call.store.delete_user(call.value("id", int), call.who)
     return Response(status_code=200)
 
 
-@router.put("/api/admin/user-admin/{id}", responses=ok(m.User, 400, 404, 409, 415))
-async def update_user(id: PathId, body: m.UpdateUser, who: Admin, store: StoreDep) -> Response:
-    require_root(store, who, (ADMIN_ROLE,), "update users")
-    return json_response(store.update_user(id, body, who))
+async def update_user(call: Call[m.UpdateUser]) -> Response:
+    require_root(call.store, call.who, (ADMIN_ROLE,), "update users")
+    return json_response(call.store.update_user(call.value("id", int), call.body, call.who))
+
+
+USERS, USER = "/api/admin/user-admin", "/api/admin/user-admin/{id}"
+#: as Unleash answers past the creation limit
+TOO_MANY_USERS = Answer(
+    "Too many users created in the window (as Unleash: an HTML text); Retry-After says when to "
+    "retry",
+    media_type="text/html",
+    schema={"type": "string"},
+)
+
+AREA = Area(
+    "users",
+    (
+        Endpoint("GET", "/api/admin/user", current_user, ok(m.CurrentUser)),
+        Endpoint("GET", USERS, list_users, ok(m.UserList)),
+        Endpoint("POST", USERS, create_user,
+                 {**ok(m.User, 400, 409, 415, status=201), 429: TOO_MANY_USERS}, body=NewUser),
+        Endpoint("GET", USERS + "/admin-count", admin_count, ok(m.AdminCount)),
+        Endpoint("POST", USERS + "/reset-password", reset_password,
+                 ok(m.ResetPasswordLink, 400, 404, 415), body=m.ResetPasswordRequest),
+        # endpoint 6 comes before /user-admin/{id} so that "inactive" is not taken for an id
+        Endpoint("GET", USERS + "/inactive", inactive_users, ok(m.InactiveUsers)),
+        Endpoint("POST", USERS + "/inactive/delete", delete_inactive_users,
+                 no_body(200, "Deleted", 400, 404, 415), body=m.Ids),
+        Endpoint("GET", USER, get_user, ok(m.User, 400, 404), params=(PATH_ID,)),
+        Endpoint("DELETE", USER, delete_user, no_body(200, "Deleted", 400, 404),
+                 params=(PATH_ID,)),
+        Endpoint("PUT", USER, update_user, ok(m.User, 400, 404, 409, 415), body=m.UpdateUser,
+                 params=(PATH_ID,)),
+    ),
+)  # fmt: skip

@@ -38,8 +38,8 @@ def test_the_child_s_entry_imports_no_other_command() -> None:
 
 
 def test_the_sandbox_starts_without_pydantic_v1() -> None:
-    """FastAPI imported `pydantic.v1` (60-80 ms of the child's start) to check that no route
-    uses a v1 model; none can while it is not imported (`sandbox.routes`)."""
+    """Nothing the child imports brings `pydantic.v1` in (60-80 ms of its start: FastAPI,
+    which served the sandbox before Starlette alone, imported it to check every route)."""
     code = "import sys, sandbox.server; print('pydantic.v1' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=ROOT, timeout=60)  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 
@@ -210,31 +211,76 @@ def test_scale_adds_users_and_archived_flags(tmp_path):
     assert len([f for f in archived if f["name"].startswith("scale-")]) == 300
 
 
-def test_each_route_is_built_once_when_the_areas_declare_it(tmp_path):
-    """The app serves the routes its areas' routers built, not copies FastAPI builds again on
-    the first request reaching each router (what `include_router` does: a tenth of a second of
-    the GUI's wait for its first data, `bench/sandbox_boot.py`), and what they declare they
-    answer is only made into JSON schemas for the OpenAPI document (`sandbox.routes.answers`)."""
-    from fastapi.routing import APIRoute
+def test_the_document_lists_what_is_served_and_is_made_when_asked(tmp_path):
+    """Each endpoint is declared once (`sandbox.routes.endpoint`): the routes served and the
+    operations of the OpenAPI document are the same, groups left out of both when the app
+    serves none; the document is made on its first request only (the GUI waits for the
+    boot), with each answer's body as its model's schema."""
+    from starlette.routing import Route
 
-    from sandbox.app import create_app
-    from sandbox.routes import server_info, users
+    from sandbox.app import OPENAPI_PATH, create_app, openapi
 
     conn = db.connect(tmp_path / "s.sqlite3")
     store = Store(conn)
     store.initialise()
-    app = create_app(store)
-    declared = {id(route) for route in (*server_info.router.routes, *users.router.routes)}
-    served = {id(route) for route in app.routes if isinstance(route, APIRoute)}
-    assert declared <= served
-    # no serialiser built for the answers' bodies as the routes were declared: only the
-    # OpenAPI document needs them, and it still says what each body is
-    assert all(not route.response_fields for route in users.router.routes)
-    ui_config = app.openapi()["paths"]["/api/admin/ui-config"]["get"]["responses"]
+    for groups in (True, False):
+        app = create_app(store, groups=groups)
+        assert app.state.openapi is None
+        served = {
+            (method, route.path)
+            for route in app.routes
+            if isinstance(route, Route) and route.path != OPENAPI_PATH
+            for method in route.methods or ()
+        }
+        document = openapi(app)
+        documented = {
+            (method.upper(), path)
+            for path, operations in document["paths"].items()
+            for method in operations
+        }
+        assert served == documented
+        assert len(served) == 41 - 5 * (not groups)
+        assert any(path.startswith("/api/admin/groups") for _, path in served) is groups
+    ui_config = document["paths"]["/api/admin/ui-config"]["get"]["responses"]
     assert ui_config["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/UiConfig"
     }
     assert ui_config["401"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/ErrorBody"
     }
+    assert "UiConfig" in document["components"]["schemas"]
     conn.close()
+
+
+def test_serving_imports_no_fastapi(tmp_path):
+    """The sandbox is served by Starlette alone: FastAPI's import and its reading of every
+    route were about 40% of the boot the GUI waits for. Built as `flagdesk serve` builds it
+    and a request served (with a body validated, the OpenAPI document made), in a process of
+    its own."""
+    code = f"""
+import asyncio, sys
+import httpx
+from sandbox import db
+from sandbox.app import create_app, wrap
+from sandbox.store import Store
+
+store = Store(db.connect({str(tmp_path / "s.sqlite3")!r}))
+store.initialise()
+token, _ = store.ensure_token("admin", "secret")
+
+async def main():
+    transport = httpx.ASGITransport(app=wrap(create_app(store)))
+    async with httpx.AsyncClient(transport=transport, base_url="http://sb") as http:
+        headers = {{"authorization": token}}
+        made = await http.post("/api/admin/context", json={{"name": "region"}}, headers=headers)
+        refused = await http.post("/api/admin/context", json={{"name": 5}}, headers=headers)
+        document = await http.get("/docs/openapi.json")
+    print(made.status_code, refused.status_code, document.status_code)
+
+asyncio.run(main())
+print(sorted(m for m in sys.modules if m.split(".")[0] == "fastapi"))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["201 400 200", "[]"]
