@@ -252,9 +252,13 @@ def test_a_failed_load_shows_the_error_retry_brings_the_rows_back_with_the_filte
 
 @pytest.fixture
 def scaled_sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
-    """An empty sandbox plus 100,000 users, every one inactive."""
-    with SandboxProcess(tmp_path / "scale.sqlite3", "--empty", "--scale", "100000") as sb:
-        yield sb
+    """An empty sandbox plus 100,000 users, every one inactive (made before it listens: given
+    more than the usual 30 s, which a loaded machine once took)."""
+    sb = SandboxProcess(tmp_path / "scale.sqlite3", "--empty", "--scale", "100000")
+    try:
+        yield sb.start(timeout=120)
+    finally:
+        sb.stop()
 
 
 @pytest.mark.slow
