@@ -192,7 +192,38 @@ def _show(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:
         text = repr(value)
+    text = _escape_surrogates(text)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: a UTF-16 surrogate code point: in a str read from JSON, one without its pair (a `"\ud800"`
+#: escape, which JSON allows and Unicode text does not)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as its JSON escape (`\\ud800`): printable, and
+    writable as UTF-8."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def _surrogate_problems(item: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for each field of a validated item holding a string or a name with a
+    lone surrogate. The standard library's scanner reads `"\\ud800"` into such a str, where
+    pydantic's and msgspec's parsers refuse the item as malformed JSON: it is not Unicode text,
+    and no UTF-8 body can carry it."""
+    out = []
+    for field, value in item.items():
+        found = _SURROGATE.search(json.dumps(value, ensure_ascii=False, default=str))
+        if found is not None:
+            out.append(
+                (
+                    field,
+                    f"{field} holds a lone surrogate ({_escape_surrogates(found.group())}): "
+                    "JSON can write one, but it is not Unicode text and cannot be sent",
+                )
+            )
+    return out
 
 
 def _json_kind(value: Any) -> str:
@@ -341,6 +372,10 @@ def _line_syntax(line: bytes) -> tuple[int | None, str]:
         return exc.colno, _syntax(exc.msg)
     except RecursionError:
         return None, "the item is " + TOO_DEEP
+    value = json.loads(text)
+    if isinstance(value, dict):
+        for _, message in _surrogate_problems(value)[:1]:
+            return None, message
     return None, "JSON syntax error"
 
 
@@ -518,13 +553,24 @@ class _File:
         message: str,
         raw: str | None,
     ) -> None:
-        self.error(line, column, path, message)
+        self.reject_problems(line, column, [(path, message)], raw)
+
+    def reject_problems(
+        self,
+        line: int | None,
+        column: int | None,
+        problems: Sequence[tuple[str | None, str]],
+        raw: str | None,
+    ) -> None:
+        """An item left out for the problems given as (path, message)."""
+        for path, message in problems:
+            self.error(line, column, path, message)
         self.invalid.append(
             {
                 "file": self.name,
                 "line": line,
                 "column": column,
-                "problems": [{"path": path, "message": message}],
+                "problems": [{"path": path, "message": message} for path, message in problems],
                 "raw": raw,
             }
         )
@@ -538,12 +584,57 @@ class _File:
         where: Where,
         lines: Sequence[int] | None,
         prefix: str,
+        raw: Callable[[int], str] | None = None,
     ) -> None:
-        """`accept_metrics` for the plain dicts pydantic validated."""
+        """`accept_metrics` for the plain dicts pydantic validated. An item that cannot be
+        serialised (a lone surrogate, read by the standard library's scanner) is left out with
+        an error per field; `raw(k)` is item k's text for the invalid items."""
         to_json = pydantic_core.to_json  # the items hold only JSON types and datetimes
-        datas = [to_json(item, exclude_none=True) for item in items]
+        try:
+            datas = [to_json(item, exclude_none=True) for item in items]
+        except pydantic_core.PydanticSerializationError:
+            keep = self._reject_unsendable(items, indexes, where, prefix, raw)
+            self.accept_dicts(
+                [items[k] for k in keep],
+                [indexes[k] for k in keep],
+                lambda j: where(keep[j]),
+                None if lines is None else [lines[k] for k in keep],
+                prefix,
+            )
+            return
         metrics = [Metric(**item) for item in items]
         self.accept_metrics(metrics, datas, indexes, where, lines, prefix)
+
+    def _reject_unsendable(
+        self,
+        items: list[dict[str, Any]],
+        indexes: Sequence[int],
+        where: Where,
+        prefix: str,
+        raw: Callable[[int], str] | None,
+    ) -> list[int]:
+        """Leave out the metric items holding a lone surrogate (an error per field); the
+        positions of the others."""
+        keep = []
+        for k, item in enumerate(items):
+            problems = _surrogate_problems(item)
+            if not problems:
+                pydantic_core.to_json(item)  # nothing else may fail: if it does, say so
+                keep.append(k)
+                continue
+            base = item_path(prefix, indexes[k], item.get("featureName", ""))
+            line, column = where(k)
+            if raw is not None:
+                text = raw(k)
+            else:
+                text = _escape_surrogates(json.dumps(item, ensure_ascii=False, default=str))
+            self.reject_problems(
+                line,
+                column,
+                [(json_path((field,), root=base), message) for field, message in problems],
+                text,
+            )
+        return keep
 
     def accept_metrics(
         self,
@@ -673,7 +764,11 @@ class _File:
         return window, odd
 
     def accept_applications(
-        self, items: list[dict[str, Any]], paths: Sequence[str], where: Where
+        self,
+        items: list[dict[str, Any]],
+        paths: Sequence[str],
+        where: Where,
+        raw: Callable[[int], str] | None = None,
     ) -> None:
         """Keep each application item, but one lacking `started` or `interval` (a frontend
         SDK's, `sdkType` "frontend" with an `sdkVersion`, needs neither): Unleash 8.2 answers
@@ -683,6 +778,19 @@ class _File:
         for k, item in enumerate(items):
             path = paths[k]
             line, column = where(k)
+            unsendable = _surrogate_problems(item)
+            if unsendable:
+                if raw is not None:
+                    text = raw(k)
+                else:
+                    text = _escape_surrogates(json.dumps(item, ensure_ascii=False, default=str))
+                self.reject_problems(
+                    line,
+                    column,
+                    [(json_path((field,), root=path), why) for field, why in unsendable],
+                    text,
+                )
+                continue
             frontend = item.get("sdkType") == "frontend" and item.get("sdkVersion") is not None
             missing = [f for f in ("started", "interval") if item.get(f) is None]
             if missing and not frontend:
@@ -694,10 +802,10 @@ class _File:
                 )
                 where_path = f"{path}.{missing[0]}" if path else missing[0]
                 self.error(line, column, where_path, message)
-                raw = _APPLICATION_JSON(item, exclude_none=True).decode("utf-8")
+                saved = _APPLICATION_JSON(item, exclude_none=True).decode("utf-8")
                 self.invalid.append({"file": self.name, "line": line, "column": column,
                                      "problems": [{"path": where_path, "message": message}],
-                                     "raw": raw})  # fmt: skip
+                                     "raw": saved})  # fmt: skip
                 continue
             self.applications.append(
                 (item["appName"], _APPLICATION_JSON(item, exclude_none=True), line, path)
@@ -1161,16 +1269,20 @@ class _Items:
             keep = [k for k in range(len(values)) if k not in bad]
             items = adapter.validate_python([values[k] for k in keep])
             starts = [starts[k] for k in keep]
+            ends = [ends[k] for k in keep]
             indexes = [indexes[k] for k in keep]
 
         def where(k: int) -> tuple[int | None, int | None]:
             return text.where(starts[k])
 
+        def raw(k: int) -> str:
+            return text.buf[starts[k] : ends[k]]
+
         if self.kind == "metric":
-            file.accept_dicts(items, indexes, where, None, self.prefix)
+            file.accept_dicts(items, indexes, where, None, self.prefix, raw)
         else:
             paths = [item_path(self.prefix, i) for i in indexes]
-            file.accept_applications(items, paths, where)
+            file.accept_applications(items, paths, where, raw)
 
 
 def _read_document(stream: BinaryIO, file: _File, progress: _Progress) -> None:
