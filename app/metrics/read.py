@@ -18,6 +18,10 @@ Why it reads the way it does:
   `Metric` structs and encoded by it (`fast_metrics`): a slice of NDJSON lines 5 to 6 times
   faster than pydantic, which reads every slice msgspec refuses, so problems and their messages
   stay pydantic's, and the items and bytes are the same either way (`test_fast_read.py`).
+- A string holding a lone surrogate (`"\\ud800"`: JSON writes it, Unicode has no such text,
+  and no UTF-8 body can carry it) leaves its item out with an error naming the field: pydantic
+  and msgspec refuse such an item as malformed, the standard library's scanner (documents, SDK
+  payloads) reads it, and then only serialising it fails.
 - A broken JSON document is one error for its file, and nothing of that file is loaded:
   uploading the part before the error, then the repaired file, would count that part twice. A
   broken NDJSON line is one error; the other lines load.
