@@ -4,6 +4,7 @@ sandbox, the metrics tool and the GUI. No imports beyond the standard library.""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 #: The largest body `POST /api/client/metrics/bulk` accepts, in bytes (the spec's limit, and
@@ -17,6 +18,9 @@ MAX_METRIC_COUNT = 2**53 - 1
 #: How far from the epoch a time given in milliseconds may be, either way: JavaScript's `Date`
 #: range, beyond which Unleash 8.2 answers 400 (8,640,000,000,000,000 ms, about 273,790 years).
 MAX_TIME_MS = 8_640_000_000_000_000
+
+#: a UTF-16 surrogate code point: in a str read from JSON, a lone one (`"\\ud800"`)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def accepted_environment(token_environment: str | None) -> str:
@@ -34,7 +38,11 @@ def key_path(name: str) -> str:
     """A property name as a JSON path step: `.name`, or `["odd name"]` when it needs quoting."""
     if name and all(c.isalnum() or c in "_-" for c in name):
         return "." + name
-    return "[" + json.dumps(name, ensure_ascii=False) + "]"
+    # a lone surrogate (read from JSON's "\ud800") as its escape: a path is printed and saved
+    quoted = _SURROGATE.sub(
+        lambda found: f"\\u{ord(found.group()):04x}", json.dumps(name, ensure_ascii=False)
+    )
+    return "[" + quoted + "]"
 
 
 def json_path(loc: Sequence[int | str], *, root: str = "") -> str:

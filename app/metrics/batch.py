@@ -333,7 +333,9 @@ class Batch:
                     "raw": u.data.decode("utf-8", "replace"),
                 }
             )
-        with open(path, "w", encoding="utf-8") as out:
+        # backslashreplace: a lone surrogate left in a raw text (an SDK payload's, say) is
+        # written as its JSON escape, "\ud800", and the line stays JSON
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as out:
             for record in records:
                 out.write(json.dumps(record, ensure_ascii=False))
                 out.write("\n")

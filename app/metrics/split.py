@@ -64,7 +64,7 @@ class Segment:
     #: JSON path of the list the items were in: "metrics", "" (a top-level array or NDJSON) or
     #: "bucket.toggles" (an SDK payload, where an item is named by its feature)
     prefix: str
-    blob: bytearray = field(default_factory=bytearray)
+    blob: bytes = b""
     ends: array[int] = field(default_factory=lambda: array("Q"))
     lines: array[int] = field(default_factory=lambda: array("I"))
     indexes: array[int] = field(default_factory=lambda: array("I"))
@@ -100,7 +100,7 @@ class _Open:
 
     def __init__(self) -> None:
         self.apps: list[bytes] = []
-        self.metrics: list[bytes | bytearray] = []
+        self.metrics: list[bytes | memoryview] = []
         self.names: set[str] = set()
         self.app_bytes = 0  # bytes of the joined application items, commas included
         self.metric_bytes = 0
@@ -122,7 +122,7 @@ class _Open:
         self.apps.append(data)
         self.n_apps += count
 
-    def add_metrics(self, data: bytes | bytearray, count: int) -> None:
+    def add_metrics(self, data: bytes | memoryview, count: int) -> None:
         self.metric_bytes += self.metric_cost(len(data))
         self.metrics.append(data)
         self.n_metrics += count
@@ -187,7 +187,8 @@ def pack(
         apps = attach.get(name)
         n_apps = len(applications[name]) if apps is not None else 0
         for seg in segments:
-            ends, blob = seg.ends, seg.blob
+            # a run of items is a view of the blob: the body's join is its one copy
+            ends, blob = seg.ends, memoryview(seg.blob)
             n = len(ends)
             j = 0
             while j < n:

@@ -124,6 +124,36 @@ def test_validate_prints_each_problem_where_it_is_and_exits_2(tmp_path: Path) ->
     assert {p["severity"] for p in as_json["problems"]} == {"error", "warning"}
 
 
+@pytest.mark.parametrize("form", ["array", "bulk"])
+def test_validate_names_a_lone_surrogate_in_a_document_and_reads_the_rest(
+    tmp_path: Path, form: str
+) -> None:
+    """JSON may write `"\\ud800"`, which is no Unicode text: the standard library's scanner reads
+    it (documents), pydantic cannot serialise it. It was a PydanticSerializationError for the
+    whole command; it is one item's error, and the other items load."""
+    items = [metric("v-before"), metric("v-\ud800"), metric("v-after")]
+    text = ",\n".join(json.dumps(item) for item in items)  # the escape, as JSON writes it
+    doc = "[" + text + "]" if form == "array" else '{"applications": [], "metrics": [' + text + "]}"
+    path = tmp_path / f"surrogate.{form}.json"
+    path.write_text(doc)
+    prefix = "" if form == "array" else "metrics"
+    result = flagdesk("validate", path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stdout.splitlines()
+    found = LINE.match(lines[0])
+    assert found is not None, lines
+    assert (found["file"], found["line"], found["path"]) == (
+        str(path),
+        "2",
+        f"{prefix}[1].featureName",
+    )
+    assert found["msg"].startswith("featureName holds a lone surrogate (\\ud800)")
+    assert lines[-1] == "1 file: 2 valid metrics, 1 invalid; 1 error, 0 warnings"
+    as_json = summary(flagdesk("validate", path, "--json"))
+    assert (as_json["metrics"], as_json["invalid"], as_json["errors"]) == (2, 1, 1)
+    assert as_json["problems"][0]["path"] == f"{prefix}[1].featureName"
+
+
 def test_validate_a_bulk_payload_without_metrics_exits_2(tmp_path: Path) -> None:
     """The spec requires `metrics` in a bulk payload: its absence is an error with the file and
     the JSON path, not "0 valid metrics ... 0 errors" and exit 0."""

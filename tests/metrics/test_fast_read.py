@@ -152,12 +152,31 @@ def _varied(tmp_path: Path) -> list[Path]:
     lines += [ITEMS[k % len(ITEMS)] if k % 7 else plain(k) for k in range(3_000)]
     lines += [plain(k) for k in range(700)]
     ndjson = "\n".join(lines)
-    # not a lone surrogate in a document: load() raises there (pydantic_core cannot serialise
-    # the item the standard library's scanner read), with or without the fast path
-    objects = [line for line in lines if line.startswith("{") and "\\ud800" not in line]
+    # a lone surrogate too: in a document the standard library's scanner reads it, and the
+    # item is left out with an error, with or without the fast path
+    objects = [line for line in lines if line.startswith("{")]
     array = "[" + ",\n".join(objects) + "]"
     bulk = '{"applications": [], "metrics": [' + ",".join(objects) + "]}"
     big = "\n".join(json.dumps(metric(appName=f"a{k % 3}", yes=k)) for k in range(CHUNK // 60))
+    # many applications and environments in a slice, names beyond ASCII, the largest counts,
+    # times with offsets and fractions, unrounded ones
+    many_lines = [
+        json.dumps(
+            metric(
+                featureName=["f", "é-ü", "日本", "\U0001f600", 'a"b'][k % 5],
+                appName=f"app-{k % 61}",
+                environment=f"env-{k % 7}",
+                yes=[0, 1, MAX_COUNT][k % 3],
+                no=[0, MAX_COUNT, 2][k % 4 % 3],
+                timestamp=[BASE + k * 997, f"2026-11-20T{k % 24:02}:30:00.25-05:30", ...][k % 3],
+                variants={"ü": MAX_COUNT, "b": k} if k % 4 == 0 else ...,
+            ),
+            ensure_ascii=k % 2 == 0,
+        )
+        for k in range(2_000)
+    ]
+    many_lines[1_000] = json.dumps(metric(yes=-1))  # and a slice pydantic reads
+    many = "\n".join(many_lines)
     texts = {
         "varied.ndjson": ndjson,
         "crlf.ndjson": ndjson.replace("\n", "\r\n"),
@@ -165,6 +184,8 @@ def _varied(tmp_path: Path) -> list[Path]:
         "array.json": array,
         "bulk.json": bulk,
         "big.ndjson": big + "\n\n" + ndjson,
+        "many.ndjson": many,
+        "many.json": "[" + many.replace("\n", ",") + "]",
     }
     paths = []
     for name, text in texts.items():

@@ -24,6 +24,7 @@ from app.metrics import (
     load_text,
     token_environment,
 )
+from app.metrics import read as read_module
 from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, MAX_DEPTH, METRIC
 
 HOUR = 3_600_000
@@ -724,6 +725,76 @@ def test_invalid_items_are_saved_and_can_be_read_back(tmp_path: Path) -> None:
     fixed = [json.loads(r["raw"]) for r in records[1:2]]
     fixed[0]["yes"] = 1
     assert load_text("\n".join(map(line, fixed))).metric_count == 1
+
+
+def test_lone_surrogates_leave_their_items_out_and_the_rest_loads(tmp_path: Path) -> None:
+    """JSON may write `"\\ud800"`, no Unicode text. Where the standard library's scanner reads
+    the item (documents, SDK payloads) it was a PydanticSerializationError for the whole load;
+    it is an error naming the field, for that item alone, in every place a name can be."""
+    application = {"appName": "ok-app", "environment": "dev", "instanceId": "i", "started": BASE,
+                   "interval": 10, "strategies": []}  # fmt: skip
+    bulk = {
+        "applications": [
+            application,
+            {k: v for k, v in application.items() if k != "started"},  # left out, saved
+            {**application, "instanceId": "i-\ud800"},
+        ],
+        "metrics": [metric("ok"), metric(variants={"v-\udfff": 1}), metric(app="a-\ud800")],
+    }
+    sdk = sdk_payload()
+    sdk["bucket"]["toggles"]["t-\ud800"] = {"yes": 1, "no": 0}
+    sdk["bucket"]["toggles"]["bad-\ud800"] = {"yes": -1, "no": 0}
+    paths = [
+        write(tmp_path, "bulk.json", json.dumps(bulk, indent=1)),  # ASCII: the escapes
+        write(tmp_path, "sdk.json", json.dumps(sdk)),
+        write(tmp_path, "m.ndjson", line(metric("ok")) + "\n" + line(metric("f-\ud800"))),
+    ]
+    batch = load(paths)
+    assert [(p.file, p.line, p.path, p.message.split(": ")[0]) for p in batch.errors] == [
+        # the line where the item starts, as for its other problems
+        (str(paths[0]), 11, "applications[1].started", "application 'ok-app' has no started"),
+        (str(paths[0]), 18, "applications[2].instanceId",
+         "instanceId holds a lone surrogate (\\ud800)"),
+        (str(paths[0]), 36, "metrics[1].variants", "variants holds a lone surrogate (\\udfff)"),
+        (str(paths[0]), 47, "metrics[2].appName", "appName holds a lone surrogate (\\ud800)"),
+        (str(paths[1]), None, 'bucket.toggles["bad-\\ud800"].yes', "yes must be 0 or more, not -1"),
+        (str(paths[1]), None, 'bucket.toggles["t-\\ud800"].featureName',
+         "featureName holds a lone surrogate (\\ud800)"),
+        (str(paths[2]), 2, "[1]", "featureName holds a lone surrogate (\\ud800)"),
+    ]  # fmt: skip
+    assert [(s.metrics, s.applications, s.invalid) for s in batch.sources] == [
+        (1, 1, 4),
+        (len(sdk_payload()["bucket"]["toggles"]), 1, 2),
+        (1, 0, 1),
+    ]
+    for body in batch.bodies():
+        json.loads(body.data.decode("utf-8"))  # UTF-8, JSON
+    saved = tmp_path / "invalid.ndjson"
+    assert batch.write_invalid(saved) == batch.invalid_count == 7
+    records = [json.loads(text) for text in saved.read_text(encoding="utf-8").splitlines()]
+    assert json.loads(records[1]["raw"]) == bulk["applications"][2]  # the item's own text
+    assert json.loads(records[3]["raw"]) == bulk["metrics"][2]
+    # the SDK's toggles, as JSON: the lone surrogate written as its escape
+    assert json.loads(records[4]["raw"]) == {"bad-\ud800": {"yes": -1, "no": 0}}
+    assert json.loads(records[5]["raw"])["featureName"] == "t-\ud800"
+
+
+def test_the_cache_of_timestamps_starts_afresh_and_still_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Distinct unrounded times are kept up to a bound, then the cache starts again: the odd ones
+    after that are still warned about and counted."""
+    monkeypatch.setattr(read_module, "WINDOWS_KEPT", 50)
+    items = [metric(timestamp=BASE + k * 7) for k in range(400)]
+    for k in range(0, 400, 3):
+        items[k]["timestamp"] = BASE // 1000 + k  # seconds, not milliseconds
+    batch = load([write(tmp_path, "t.ndjson", "\n".join(map(line, items)))])
+    odd = [p for p in batch.warnings if p.path is not None and p.path.endswith(".timestamp")]
+    assert len(odd) == LISTED
+    assert batch.warnings[-1].message == (
+        f"{134 - LISTED} more metrics with odd timestamps (only the first {LISTED} are listed)"
+    )
+    assert sum(row.metrics for row in batch.totals().rows) == 400
 
 
 # --------------------------------------------------------------------------- progress, cancel
