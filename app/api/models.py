@@ -105,6 +105,10 @@ RowId = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
 #: a metric's count: Unleash refuses more than 2^53 - 1 with 400
 MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+#: time strings read -> the datetime each is: a bulk body's hundreds of items repeat a few
+#: timestamps, read once each then, and each read the same datetime object, whose hash (which
+#: asks its time zone for the offset) is then made once too (`Store.ingest_bulk` groups by it)
+_TIMES: dict[str, datetime] = {}
 
 
 def time_value(value: Any) -> datetime | int:
@@ -121,10 +125,18 @@ def time_value(value: Any) -> datetime | int:
     if isinstance(value, datetime):
         return value
     if isinstance(value, str):
+        found = _TIMES.get(value)
+        if found is not None:
+            return found
         try:
-            return _DATETIME.validate_python(value)
+            found = _DATETIME.validate_python(value)
         except ValidationError:
             pass
+        else:
+            if len(_TIMES) > 10_000:  # bounded: a long-lived sandbox reads new ones every hour
+                _TIMES.clear()
+            _TIMES[value] = found
+            return found
     raise ValueError(
         f"{value!r} is not a time: give an RFC 3339 date-time string "
         "or an integer (milliseconds since the epoch)"

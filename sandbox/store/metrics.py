@@ -31,7 +31,7 @@ MAX_STORED_COUNT = 2**63 - 1
 MAX_STORED_VARIANT = 2**31 - 1
 #: Unleash's column widths (feature and application names VARCHAR(255), environment
 #: VARCHAR(100)): a longer name is answered 202 and lost the same way
-NAME_LIMITS = {"featureName": 255, "appName": 255, "environment": 100}
+FEATURE_LIMIT, APP_LIMIT, ENVIRONMENT_LIMIT = 255, 255, 100
 #: the hours a metric may fall in to be stored: those a date-time can show (years 1 to 9999).
 #: Unleash takes years up to 275760 and shows them as "+275760-09-13T00:00:00.000Z", which no
 #: RFC 3339 reader (flagdesk's included) can read; it loses those before year 1 like the rest.
@@ -79,7 +79,11 @@ class Metrics(Core):
                 continue
             if environment is not None and metric["environment"] != environment:
                 continue
-            if any(len(metric[k]) > limit for k, limit in NAME_LIMITS.items()):
+            if (
+                len(metric["featureName"]) > FEATURE_LIMIT
+                or len(metric["appName"]) > APP_LIMIT
+                or len(metric["environment"]) > ENVIRONMENT_LIMIT
+            ):
                 continue
             stamp = metric.get("timestamp")
             window = windows.get(stamp)

@@ -994,3 +994,20 @@ def test_a_bulk_payload_without_a_required_list_is_an_error(tmp_path: Path, miss
     )
     assert problem.message.startswith(f"{missing} is missing: a bulk payload needs both")
     assert batch.errors == [problem]
+
+
+def test_a_time_string_is_read_once_and_a_bad_one_every_time():
+    """A bulk body's hundreds of items repeat a few timestamps: each string is read once and
+    gives the same datetime thereafter (whose hash, which `Store.ingest_bulk` groups by, is then
+    made once too); a string that is no time is refused each time it comes, never remembered."""
+    from app.api import models as m
+
+    items = [{"featureName": "f", "appName": "a", "environment": "development",
+              "timestamp": "2026-11-26T10:15:00.000Z"} for _ in range(3)]  # fmt: skip
+    read = [METRIC.validate_python(item)["timestamp"] for item in items]
+    assert read[0] == datetime(2026, 11, 26, 10, 15, tzinfo=UTC)
+    assert read[1] is read[0] and read[2] is read[0]
+    for _ in range(2):
+        with pytest.raises(ValidationError, match="is not a time"):
+            METRIC.validate_python({**items[0], "timestamp": "2026-11-26 soon"})
+    assert "2026-11-26 soon" not in m._TIMES
