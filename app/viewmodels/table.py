@@ -123,6 +123,9 @@ class PreparedRows(Generic[T]):
     haystacks: list[str] | None
     #: sort keys made beforehand, by column number (see `prepare_rows`' `sort_columns`)
     keys: dict[int, list[Any]] = field(default_factory=dict)
+    #: the rows' order sorted beforehand (`RowPipeline`'s `sort`): ((column, descending),
+    #: row numbers); `set_prepared` then only takes it up
+    order: tuple[tuple[int, bool], array[int]] | None = None
 
 
 def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
@@ -235,30 +238,41 @@ class RowPipeline(Generic[S, T]):
     """`prepare_rows` for an answer that arrives a piece at a time: each piece's rows and sort
     keys are made on a worker thread while the next piece downloads, and `result()` joins them
     once the last is in. The filter texts are not: the table makes them after the rows are on
-    screen (`FilterTexts`).
+    screen (`FilterTexts`). With `sort` (the table's `sort_state`), the worker sorts the rows
+    too: each batch on its own, then merged with those before (`_merge_runs`), so that the
+    GUI thread only takes the order up.
 
     Why this way: on 100,000 rows the rows and their keys take a few tenths of a second. Done
     after the download they would add that to the wait; during the download the GUI thread
     has the answer's pieces to decode, and the thread takes turns with it. The filter texts
     (0.2-0.35 s more of the one interpreter both threads share) are needed by no one until a
-    word is typed in the filter, so they no longer delay the rows (`bench/ui_tables.py`)."""
+    word is typed in the filter, so they no longer delay the rows (`bench/ui_tables.py`). The
+    order: sorted on the GUI thread as the rows were set, 100,000 texts held it 50-170 ms after
+    every reload of a window sorted by one; a worker's one `sorted()` of them all would hold the
+    interpreter, which the GUI thread needs for every paint, as long. Merging sorted runs
+    costs a few comparisons a row, and no single call is longer than the last merge."""
 
     def __init__(
         self,
         columns: Sequence[Column[T]],
         make_rows: Callable[[list[S]], list[T]],
-        sort_columns: Iterable[int] = (),
+        sort: tuple[int, Qt.SortOrder] | None = None,
     ) -> None:
         self._columns = list(columns)
         self._make_rows = make_rows
-        self._sort_columns = list(sort_columns)
+        self._sort_by = None if sort is None else (sort[0], sort[1] == Qt.SortOrder.DescendingOrder)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rows")
-        self._parts: list[asyncio.Future[PreparedRows[T]]] = []
+        self._parts: list[asyncio.Future[list[T]]] = []
         #: items handed in and not yet handed to the worker thread
         self._waiting: list[S] = []
         self._closed = False
         #: items handed in so far
         self.count = 0
+        # the worker thread's alone until `result()` has awaited it: the sorted column's keys
+        # of every row prepared, and the sorted runs of row numbers not merged yet (None:
+        # keys that cannot be compared with each other, left to the table)
+        self._keys: list[Any] = []
+        self._runs: list[list[int]] | None = []
 
     def add(self, items: list[S]) -> None:
         """Queue a piece (call on the event loop's thread); pieces are prepared in order,
@@ -276,25 +290,68 @@ class RowPipeline(Generic[S, T]):
             loop = asyncio.get_running_loop()
             self._parts.append(loop.run_in_executor(self._executor, self._prepare, items))
 
-    def _prepare(self, items: list[S]) -> PreparedRows[T]:
-        return prepare_rows(
-            self._columns, self._make_rows(items), self._sort_columns, filter_texts=False
-        )
+    def _prepare(self, items: list[S]) -> list[T]:
+        """On the worker thread: one batch's rows, its keys added to `_keys`, and its rows
+        sorted as a run of their own."""
+        sort_by = self._sort_by
+        column = () if sort_by is None else (sort_by[0],)
+        part = prepare_rows(self._columns, self._make_rows(items), column, filter_texts=False)
+        if sort_by is not None:
+            keys = self._keys
+            first = len(keys)
+            keys.extend(part.keys[sort_by[0]])
+            if self._runs is not None:
+                try:
+                    run = sorted(range(first, len(keys)), key=keys.__getitem__, reverse=sort_by[1])
+                    self._runs.append(run)
+                    self._merge_runs(last=False)
+                except TypeError:  # mixed types: the table falls back to the shown texts
+                    self._runs = None
+        return part.rows
+
+    def _merge_runs(self, *, last: bool) -> None:
+        """Merge the last two runs while the one before is no longer than the last (all of
+        them when `last`): runs of 2,000, 4,000, 8,000 rows..., so a row is merged about
+        log2(pieces) times. A merge is one `sorted()` of two runs one after the other, which
+        finds them and merges them in one pass; it keeps rows of equal keys in the rows' own
+        order either way round (`sorted` is stable with `reverse`), as sorting them all at
+        once does."""
+        runs = self._runs
+        assert runs is not None and self._sort_by is not None
+        key, reverse = self._keys.__getitem__, self._sort_by[1]
+        while len(runs) > 1 and (last or len(runs[-2]) <= len(runs[-1])):
+            second = runs.pop()
+            runs.append(sorted(runs.pop() + second, key=key, reverse=reverse))
+
+    def _order(self) -> array[int] | None:
+        """On the worker thread, once every batch is prepared: the rows' whole order."""
+        if self._runs is None:
+            return None
+        try:
+            self._merge_runs(last=True)
+        except TypeError:
+            return None
+        return array("i", self._runs[0] if self._runs else ())
 
     async def result(self) -> PreparedRows[T]:
-        """Every piece's rows and keys, joined in the order the pieces came."""
+        """Every piece's rows and keys, joined in the order the pieces came, and their order
+        when sorted."""
         try:
             self._hand_over()
             parts = [await part for part in self._parts]
+            sort_by = self._sort_by
+            order = None
+            if sort_by is not None:
+                loop = asyncio.get_running_loop()
+                numbers = await loop.run_in_executor(self._executor, self._order)
+                order = None if numbers is None else (sort_by, numbers)
         finally:
             self.close()
         rows: list[T] = []
-        keys: dict[int, list[Any]] = {c: [] for c in self._sort_columns}
         for part in parts:
-            rows.extend(part.rows)
-            for column, part_keys in part.keys.items():
-                keys[column].extend(part_keys)
-        return PreparedRows(rows, None, keys)
+            rows.extend(part)
+        keys = {} if sort_by is None else {sort_by[0]: self._keys}
+        return PreparedRows(rows, None, keys, order)
 
     def close(self) -> None:
         """Drop the pieces not prepared yet (the load was cancelled or failed)."""
@@ -564,7 +621,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
         if not (self._let_go.done and self._pending_texts is None):
             self._slices_timer.start()  # fires after what the reset posted: layout and paint
         self._keys = dict(prepared.keys)
-        self._orders = {}
+        self._orders = dict([prepared.order]) if prepared.order is not None else {}
         self._order = range(len(self._all))  # until sorted: no 100,000 numbers to make
         if self._sort is not None:
             self._sort_order(*self._sort)
