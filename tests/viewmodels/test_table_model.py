@@ -23,6 +23,7 @@ from app.viewmodels.table import (
     TableModel,
     cell_text,
     column_sort_keys,
+    merged_runs,
     narrows,
     opposite_order,
     prepare_rows,
@@ -563,3 +564,25 @@ def test_a_word_every_row_or_no_row_holds_shows_them_all_or_none(qtbot: Any) -> 
     assert model.rows == []
     model.set_filter("")
     assert model.rows == order
+
+
+def test_runs_merged_a_piece_at_a_time_are_what_one_sort_gives() -> None:
+    """`merged_runs` gives the order one stable sort of both runs gives, either way round,
+    whatever the pieces: many equal keys across the pieces' ends, one run much longer, one
+    empty, every key equal."""
+    cases = {
+        "ties": [(i * 7919) % 13 for i in range(700)],
+        "texts": [f"k{(i * 31) % 97}" for i in range(500)],
+        "equal": [5] * 300,
+    }
+    for name, keys in cases.items():
+        for split in (0, 1, len(keys) // 3, len(keys) // 2, len(keys) - 1):
+            for reverse in (False, True):
+                for at_once in (1, 7, 64, 10_000):
+                    first = sorted(range(split), key=keys.__getitem__, reverse=reverse)
+                    second = sorted(range(split, len(keys)), key=keys.__getitem__,
+                                    reverse=reverse)  # fmt: skip
+                    merged = merged_runs(first, second, keys.__getitem__, reverse=reverse,
+                                         at_once=at_once)  # fmt: skip
+                    expected = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+                    assert merged == expected, (name, split, reverse, at_once)
