@@ -12,7 +12,10 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
   turns of the event loop once the rows are on screen (`FilterTexts`); the first filter
   makes what is left if it must.
 - Sorting computes one key per row for the sorted column the first time, keeps it, and sorts a
-  list of row numbers by it; the filter keeps the row numbers whose text holds every word typed.
+  list of row numbers by it; the order is kept too, per column and direction, until the rows
+  change (the other direction is made from it: `opposite_order`). A reload of a sorted table
+  gets its order sorted on `RowPipeline`'s worker thread. The filter keeps the row numbers
+  whose text holds every word typed.
 - Cell texts are made when the view asks for them, i.e. only for the rows on screen.
 - Rows it no longer shows (replaced by `set_prepared`) are let go of a slice at a time in
   turns of the event loop too (`LetGo`): freeing 100,000 rows at once held the GUI thread
