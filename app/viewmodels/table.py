@@ -374,7 +374,9 @@ class RowPipeline(Generic[S, T]):
             self._merge_runs(last=True)
         except TypeError:
             return None
-        return array("i", self._runs[0] if self._runs else ())
+        runs, self._runs = self._runs, []
+        # the runs' int objects go here, not with the pipeline once the table has made its own
+        return array("i", runs[0] if runs else ())
 
     async def result(self) -> PreparedRows[T]:
         """Every piece's rows and keys, joined in the order the pieces came, and their order
