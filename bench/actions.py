@@ -6,7 +6,9 @@ reviving 2,000 archived flags.
 Starts `flagdesk serve --empty --scale N` (about 55% of N users inactive), opens the
 inactive-users view-model as the window does (one qasync loop, the shared client), selects
 `--delete` users and deletes them as a confirmed plan: the snapshot, the journal entry, the
-request, the list read again. For the deletion it reports:
+request, the list read again. Its table is sorted as the window sorts it when it opens (days
+inactive, most first; the archive: archived, newest first), so the list read again is sorted
+as in the window. For the deletion it reports:
 
 - wall_s: from the confirmed plan to the deletion's outcome (snapshot, journal, request, answer);
 - reloaded_s: from the confirmed plan to the list read again without them;
@@ -59,13 +61,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import httpx
 import qasync
 from margin import margin_goals, meets
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from ui_tables import StallMeter, connected, connected_to, until
 
 from app.actions.archived_features import BATCH
 from app.api.errors import ClientError
-from app.viewmodels.archive import REVIVE, ArchiveBrowserModel
-from app.viewmodels.inactive_users import InactiveUsersModel
+from app.viewmodels.archive import ARCHIVED_COLUMN, DEFAULT_ORDER, REVIVE, ArchiveBrowserModel
+from app.viewmodels.inactive_users import DAYS_COLUMN, InactiveUsersModel
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.main_window import share_the_interpreter
@@ -102,6 +105,7 @@ async def delete_inactive(
 ) -> dict[str, Any]:
     """Delete `count` of the inactive users whose name `pick` takes, as the window does."""
     model = InactiveUsersModel(session)
+    model.table.sort(DAYS_COLUMN, Qt.SortOrder.DescendingOrder)  # as the window opens
     model.start()
     await until(lambda: model.loaded, wait)
     rows = [r for r in model.table.all_rows if pick(r.name or "")][:count]
@@ -155,6 +159,7 @@ async def revive_archived(
 ) -> dict[str, Any]:
     """Revive `count` of project default's archived flags whose name `pick` takes."""
     model = ArchiveBrowserModel(session)
+    model.table.sort(ARCHIVED_COLUMN, DEFAULT_ORDER)  # as the window opens
     model.start()
     started = time.perf_counter()
     model.show_project("default")

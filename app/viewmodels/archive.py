@@ -2,9 +2,9 @@
 archived flags (`AdminClient.archived_features`, which reads the spec's endpoint or, on servers
 without it, the search API) in a `TableModel`, and holds the flag selected for the detail pane.
 
-The rows are the wire's `ArchivedFeature`s. A project can hold 100,000 of them: their filter texts
-and sort keys are made on a worker thread a piece at a time while the answer downloads
-(`RowPipeline`); the GUI thread only swaps lists.
+The rows are the wire's `ArchivedFeature`s. A project can hold 100,000 of them: the sorted
+column's keys, and their order, are made on a worker thread a piece at a time while the answer
+downloads (`RowPipeline`); the GUI thread only swaps lists.
 
 The spec marks a flag's `lastSeenAt` and `environments` as deprecated; they are still the only
 place the server says where and when a flag was last seen, so they are shown.
@@ -314,11 +314,10 @@ class ArchiveBrowserModel(ToolViewModel):
 
     async def _load(self, project: str) -> None:
         client = await self.session.client()
-        # filter texts and the sorted column's keys are made on a worker thread while the answer
-        # downloads: the GUI thread then only swaps lists and sorts
-        sort = self.table.sort_state
+        # the sorted column's keys, and the order, are made on a worker thread while the
+        # answer downloads: the GUI thread then only swaps lists and takes the order up
         rows: RowPipeline[ArchivedFeature, ArchivedFeature] = RowPipeline(
-            COLUMNS, list, [sort[0]] if sort is not None else []
+            COLUMNS, list, self.table.sort_state
         )
         try:
             with paused_gc():

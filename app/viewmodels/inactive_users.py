@@ -1,9 +1,9 @@
 """`InactiveUsersModel`: users with no login in 180 days (`GET /api/admin/user-admin/inactive`),
 as a table sorted, filtered, copied and exported by `TableModel`.
 
-The answer can hold 100,000 users: its rows are plain `InactiveRow`s, built with their filter
-texts and sort keys on a worker thread a piece at a time while the answer downloads
-(`RowPipeline`), so the GUI thread only swaps lists and sorts on precomputed keys.
+The answer can hold 100,000 users: its rows are plain `InactiveRow`s, built with the sorted
+column's keys, and sorted, on a worker thread a piece at a time while the answer downloads
+(`RowPipeline`), so the GUI thread only swaps lists and takes the order up.
 
 "Days inactive" counts from the latest of the last login (`seenAt`) and the account's creation
 (`createdAt`), whichever is later; the cell's tooltip says which. The personal access token's last
@@ -172,11 +172,10 @@ class InactiveUsersModel(ToolViewModel):
     async def _load(self) -> None:
         client = await self.session.client()
         now = datetime.now(UTC)
-        sort = self.table.sort_state
         rows: RowPipeline[InactiveUser, InactiveRow] = RowPipeline(
             INACTIVE_COLUMNS,
             lambda users: [inactive_row(u, now) for u in users],
-            [sort[0]] if sort else [],
+            self.table.sort_state,
         )
 
         def arrived(users: list[InactiveUser]) -> None:

@@ -12,7 +12,10 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
   turns of the event loop once the rows are on screen (`FilterTexts`); the first filter
   makes what is left if it must.
 - Sorting computes one key per row for the sorted column the first time, keeps it, and sorts a
-  list of row numbers by it; the filter keeps the row numbers whose text holds every word typed.
+  list of row numbers by it; the order is kept too, per column and direction, until the rows
+  change (the other direction is made from it: `opposite_order`). A reload of a sorted table
+  gets its order sorted on `RowPipeline`'s worker thread. The filter keeps the row numbers
+  whose text holds every word typed.
 - Cell texts are made when the view asks for them, i.e. only for the rows on screen.
 - Rows it no longer shows (replaced by `set_prepared`) are let go of a slice at a time in
   turns of the event loop too (`LetGo`): freeing 100,000 rows at once held the GUI thread
@@ -30,8 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import compress, repeat
-from operator import and_, contains
+from itertools import chain, compress, islice, repeat
+from operator import and_, contains, ne
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar, cast
 
@@ -123,6 +126,9 @@ class PreparedRows(Generic[T]):
     haystacks: list[str] | None
     #: sort keys made beforehand, by column number (see `prepare_rows`' `sort_columns`)
     keys: dict[int, list[Any]] = field(default_factory=dict)
+    #: the rows' order sorted beforehand (`RowPipeline`'s `sort`): ((column, descending),
+    #: row numbers); `set_prepared` then only takes it up
+    order: tuple[tuple[int, bool], array[int]] | None = None
 
 
 def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
@@ -140,7 +146,10 @@ def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
     if column.sort_key is not None:
         return [column.sort_key(row) for row in rows]
     values: list[Any] = list(map(column.value, rows))
-    if all(type(v) is str for v in values):
+    # the kinds of values in one C loop: a generator testing each value took a quarter of the
+    # keys' time (10-35 ms of a first sort of 100,000 names)
+    kinds = set(map(type, values))
+    if kinds == {str}:
         if all(map(str.__eq__, map(str.casefold, values), values)):  # each folded, let go
             return values
         distinct = set(values)
@@ -148,7 +157,6 @@ def column_sort_keys(column: Column[T], rows: Sequence[T]) -> list[Any]:
             folded = {v: v.casefold() for v in distinct}
             return list(map(folded.__getitem__, values))
         return list(map(str.casefold, values))
-    kinds = set(map(type, values))
     if kinds and (kinds <= {int, float} or kinds == {bool} or kinds == {datetime}):
         # nothing missing: the values sort as `_default_key`'s (False, value) do, with no
         # Python call and no pair each (6 MB for 100,000 users' days inactive)
@@ -229,34 +237,88 @@ def row_haystacks(
 _BATCH = 2000
 
 
+#: rows of each run `merged_runs` merges in one call: 4,000 rows, 1-2 ms of text keys
+_MERGED_AT_ONCE = 2000
+
+
+def merged_runs(
+    first: list[int],
+    second: list[int],
+    key: Callable[[int], Any],
+    *,
+    reverse: bool = False,
+    at_once: int = _MERGED_AT_ONCE,
+) -> list[int]:
+    """Two runs of row numbers, each sorted by `key` (stable, `reverse` or not; `first`'s rows
+    before `second`'s in the rows' own order), merged as sorting them together does: rows of
+    equal keys in the order they had, those of `first` first. No Qt: safe on a worker thread.
+
+    A piece of each run at a time: one `sorted()` of two pieces one after the other merges
+    them in one pass (and keeps equal keys in that order either way round: it is stable with
+    `reverse`). Of what it gives, all up to the last row of the piece whose last key comes
+    first is final: nothing after either piece comes before that key, and rows of `second`
+    with a key equal to the last of `first`'s piece wait, as rows of `first` after the piece
+    may have it too. Why pieces: one `sorted()` of two runs of 50,000 texts held the
+    interpreter 35 ms, and the GUI thread waited for it to paint."""
+    merged: list[int] = []
+    i = j = 0
+    while i < len(first) and j < len(second):
+        head, tail = first[i : i + at_once], second[j : j + at_once]
+        both = sorted(head + tail, key=key, reverse=reverse)
+        last_head, last_tail = key(head[-1]), key(tail[-1])
+        if last_tail > last_head if reverse else last_tail < last_head:
+            end = both.index(tail[-1]) + 1  # the tail, and the head's rows up to its last key
+            i, j = i + end - len(tail), j + len(tail)
+        else:
+            end = both.index(head[-1]) + 1  # the head, and the tail's rows before its last key
+            i, j = i + len(head), j + end - len(head)
+        merged.extend(both[:end])
+    merged.extend(first[i:])
+    merged.extend(second[j:])
+    return merged
+
+
 class RowPipeline(Generic[S, T]):
     """`prepare_rows` for an answer that arrives a piece at a time: each piece's rows and sort
     keys are made on a worker thread while the next piece downloads, and `result()` joins them
     once the last is in. The filter texts are not: the table makes them after the rows are on
-    screen (`FilterTexts`).
+    screen (`FilterTexts`). With `sort` (the table's `sort_state`), the worker sorts the rows
+    too: each batch on its own, then merged with those before (`_merge_runs`), so that the
+    GUI thread only takes the order up.
 
     Why this way: on 100,000 rows the rows and their keys take a few tenths of a second. Done
     after the download they would add that to the wait; during the download the GUI thread
     has the answer's pieces to decode, and the thread takes turns with it. The filter texts
     (0.2-0.35 s more of the one interpreter both threads share) are needed by no one until a
-    word is typed in the filter, so they no longer delay the rows (`bench/ui_tables.py`)."""
+    word is typed in the filter, so they no longer delay the rows (`bench/ui_tables.py`). The
+    order: sorted on the GUI thread as the rows were set, 100,000 texts held it 50-170 ms after
+    every reload of a window sorted by one; a worker's one `sorted()` of them all would hold the
+    interpreter, which the GUI thread needs for every paint, as long. Merging sorted runs
+    costs a few comparisons a row, and no single call is longer than the last merge."""
 
     def __init__(
         self,
         columns: Sequence[Column[T]],
         make_rows: Callable[[list[S]], list[T]],
-        sort_columns: Iterable[int] = (),
+        sort: tuple[int, Qt.SortOrder] | None = None,
     ) -> None:
         self._columns = list(columns)
         self._make_rows = make_rows
-        self._sort_columns = list(sort_columns)
+        self._sort_by = None if sort is None else (sort[0], sort[1] == Qt.SortOrder.DescendingOrder)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rows")
-        self._parts: list[asyncio.Future[PreparedRows[T]]] = []
+        self._parts: list[asyncio.Future[None]] = []
         #: items handed in and not yet handed to the worker thread
         self._waiting: list[S] = []
         self._closed = False
         #: items handed in so far
         self.count = 0
+        # the worker thread's alone until `result()` has awaited it: every row prepared (joined
+        # there: on the GUI thread, joining 100,000 rows touched each, 2-5 ms), the sorted
+        # column's keys, and the sorted runs of row numbers not merged yet (None: keys that
+        # cannot be compared with each other, left to the table)
+        self._rows: list[T] = []
+        self._keys: list[Any] = []
+        self._runs: list[list[int]] | None = []
 
     def add(self, items: list[S]) -> None:
         """Queue a piece (call on the event loop's thread); pieces are prepared in order,
@@ -274,25 +336,65 @@ class RowPipeline(Generic[S, T]):
             loop = asyncio.get_running_loop()
             self._parts.append(loop.run_in_executor(self._executor, self._prepare, items))
 
-    def _prepare(self, items: list[S]) -> PreparedRows[T]:
-        return prepare_rows(
-            self._columns, self._make_rows(items), self._sort_columns, filter_texts=False
-        )
+    def _prepare(self, items: list[S]) -> None:
+        """On the worker thread: one batch's rows added to `_rows`, its keys to `_keys`, and
+        its rows sorted as a run of their own."""
+        sort_by = self._sort_by
+        column = () if sort_by is None else (sort_by[0],)
+        part = prepare_rows(self._columns, self._make_rows(items), column, filter_texts=False)
+        self._rows.extend(part.rows)
+        if sort_by is not None:
+            keys = self._keys
+            first = len(keys)
+            keys.extend(part.keys[sort_by[0]])
+            if self._runs is not None:
+                try:
+                    run = sorted(range(first, len(keys)), key=keys.__getitem__, reverse=sort_by[1])
+                    self._runs.append(run)
+                    self._merge_runs(last=False)
+                except TypeError:  # mixed types: the table falls back to the shown texts
+                    self._runs = None
+
+    def _merge_runs(self, *, last: bool) -> None:
+        """Merge the last two runs while the one before is no longer than the last (all of
+        them when `last`): runs of 2,000, 4,000, 8,000 rows..., so a row is merged about
+        log2(pieces) times (`merged_runs`: a few thousand rows a call)."""
+        runs = self._runs
+        assert runs is not None and self._sort_by is not None
+        key, reverse = self._keys.__getitem__, self._sort_by[1]
+        while len(runs) > 1 and (last or len(runs[-2]) <= len(runs[-1])):
+            second = runs.pop()
+            runs.append(merged_runs(runs.pop(), second, key, reverse=reverse))
+
+    def _order(self) -> array[int] | None:
+        """On the worker thread, once every batch is prepared: the rows' whole order."""
+        if self._runs is None:
+            return None
+        try:
+            self._merge_runs(last=True)
+        except TypeError:
+            return None
+        runs, self._runs = self._runs, []
+        # the runs' int objects go here, not with the pipeline once the table has made its own
+        return array("i", runs[0] if runs else ())
 
     async def result(self) -> PreparedRows[T]:
-        """Every piece's rows and keys, joined in the order the pieces came."""
+        """Every piece's rows and keys, joined in the order the pieces came, and their order
+        when sorted."""
         try:
             self._hand_over()
-            parts = [await part for part in self._parts]
+            for part in self._parts:
+                await part
+            sort_by = self._sort_by
+            order = None
+            if sort_by is not None:
+                loop = asyncio.get_running_loop()
+                numbers = await loop.run_in_executor(self._executor, self._order)
+                order = None if numbers is None else (sort_by, numbers)
         finally:
             self.close()
-        rows: list[T] = []
-        keys: dict[int, list[Any]] = {c: [] for c in self._sort_columns}
-        for part in parts:
-            rows.extend(part.rows)
-            for column, part_keys in part.keys.items():
-                keys[column].extend(part_keys)
-        return PreparedRows(rows, None, keys)
+        keys = {} if sort_by is None else {sort_by[0]: self._keys}
+        return PreparedRows(self._rows, None, keys, order)
 
     def close(self) -> None:
         """Drop the pieces not prepared yet (the load was cancelled or failed)."""
@@ -337,8 +439,10 @@ def narrows(old: list[str], new: list[str]) -> bool:
     return all(any(term in longer for longer in new) for term in old)
 
 
-#: rows whose filter texts are made in one turn of the event loop (a few milliseconds)
-_TEXTS_AT_ONCE = 2000
+#: rows whose filter texts are made in one turn of the event loop: 2-4 ms. With 2,000, 100,000
+#: archived flags took 6-10 ms a slice, and two slices can fall in one turn (Qt fires a zero
+#: timer again in the same pass when other zero timers, asyncio's, were due with it)
+_TEXTS_AT_ONCE = 1000
 
 
 class FilterTexts(Generic[T]):
@@ -417,6 +521,46 @@ class LetGo:
             del self._lists[0]
 
 
+#: `opposite_order` puts back at most a 16th as many groups of equal keys as there are rows,
+#: one by one in Python; with more, sorting anew is as quick
+_GROUPS_PUT_BACK = 16
+
+
+def opposite_order(order: array[int], keys: Sequence[Any]) -> array[int] | None:
+    """`order` (row numbers sorted by `keys`, one way round) sorted the other way round,
+    exactly as `sorted(..., reverse=...)` sorts them: the groups of equal keys in reverse, the
+    rows of each in the order they had (sorting is stable both ways). None when there are too
+    many groups to put back one by one: sorting anew is as quick then.
+
+    Why: a header clicked again sorted 100,000 texts anew, 50-60 ms, as long as the first
+    time. With every key distinct (emails, usernames) it is the order reversed; with few
+    distinct (names, days, types) the groups are few. No Qt."""
+    count = len(order)
+    flipped = array(order.typecode, order)
+    flipped.reverse()
+    try:
+        distinct = len(set(keys)) == count  # in the rows' own order: their memory order
+    except TypeError:  # keys that cannot be hashed (a column's own sort_key may make them)
+        distinct = False
+    if distinct:
+        return flipped
+    ordered = list(map(keys.__getitem__, order))
+    starts = list(
+        compress(range(count), chain((True,), map(ne, islice(ordered, 1, None), ordered)))
+    )
+    del ordered
+    if len(starts) > count // _GROUPS_PUT_BACK:
+        return None
+    # the group at [start, end) of `order` is at [count - end, count - start) of `flipped`,
+    # its rows reversed with it: put back in their order
+    for start, end in zip(starts, [*starts[1:], count], strict=True):
+        if end - start > 1:
+            group = flipped[count - end : count - start]
+            group.reverse()
+            flipped[count - end : count - start] = group
+    return flipped
+
+
 class TableModel(QAbstractTableModel, Generic[T]):
     #: (rows shown, rows in all) after every change of rows or filter
     counts_changed = Signal(int, int)
@@ -451,6 +595,12 @@ class TableModel(QAbstractTableModel, Generic[T]):
         #: in changed (`replace_row`): a filter narrowing them cannot start from it then
         self._shown_terms: list[str] | None = []
         self._keys: dict[int, list[Any]] = {}
+        #: the orders sorted since the rows or their keys last changed, by (column,
+        #: descending), as 4-byte machine ints (400 kB for 100,000 rows, where a list with its
+        #: int objects is 3.6 MB): a header clicked again, or a column sorted by before,
+        #: takes one up, or turns it round (`opposite_order`), where sorting 100,000 texts
+        #: anew took 50-60 ms
+        self._orders: dict[tuple[int, bool], array[int]] = {}
         self._sort: tuple[int, Qt.SortOrder] | None = None
         self._terms: list[str] = []
         self._filter_text = ""
@@ -516,6 +666,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
         if not (self._let_go.done and self._pending_texts is None):
             self._slices_timer.start()  # fires after what the reset posted: layout and paint
         self._keys = dict(prepared.keys)
+        self._orders = dict([prepared.order]) if prepared.order is not None else {}
         self._order = range(len(self._all))  # until sorted: no 100,000 numbers to make
         if self._sort is not None:
             self._sort_order(*self._sort)
@@ -536,7 +687,8 @@ class TableModel(QAbstractTableModel, Generic[T]):
         haystacks = self._filter_texts()  # made for the rows as they were, first
         self._all[index] = new
         haystacks[index] = row_haystacks(self._columns, [new])[0]
-        self._keys = {}  # sort keys are made again on the next sort
+        self._keys = {}  # sort keys and orders are made again on the next sort
+        self._orders = {}
         self._shown_terms = None  # the row may hold what the filter asks now, or no longer
         try:
             shown = self._shown.index(index)
@@ -597,7 +749,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
             self._shown = self._holding(terms, self._shown if narrow else self._order)
         self._shown_terms = terms
 
-    def _holding(self, terms: list[str], candidates: Sequence[int]) -> list[int]:
+    def _holding(self, terms: list[str], candidates: Sequence[int]) -> Sequence[int]:
         """The `candidates` (row numbers, in the order shown) whose filter text holds every
         term, with no Python code run per row (the loops are `map` and `compress`, in C)."""
         hay = self._filter_texts()
@@ -612,6 +764,13 @@ class TableModel(QAbstractTableModel, Generic[T]):
         holds = bytes(filter_holds(hay, terms[0]))
         for term in terms[1:]:
             holds = bytes(map(and_, holds, filter_holds(hay, term)))
+        # picking the candidates out is a third of a keystroke on 100,000 rows: not needed
+        # when every row holds the terms (a first letter typed) or none does (a typo)
+        found = holds.count(1)
+        if found == len(holds):
+            return candidates
+        if found == 0:
+            return []
         return list(compress(candidates, map(holds.__getitem__, candidates)))
 
     def _let_go_of_rows(self) -> None:
@@ -739,6 +898,10 @@ class TableModel(QAbstractTableModel, Generic[T]):
             return
         self.beginResetModel()
         self._sort = (column, order)
+        # the row numbers shown until now go first, so that the new ones take their memory:
+        # made while the old were alive (or let go of a slice a turn), six sorts of 100,000
+        # rows left the window 6-10 MB larger
+        self._order = self._shown = range(0)
         self._sort_order(column, order)
         self._apply_filter()
         self.endResetModel()
@@ -752,15 +915,28 @@ class TableModel(QAbstractTableModel, Generic[T]):
         return keys
 
     def _sort_order(self, column: int, order: Qt.SortOrder) -> None:
+        """`_order` sorted by `column`: an order sorted before (or its opposite) taken up
+        again, else sorted now. Its int objects are made anew in its order (`tolist`)."""
+        descending = order == Qt.SortOrder.DescendingOrder
+        numbers = self._orders.get((column, descending))
+        if numbers is None:
+            numbers = self._sorted(column, descending)
+            self._orders[(column, descending)] = numbers
+        self._order = numbers.tolist()
+
+    def _sorted(self, column: int, descending: bool) -> array[int]:
         keys = self._sort_keys(column)
-        reverse = order == Qt.SortOrder.DescendingOrder
+        other = self._orders.get((column, not descending))
+        if other is not None:  # the header clicked again: the other way round
+            flipped = opposite_order(other, keys)
+            if flipped is not None:
+                return flipped
         try:
-            rows = sorted(range(len(self._all)), key=keys.__getitem__, reverse=reverse)
+            rows = sorted(range(len(self._all)), key=keys.__getitem__, reverse=descending)
         except TypeError:  # mixed types in one column: fall back to the shown text
             value = self._columns[column].value
             texts = [cell_text(value(row)).casefold() for row in self._all]
             self._keys[column] = texts
-            rows = sorted(range(len(self._all)), key=texts.__getitem__, reverse=reverse)
-        numbers = array("q", rows)
-        del rows  # its int objects go before their copies in order are made
-        self._order = numbers.tolist()
+            self._orders = {k: v for k, v in self._orders.items() if k[0] != column}
+            rows = sorted(range(len(self._all)), key=texts.__getitem__, reverse=descending)
+        return array("i", rows)  # its int objects go as it returns

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from array import array
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -22,7 +23,9 @@ from app.viewmodels.table import (
     TableModel,
     cell_text,
     column_sort_keys,
+    merged_runs,
     narrows,
+    opposite_order,
     prepare_rows,
     row_haystacks,
 )
@@ -178,7 +181,9 @@ def test_a_row_pipeline_prepares_pieces_in_order(qtbot: Any, qloop: Any, arun: A
 
     async def pieces() -> PreparedRows[Person]:
         pipeline: RowPipeline[str, Person] = RowPipeline(
-            COLUMNS, lambda items: [next(p for p in PEOPLE if p.name == n) for n in items], [2]
+            COLUMNS,
+            lambda items: [next(p for p in PEOPLE if p.name == n) for n in items],
+            (2, Qt.SortOrder.AscendingOrder),
         )
         for start in range(0, len(names), 3):
             pipeline.add(names[start : start + 3])
@@ -191,6 +196,8 @@ def test_a_row_pipeline_prepares_pieces_in_order(qtbot: Any, qloop: Any, arun: A
     assert joined.rows == whole.rows
     assert joined.haystacks is None  # the table makes them once the rows are shown
     assert joined.keys == whole.keys
+    assert joined.order is not None and joined.order[0] == (2, False)
+    assert list(joined.order[1]) == sorted(range(len(PEOPLE)), key=whole.keys[2].__getitem__)
 
     async def abandoned() -> None:
         pipeline: RowPipeline[Person, Person] = RowPipeline(COLUMNS, list)
@@ -413,3 +420,164 @@ def test_numbers_and_times_with_none_missing_are_their_own_sort_keys(qtbot: Any)
         order = sorted(range(len(rows)), key=keys.__getitem__)
         assert order == sorted(range(len(rows)), key=pairs.__getitem__), name
         assert (keys == values) == (kind == "values"), name
+
+
+def test_a_row_pipeline_sorts_the_rows_as_sorting_them_at_once_does(
+    qtbot: Any, qloop: Any, arun: Any
+) -> None:
+    """With the table's sort, the worker thread sorts the rows too, in runs merged as batches
+    come: the order is the one a stable sort of every row gives (rows of equal keys in their
+    own order), either way round, over many batches of any size, and the table only takes it
+    up: nothing is sorted on the GUI thread, and the rows shown are the ones sorting there
+    gives."""
+    people = [Person(f"p{i}", None, (i * 7919) % 23) for i in range(5 * 2000 + 777)]
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+
+        async def load(order: Qt.SortOrder = order) -> PreparedRows[Person]:
+            pipeline: RowPipeline[Person, Person] = RowPipeline(COLUMNS, list, (2, order))
+            for start in range(0, len(people), 1500):  # pieces cut across the batches
+                pipeline.add(people[start : start + 1500])
+                await asyncio.sleep(0)
+            return await pipeline.result()
+
+        prepared = arun(load())
+        reverse = order == Qt.SortOrder.DescendingOrder
+        expected = sorted(range(len(people)), key=lambda i: people[i].logins, reverse=reverse)
+        assert prepared.order is not None and prepared.order[0] == (2, reverse)
+        assert list(prepared.order[1]) == expected
+
+        model: TableModel[Person] = TableModel(COLUMNS)
+        model.sort(2, order)
+
+        def no_sort(column: int, descending: bool) -> array[int]:
+            raise AssertionError(f"sorted on the GUI thread by {column}, {descending}")
+
+        model._sorted = no_sort  # type: ignore[method-assign]
+        model.set_prepared(prepared)
+        assert model.rows == [people[i] for i in expected]
+        del model._sorted
+        model.sort(2, Qt.SortOrder.AscendingOrder if reverse else Qt.SortOrder.DescendingOrder)
+        flipped = sorted(range(len(people)), key=lambda i: people[i].logins, reverse=not reverse)
+        assert model.rows == [people[i] for i in flipped]
+
+    async def mixed() -> PreparedRows[Row]:  # keys that cannot be compared: left to the table
+        pipeline: RowPipeline[Row, Row] = RowPipeline(
+            [Column[Row]("Name", lambda r: r.name), Column[Row]("Count", lambda r: r.count,
+                                                                sort_key=lambda r: r.count)],
+            list,
+            (1, Qt.SortOrder.AscendingOrder),
+        )  # fmt: skip
+        pipeline.add([Row("a", 2), Row("b", None), Row("c", 1)])
+        return await pipeline.result()
+
+    prepared_mixed = arun(mixed())
+    assert prepared_mixed.order is None and [r.name for r in prepared_mixed.rows] == list("abc")
+
+
+def test_the_other_way_round_is_the_order_turned_round_as_a_stable_sort_gives_it() -> None:
+    """`opposite_order` gives exactly `sorted(..., reverse=...)`'s order: every key distinct,
+    a few groups of equal keys (each keeps its rows' own order), pairs with a value missing,
+    none at all; with groups nearly as many as rows (nothing gained), or keys that cannot be
+    hashed, it still does, or says to sort anew (None)."""
+    cases: dict[str, list[Any]] = {
+        "distinct": [f"u{(i * 37) % 101:03d}" for i in range(101)],
+        "few groups": [("b", "a", "c")[i % 3] for i in range(90)],
+        "pairs": [(i % 4 == 0, i % 5) for i in range(800)],
+        "one": ["x"],
+        "none": [],
+        "unhashable": [[i % 2] for i in range(64)],
+    }
+    for name, keys in cases.items():
+        for reverse in (False, True):
+            order = array("i", sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse))
+            flipped = opposite_order(order, keys)
+            assert flipped is not None, name
+            assert list(flipped) == sorted(range(len(keys)), key=keys.__getitem__,
+                                           reverse=not reverse), name  # fmt: skip
+    many = [i // 2 for i in range(64)]  # 32 groups of 2: more than a 16th of the rows
+    assert opposite_order(array("i", range(64)), many) is None
+
+
+def test_a_column_sorted_before_is_taken_up_again_until_the_rows_change(qtbot: Any) -> None:
+    """Each (column, direction) is sorted once: sorted again, or the other way round, the
+    table takes up what it made (the same rows a new table sorted that way shows); new rows or
+    a replaced row make them again."""
+    people = crowd(30_000)
+    fresh: dict[tuple[int, bool], list[Person]] = {}
+    for column in (0, 2):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            other: TableModel[Person] = TableModel(COLUMNS)
+            other.set_rows(people)
+            other.sort(column, order)
+            fresh[(column, order == Qt.SortOrder.DescendingOrder)] = other.rows
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_rows(people)
+    sorts: list[tuple[int, bool]] = []
+    sorted_ = model._sorted
+
+    def counted(column: int, descending: bool) -> array[int]:
+        sorts.append((column, descending))
+        return sorted_(column, descending)
+
+    model._sorted = counted  # type: ignore[method-assign]
+    for _ in range(2):
+        for (column, descending), rows in fresh.items():
+            order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+            model.sort(column, order)
+            assert model.rows == rows
+    assert sorts == list(fresh)  # once each
+    model.set_filter("stone")
+    model.sort(0)
+    assert model.rows == [p for p in fresh[(0, False)] if "stone" in p.name.casefold()
+                          or "stone" in (p.email or "")]  # fmt: skip
+    zed = Person("Zed", None, 1)
+    assert model.replace_row(people[0], zed)
+    model.set_filter("")
+    model.sort(0)
+    assert sorts[-1] == (0, False)  # made again, with the row as it is now
+    other = TableModel(COLUMNS)
+    other.set_rows([zed, *people[1:]])
+    other.sort(0)
+    assert model.rows == other.rows
+
+
+def test_a_word_every_row_or_no_row_holds_shows_them_all_or_none(qtbot: Any) -> None:
+    """A filter every row passes shows every row in the order shown, one no row passes none;
+    words typed on from either find what a whole filter finds."""
+    people = [Person(f"Alma {i}", "alma@example.com", i % 5) for i in range(300)]
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_rows(people)
+    model.sort(2, Qt.SortOrder.DescendingOrder)
+    order = model.rows
+    model.set_filter("alma")  # every row
+    assert model.rows == order
+    model.set_filter("alma 1")  # typed on: some
+    assert model.rows == [p for p in order if "1" in p.name or p.logins == 1]
+    model.set_filter("alma q")  # none
+    assert model.rows == []
+    model.set_filter("alma qu")  # typed on from none
+    assert model.rows == []
+    model.set_filter("")
+    assert model.rows == order
+
+
+def test_runs_merged_a_piece_at_a_time_are_what_one_sort_gives() -> None:
+    """`merged_runs` gives the order one stable sort of both runs gives, either way round,
+    whatever the pieces: many equal keys across the pieces' ends, one run much longer, one
+    empty, every key equal."""
+    cases = {
+        "ties": [(i * 7919) % 13 for i in range(700)],
+        "texts": [f"k{(i * 31) % 97}" for i in range(500)],
+        "equal": [5] * 300,
+    }
+    for name, keys in cases.items():
+        for split in (0, 1, len(keys) // 3, len(keys) // 2, len(keys) - 1):
+            for reverse in (False, True):
+                for at_once in (1, 7, 64, 10_000):
+                    first = sorted(range(split), key=keys.__getitem__, reverse=reverse)
+                    second = sorted(range(split, len(keys)), key=keys.__getitem__,
+                                    reverse=reverse)  # fmt: skip
+                    merged = merged_runs(first, second, keys.__getitem__, reverse=reverse,
+                                         at_once=at_once)  # fmt: skip
+                    expected = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
+                    assert merged == expected, (name, split, reverse, at_once)
