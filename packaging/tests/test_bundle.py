@@ -178,6 +178,10 @@ def test_the_window_opens_with_its_sandbox_and_closes_clean(unpacked: Path, xvfb
         assert argv[:2] == [str(bundle / "flagdesk").encode(), b"serve"], argv
         ports = _until(lambda: _listening_ports(sandbox))
         assert ports, "the embedded sandbox is not listening"
+        # the sandbox loads no Qt: PyInstaller's run-time hook for PySide6, which the bundle
+        # leaves out, imported QtCore in every process the bundle ran, a third of its boot
+        assert "libQt6Core" not in Path(f"/proc/{sandbox}/maps").read_text()
+        assert "libQt6Core" in Path(f"/proc/{app.pid}/maps").read_text()
         # the window shows the sandbox's data: its title names the connection
         assert _until(lambda: any("Local sandbox" in w for w in _windows(xvfb))), _windows(xvfb)
         assert (unpacked / ".local" / "share" / "flagdesk" / "sandbox.sqlite3").exists()
