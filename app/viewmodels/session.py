@@ -360,8 +360,12 @@ class Session(QObject):
         try:
             # start() waits for /health: off the GUI thread, the window stays responsive
             started = asyncio.get_running_loop().run_in_executor(None, sandbox.start)
-            if not sandbox.running:
-                await self._warm_up(started)
+            try:
+                if not sandbox.running:
+                    await self._warm_up(started)
+            except BaseException:  # cancelled meanwhile: the wait's outcome is not wanted
+                started.cancel()
+                raise
             await started
         except RuntimeError as exc:
             await asyncio.to_thread(sandbox.stop)
