@@ -579,6 +579,22 @@ class _File:
             }
         )
 
+    def reject_surrogates(
+        self,
+        where: tuple[int | None, int | None],
+        root: str,
+        problems: Sequence[tuple[str, str]],
+        item: dict[str, Any],
+        raw: str | None,
+    ) -> None:
+        """`item` (at `root`) left out for its lone surrogates (`_surrogate_problems`): an
+        error per field; saved as `raw`, or else as itself with the surrogates escaped."""
+        if raw is None:
+            raw = _escape_surrogates(json.dumps(item, ensure_ascii=False, default=str))
+        self.reject_problems(
+            *where, [(json_path((field,), root=root), message) for field, message in problems], raw
+        )
+
     # ---------------------------------------------------------------- valid items
 
     def accept_dicts(
@@ -627,16 +643,8 @@ class _File:
                 keep.append(k)
                 continue
             base = item_path(prefix, indexes[k], item.get("featureName", ""))
-            line, column = where(k)
-            if raw is not None:
-                text = raw(k)
-            else:
-                text = _escape_surrogates(json.dumps(item, ensure_ascii=False, default=str))
-            self.reject_problems(
-                line,
-                column,
-                [(json_path((field,), root=base), message) for field, message in problems],
-                text,
+            self.reject_surrogates(
+                where(k), base, problems, item, raw(k) if raw is not None else None
             )
         return keep
 
@@ -784,15 +792,8 @@ class _File:
             line, column = where(k)
             unsendable = _surrogate_problems(item)
             if unsendable:
-                if raw is not None:
-                    text = raw(k)
-                else:
-                    text = _escape_surrogates(json.dumps(item, ensure_ascii=False, default=str))
-                self.reject_problems(
-                    line,
-                    column,
-                    [(json_path((field,), root=path), why) for field, why in unsendable],
-                    text,
+                self.reject_surrogates(
+                    (line, column), path, unsendable, item, raw(k) if raw is not None else None
                 )
                 continue
             frontend = item.get("sdkType") == "frontend" and item.get("sdkVersion") is not None
