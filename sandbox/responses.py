@@ -252,17 +252,34 @@ class ChunkPump:
 
 
 class PumpedResponse(StreamingResponse):
-    """A JSON answer streamed from a `ChunkPump`, which is stopped however the response ends."""
+    """A JSON answer streamed from a `ChunkPump`, which is stopped however the response ends:
+    complete, failed, or cut off by a client that went away.
+
+    The client going away is watched as Starlette's `StreamingResponse` watches it (the body is
+    sent while `http.disconnect` is awaited; the first to end stops the other), with asyncio's
+    own tasks rather than Starlette's anyio task group: the group imports anyio's asyncio
+    backend the first time, 25-40 ms of CPU in the middle of the first streamed answer. That
+    answer is among a connection's first requests (the capability probe reads the archive), so
+    the GUI's first data waited for the import (`bench/gui_startup.py`); nothing else the
+    sandbox serves needs anyio's backend."""
 
     def __init__(self, pump: ChunkPump, first: bytes) -> None:
         super().__init__(pump.chunks(first), media_type="application/json")
         self.pump = pump
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sending = asyncio.ensure_future(self.stream_response(send))
+        gone = asyncio.ensure_future(self.listen_for_disconnect(receive))
         try:
-            await super().__call__(scope, receive, send)
+            await asyncio.wait((sending, gone), return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for task in (sending, gone):
+                task.cancel()
+            # both ended before the pump is stopped (its chunks are no longer awaited)
+            await asyncio.gather(sending, gone, return_exceptions=True)
             self.pump.stop()
+        if not sending.cancelled():
+            sending.result()  # what failed while sending (a failed read: the answer is cut)
 
 
 async def streamed_json(store: Store, answer: Callable[[Store], Iterator[bytes]]) -> Response:

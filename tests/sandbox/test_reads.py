@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -723,6 +726,44 @@ def test_a_database_in_memory_answers_whole(tmp_path):
     assert got == expected
     assert len(InactiveUsers.model_validate_json(got["inactive"]).inactiveUsers) == 12
     assert sum(len(ArchivedFeatures.model_validate_json(got[p]).features) for p in PROJECTS) == 15
+
+
+def test_a_streamed_answer_needs_no_anyio_backend(tmp_path):
+    """A streamed answer watches for the client going away with asyncio's own tasks: Starlette's
+    anyio task group imported anyio's asyncio backend in the middle of the first one (25-40 ms,
+    among the connection's first requests the GUI's first data waits for). Served as `flagdesk
+    serve` serves it (uvicorn, httptools), in a process of its own."""
+    code = f"""
+import http.client, sys, threading, time
+import uvicorn
+from sandbox import db
+from sandbox.app import create_app, wrap
+from sandbox.demo import load_demo
+from sandbox.server import bind
+from sandbox.store import Store
+
+store = Store(db.connect({str(tmp_path / "s.sqlite3")!r}))
+store.initialise()
+load_demo(store)
+token, _ = store.ensure_token("admin", "secret")
+sock = bind("127.0.0.1", 0)
+server = uvicorn.Server(uvicorn.Config(wrap(create_app(store)), log_level="warning",
+                                       lifespan="off", http="httptools", ws="none"))
+threading.Thread(target=server.run, kwargs={{"sockets": [sock]}}, daemon=True).start()
+while not server.started:
+    time.sleep(0.01)
+conn = http.client.HTTPConnection("127.0.0.1", sock.getsockname()[1], timeout=30)
+for path in ("/api/admin/archive/features/default", "/api/admin/user-admin/inactive"):
+    conn.request("GET", path, headers={{"Authorization": token}})
+    answer = conn.getresponse()
+    print(answer.status, answer.getheader("transfer-encoding"), answer.read()[-2:])
+print("anyio._backends._asyncio" in sys.modules)
+server.should_exit = True
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:3] == ["200 chunked b']}'"] * 2 + ["False"]
 
 
 def test_a_failure_midway_cuts_the_answer_short(tmp_path, monkeypatch):
