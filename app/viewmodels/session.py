@@ -74,6 +74,9 @@ SandboxFactory = Callable[[], EmbeddedSandbox]
 class Session(QObject):
     #: a different connection is current (or the same one was opened again)
     connection_changed = Signal()
+    #: a new connection's client exists and its probe is under way: what reads nothing the
+    #: probe finds (`opened_client`) may ask now, beside the probe rather than after it
+    connection_opened = Signal()
     #: `state`, `message` or `capabilities` changed
     state_changed = Signal()
     #: requests in flight
@@ -178,6 +181,15 @@ class Session(QObject):
             raise ClientError(self.message or "Not connected.")
         return self.connection.client
 
+    async def opened_client(self) -> AdminClient:
+        """The client of the connection being probed (from `connection_opened`) or ready: for
+        reads that need nothing the probe finds, such as the overview's, which then go out
+        with the probe's own and come back a round trip sooner than after it. `ClientError`
+        saying why when there is none, or its probe failed."""
+        if self.connection is None or self.state not in (CONNECTING, READY):
+            raise ClientError(self.message or "Not connected.")
+        return self.connection.client
+
     # ------------------------------------------------------------------ opening
 
     def open_sandbox(self) -> asyncio.Task[None]:
@@ -262,6 +274,8 @@ class Session(QObject):
             return
         connection.client.on_activity = self._on_activity
         self.connection = connection
+        if not self._closed:
+            self.connection_opened.emit()
         try:
             await connection.probe()
         except asyncio.CancelledError:

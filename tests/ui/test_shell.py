@@ -24,7 +24,7 @@ from app import __version__
 from app.connection import ConnectionSpec
 from app.profiles import Profile, ProfileStore
 from app.registry import TOOLS_BY_KEY
-from app.viewmodels.session import FAILED, READY, Session
+from app.viewmodels.session import CONNECTING, FAILED, READY, Session
 from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring
 from ui.connection_dialog import ConnectionDialog
@@ -89,6 +89,34 @@ def test_first_start_spawns_the_sandbox_and_shows_demo_data(
     # every tool can be used on the sandbox
     for page in window.tool_pages.values():
         assert page.model.available and page.banner.isHidden(), page.model.reason
+
+
+def test_the_overview_asks_beside_the_probe_and_loads_once(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """The overview reads nothing the probe finds: its requests leave while the connection is
+    still being probed (its first data comes a round trip sooner), and the connection then
+    becoming ready does not make it load again."""
+    window, session = shell
+    sent: list[tuple[str, str]] = []  # (path, the session's state as it left)
+
+    def watch_requests() -> None:
+        async def seen(request: Any) -> None:
+            sent.append((request.url.path, session.state))
+
+        assert session.connection is not None
+        session.connection.client._http.event_hooks["request"].append(seen)
+
+    session.connection_opened.connect(watch_requests)
+    session.open_last()
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    qtbot.wait(300)  # time for a second load, if one were coming
+    overview = [(p, s) for p, s in sent if p in ("/api/admin/projects", "/api/admin/user-admin")]
+    assert sorted(overview) == [("/api/admin/projects", CONNECTING),
+                                ("/api/admin/user-admin", CONNECTING)]  # fmt: skip
+    assert window.overview.projects_table.model().rowCount() == 4
+    assert window.overview.version_label.text()
 
 
 def test_the_sandbox_is_launched_before_the_window_has_loaded(
@@ -177,6 +205,8 @@ def test_the_server_stops_and_comes_back(
         assert "connection refused" in session.message
         assert not window.tool_pages["users"].banner.isHidden()
         server.start()
+        wait_overview(qtbot, window)  # the overview says why, and offers Retry
+        assert window.overview_model.error == session.message
         window.overview.retry_button.click()  # Retry on the overview opens it again
         wait_state(qtbot, session, READY)
         wait_overview(qtbot, window)
@@ -425,11 +455,11 @@ def test_the_other_pages_are_built_once_the_first_data_is_shown(
     connection's first requests go out."""
     window, session = shell
     assert window._tool_pages == {} and window._history is None
-    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token, label="demo"))
-    wait_state(qtbot, session, READY)
     model = window.overview_model
     built_with_data: list[bool] = []
     model.loaded.connect(lambda: built_with_data.append(bool(window._tool_pages)))
+    session.open_spec(ConnectionSpec(demo_sandbox.url, demo_sandbox.admin_token, label="demo"))
+    wait_state(qtbot, session, READY)
     qtbot.waitUntil(lambda: model.has_data, timeout=20_000)
     qtbot.waitUntil(lambda: window._history is not None, timeout=5_000)
     assert built_with_data == [False]  # not while the data was being shown
