@@ -62,6 +62,19 @@ def test_the_bundle_is_what_flagdesk_uses_only(unpacked: Path) -> None:
     assert (bundle / "_internal" / "app" / "resources" / "icons" / "flagdesk.svg").is_file()
 
 
+def test_the_bundle_runs_no_start_up_hook_it_does_not_need(unpacked: Path) -> None:
+    """The scripts the executable runs before its entry (PyInstaller's run-time hooks): not the
+    one for PySide6 (it imported QtCore in every process, the sandbox child's included) nor the
+    one for multiprocessing (it imported multiprocessing before the window's first line, and
+    nothing in flagdesk starts a multiprocessing child). Read from the executable's archive."""
+    from PyInstaller.archive.readers import CArchiveReader
+
+    toc = CArchiveReader(str(_bundle(unpacked) / "flagdesk")).toc
+    scripts = [name for name, entry in toc.items() if entry[-1] == "s"]
+    assert "entry" in scripts and "pyi_rth_inspect" in scripts, scripts
+    assert not {"pyi_rth_pyside6", "pyi_rth_multiprocessing"} & set(scripts), scripts
+
+
 def test_every_library_finds_what_it_links_against(unpacked: Path) -> None:
     internal = _bundle(unpacked) / "_internal"
     missing = {}
