@@ -281,7 +281,10 @@ class DataTable(QWidget):
         self.model.set_filter(text)
 
     def on_model_counts_changed(self, shown: int, total: int) -> None:
-        self.count_label.setText(self._count_text(shown, total))
+        if self.model.filter_pending:  # the rows are shown once the filter has found them
+            self.count_label.setText(f"Filtering {total:,} {self.noun}…")
+        else:
+            self.count_label.setText(self._count_text(shown, total))
         self.export_button.setEnabled(shown > 0)
 
     def on_model_reset(self) -> None:

@@ -328,9 +328,11 @@ class ArchiveBrowserModel(ToolViewModel):
         keep = self.selected.name if self.selected is not None else None
         self.table.set_prepared(prepared)
         self.loaded_project = project
-        # the same flag stays selected after F5; a flag of another project does not
-        row = self.table.row_of(lambda f: f.name == keep) if keep is not None else -1
-        self.select(self.table.row_at(row) if row >= 0 else None)
+        # the same flag stays selected after F5; a flag of another project does not. Looked
+        # for among every row: with a filter typed, the rows shown may be none yet (the filter
+        # waits for the rows' filter texts: `TableModel.filter_pending`)
+        flags = self.table.all_rows if keep is not None else []
+        self.select(next((f for f in flags if f.name == keep), None))
 
     def select(self, feature: ArchivedFeature | None) -> None:
         """Show `feature` in the detail pane (None: nothing selected)."""

@@ -9,8 +9,9 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
   the result to `set_prepared()` on the GUI thread, which only swaps lists. For an answer that
   arrives a piece at a time, `RowPipeline` builds the rows and sort keys piece by piece during
   the download, and leaves the filter texts to the table: it makes them a slice at a time in
-  turns of the event loop once the rows are on screen (`FilterTexts`); the first filter
-  makes what is left if it must.
+  turns of the event loop once the rows are on screen (`FilterTexts`). A filter typed before
+  the last slice waits for them, no row shown meanwhile (`filter_pending`), while the slices
+  come a turn's worth at a time; with a few slices left, it makes them at once.
 - Sorting computes one key per row for the sorted column the first time, keeps it, and sorts a
   list of row numbers by it; the order is kept too, per column and direction, until the rows
   change (the other direction is made from it: `opposite_order`). A reload of a sorted table
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -443,6 +445,15 @@ def narrows(old: list[str], new: list[str]) -> bool:
 #: archived flags took 6-10 ms a slice, and two slices can fall in one turn (Qt fires a zero
 #: timer again in the same pass when other zero timers, asyncio's, were due with it)
 _TEXTS_AT_ONCE = 1000
+#: while a filter waits for the texts (`TableModel.filter_pending`), each firing of the slices'
+#: timer makes slices for this long (seconds), not one: fewer trips through the event loop
+#: before the filter applies. Not longer: the timer often fires twice in one pass (see above),
+#: and with 15 ms the window went 40-45 ms without turning its loop (`bench/ui_tables.py`)
+_TURN_WHILE_FILTER_WAITS = 0.008
+#: rows whose texts a filter typed before the last slice makes at once, rather than wait for
+#: them: a small table's, or the last slices of a large one (4-20 ms). Making every text left
+#: at once held the GUI thread 0.4 s for 100,000 rows (`bench/ui_tables.py`, first keystroke)
+_TEXTS_MADE_FOR_A_FILTER = 4000
 
 
 class FilterTexts(Generic[T]):
@@ -460,6 +471,18 @@ class FilterTexts(Generic[T]):
     def done(self) -> bool:
         return len(self._texts) == len(self._rows)
 
+    @property
+    def left(self) -> int:
+        """Rows whose texts are not made yet."""
+        return len(self._rows) - len(self._texts)
+
+    def row_replaced(self, index: int) -> None:
+        """The row at `index` of the rows (the table's own list) was replaced: its text made
+        again if it was made already (else its slice will make it)."""
+        if index < len(self._texts):
+            row = self._rows[index]
+            self._texts[index] = row_haystacks(self._columns, [row], self._times)[0]
+
     def make_slice(self, count: int = _TEXTS_AT_ONCE) -> None:
         begin = len(self._texts)
         rows = self._rows[begin : begin + count]
@@ -468,7 +491,8 @@ class FilterTexts(Generic[T]):
     def get(self) -> list[str]:
         """Every text, what is left made now, still a slice at a time: a slice's cells' texts
         are let go once its rows' texts are joined (in one go, 80,000 rows' cells were 20 MB
-        alive at once, the peak of a 100,000-row window's memory)."""
+        alive at once, the peak of a 100,000-row window's memory). `TableModel` calls it with
+        at most `_TEXTS_MADE_FOR_A_FILTER` rows left."""
         while not self.done:
             self.make_slice()
         return self._texts
@@ -602,7 +626,10 @@ class TableModel(QAbstractTableModel, Generic[T]):
         #: anew took 50-60 ms
         self._orders: dict[tuple[int, bool], array[int]] = {}
         self._sort: tuple[int, Qt.SortOrder] | None = None
+        #: the terms of the filter typed last; shown once the rows' filter texts are made
         self._terms: list[str] = []
+        #: `_terms` wait for the filter texts (`filter_pending`)
+        self._filter_waits = False
         self._filter_text = ""
         #: why a row is marked ("" when it is not): a marked row's first cell starts with MARK
         #: and says why in its tooltip (call `marks_changed()` when the answer may change)
@@ -684,9 +711,11 @@ class TableModel(QAbstractTableModel, Generic[T]):
         index = next((i for i, row in enumerate(self._all) if row is old), -1)
         if index < 0:
             return False
-        haystacks = self._filter_texts()  # made for the rows as they were, first
         self._all[index] = new
-        haystacks[index] = row_haystacks(self._columns, [new])[0]
+        if self._pending_texts is not None:  # the texts being made: no more made for this
+            self._pending_texts.row_replaced(index)
+        else:
+            self._haystacks[index] = row_haystacks(self._columns, [new])[0]
         self._keys = {}  # sort keys and orders are made again on the next sort
         self._orders = {}
         self._shown_terms = None  # the row may hold what the filter asks now, or no longer
@@ -725,8 +754,20 @@ class TableModel(QAbstractTableModel, Generic[T]):
     def filter_text(self) -> str:
         return self._filter_text
 
+    @property
+    def filter_pending(self) -> bool:
+        """A filter was typed before the rows' filter texts were all made (a large answer's,
+        made a slice a turn once the rows are shown): no row is shown until they are, then the
+        rows the filter finds, with `counts_changed` each time. Why not the rows shown before:
+        Ctrl+A and Delete… in the window would act on rows the filter box does not let through.
+        Why not make the texts at once: for 100,000 rows that held the GUI thread 0.4 s, the
+        window frozen as a person started to type."""
+        return self._filter_waits
+
     def set_filter(self, text: str) -> None:
-        """Show the rows whose cells hold every word of `text` (any case)."""
+        """Show the rows whose cells hold every word of `text` (any case); at once, or once
+        the rows' filter texts are made (`filter_pending`). The text typed last is the one
+        shown; clearing it shows every row at once."""
         terms = filter_terms(text)
         self._filter_text = text
         if terms == self._terms:
@@ -741,8 +782,18 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def _apply_filter(self, *, narrow: bool = False) -> None:
         """`_shown` from `_terms`: out of the rows shown now when `narrow` (the new terms narrow
-        the ones they were found for: `narrows`), else out of every row, in `_order`."""
+        the ones they were found for: `narrows`), else out of every row, in `_order`. While
+        the filter texts are more than a few slices from made, none (`filter_pending`): the
+        slices that make them then apply the filter (`_next_slice`)."""
         terms = self._terms
+        pending = self._pending_texts
+        if terms and pending is not None and pending.left > _TEXTS_MADE_FOR_A_FILTER:
+            self._shown = range(0)
+            self._shown_terms = None  # nothing found yet that a word typed on could narrow
+            self._filter_waits = True
+            self._slices_timer.start()
+            return
+        self._filter_waits = False
         if not terms:
             self._shown = self._order
         else:
@@ -792,17 +843,33 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def _next_slice(self) -> None:
         """One slice of the work after the rows are shown: letting go of the rows shown
-        before, then making the filter texts; the timer stops when neither is left."""
-        if not self._let_go.done:
-            self._let_go.drop_slice()
-            return
-        pending = self._pending_texts
-        if pending is None:
-            self._slices_timer.stop()
-            return
-        pending.make_slice()
-        if pending.done:
-            self._filter_texts()  # kept; the times' texts let go of
+        before, then making the filter texts; the timer stops when neither is left. While a
+        filter waits for the texts, slices for `_TURN_WHILE_FILTER_WAITS`, and the filter is
+        applied once they are made."""
+        hurry = time.perf_counter() + _TURN_WHILE_FILTER_WAITS if self._filter_waits else 0.0
+        while True:
+            if not self._let_go.done:
+                self._let_go.drop_slice()
+            else:
+                pending = self._pending_texts
+                if pending is None:
+                    self._slices_timer.stop()
+                    return
+                pending.make_slice()
+                if pending.done:
+                    self._filter_texts()  # kept; the times' texts let go of
+                    if self._filter_waits:
+                        self._filter_made()
+                    return
+            if time.perf_counter() >= hurry:
+                return
+
+    def _filter_made(self) -> None:
+        """The filter that waited for the texts, applied (`filter_pending`)."""
+        self.beginResetModel()
+        self._apply_filter()
+        self.endResetModel()
+        self.counts_changed.emit(len(self._shown), len(self._all))
 
     def _filter_texts(self) -> list[str]:
         pending = self._pending_texts

@@ -343,7 +343,8 @@ def test_a_hundred_thousand_archived_flags(
         archived = [f.archivedAt for f in model.table.rows[:1000]]
         assert archived == sorted(archived, reverse=True)  # type: ignore[type-var]
 
-        content.table.filter_edit.setText("scale-00999")
+        content.table.filter_edit.setText("scale-00999")  # may wait for the filter texts
+        qtbot.waitUntil(lambda: not model.table.filter_pending, timeout=30_000)
         assert model.table.shown_count == 100  # scale-0099900 to scale-0099999
         content.table.view.setCurrentIndex(model.table.index(0, 0))
         assert content.detail.values["Project"].text() == "default"

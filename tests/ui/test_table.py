@@ -16,9 +16,10 @@ import ui.table
 from app.viewmodels.table import (
     MARK,
     MISSING,
+    PreparedRows,
     TableModel,
 )
-from tests.viewmodels.test_table_model import COLUMNS, PEOPLE, Person, names
+from tests.viewmodels.test_table_model import COLUMNS, PEOPLE, Person, crowd, names
 from ui.settings import window_settings
 from ui.table import EXPORT_FOLDER_KEY, DataTable
 
@@ -151,3 +152,29 @@ def test_cells_are_painted_with_what_data_answers_asked_in_one_call(qtbot: Any) 
             assert data.data() == index.data(data.role())
     model.multiData(QModelIndex(), span[0])
     assert span[0].data() is None
+
+
+def test_a_filter_typed_before_the_filter_texts_are_made_says_it_is_filtering(
+    qtbot: Any,
+) -> None:
+    """Typed before the table has made a large answer's filter texts, a word shows no row and
+    "Filtering…" in the count (nothing to copy or export) until the texts are made, then the
+    rows it finds; the window is not held while they are made (`TableModel.filter_pending`)."""
+    people = crowd(30_000)
+    model: TableModel[Person] = TableModel(COLUMNS)
+    table = DataTable("people", model, noun="people")
+    qtbot.addWidget(table)
+    table.show()
+    model.set_prepared(PreparedRows(list(people), None))
+    assert table.count_label.text() == "30,000 rows"
+    qtbot.keyClicks(table.filter_edit, "berg")
+    assert model.filter_pending
+    assert table.count_label.text() == "Filtering 30,000 people…"
+    assert table.view.model().rowCount() == 0 and not table.export_button.isEnabled()
+    qtbot.waitUntil(lambda: not model.filter_pending, timeout=20_000)
+    found = sum("berg" in p.name.casefold() or "berg" in (p.email or "") for p in people)
+    assert 0 < model.shown_count == found < len(people)
+    assert table.count_label.text() == f"{found:,} of 30,000 rows"
+    assert table.export_button.isEnabled()
+    table.filter_edit.clear()
+    assert table.count_label.text() == "30,000 rows"

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+import app.viewmodels.table
 from app.viewmodels.table import (
     MISSING,
     MISSING_FOLDED,
     ROW_ROLE,
     Column,
+    FilterTexts,
     PreparedRows,
     RowPipeline,
     TableModel,
@@ -261,7 +263,8 @@ def test_rows_replaced_are_let_go_of_in_turns_of_the_event_loop(qtbot: Any) -> N
     model: TableModel[Person] = TableModel(COLUMNS)
     model.set_prepared(PreparedRows(old, None))
     model.sort(2)  # sort keys too
-    model.set_filter("old")  # and every filter text
+    model.set_filter("old")  # and every filter text (made for the filter, which waits)
+    qtbot.waitUntil(lambda: not model.filter_pending)
     assert model.shown_count == count
     model.set_filter("")  # the texts stay made
     del old
@@ -295,6 +298,142 @@ def crowd(count: int) -> list[Person]:
                None if i % 5 == 0 else f"{WORDS[i * 4 % 9].lower()}{i}@example.com", i % 13)
         for i in range(count)
     ]  # fmt: skip
+
+
+@pytest.fixture
+def texts_left_when_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows whose filter texts were left to make each time `FilterTexts.get()` made what
+    was left at once, on the GUI thread (all of 100,000 rows': a 0.4 s freeze)."""
+    left: list[int] = []
+    get = FilterTexts.get
+
+    def counted(self: FilterTexts[Any]) -> list[str]:
+        left.append(len(self._rows) - len(self._texts))  # rows left
+        return get(self)
+
+    monkeypatch.setattr(FilterTexts, "get", counted)
+    return left
+
+
+def test_a_filter_typed_before_the_texts_are_made_waits_for_them(
+    qtbot: Any, texts_left_when_made: list[int]
+) -> None:
+    """A word typed right after a large answer's rows are shown, before the table has made
+    their filter texts: the table makes no more of them at once than a few slices (all that
+    were left, 0.4 s for 100,000 rows, froze the window), shows no row and says so
+    (`filter_pending`) until the slices have made them, then the rows the word typed last
+    finds, in the order sorted meanwhile. Clearing the filter shows every row at once."""
+    people = crowd(30_000)
+    whole: TableModel[Person] = TableModel(COLUMNS)  # the same rows, texts made beforehand
+    whole.set_rows(people)
+    whole.sort(0, Qt.SortOrder.DescendingOrder)
+    whole.set_filter("stone e7")
+    expected = whole.rows
+    assert 0 < len(expected) < len(people)
+
+    model: TableModel[Person] = TableModel(COLUMNS)
+    counts: list[tuple[int, int]] = []
+    model.counts_changed.connect(lambda shown, total: counts.append((shown, total)))
+    model.set_prepared(PreparedRows(list(people), None))
+    model.set_filter("stone")
+    assert model.filter_pending
+    assert (model.shown_count, model.rowCount()) == (0, 0)
+    assert counts[-1] == (0, len(people))
+    pending = model._pending_texts
+    assert pending is not None and pending.left > len(people) // 2  # not made on the spot
+    model.set_filter("stone e")  # typed on, quickly
+    model.sort(0, Qt.SortOrder.DescendingOrder)  # a header clicked meanwhile
+    assert model.sort_state == (0, Qt.SortOrder.DescendingOrder) and model.filter_pending
+    model.set_filter("stone e7")
+    assert model.filter_pending and model.shown_count == 0
+    counts.clear()
+    qtbot.waitUntil(lambda: not model.filter_pending, timeout=20_000)
+    assert model.rows == expected  # the word typed last, sorted as clicked
+    assert counts == [(len(expected), len(people))]  # applied once
+    assert model._pending_texts is None  # made, and kept
+    assert all(
+        left <= app.viewmodels.table._TEXTS_MADE_FOR_A_FILTER for left in texts_left_when_made
+    )
+
+    model.set_filter("")  # the texts are made: at once either way
+    assert not model.filter_pending and model.shown_count == len(people)
+
+    cleared: TableModel[Person] = TableModel(COLUMNS)
+    cleared.set_prepared(PreparedRows(list(people), None))
+    cleared.set_filter("stone")
+    assert cleared.filter_pending
+    cleared.set_filter(" ")  # cleared before the texts are made: every row, at once
+    assert not cleared.filter_pending and cleared.rows == people
+    pending = cleared._pending_texts
+    assert pending is not None and not pending.done  # still made at their own pace
+    qtbot.waitUntil(lambda: cleared._pending_texts is None, timeout=20_000)
+    assert cleared.rows == people
+    assert all(
+        left <= app.viewmodels.table._TEXTS_MADE_FOR_A_FILTER for left in texts_left_when_made
+    )
+
+
+def test_a_filter_waiting_for_texts_applies_to_rows_loaded_meanwhile(
+    qtbot: Any, texts_left_when_made: list[int]
+) -> None:
+    """A reload while a filter waits for the texts (F5, a bulk action's reload): the filter
+    waits for the new rows' texts instead, and finds among them; a filtered table reloaded
+    waits the same way rather than make 100,000 texts at once. Emptied (a connection changed),
+    the table waits for nothing, and nothing is applied afterwards."""
+    old, new = crowd(20_000), crowd(25_000)[5_000:]
+    whole: TableModel[Person] = TableModel(COLUMNS)
+    whole.set_rows(new)
+    whole.set_filter("berg 9")
+    expected = whole.rows
+
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_prepared(PreparedRows(list(old), None))
+    model.set_filter("berg 9")
+    assert model.filter_pending
+    model.set_prepared(PreparedRows(list(new), None))  # reloaded before the texts were made
+    assert model.filter_pending and model.shown_count == 0 and model.total_count == len(new)
+    qtbot.waitUntil(lambda: not model.filter_pending, timeout=20_000)
+    assert model.rows == expected
+
+    model.set_prepared(PreparedRows(list(new), None))  # a filtered table reloaded
+    assert model.filter_pending and model.shown_count == 0
+    qtbot.waitUntil(lambda: not model.filter_pending, timeout=20_000)
+    assert model.rows == expected
+    assert all(
+        left <= app.viewmodels.table._TEXTS_MADE_FOR_A_FILTER for left in texts_left_when_made
+    )
+
+    model.set_prepared(PreparedRows(list(old), None))
+    assert model.filter_pending
+    counts: list[tuple[int, int]] = []
+    model.counts_changed.connect(lambda shown, total: counts.append((shown, total)))
+    model.clear()
+    assert not model.filter_pending and counts == [(0, 0)]
+    qtbot.waitUntil(lambda: not model._slices_timer.isActive(), timeout=20_000)
+    assert counts == [(0, 0)] and model.rows == []
+
+
+def test_a_row_replaced_while_the_texts_are_made_is_found_by_its_new_text(
+    qtbot: Any, texts_left_when_made: list[int]
+) -> None:
+    """`replace_row` before the last slice: a text already made is made again, one not made
+    yet is made from the new row; neither makes the texts left at once."""
+    people = crowd(30_000)
+    model: TableModel[Person] = TableModel(COLUMNS)
+    model.set_prepared(PreparedRows(list(people), None))
+    model._next_slice()  # a turn or two of the event loop: the first rows' texts made
+    model._next_slice()
+    pending = model._pending_texts
+    assert pending is not None and 0 < len(people) - pending.left <= 10_000  # some made
+    first, late = Person("Zed Early", None, 1), Person("Zed Late", None, 2)
+    assert model.replace_row(people[0], first)
+    assert model.replace_row(people[-1], late)
+    assert texts_left_when_made == []
+    model.set_filter("zed")
+    qtbot.waitUntil(lambda: not model.filter_pending, timeout=20_000)
+    assert model.rows == [first, late]
+    model.set_filter(people[0].name)
+    assert people[0] not in model.rows
 
 
 def test_typing_on_narrows_to_the_rows_a_whole_filter_finds(qtbot: Any) -> None:
