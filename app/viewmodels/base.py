@@ -18,7 +18,7 @@ import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from app.api.errors import ClientError
 
@@ -137,6 +137,13 @@ class ViewModel(QObject):
             task.cancel()
 
     def close(self) -> None:
-        """Cancel every running task; no signal is emitted afterwards."""
+        """Cancel every running task; no signal is emitted afterwards. Its tables let go of
+        their rows (`TableModel.release`): its window is going."""
+        from app.viewmodels.table import TableModel
+
         self._closed = True
         self.cancel_tasks()
+        for table in self.findChildren(
+            TableModel, options=Qt.FindChildOption.FindDirectChildrenOnly
+        ):
+            table.release()

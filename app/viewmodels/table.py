@@ -20,7 +20,9 @@ QSortFilterProxyModel took 7.4 s to sort and 2 s to filter; see notes/qt-stack.m
 - Cell texts are made when the view asks for them, i.e. only for the rows on screen.
 - Rows it no longer shows (replaced by `set_prepared`) are let go of a slice at a time in
   turns of the event loop too (`LetGo`): freeing 100,000 rows at once held the GUI thread
-  40-80 ms after every reload (`bench/actions.py`).
+  40-80 ms after every reload (`bench/actions.py`). The tables of a closed window hand theirs
+  to the process's own (`TableModel.release`), and the collection that frees the window waits
+  for the last slice (`collect_when_released`).
 
 QtCore only: no QtWidgets below `app/`.
 """
@@ -42,6 +44,7 @@ from typing import Any, Generic, TextIO, TypeVar, cast
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QCoreApplication,
     QModelIndex,
     QModelRoleData,
     QModelRoleDataSpan,
@@ -52,7 +55,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from app.api.streaming import paused_gc
+from app.api.streaming import collect_frozen, paused_gc
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -535,6 +538,11 @@ class LetGo:
         if len(items) > at_once:
             self._lists.append((list(items) if copy else items, at_once))
 
+    def take(self, other: LetGo) -> None:
+        """Hold what `other` still held (it holds nothing after)."""
+        self._lists.extend(other._lists)
+        other._lists.clear()
+
     def drop_slice(self) -> None:
         """Let go of one slice of the oldest list held (from its end: no items moved)."""
         if not self._lists:
@@ -543,6 +551,61 @@ class LetGo:
         del items[-at_once:]
         if not items:
             del self._lists[0]
+
+
+#: what the tables of closed windows held (`TableModel.release`), let go of by
+#: `_release_slices` for at most this long (seconds) each time its zero timer fires
+_TURN_RELEASING = 0.008
+_released = LetGo()
+_released_timer: QTimer | None = None
+#: `collect_when_released` was called while `_released` still held something
+_collect_wanted = False
+
+
+def _release_slices() -> None:
+    """A turn's worth of `_released` let go of; once none is left, the timer stops and the
+    collection that waited for it runs."""
+    global _collect_wanted
+    until = time.perf_counter() + _TURN_RELEASING
+    while not _released.done and time.perf_counter() < until:
+        _released.drop_slice()
+    if _released.done:
+        if _released_timer is not None:
+            _released_timer.stop()
+        if _collect_wanted:
+            _collect_wanted = False
+            collect_frozen()
+
+
+def _start_releasing() -> None:
+    global _released_timer
+    if _released.done:
+        return
+    if _released_timer is None:  # the application's: the tables it works for are gone
+        _released_timer = QTimer(QCoreApplication.instance())
+        _released_timer.setInterval(0)
+        _released_timer.timeout.connect(_release_slices)
+    _released_timer.start()
+
+
+def releasing() -> bool:
+    """Whether what closed tables held is still being let go of (`bench/ui_tables.py`)."""
+    return not _released.done
+
+
+def collect_when_released() -> None:
+    """`collect_frozen` (a closed window's reference cycles freed) once what the closed tables
+    held is let go of: in the next turn of the event loop when nothing is left to let go of.
+    Collecting while their rows were alive walked every one of them, and freed them in the same
+    step: closing a window of 100,000 archived flags held the GUI thread 0.24-0.31 s, of
+    100,000 inactive users 0.09-0.12 s (`bench/ui_tables.py`, close_stall_ms); with the rows let
+    go of first, the collection walks what the program holds anyway (about 70,000 objects,
+    20-25 ms)."""
+    global _collect_wanted
+    if _released.done:
+        QTimer.singleShot(0, collect_frozen)
+    else:
+        _collect_wanted = True
 
 
 #: `opposite_order` puts back at most a 16th as many groups of equal keys as there are rows,
@@ -704,6 +767,28 @@ class TableModel(QAbstractTableModel, Generic[T]):
     def clear(self) -> None:
         self.set_prepared(PreparedRows([], []))
 
+    def release(self) -> None:
+        """Let go of every row: the view-model holding this table is closed, its window is
+        going. The rows and everything made of them go to the process's own `LetGo`, emptied a
+        slice at a time in the turns of the event loop that follow, after this table is gone
+        (see `collect_when_released`); the table shows no row from now on."""
+        self._slices_timer.stop()
+        self.beginResetModel()
+        self._let_go_of_rows(_released)
+        _released.take(self._let_go)
+        self._all = []
+        self._haystacks = []
+        self._pending_texts = None
+        self._keys = {}
+        self._orders = {}
+        self._order = range(0)
+        self._shown = self._order
+        self._shown_terms = []
+        self._terms = []
+        self._filter_waits = False
+        self.endResetModel()
+        _start_releasing()
+
     def replace_row(self, old: T, new: T) -> bool:
         """Put `new` in the place of `old` (found by identity): its cells and filter text are
         updated at once; the row keeps its place until the next sort or filter. False when `old`
@@ -824,10 +909,10 @@ class TableModel(QAbstractTableModel, Generic[T]):
             return []
         return list(compress(candidates, map(holds.__getitem__, candidates)))
 
-    def _let_go_of_rows(self) -> None:
+    def _let_go_of_rows(self, let_go: LetGo | None = None) -> None:
         """Hand the rows shown until now, with their filter texts, sort keys and row numbers,
-        to `LetGo` (their lists are replaced next)."""
-        let_go = self._let_go
+        to `LetGo` (the table's own, unless `let_go`; their lists are replaced next)."""
+        let_go = self._let_go if let_go is None else let_go
         let_go.add(self._all, _ROWS_FREED_AT_ONCE)
         if self._pending_texts is not None:
             for held in self._pending_texts.held():

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
-from app.api.streaming import collect_frozen
 from app.changes import Changes, Resource
 from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, Session
+from app.viewmodels.table import collect_when_released
 
 
 def tool_available(session: Session, key: str) -> bool:
@@ -134,7 +134,7 @@ class ToolModel(SessionViewModel):
 
 
 def _collect_soon(*_: object) -> None:
-    QTimer.singleShot(0, collect_frozen)
+    collect_when_released()
 
 
 class ToolViewModel(SessionViewModel):
