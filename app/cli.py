@@ -3,7 +3,7 @@ imports no Qt.
 
 Every subcommand is a module of `app.commands` with the same pair: `add_arguments(parser)` fills
 its parser and `run(args)` runs it, returning the exit status. `commands()` lists them; this
-module imports them when a command line is to be parsed, and none of them imports this one. The
+module imports the one a command line names (`Command.load`), and none of them imports this one. The
 window's start (`flagdesk`, or `flagdesk -v`) parses nothing and imports no command module: they
 bring the profile store, pydantic and asyncio, which cost 0.2 to 0.5 s before the window showed
 (`bench/gui_startup.py` starts flagdesk through `main`, as the launcher does). `run_gui` is the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -33,24 +33,79 @@ class CommandModule(Protocol):
 
 class Command(NamedTuple):
     """A subcommand (a named tuple: `dataclasses` imports `inspect`, which the window's start
-    would pay for before the sandbox is launched and the frame shown)."""
+    would pay for before the sandbox is launched and the frame shown). Its module is imported
+    by `load` when the command is used: `flagdesk --version`, `flagdesk --help` and every
+    command but the one given import none of the others (all eight took 0.25 s: the profile
+    store, pydantic, asyncio, httpx)."""
 
     name: str
-    module: CommandModule
+    load: Callable[[], CommandModule]
     help: str
     description: str
+
+    @property
+    def module(self) -> CommandModule:
+        return self.load()
+
+
+def _serve() -> CommandModule:
+    from app.commands import serve
+
+    return serve
+
+
+def _check() -> CommandModule:
+    from app.commands import check
+
+    return check
+
+
+def _metrics() -> CommandModule:
+    from app.commands import metrics
+
+    return metrics
+
+
+def _users() -> CommandModule:
+    from app.commands import users
+
+    return users
+
+
+def _archive() -> CommandModule:
+    from app.commands import archive
+
+    return archive
+
+
+def _context() -> CommandModule:
+    from app.commands import context
+
+    return context
+
+
+def _groups() -> CommandModule:
+    from app.commands import groups
+
+    return groups
+
+
+def _profiles() -> CommandModule:
+    from app.commands import profiles
+
+    return profiles
 
 
 @cache
 def commands() -> tuple[Command, ...]:
     """The subcommands, in the order `flagdesk --help` lists them."""
-    from app.commands import archive, check, context, groups, metrics, profiles, serve, users
+    from sandbox.options import DESCRIPTION as SERVE_DESCRIPTION  # standard library only
 
     return (
-        Command("serve", serve, "run the embedded sandbox server", serve.DESCRIPTION),
+        Command("serve", _serve, "run the embedded sandbox server", SERVE_DESCRIPTION),
         Command(
             "check",
-            check,
+            _check,
             "connect to a server and report what works there",
             "Connect, then print the server kind and version, the token kind, and which operations "
             "are available here, each with the reason when it is not. Exit status: 0 reachable and "
@@ -58,7 +113,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "metrics",
-            metrics,
+            _metrics,
             "validate metrics files, or upload them to a server",
             "Metrics batches: `validate` checks files, `upload` sends them with a client token "
             "through a ledger that `--resume` continues. Run `flagdesk metrics ACTION --help` for "
@@ -66,7 +121,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "users",
-            users,
+            _users,
             "create or delete users, make reset links, list or delete inactive users",
             "Users of a server. `flagdesk users create|delete` creates and deletes users, "
             "`flagdesk users reset-password` makes a password reset link; "
@@ -76,7 +131,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "archive",
-            archive,
+            _archive,
             "list a project's archived flags, revive them or delete them for good",
             "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
             "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
@@ -84,7 +139,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "context",
-            context,
+            _context,
             "list context fields, see which strategies use one, or delete one",
             "Context fields of a server. `flagdesk context list` lists them, "
             "`flagdesk context usage NAME` the strategies that use one, "
@@ -93,7 +148,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "groups",
-            groups,
+            _groups,
             "list user groups, show one, or delete one",
             "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
             "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
@@ -101,7 +156,7 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "profiles",
-            profiles,
+            _profiles,
             "list, show, add or remove connection profiles",
             "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
             "profiles.json.",
@@ -109,7 +164,10 @@ def commands() -> tuple[Command, ...]:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(given: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With `given` (the arguments to parse), only the command they
+    name has its arguments added (its module imported); the others are listed by name and help,
+    which is all `flagdesk --help` shows of them. Without, every command's."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -121,10 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="write more detail to the log file (debug level)")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # the command is the first word that is not an option: no option before it takes a value
+    named = None if given is None else next((a for a in given if not a.startswith("-")), "")
     for command in commands():
-        command.module.add_arguments(
-            sub.add_parser(command.name, help=command.help, description=command.description)
+        command_parser = sub.add_parser(
+            command.name, help=command.help, description=command.description
         )
+        if named is None or named == command.name:
+            command.module.add_arguments(command_parser)
     return parser
 
 
@@ -137,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if set(given) <= WINDOW_OPTIONS:  # the window: nothing to parse, no command to import
         return run_gui(verbose=bool(given))
-    args = build_parser().parse_args(given)
+    args = build_parser(given).parse_args(given)
     for command in commands():
         if args.command == command.name:
             return command.module.run(args)
