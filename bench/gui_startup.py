@@ -17,12 +17,16 @@ alike, where the two medians of a ratio of medians come from different minutes
 
 `--bundle [DIR]` measures the PyInstaller bundle (`make bundle`: dist/flagdesk) instead, the way
 a person starts it: its own executable, under a virtual X display of the benchmark's own (Xvfb).
-Nothing can be run inside a frozen program, so both windows are seen from outside, the same way:
-"shown" is when the X server maps the process's first top-level window (a MapNotify event on
-the root window, read with libX11 through ctypes), for the bundle and for the bare PySide6
-window alike (the bare one runs on this Python: the bundle's start-up includes unpacking
-nothing, its modules are read from its archive); "first data" is the time of the line the
-overview's view-model logs once it has shown what it loaded ("overview loaded from ...").
+Its yardstick is the bare PySide6 window "started the same way": frozen by PyInstaller the way
+the bundle is (bench/bare_window.spec, built into build/bench-bare/ on first use: about 15 s),
+its own executable too, so the ratio is what flagdesk adds to a PySide6 program of its kind (a
+frozen program reads its modules from an archive and runs on its own shared libpython: the
+frozen bare window takes about 1.2x the bare window on the virtual environment's Python, which
+is printed too, as python_bare_window_shown_s and shown_ratio_to_python_bare). Nothing can be
+run inside a frozen program, so every window is seen from outside, the same way: "shown" is when
+the X server maps the process's first top-level window (a MapNotify event on the root window,
+read with libX11 through ctypes); "first data" is the time of the line the overview's view-model
+logs once it has shown what it loaded ("overview loaded from ...").
 """
 
 from __future__ import annotations
@@ -175,12 +179,36 @@ def _logged_at(log: Path, text: str, timeout: float) -> float:
     raise SystemExit(f"{log} never said {text!r}")
 
 
+def frozen_bare_window() -> Path:
+    """The bare window frozen by bench/bare_window.spec (built once into build/bench-bare/,
+    again when the spec or the window's script changed)."""
+    here = Path(__file__).resolve().parent
+    work = here.parent / "build" / "bench-bare"
+    work.mkdir(parents=True, exist_ok=True)
+    spec = (here / "bare_window.spec").read_text()
+    executable = work / "dist" / "bare_window" / "bare_window"
+    stamp = work / "built-from"
+    if executable.exists() and stamp.exists() and stamp.read_text() == spec + BARE:
+        return executable
+    (work / "bare_window.py").write_text(BARE)
+    (work / "bare_window.spec").write_text(spec)
+    subprocess.run(
+        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+         "--distpath", str(work / "dist"), "--workpath", str(work / "work"),
+         str(work / "bare_window.spec")],
+        check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    stamp.write_text(spec + BARE)
+    return executable
+
+
 def bundle_main(args: argparse.Namespace) -> int:
     import signal
 
     executable = Path(args.bundle) / "flagdesk"
     if not os.access(executable, os.X_OK):
         raise SystemExit(f"no bundle at {executable}: run `make bundle` first")
+    frozen_bare = frozen_bare_window()
     with virtual_display() as display:
         watcher = MapWatcher(display)
         with tempfile.TemporaryDirectory() as tmp:
@@ -189,11 +217,10 @@ def bundle_main(args: argparse.Namespace) -> int:
                        XDG_DATA_HOME=str(Path(tmp) / "data"))  # fmt: skip
             env.pop("FLAGDESK_DATA_DIR", None)
 
-            def bare() -> float:
+            def bare(command: list[str]) -> float:
                 watcher.drain()
                 started = time.time()
-                proc = subprocess.Popen([sys.executable, "-c", BARE], env=env,
-                                        stdout=subprocess.DEVNULL)  # fmt: skip
+                proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
                 shown = watcher.wait_mapped(60) - started
                 proc.wait(60)
                 return shown
@@ -217,15 +244,30 @@ def bundle_main(args: argparse.Namespace) -> int:
                 return {"shown": shown, "data": data}
 
             bundle(-1)  # the first start creates the database: not what is measured
-            bare_runs: list[float] = []
+            bare([str(frozen_bare)])  # and the first of each reads its files from the disk
+            frozen_runs: list[float] = []
+            python_runs: list[float] = []
             runs: list[dict[str, float]] = []
             for run in range(args.runs):
-                bare_runs.append(bare())
+                frozen_runs.append(bare([str(frozen_bare)]))
                 runs.append(bundle(run))
-    return report("gui_startup_bundle", args.runs, bare_runs, runs)
+                python_runs.append(bare([sys.executable, "-c", BARE]))
+    python_bare = {
+        "python_bare_window_shown_s": round(statistics.median(python_runs), 3),
+        "shown_ratio_to_python_bare": round(
+            statistics.median(r["shown"] / b for r, b in zip(runs, python_runs, strict=True)), 2
+        ),
+    }
+    return report("gui_startup_bundle", args.runs, frozen_runs, runs, python_bare)
 
 
-def report(name: str, count: int, bare: list[float], runs: list[dict[str, float]]) -> int:
+def report(
+    name: str,
+    count: int,
+    bare: list[float],
+    runs: list[dict[str, float]],
+    extra: dict[str, float] | None = None,
+) -> int:
     bare_s = statistics.median(bare)
     shown_s = statistics.median(r["shown"] for r in runs)
     data_s = statistics.median(r["data"] for r in runs)
@@ -248,6 +290,7 @@ def report(name: str, count: int, bare: list[float], runs: list[dict[str, float]
                 # app.display's check before Qt loads (the xcb plugin's libraries, when Qt
                 # will use X11: run the benchmark under Xvfb with QT_QPA_PLATFORM=xcb to see it)
                 "display_check_ms": round(statistics.median(r.get("check_ms", 0) for r in runs), 2),
+                **(extra or {}),
                 "goal": GOALS,
                 "margin_goal": margin,
                 "met": meets(figures, GOALS),
