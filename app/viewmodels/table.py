@@ -597,10 +597,10 @@ def collect_when_released() -> None:
     """`collect_frozen` (a closed window's reference cycles freed) once what the closed tables
     held is let go of: in the next turn of the event loop when nothing is left to let go of.
     Collecting while their rows were alive walked every one of them, and freed them in the same
-    step: closing a window of 100,000 archived flags held the GUI thread 0.24-0.31 s, of
-    100,000 inactive users 0.09-0.12 s (`bench/ui_tables.py`, close_stall_ms); with the rows let
+    step: closing a window of 100,000 archived flags held the GUI thread 0.24-0.34 s, of
+    100,000 inactive users 0.09-0.15 s (`bench/ui_tables.py`, close_stall_ms); with the rows let
     go of first, the collection walks what the program holds anyway (about 70,000 objects,
-    20-25 ms)."""
+    20-60 ms as the machine's speed goes)."""
     global _collect_wanted
     if _released.done:
         QTimer.singleShot(0, collect_frozen)
