@@ -38,9 +38,9 @@ esac
 # The Python that makes the virtual environment: $PYTHON when set; otherwise the system's own
 # (/usr/bin/python3) when it is 3.11 or newer and can make one (or apt can give it venv), else
 # python3 on PATH. Debian builds its Python with profile-guided and link-time optimisation; a
-# Python built from source without them (pyenv's default) ran flagdesk's Python 30% slower on
-# these machines: the window's first data in 0.70 s against 0.50 s, the same minutes
-# (bench/gui_startup.py), plain Python code 0.69x (farm-bench).
+# Python built from source without them (pyenv's default) is slower: on these machines plain
+# Python code took 0.69x the time on Debian's (farm-bench), the window's first data 0.47-0.57 s
+# against 0.59-0.70 s in the same minutes (bench/gui_startup.py).
 system_python=/usr/bin/python3
 usable() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
 if [ -z "${PYTHON:-}" ] && [ -x "$system_python" ] && usable "$system_python" \

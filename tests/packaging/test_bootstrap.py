@@ -1,6 +1,7 @@
 """Which Python `packaging/bootstrap.sh` makes `.venv` with: the system's own when it is 3.11 or
-newer (Debian builds it with profile-guided and link-time optimisation; flagdesk's start ran 30%
-slower on a pyenv-built Python), else python3 on PATH; `$PYTHON` chooses another."""
+newer (Debian builds it with profile-guided and link-time optimisation; on a pyenv-built Python
+the window's first data came about 1.2x later), else python3 on PATH; `$PYTHON` chooses
+another."""
 
 from __future__ import annotations
 
