@@ -3,19 +3,19 @@ imports no Qt.
 
 Every subcommand is a module of `app.commands` with the same pair: `add_arguments(parser)` fills
 its parser and `run(args)` runs it, returning the exit status. `commands()` lists them; this
-module imports the one a command line names (`Command.load`), and none of them imports this one. The
-window's start (`flagdesk`, or `flagdesk -v`) parses nothing and imports no command module: they
-bring the profile store, pydantic and asyncio, which cost 0.2 to 0.5 s before the window showed
-(`bench/gui_startup.py` starts flagdesk through `main`, as the launcher does). `run_gui` is the
-one place the command imports `ui`, lazily."""
+module imports the one a command line names (`Command.module`), and none of them imports this
+one. The window's start (`flagdesk`, or `flagdesk -v`) parses nothing and imports no command
+module: they bring the profile store, pydantic and asyncio, which cost 0.2 to 0.5 s before the
+window showed (`bench/gui_startup.py` starts flagdesk through `main`, as the launcher does).
+`run_gui` is the one place the command imports `ui`, lazily."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from app import __version__
 from app.display import window_problem
@@ -33,67 +33,20 @@ class CommandModule(Protocol):
 
 class Command(NamedTuple):
     """A subcommand (a named tuple: `dataclasses` imports `inspect`, which the window's start
-    would pay for before the sandbox is launched and the frame shown). Its module is imported
-    by `load` when the command is used: `flagdesk --version`, `flagdesk --help` and every
-    command but the one given import none of the others (all eight took 0.25 s: the profile
-    store, pydantic, asyncio, httpx)."""
+    would pay for before the sandbox is launched and the frame shown). Its module,
+    `app.commands.<name>`, is imported when the command is used (`module`): `flagdesk
+    --version`, `flagdesk --help` and every command but the one given import none of the others
+    (all eight took 0.25 s: the profile store, pydantic, asyncio, httpx)."""
 
     name: str
-    load: Callable[[], CommandModule]
     help: str
     description: str
 
     @property
     def module(self) -> CommandModule:
-        return self.load()
+        import importlib
 
-
-def _serve() -> CommandModule:
-    from app.commands import serve
-
-    return serve
-
-
-def _check() -> CommandModule:
-    from app.commands import check
-
-    return check
-
-
-def _metrics() -> CommandModule:
-    from app.commands import metrics
-
-    return metrics
-
-
-def _users() -> CommandModule:
-    from app.commands import users
-
-    return users
-
-
-def _archive() -> CommandModule:
-    from app.commands import archive
-
-    return archive
-
-
-def _context() -> CommandModule:
-    from app.commands import context
-
-    return context
-
-
-def _groups() -> CommandModule:
-    from app.commands import groups
-
-    return groups
-
-
-def _profiles() -> CommandModule:
-    from app.commands import profiles
-
-    return profiles
+        return cast("CommandModule", importlib.import_module(f"app.commands.{self.name}"))
 
 
 @cache
@@ -102,10 +55,9 @@ def commands() -> tuple[Command, ...]:
     from sandbox.options import DESCRIPTION as SERVE_DESCRIPTION  # standard library only
 
     return (
-        Command("serve", _serve, "run the embedded sandbox server", SERVE_DESCRIPTION),
+        Command("serve", "run the embedded sandbox server", SERVE_DESCRIPTION),
         Command(
             "check",
-            _check,
             "connect to a server and report what works there",
             "Connect, then print the server kind and version, the token kind, and which operations "
             "are available here, each with the reason when it is not. Exit status: 0 reachable and "
@@ -113,7 +65,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "metrics",
-            _metrics,
             "validate metrics files, or upload them to a server",
             "Metrics batches: `validate` checks files, `upload` sends them with a client token "
             "through a ledger that `--resume` continues. Run `flagdesk metrics ACTION --help` for "
@@ -121,7 +72,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "users",
-            _users,
             "create or delete users, make reset links, list or delete inactive users",
             "Users of a server. `flagdesk users create|delete` creates and deletes users, "
             "`flagdesk users reset-password` makes a password reset link; "
@@ -131,7 +81,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "archive",
-            _archive,
             "list a project's archived flags, revive them or delete them for good",
             "Archived flags of a project. `flagdesk archive list PROJECT` lists them; `revive` and "
             "`delete` act on some or all of them, journaled, with a snapshot first. Run `flagdesk "
@@ -139,7 +88,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "context",
-            _context,
             "list context fields, see which strategies use one, or delete one",
             "Context fields of a server. `flagdesk context list` lists them, "
             "`flagdesk context usage NAME` the strategies that use one, "
@@ -148,7 +96,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "groups",
-            _groups,
             "list user groups, show one, or delete one",
             "User groups (Unleash Enterprise and the sandbox). `flagdesk groups list`, `flagdesk "
             "groups show ID` with its members, `flagdesk groups delete ID`: journaled, with a "
@@ -156,7 +103,6 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "profiles",
-            _profiles,
             "list, show, add or remove connection profiles",
             "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
             "profiles.json.",
