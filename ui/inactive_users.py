@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from app.text import plural
 from app.viewmodels.inactive_users import (
     DAYS_COLUMN,
+    EMAIL_COLUMN,
     INACTIVE_DAYS,
     DeletePlan,
     InactiveRow,
@@ -63,7 +64,7 @@ class InactiveUsersView(ToolContent):
             self.model.table,
             noun="inactive users",
             count_text=inactive_count_text,
-            stretch_column=None,
+            stretch_column=EMAIL_COLUMN,
         )
         if not self.table.restored:
             self.table.sort_by(DAYS_COLUMN, Qt.SortOrder.DescendingOrder)

@@ -1,16 +1,18 @@
 """`DataTable`: every table of flagdesk: a filter box, a count, a `QTableView` over a `TableModel`
 (which sorts and filters in Python; the view only shows), Ctrl+C to copy the selected rows,
-export to CSV, and column widths and sort order remembered per table in window.ini."""
+export to CSV, columns shown or hidden from the header's menu, and the columns' widths, order and
+visibility and the sort order remembered per table in window.ini."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence, QShowEvent
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QHelpEvent, QKeyEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -18,10 +20,12 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QMessageBox,
     QPushButton,
     QStyle,
     QTableView,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -75,11 +79,31 @@ def filter_edit(stem: str, noun: str) -> QLineEdit:
     return edit
 
 
+def cell_margin(view: QAbstractItemView) -> int:
+    """What the item delegate adds around a cell's text."""
+    return 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1)
+
+
 class CopyTableView(QTableView):
     """A table view that copies whole selected rows as tab-separated text (its Ctrl+C action
-    is set up by `DataTable`), and treats Enter as activating the current row."""
+    is set up by `DataTable`), treats Enter as activating the current row, and shows a cell's
+    whole text in a tooltip where the column is too narrow for it (and the cell has no tooltip
+    of its own)."""
 
     copied = Signal(int)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            index = self.indexAt(event.pos())
+            if index.isValid() and not index.data(Qt.ItemDataRole.ToolTipRole):
+                text = index.data(Qt.ItemDataRole.DisplayRole)
+                rect = self.visualRect(index)
+                needed = self.fontMetrics().horizontalAdvance(str(text)) + cell_margin(self)
+                if text and needed > rect.width():
+                    QToolTip.showText(event.globalPos(), str(text), self.viewport(), rect)
+                    return True
+                QToolTip.hideText()
+        return super().viewportEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # the "Copy rows" action's shortcut catches Ctrl+C first; a key event sent to the view
@@ -174,6 +198,8 @@ class DataTable(QWidget):
         header.setStretchLastSection(False)
         header.setSortIndicatorShown(True)
         header.setSectionsMovable(True)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self.on_header_context_menu_requested)
         self._stretch_column = stretch_column
         # Qt's default indicator is the first column, descending: start ascending instead
         header.setSortIndicator(0, Qt.SortOrder.AscendingOrder)
@@ -217,18 +243,72 @@ class DataTable(QWidget):
         return f"tables/{self.stem}"
 
     def restore_layout(self) -> bool:
-        """Column widths, order and the sort order as last left; True if there was any."""
+        """Column widths, order, visibility and the sort order as last left; True if there was
+        any."""
         state = window_settings().value(self._settings_key)
         header = self.view.horizontalHeader()
         if state is None or not header.restoreState(state):
-            if self._stretch_column is not None:
-                header.setSectionResizeMode(self._stretch_column, QHeaderView.ResizeMode.Stretch)
+            self._default_columns()
             return False
         self._fitted = True
         column = header.sortIndicatorSection()
         if 0 <= column < self.model.columnCount():
             self.model.sort(column, header.sortIndicatorOrder())
         return True
+
+    def _default_columns(self) -> None:
+        """The columns as a new table has them: in the model's order, those the model marks
+        `shown`, the stretching one taking the width left."""
+        header = self.view.horizontalHeader()
+        for column, spec in enumerate(self.model.columns):
+            header.moveSection(header.visualIndex(column), column)
+            header.setSectionHidden(column, not spec.shown)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        if self._stretch_column is not None:
+            header.setSectionResizeMode(self._stretch_column, QHeaderView.ResizeMode.Stretch)
+
+    # ------------------------------------------------------------------ the header's menu
+
+    def column_menu(self) -> QMenu:
+        """The header's menu: a check per column, in the order shown, that shows or hides it
+        (the last column shown cannot be hidden), and "Reset columns"."""
+        header = self.view.horizontalHeader()
+        menu = QMenu(self)
+        menu.setObjectName(f"{self.stem}ColumnMenu")
+        shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+        for visual in range(header.count()):
+            column = header.logicalIndex(visual)
+            action = menu.addAction(self.model.columns[column].title)
+            action.setCheckable(True)
+            action.setChecked(column in shown)
+            action.setEnabled(shown != [column])
+            action.toggled.connect(partial(self.show_column, column))
+        menu.addSeparator()
+        reset = menu.addAction("Reset columns")
+        reset.setToolTip("The columns' order, visibility and widths as in a new table")
+        reset.triggered.connect(self.reset_columns)
+        return menu
+
+    def on_header_context_menu_requested(self, pos: QPoint) -> None:
+        menu = self.column_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.view.horizontalHeader().mapToGlobal(pos))
+
+    def show_column(self, column: int, shown: bool) -> None:
+        """Show or hide a column (remembered); one shown for the first time fits its texts."""
+        header = self.view.horizontalHeader()
+        if not shown and header.count() - header.hiddenSectionCount() <= 1:
+            return  # a table keeps one column
+        header.setSectionHidden(column, not shown)
+        if shown and header.sectionSize(column) == 0:
+            self._fit_column(column)
+        self._save_layout_soon()
+
+    def reset_columns(self) -> None:
+        """The columns' order, visibility and widths as a new table has them (remembered)."""
+        self._default_columns()
+        self.fit_columns()
+        self._save_layout_soon()
 
     def _save_layout_soon(self, *_: object) -> None:
         self._save_timer.start()
@@ -256,24 +336,28 @@ class DataTable(QWidget):
         a screenful), plus air. Measured here rather than with `resizeColumnToContents`, which
         measures every row while the view is hidden or not laid out yet (0.15 s for 100,000
         rows, as a loading page hands over to the table)."""
-        header = self.view.horizontalHeader()
-        metrics = self.view.fontMetrics()
-        rows = range(min(self.model.rowCount(), FIT_ROWS))
-        # what the item delegate adds around a cell's text
-        margin = 2 * (self.view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1)
         for column in range(self.model.columnCount()):
-            if column == self._stretch_column:
-                continue
-            width = self.model.columns[column].width
-            if width is not None:
-                self.view.setColumnWidth(column, metrics.averageCharWidth() * width)
-                continue
-            content = max((metrics.horizontalAdvance(self.model.text(r, column)) for r in rows),
-                          default=0)  # fmt: skip
-            title = header.sectionSizeFromContents(column).width()
-            self.view.setColumnWidth(column, max(content + margin, title) + COLUMN_PADDING)
+            if column != self._stretch_column:
+                self._fit_column(column)
         if self._stretch_column is not None and self.restored is False:
-            header.setSectionResizeMode(self._stretch_column, QHeaderView.ResizeMode.Stretch)
+            self.view.horizontalHeader().setSectionResizeMode(
+                self._stretch_column, QHeaderView.ResizeMode.Stretch
+            )
+
+    def _fit_column(self, column: int) -> None:
+        """One column's width: its `width` in characters, else its title and the first rows'
+        texts (`fit_columns`)."""
+        metrics = self.view.fontMetrics()
+        width = self.model.columns[column].width
+        if width is not None:
+            self.view.setColumnWidth(column, metrics.averageCharWidth() * width)
+            return
+        rows = range(min(self.model.rowCount(), FIT_ROWS))
+        content = max((metrics.horizontalAdvance(self.model.text(r, column)) for r in rows),
+                      default=0)  # fmt: skip
+        title = self.view.horizontalHeader().sectionSizeFromContents(column).width()
+        fitted = max(content + cell_margin(self.view), title) + COLUMN_PADDING
+        self.view.setColumnWidth(column, fitted)
 
     # ------------------------------------------------------------------ slots
 

@@ -92,6 +92,8 @@ class Column(Generic[T]):
     sort_key: Callable[[T], Any] | None = None
     #: the column's width in characters when nothing is remembered (None: fit the title)
     width: int | None = None
+    #: shown when nothing is remembered (the table header's menu shows or hides any column)
+    shown: bool = True
 
 
 def cell_text(value: object) -> str:

@@ -106,6 +106,31 @@ def test_the_demo_inactive_users_most_days_inactive_first(
     )
 
 
+def test_the_columns_fit_the_page_without_scrolling_sideways(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    """At the main window's default size (its tool page about 880 pixels wide) every column
+    shown fits, the email taking the width left; the username and the creation date start
+    hidden, and the header's menu brings them back."""
+    view = open_view(qtbot, connect(demo_sandbox))
+    view.resize(880, 600)
+    table = view.table.view
+    header = table.horizontalHeader()
+    model = view.model.table
+    shown = [model.columns[c].title for c in range(header.count()) if not header.isSectionHidden(c)]
+    assert shown == ["Name", "Email", "Days inactive", "Last login", "Personal token last used"]
+    qtbot.waitUntil(lambda: table.viewport().width() < 880)  # laid out at the new size
+    assert header.length() <= table.viewport().width()
+    assert not table.horizontalScrollBar().isVisible()
+    widest = max(table.fontMetrics().horizontalAdvance(r.email or "") for r in model.rows)
+    assert header.sectionSize(2) > widest  # no demo email is cut
+
+    menu = view.table.column_menu()
+    next(a for a in menu.actions() if a.text() == "Username").setChecked(True)
+    assert not header.isSectionHidden(1)
+    assert header.sectionSize(1) > table.fontMetrics().horizontalAdvance("katarina.jovanovic")
+
+
 def test_filter_as_you_type_copy_and_export(
     qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, tmp_path: Path
 ) -> None:

@@ -4,13 +4,19 @@ a `TableModel` (whose own tests are in tests/viewmodels/test_table_model.py)."""
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, QModelRoleData, Qt
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtCore import QEvent, QModelIndex, QModelRoleData, Qt
+from PySide6.QtGui import QGuiApplication, QHelpEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+)
 
 import ui.table
 from app.viewmodels.table import (
@@ -83,6 +89,91 @@ def test_data_table_remembers_sort_order_and_widths(qtbot: Any) -> None:
     assert names(again)[0] == "bob stone"
     assert second.view.columnWidth(1) == 321
     QApplication.processEvents()
+
+
+def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any) -> None:
+    columns = [*COLUMNS[:3], replace(COLUMNS[3], shown=False)]
+    model: TableModel[Person] = TableModel(columns)
+    table = DataTable("columns", model)
+    qtbot.addWidget(table)
+    table.show()
+    model.set_rows(PEOPLE)
+    header = table.view.horizontalHeader()
+    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+
+    menu = table.column_menu()
+    actions = [a for a in menu.actions() if a.isCheckable()]
+    assert [(a.text(), a.isChecked()) for a in actions] == [
+        ("Name", True), ("Email", True), ("Logins", True), ("Seen", False)]  # fmt: skip
+    actions[3].setChecked(True)  # "Seen" shown, at the width of its texts
+    assert not header.isSectionHidden(3)
+    seen_width = header.fontMetrics().horizontalAdvance("2026-01-02 03:04")
+    assert header.sectionSize(3) > seen_width
+    actions[1].setChecked(False)  # "Email" hidden
+    assert header.isSectionHidden(1)
+    header.moveSection(header.visualIndex(2), 0)  # "Logins" first
+    table.save_layout()
+    table.close()
+
+    again: TableModel[Person] = TableModel(columns)
+    second = DataTable("columns", again)
+    qtbot.addWidget(second)
+    second.show()
+    again.set_rows(PEOPLE)
+    header = second.view.horizontalHeader()
+    assert [header.isSectionHidden(c) for c in range(4)] == [False, True, False, False]
+    menu = second.column_menu()
+    assert [a.text() for a in menu.actions() if a.isCheckable()] == [
+        "Logins",
+        "Name",
+        "Email",
+        "Seen",
+    ]  # fmt: skip  (the order shown)
+
+    # one column is always left: its check cannot be taken off
+    for column in (0, 3):
+        second.show_column(column, False)
+    menu = second.column_menu()
+    checked = [a for a in menu.actions() if a.isChecked()]
+    assert [(a.text(), a.isEnabled()) for a in checked] == [("Logins", False)]
+    second.show_column(2, False)
+    assert not header.isSectionHidden(2)
+
+    reset = next(a for a in menu.actions() if a.text() == "Reset columns")
+    reset.trigger()
+    assert [header.logicalIndex(v) for v in range(4)] == [0, 1, 2, 3]
+    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+    second.save_layout()
+    third = DataTable("columns", TableModel(columns))
+    qtbot.addWidget(third)
+    header = third.view.horizontalHeader()
+    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+
+
+# a tooltip is raised above the window; the offscreen platform has no stacking to say so to
+@pytest.mark.qt_log_ignore("^This plugin does not support raise\\(\\)$")
+def test_a_cell_too_narrow_for_its_text_shows_it_whole_in_a_tooltip(qtbot: Any) -> None:
+    model: TableModel[Person] = TableModel(COLUMNS)
+    table = DataTable("narrow", model, stretch_column=None)
+    qtbot.addWidget(table)
+    table.show()
+    model.set_rows(PEOPLE)
+    view = table.view
+    view.setColumnWidth(0, 400)
+    view.setColumnWidth(1, 40)  # "asa@example.com" does not fit
+    qtbot.waitUntil(lambda: view.viewport().isVisible())
+
+    def tooltip_over(row: int, column: int) -> str:
+        QToolTip.hideText()
+        qtbot.waitUntil(lambda: not QToolTip.isVisible())
+        center = view.visualRect(model.index(row, column)).center()
+        event = QHelpEvent(QEvent.Type.ToolTip, center, view.viewport().mapToGlobal(center))
+        QApplication.sendEvent(view.viewport(), event)
+        return QToolTip.text() if QToolTip.isVisible() else ""
+
+    asa = model.row_of(lambda p: p.name == "Åsa Berg")
+    assert tooltip_over(asa, 1) == "asa@example.com"
+    assert tooltip_over(asa, 0) == ""  # "Åsa Berg" fits its column
 
 
 def test_csv_export_starts_in_the_documents_folder_and_remembers_the_last_one(
