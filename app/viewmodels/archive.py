@@ -115,17 +115,20 @@ def _time_key(get: Callable[[ArchivedFeature], datetime | None]) -> Callable[[An
     return key
 
 
-#: plain fields are read with `attrgetter` (a C call: 100,000 rows are read a column at a time)
+#: plain fields are read with `attrgetter` (a C call: 100,000 rows are read a column at a time).
+#: The creation date and impression data start hidden (the selected flag's details below the
+#: table show them), so the rest fit the default window; the header's menu shows them.
 COLUMNS: list[Column[ArchivedFeature]] = [
     Column("Name", attrgetter("name")),
     Column("Type", attrgetter("type")),
     Column("Description", lambda f: f.description or None, tooltip=lambda f: f.description),
-    Column("Created", attrgetter("createdAt"), sort_key=_time_key(attrgetter("createdAt"))),
+    Column("Created", attrgetter("createdAt"), sort_key=_time_key(attrgetter("createdAt")),
+           shown=False),
     Column("Archived", attrgetter("archivedAt"), sort_key=_time_key(attrgetter("archivedAt"))),
     Column("Stale", attrgetter("stale")),
-    Column("Impression data", attrgetter("impressionData")),
+    Column("Impression data", attrgetter("impressionData"), shown=False),
     Column("Last seen", last_seen, tooltip=last_seen_source, sort_key=_time_key(last_seen)),
-]
+]  # fmt: skip
 #: the default order: archived newest first
 ARCHIVED_COLUMN = 4
 DEFAULT_ORDER = Qt.SortOrder.DescendingOrder

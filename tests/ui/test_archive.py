@@ -92,6 +92,29 @@ def closed_port() -> int:
 # ---------------------------------------------------------------------------- the happy path
 
 
+def test_the_columns_fit_the_page_without_scrolling_sideways(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+    open_page: Callable[[Session], ToolPage],
+) -> None:
+    """At the main window's default size every column shown fits, the description taking the
+    width left; the creation date and impression data (in the details below) start hidden."""
+    content = browser(open_page(connect(demo_sandbox)))
+    choose(qtbot, content, "web-shop")
+    wait_state(qtbot, content, CONTENT)
+    table = content.table.view
+    header = table.horizontalHeader()
+    shown = [TITLES[c] for c in range(header.count()) if not header.isSectionHidden(c)]
+    assert shown == ["Name", "Type", "Description", "Archived", "Stale", "Last seen"]
+    qtbot.waitUntil(lambda: table.isVisible() and table.viewport().width() > 0)
+    assert header.length() <= table.viewport().width()
+    assert not table.horizontalScrollBar().isVisible()
+    widest = max(table.fontMetrics().horizontalAdvance(r.description or "")
+                 for r in content.model.table.rows)  # fmt: skip
+    assert header.sectionSize(2) > widest  # no demo description is cut
+
+
 def test_a_projects_archived_flags_with_count_order_details_filter_copy_and_csv(
     qtbot: Any,
     arun: Callable[..., Any],
