@@ -1,6 +1,6 @@
 """`make screenshots`: render the main window and every page offscreen against a demo sandbox
-into docs/screenshots/, in the light and in a dark palette, plus the unavailable and error states
-and the connections dialog.
+into docs/screenshots/, in the light and in a dark palette, plus the unavailable and error states,
+a table header's menu and the connections dialog.
 
 Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen.
 """
@@ -21,7 +21,8 @@ from typing import Any
 
 import httpx
 import qasync
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QColor, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app import resources
@@ -317,6 +318,32 @@ async def _act_and_look_back(
     save(window, f"history-checked-{palette}")
 
 
+async def _column_menu(
+    window: MainWindow, palette: str, save: Callable[[QPixmap, str], None]
+) -> None:
+    """The inactive users' header menu, opened over the Email column: which columns are shown,
+    and "Reset columns". A menu is a window of its own: it is drawn onto the window's picture
+    where it opened."""
+    window.show_page("inactive_users")
+    view = window.tool_pages["inactive_users"].ensure_content()
+    assert isinstance(view, InactiveUsersView)
+    await until(lambda: view.model.loaded)
+    view.table.filter_edit.clear()  # the picture before filtered the list
+    await settle(window)
+    header = view.table.view.horizontalHeader()
+    at = header.mapToGlobal(QPoint(header.sectionViewportPosition(2) + 40, header.height() // 2))
+    menu = view.table.column_menu()
+    menu.popup(at)
+    await settle(menu)
+    picture = window.grab()
+    painter = QPainter(picture)
+    painter.drawPixmap(window.mapFromGlobal(menu.pos()), menu.grab())
+    painter.end()
+    save(picture, f"inactive_users-columns-{palette}")
+    menu.close()
+    menu.deleteLater()
+
+
 async def _revive_and_delete(
     window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
 ) -> None:
@@ -416,10 +443,13 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
 
-    def save(widget: QWidget, name: str) -> None:
+    def save_picture(picture: QPixmap, name: str) -> None:
         path = out / f"{name}.png"
-        widget.grab().save(str(path))
+        picture.save(str(path))
         written.append(path)
+
+    def save(widget: QWidget, name: str) -> None:
+        save_picture(widget.grab(), name)
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -456,6 +486,7 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                     await settle(window)
                     save(window, f"{name}-{palette_name}")
 
+                await _column_menu(window, palette_name, save_picture)
                 await _act_and_look_back(window, session, palette_name, save)
                 await _revive_and_delete(window, palette_name, save)
                 await _confirmations(window, palette_name, save)
