@@ -216,7 +216,12 @@ class DataTable(QWidget):
         copy_titles.triggered.connect(lambda: self.view.copy_selection(header=True))
         export = QAction("Export CSV…", self.view)
         export.triggered.connect(self.on_export_button_clicked)
-        for action in (copy, copy_titles, export):
+        # the header's menu in the table's own (reached with the Menu key too)
+        self.columns_action = QAction("Columns", self.view)
+        columns_menu = QMenu(self.view)
+        columns_menu.aboutToShow.connect(partial(self._fill_column_menu, columns_menu))
+        self.columns_action.setMenu(columns_menu)
+        for action in (copy, copy_titles, export, self.columns_action):
             self.view.addAction(action)
         layout.addWidget(self.view, 1)
 
@@ -272,9 +277,14 @@ class DataTable(QWidget):
     def column_menu(self) -> QMenu:
         """The header's menu: a check per column, in the order shown, that shows or hides it
         (the last column shown cannot be hidden), and "Reset columns"."""
-        header = self.view.horizontalHeader()
         menu = QMenu(self)
         menu.setObjectName(f"{self.stem}ColumnMenu")
+        self._fill_column_menu(menu)
+        return menu
+
+    def _fill_column_menu(self, menu: QMenu) -> None:
+        menu.clear()
+        header = self.view.horizontalHeader()
         shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
         for visual in range(header.count()):
             column = header.logicalIndex(visual)
@@ -287,7 +297,6 @@ class DataTable(QWidget):
         reset = menu.addAction("Reset columns")
         reset.setToolTip("The columns' order, visibility and widths as in a new table")
         reset.triggered.connect(self.reset_columns)
-        return menu
 
     def on_header_context_menu_requested(self, pos: QPoint) -> None:
         menu = self.column_menu()

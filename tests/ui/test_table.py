@@ -139,6 +139,20 @@ def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any
     second.show_column(2, False)
     assert not header.isSectionHidden(2)
 
+    # the same in the table's own menu (the Menu key), filled as it opens
+    assert [a.text() for a in second.view.actions()][-1] == "Columns"
+    submenu = second.columns_action.menu()
+    submenu.aboutToShow.emit()
+    checks = [a for a in submenu.actions() if a.isCheckable()]
+    assert [(a.text(), a.isChecked()) for a in checks] == [
+        ("Logins", True), ("Name", False), ("Email", False), ("Seen", False)]  # fmt: skip
+    checks[1].setChecked(True)
+    assert not header.isSectionHidden(0)
+    second.show_column(0, False)
+    submenu.aboutToShow.emit()  # opened again: refilled, not added to
+    assert [a.text() for a in submenu.actions() if a.isCheckable()] == [
+        "Logins", "Name", "Email", "Seen"]  # fmt: skip
+
     reset = next(a for a in menu.actions() if a.text() == "Reset columns")
     reset.trigger()
     assert [header.logicalIndex(v) for v in range(4)] == [0, 1, 2, 3]
