@@ -276,7 +276,8 @@ def test_filter_copy_and_export(
     assert sorted(rows[1:]) == sorted(
         [s.projectId, s.featureName, s.environment, s.strategyName, s.id] for s in production
     )
-    assert content.count_label.text().endswith(f"· {len(production)} exported")
+    # the count says so from the task's done callback, a turn of the loop after the task ends
+    qtbot.waitUntil(lambda: content.count_label.text().endswith(f"· {len(production)} exported"))
 
     # a filter that matches nothing says so, and there is nothing to copy or export
     content.filter_edit.setText("nothing-matches-this")

@@ -166,7 +166,8 @@ def test_filter_as_you_type_copy_and_export(
     assert rows[0][:4] == ["Name", "Username", "Email", "Days inactive"]
     assert rows[1][:4] == ["Leon Weber", "leon.weber", "leon.weber@example.com", "465"]
     assert len(rows) == 13
-    assert "12 exported" in table.count_label.text()
+    # the count says so from the task's done callback, a turn of the loop after the task ends
+    qtbot.waitUntil(lambda: "12 exported" in table.count_label.text())
 
 
 def test_double_click_and_enter_open_the_user_in_the_user_editor(
