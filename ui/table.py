@@ -304,13 +304,12 @@ class DataTable(QWidget):
         menu.popup(self.view.horizontalHeader().mapToGlobal(pos))
 
     def show_column(self, column: int, shown: bool) -> None:
-        """Show or hide a column (remembered); one shown for the first time fits its texts."""
+        """Show or hide a column (remembered). One shown again has the width it had, or was
+        fitted to while hidden (`fit_columns` fits hidden columns too)."""
         header = self.view.horizontalHeader()
         if not shown and header.count() - header.hiddenSectionCount() <= 1:
             return  # a table keeps one column
         header.setSectionHidden(column, not shown)
-        if shown and header.sectionSize(column) == 0:
-            self._fit_column(column)
         self._save_layout_soon()
 
     def reset_columns(self) -> None:
@@ -345,28 +344,22 @@ class DataTable(QWidget):
         a screenful), plus air. Measured here rather than with `resizeColumnToContents`, which
         measures every row while the view is hidden or not laid out yet (0.15 s for 100,000
         rows, as a loading page hands over to the table)."""
-        for column in range(self.model.columnCount()):
-            if column != self._stretch_column:
-                self._fit_column(column)
-        if self._stretch_column is not None and self.restored is False:
-            self.view.horizontalHeader().setSectionResizeMode(
-                self._stretch_column, QHeaderView.ResizeMode.Stretch
-            )
-
-    def _fit_column(self, column: int) -> None:
-        """One column's width: its `width` in characters, else its title and the first rows'
-        texts (`fit_columns`)."""
+        header = self.view.horizontalHeader()
         metrics = self.view.fontMetrics()
-        width = self.model.columns[column].width
-        if width is not None:
-            self.view.setColumnWidth(column, metrics.averageCharWidth() * width)
-            return
         rows = range(min(self.model.rowCount(), FIT_ROWS))
-        content = max((metrics.horizontalAdvance(self.model.text(r, column)) for r in rows),
-                      default=0)  # fmt: skip
-        title = self.view.horizontalHeader().sectionSizeFromContents(column).width()
-        fitted = max(content + cell_margin(self.view), title) + COLUMN_PADDING
-        self.view.setColumnWidth(column, fitted)
+        margin = cell_margin(self.view)
+        for column in range(self.model.columnCount()):
+            if column == self._stretch_column:
+                continue
+            width = self.model.columns[column].width
+            if width is not None:
+                self.view.setColumnWidth(column, metrics.averageCharWidth() * width)
+                continue
+            content = max((metrics.horizontalAdvance(self.model.text(r, column)) for r in rows),
+                          default=0)  # fmt: skip
+            title = header.sectionSizeFromContents(column).width()
+            # a hidden column keeps the width for when it is shown
+            self.view.setColumnWidth(column, max(content + margin, title) + COLUMN_PADDING)
 
     # ------------------------------------------------------------------ slots
 
