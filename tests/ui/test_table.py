@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QEvent, QModelIndex, QModelRoleData, Qt
-from PySide6.QtGui import QGuiApplication, QHelpEvent
+from PySide6.QtGui import QAction, QGuiApplication, QHelpEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QMenu,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QToolTip,
@@ -92,18 +93,34 @@ def test_data_table_remembers_sort_order_and_widths(qtbot: Any) -> None:
     QApplication.processEvents()
 
 
-def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any) -> None:
-    columns = [*COLUMNS[:3], replace(COLUMNS[3], shown=False)]
+def shown_table(qtbot: Any, stem: str, columns: list[Any], **options: Any) -> DataTable:
+    """A `DataTable` over `columns`, shown, with `PEOPLE` in it."""
     model: TableModel[Person] = TableModel(columns)
-    table = DataTable("columns", model)
+    table = DataTable(stem, model, **options)
     qtbot.addWidget(table)
     table.show()
     model.set_rows(PEOPLE)
-    header = table.view.horizontalHeader()
-    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+    return table
 
-    menu = table.column_menu()
-    actions = [a for a in menu.actions() if a.isCheckable()]
+
+def hidden(table: DataTable) -> list[bool]:
+    """Which columns the table hides, in the model's order."""
+    header = table.view.horizontalHeader()
+    return [header.isSectionHidden(c) for c in range(header.count())]
+
+
+def checks(menu: QMenu) -> list[QAction]:
+    """A column menu's checks, in its order."""
+    return [a for a in menu.actions() if a.isCheckable()]
+
+
+def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any) -> None:
+    columns = [*COLUMNS[:3], replace(COLUMNS[3], shown=False)]
+    table = shown_table(qtbot, "columns", columns)
+    header = table.view.horizontalHeader()
+    assert hidden(table) == [False, False, False, True]
+
+    actions = checks(table.column_menu())
     assert [(a.text(), a.isChecked()) for a in actions] == [
         ("Name", True), ("Email", True), ("Logins", True), ("Seen", False)]  # fmt: skip
     actions[3].setChecked(True)  # "Seen" shown, at the width of its texts
@@ -116,26 +133,16 @@ def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any
     table.save_layout()
     table.close()
 
-    again: TableModel[Person] = TableModel(columns)
-    second = DataTable("columns", again)
-    qtbot.addWidget(second)
-    second.show()
-    again.set_rows(PEOPLE)
+    second = shown_table(qtbot, "columns", columns)
     header = second.view.horizontalHeader()
-    assert [header.isSectionHidden(c) for c in range(4)] == [False, True, False, False]
+    assert hidden(second) == [False, True, False, False]
     menu = second.column_menu()
-    assert [a.text() for a in menu.actions() if a.isCheckable()] == [
-        "Logins",
-        "Name",
-        "Email",
-        "Seen",
-    ]  # fmt: skip  (the order shown)
+    assert [a.text() for a in checks(menu)] == ["Logins", "Name", "Email", "Seen"]  # as shown
 
     # one column is always left: its check cannot be taken off
     for column in (0, 3):
         second.show_column(column, False)
-    menu = second.column_menu()
-    checked = [a for a in menu.actions() if a.isChecked()]
+    checked = [a for a in second.column_menu().actions() if a.isChecked()]
     assert [(a.text(), a.isEnabled()) for a in checked] == [("Logins", False)]
     second.show_column(2, False)
     assert not header.isSectionHidden(2)
@@ -143,36 +150,31 @@ def test_the_header_menu_shows_and_hides_columns_remembered_and_reset(qtbot: Any
     # the same in the table's own menu (the Menu key), filled as it opens
     assert [a.text() for a in second.view.actions()][-1] == "Columns"
     submenu = second.columns_action.menu()
+    assert isinstance(submenu, QMenu)
     submenu.aboutToShow.emit()
-    checks = [a for a in submenu.actions() if a.isCheckable()]
-    assert [(a.text(), a.isChecked()) for a in checks] == [
+    assert [(a.text(), a.isChecked()) for a in checks(submenu)] == [
         ("Logins", True), ("Name", False), ("Email", False), ("Seen", False)]  # fmt: skip
-    checks[1].setChecked(True)
+    checks(submenu)[1].setChecked(True)
     assert not header.isSectionHidden(0)
     second.show_column(0, False)
     submenu.aboutToShow.emit()  # opened again: refilled, not added to
-    assert [a.text() for a in submenu.actions() if a.isCheckable()] == [
-        "Logins", "Name", "Email", "Seen"]  # fmt: skip
+    assert [a.text() for a in checks(submenu)] == ["Logins", "Name", "Email", "Seen"]
 
     reset = next(a for a in menu.actions() if a.text() == "Reset columns")
     reset.trigger()
     assert [header.logicalIndex(v) for v in range(4)] == [0, 1, 2, 3]
-    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+    assert hidden(second) == [False, False, False, True]
     second.save_layout()
     third = DataTable("columns", TableModel(columns))
     qtbot.addWidget(third)
-    header = third.view.horizontalHeader()
-    assert [header.isSectionHidden(c) for c in range(4)] == [False, False, False, True]
+    assert hidden(third) == [False, False, False, True]
 
 
 # a tooltip is raised above the window; the offscreen platform has no stacking to say so to
 @pytest.mark.qt_log_ignore("^This plugin does not support raise\\(\\)$")
 def test_a_cell_too_narrow_for_its_text_shows_it_whole_in_a_tooltip(qtbot: Any) -> None:
-    model: TableModel[Person] = TableModel(COLUMNS)
-    table = DataTable("narrow", model, stretch_column=None)
-    qtbot.addWidget(table)
-    table.show()
-    model.set_rows(PEOPLE)
+    table = shown_table(qtbot, "narrow", COLUMNS, stretch_column=None)
+    model = table.model
     view = table.view
     view.setColumnWidth(0, 400)
     view.setColumnWidth(1, 40)  # "asa@example.com" does not fit
