@@ -33,6 +33,7 @@ from app.profiles import ProfileStore
 from app.registry import DELETE_INACTIVE_USERS
 from app.viewmodels.archive import DELETE, REVIVE
 from app.viewmodels.avatars import AvatarCache
+from app.viewmodels.inactive_users import EMAIL_COLUMN
 from app.viewmodels.metrics import AGAIN_HEADINGS, DROPPED
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
@@ -331,7 +332,8 @@ async def _column_menu(
     view.table.filter_edit.clear()  # the picture before filtered the list
     await settle(window)
     header = view.table.view.horizontalHeader()
-    at = header.mapToGlobal(QPoint(header.sectionViewportPosition(2) + 40, header.height() // 2))
+    x = header.sectionViewportPosition(EMAIL_COLUMN) + 40
+    at = header.mapToGlobal(QPoint(x, header.height() // 2))
     menu = view.table.column_menu()
     menu.popup(at)
     await settle(menu)
