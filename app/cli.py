@@ -180,11 +180,11 @@ def run_gui(*, verbose: bool = False) -> int:
     import gc
 
     gc.disable()
-    # the embedded sandbox boots on the other core while this one imports Qt and opens the
-    # window: its boot is most of the wait for the first data
+    # the embedded sandbox, when the last run used it: the window launches it once its frame
+    # is shown, and it boots on the other core while this one loads the rest
     from sandbox.process import EarlySandbox
 
-    early = EarlySandbox.launch_if_likely()
+    early = EarlySandbox.if_likely()
     from ui.main_window import run
 
     return run(verbose=verbose, sandbox_factory=early)

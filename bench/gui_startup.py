@@ -1,8 +1,8 @@
 """GUI start-up: process start to the main window shown, and to the first data from the sandbox
 shown, against a bare PySide6 window process in the same run. Prints one JSON object.
 
-flagdesk is started as its launcher starts it (`app.cli.main([])`: the sandbox child launched,
-then Qt imported and the frame shown); the figures are taken from hooks on that path (the frame's
+flagdesk is started as its launcher starts it (`app.cli.main([])`: Qt imported and the frame
+shown, then the sandbox child launched); the figures are taken from hooks on that path (the frame's
 `show`, then the overview's view-model), not by a script that imports Qt first.
 
 Goal (issue 4): window shown within 1.5x the bare window's time; first data within 1.0 s; with
@@ -61,7 +61,8 @@ app.exec()
 FLAGDESK = """
 import sys, time
 # as the launcher starts it: `flagdesk` with no arguments (app.cli.main), which checks that a
-# window can open here (app.display), launches the embedded sandbox, and only then imports Qt
+# window can open here (app.display), guesses whether the embedded sandbox will be used, imports
+# Qt and shows the frame, then launches the sandbox
 from app import cli
 check = cli.window_problem
 def timed_check():
@@ -72,10 +73,10 @@ def timed_check():
         print("check_ms", (time.perf_counter() - checked) * 1000, flush=True)
 cli.window_problem = timed_check
 from sandbox.process import EarlySandbox
-launch = EarlySandbox.launch_if_likely
+guess = EarlySandbox.if_likely
 marks = {}
-def launch_then_watch(config=None):
-    early = launch(config)
+def guess_then_watch(config=None):
+    early = guess(config)
     # what run_gui does next: import the window (and Qt); the watch starts as the frame shows
     from PySide6.QtCore import QTimer
     import ui.main_window as main_window
@@ -93,7 +94,7 @@ def launch_then_watch(config=None):
         timer = QTimer(window); timer.timeout.connect(poll); timer.start(5)
     main_window.MainWindow.show = show_and_watch
     return early
-EarlySandbox.launch_if_likely = staticmethod(launch_then_watch)
+EarlySandbox.if_likely = staticmethod(guess_then_watch)
 sys.exit(cli.main([]))
 """
 

@@ -253,37 +253,47 @@ def serve_command() -> list[str]:
 
 
 class EarlySandbox:
-    """The embedded sandbox launched as soon as `flagdesk` starts, before Qt is imported. A
-    process of its own, it boots (Python, Starlette, uvicorn and pydantic, its database: most of
-    the wait for the first data, 0.4-0.7 s on two cores) on the other core while this one opens the
-    window and loads the pages. Launched once the frame was shown, it started 0.2-0.3 s later;
-    by `Session.prelaunch()`, after the session's imports, later still (`bench/gui_startup.py`).
+    """The embedded sandbox, launched as soon as the window's frame is on screen, before the
+    session and the rest of the window are imported. A process of its own, it boots (Python,
+    Starlette, uvicorn and pydantic, its database: 0.3 s of CPU, most of the wait for the first
+    data) on the other core while this one loads the pages and the client.
+
+    Not before the frame: launched as `flagdesk` started, before Qt was imported, its boot ran
+    beside the frame's, and whenever the machine had less than two free cores the two shared
+    one, and the frame waited (shown at 1.6-1.8x a bare window's time with one core busy,
+    1.25-1.3x launched after it, for the same first data: `bench/gui_startup.py`). Not later
+    either: by `Session.prelaunch()`, after the session's imports, the first data came 0.1 s
+    later.
 
     Whether the session will open the sandbox is guessed from `profiles.json` with `json` alone
-    (`app.paths.sandbox_was_last`): launched when no connection was used last. The session
-    decides for real (`Session.prelaunch`): given as its sandbox factory, this hands the
-    launched process to the session's first call; `release()` stops it when the session did not
-    take it. A wrong guess costs a process started for nothing, or the time saved."""
+    (`app.paths.sandbox_was_last`): likely when no connection was used last. The session decides
+    for real (`Session.prelaunch`): given as its sandbox factory, this hands the process to the
+    session's first call; `release()` stops it when the session did not take it. A wrong guess
+    costs a process started for nothing, or the time saved."""
 
     def __init__(self, sandbox: SandboxProcess) -> None:
         self._early: SandboxProcess | None = sandbox
 
     @classmethod
-    def launch_if_likely(cls, config: Path | None = None) -> EarlySandbox | None:
-        """Launch the embedded sandbox when the last run used it (or there was none)."""
+    def if_likely(cls, config: Path | None = None) -> EarlySandbox | None:
+        """The embedded sandbox, not launched yet, when the last run used it (or there was
+        none)."""
         from app.paths import sandbox_was_last
 
         if not sandbox_was_last(config):
             return None
-        sandbox = embedded_sandbox()
-        try:
-            sandbox.launch()
-        except OSError:  # the session launches it again and says what failed
-            return None
-        return cls(sandbox)
+        return cls(embedded_sandbox())
+
+    def launch(self) -> None:
+        """Launch the process now (once; not after the session took it)."""
+        early = self._early
+        if early is None or early.launched:
+            return
+        with contextlib.suppress(OSError):  # the session launches it again and says what failed
+            early.launch()
 
     def __call__(self) -> SandboxProcess:
-        """The session's sandbox factory: the launched process first, new ones after."""
+        """The session's sandbox factory: the early process first, new ones after."""
         early, self._early = self._early, None
         return early if early is not None else embedded_sandbox()
 
@@ -292,8 +302,8 @@ class EarlySandbox:
         return self._early is None
 
     def release(self) -> None:
-        """Stop the launched process unless the session took it (on a thread: stopping waits
-        for the child to see its standard input close)."""
+        """Stop the early process unless the session took it (on a thread: stopping waits for
+        the child to see its standard input close)."""
         early, self._early = self._early, None
         if early is not None:
             threading.Thread(target=early.stop, name="sandbox-unused", daemon=True).start()

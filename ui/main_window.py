@@ -774,11 +774,14 @@ def run(
     window = MainWindow()
     window.show()
     app.processEvents()  # on screen now; the rest loads behind it
+    from sandbox.process import EarlySandbox, embedded_sandbox
+
+    if isinstance(sandbox_factory, EarlySandbox):
+        sandbox_factory.launch()  # it boots while the session and the pages are imported
 
     import asyncio
 
     from app.viewmodels.session import Session
-    from sandbox.process import EarlySandbox, embedded_sandbox
 
     session = Session(sandbox_factory=sandbox_factory or embedded_sandbox)
     try:

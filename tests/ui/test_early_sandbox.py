@@ -1,6 +1,6 @@
-"""`flagdesk` (`app.cli.run_gui`) launches the embedded sandbox before Qt is imported when the
-last run used the sandbox (guessed from profiles.json alone); the session takes that very process,
-or, when it opens a saved server instead, the process is stopped."""
+"""`flagdesk` (`app.cli.run_gui`) launches the embedded sandbox as soon as the window's frame is
+shown when the last run used the sandbox (guessed from profiles.json alone); the session takes that
+very process, or, when it opens a saved server instead, the process is stopped."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_the_guess_reads_the_last_connection(tmp_path: Path) -> None:
     store.save(Profile(name="Prod", url="https://unleash.example.com"), token=None)
     store.set_last("Prod")
     assert not sandbox_was_last(config)
-    assert EarlySandbox.launch_if_likely(config) is None  # nothing launched for a server
+    assert EarlySandbox.if_likely(config) is None  # nothing launched for a server
     (config / "profiles.json").write_text("{damaged", encoding="utf-8")
     assert sandbox_was_last(config)  # the store cannot read it either: the sandbox opens
 
@@ -41,8 +41,9 @@ def early_session(
     """A sandbox launched early (as `flagdesk` launches it), and a session that has taken it
     (`prelaunch`) but not opened it yet; closed and stopped afterwards."""
     config = tmp_path / "config"
-    early = EarlySandbox.launch_if_likely(config)
+    early = EarlySandbox.if_likely(config)
     assert early is not None
+    early.launch()
     session = Session(ProfileStore(config), sandbox_factory=early, health_interval=0)
     try:
         session.prelaunch()
@@ -88,30 +89,57 @@ def test_an_early_sandbox_the_session_does_not_take_is_stopped(tmp_path: Path) -
     assert not launched.launched
 
 
-def test_flagdesk_launches_the_sandbox_before_it_imports_qt(tmp_path: Path) -> None:
-    """`flagdesk` launches the sandbox first: its boot is most of the wait for the first data,
-    and importing Qt and showing the frame (0.2-0.3 s) is time it can boot in."""
+def test_flagdesk_launches_the_sandbox_once_the_frame_is_shown(tmp_path: Path) -> None:
+    """`flagdesk` launches the sandbox as soon as the window's frame is on screen, before the
+    session and the pages are imported: its boot is most of the wait for the first data, and
+    the imports after the frame are time it boots in; before the frame, the two shared a core
+    whenever the machine had less than two free, and the frame waited."""
     script = """
-import sys, types
+import sys
+from PySide6.QtWidgets import QApplication
+import ui.main_window as main_window
 from sandbox.process import EarlySandbox
 seen = []
-def launch_if_likely(config=None):
-    seen.append("PySide6" in sys.modules)
-    return None
-EarlySandbox.launch_if_likely = staticmethod(launch_if_likely)
-window = types.ModuleType("ui.main_window")  # the window itself is not what is tested
-def run(*, verbose=False, sandbox_factory=None):
-    return 0
-window.run = run
-sys.modules["ui.main_window"] = window
+def launch(early):
+    frames = [w for w in QApplication.topLevelWidgets() if isinstance(w, main_window.MainWindow)]
+    seen.append(([w.isVisible() for w in frames], "app.viewmodels.session" in sys.modules))
+    raise SystemExit(0)  # the rest of the start is not what is tested
+EarlySandbox.launch = launch
 from app import cli
-assert cli.main([]) == 0
+try:
+    cli.main([])
+except SystemExit:
+    pass
 print(seen)
 """
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FLAGDESK_CONFIG_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          timeout=60, check=True)  # fmt: skip
-    assert out.stdout.split() == ["[False]"]  # launched (asked), with no Qt imported yet
+    # launched once, with the frame on screen and the session not imported yet
+    assert out.stdout.splitlines()[-1] == "[([True], False)]", out
+
+
+def test_an_early_sandbox_is_launched_once_and_not_after_the_session_took_it(
+    tmp_path: Path,
+) -> None:
+    early = EarlySandbox.if_likely(tmp_path / "config")
+    assert early is not None
+    sandbox = early()  # taken before the frame was shown (a session opened at once)
+    early.launch()
+    assert not sandbox.launched  # the session launches what it took, when it decides to
+    again = EarlySandbox.if_likely(tmp_path / "config")
+    assert again is not None
+    again.launch()
+    launched = again._early
+    assert launched is not None
+    try:
+        assert launched.launched
+        pid = launched.pid
+        again.launch()  # once: the same process
+        assert launched.pid == pid
+        assert again() is launched
+    finally:
+        launched.stop()
 
 
 def test_the_start_runs_without_the_collector_then_freezes_what_it_made(tmp_path: Path) -> None:
