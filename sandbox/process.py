@@ -260,10 +260,11 @@ class EarlySandbox:
 
     Not before the frame: launched as `flagdesk` started, before Qt was imported, its boot ran
     beside the frame's, and whenever the machine had less than two free cores the two shared
-    one, and the frame waited (shown at 1.6-1.8x a bare window's time with one core busy,
-    1.25-1.3x launched after it, for the same first data: `bench/gui_startup.py`). Not later
-    either: by `Session.prelaunch()`, after the session's imports, the first data came 0.1 s
-    later.
+    one, and the frame waited: with one core kept busy, the frame showed at 1.8-2.2x a bare
+    window's time, against 1.3-1.4x with the launch after it, and the first data came alike
+    (0.83-0.93 s against 0.86-0.94 s; with both cores free, 0.63-0.78 s either way:
+    `bench/gui_startup.py`, alternated). Not later either: by `Session.prelaunch()`, after the
+    session's imports, the first data came 0.1 s later.
 
     Whether the session will open the sandbox is guessed from `profiles.json` with `json` alone
     (`app.paths.sandbox_was_last`): likely when no connection was used last. The session decides
