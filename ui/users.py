@@ -308,9 +308,9 @@ class UserEditor(ToolContent):
         outer.addStretch(1)
 
         head = QHBoxLayout()
-        self.title = QLabel()
-        self.title.setObjectName("usersUserTitle")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # wrapped: a long name (or a short one beside the SCIM badge) took the form wider than
+        # the pane, which then scrolled sideways
+        self.title = _wrapping_label("usersUserTitle")
         font = QFont(self.title.font())
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)

@@ -574,3 +574,41 @@ def test_every_column_of_the_list_is_in_view_beside_the_form(
     editor.close_content()
     settings.remove(SPLITTER_KEY)
     settings.sync()
+
+
+def test_the_form_fits_its_pane_without_scrolling_sideways(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess
+) -> None:
+    """The SCIM badge beside a user's name, or a long name, took the form wider than its pane at
+    the window's usual size, and the pane scrolled sideways: the name wraps instead."""
+    long_name = "Maximiliana Alexandrovna Montgomery-Featherstonehaugh"
+    run_sql(sandbox, "UPDATE users SET name = ? WHERE id = ?", long_name, CARMEN_ID)
+    settings = window_settings()
+    settings.remove(SPLITTER_KEY)
+    settings.sync()
+    editor = UserEditor(connect(sandbox))
+    qtbot.addWidget(editor)
+    editor.resize(860, 600)  # the page's content in a 1100-pixel main window
+    editor.show()
+    qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+    bar = editor.form_area.horizontalScrollBar()
+    for user_id in (SCIM_ID, CARMEN_ID, LEON_ID):
+        editor.open_item(user_id)
+        qtbot.waitUntil(lambda user_id=user_id: editor.model.current_id == user_id)
+        QApplication.processEvents()
+        assert editor.form.width() <= editor.form_area.viewport().width(), user_id
+        assert not bar.isVisible(), user_id
+    editor.open_item(SCIM_ID)
+    qtbot.waitUntil(lambda: editor.model.current_id == SCIM_ID)
+    QApplication.processEvents()
+    assert editor.scim_badge.isVisible()
+    editor.open_item(CARMEN_ID)
+    qtbot.waitUntil(lambda: editor.model.current_id == CARMEN_ID)
+    QApplication.processEvents()
+    assert (
+        editor.title.text() == long_name
+        and editor.title.height() > editor.title.fontMetrics().height() * 1.5
+    )  # on two lines
+    editor.close_content()
+    settings.remove(SPLITTER_KEY)
+    settings.sync()
