@@ -321,13 +321,14 @@ class GroupEditorModel(ToolViewModel):
 
     def _columns(self) -> list[Column[Group]]:
         return [
-            # fitted to the names (never cut); the SSO mappings take what is left
+            # fitted to the names (never cut); the SSO mappings take what is left, which the
+            # creation date (a column the header's menu shows) left them too little of
             Column("Name", lambda g: g.name, tooltip=lambda g: g.description or None),
             Column("Members", member_count, numeric=True, width=10),
             Column("Root role", lambda g: self.role_name(g.rootRole), width=11),
             Column("SSO mappings", lambda g: ", ".join(g.mappingsSSO) or None,
                    tooltip=lambda g: "\n".join(g.mappingsSSO) or None),
-            Column("Created", lambda g: g.createdAt),
+            Column("Created", lambda g: g.createdAt, shown=False),
         ]  # fmt: skip
 
     def role_name(self, role_id: int | None) -> str | None:

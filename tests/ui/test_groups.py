@@ -628,3 +628,31 @@ def test_nobody_is_chosen_for_the_person_and_long_names_are_whole(
     qtbot.waitUntil(lambda: editor.table._fitted)
     width = view.fontMetrics().horizontalAdvance(long_name)
     assert view.columnWidth(0) > width  # whole, not "Release manag…"
+
+
+def test_the_columns_fit_the_page_with_the_sso_mappings_whole(
+    qtbot: Any,
+    demo_sandbox: SandboxProcess,
+    open_editor: Callable[..., tuple[ToolPage, GroupEditor]],
+) -> None:
+    """In the main window at its default size, the SSO mappings column was left 75 pixels: its
+    title read "SSO mappin" and every mapping was cut, beside a creation date nobody asked for
+    (the header's menu shows it)."""
+    settings = window_settings()
+    settings.remove("tables/groupsList")
+    settings.sync()
+    page, editor = open_editor(demo_sandbox)
+    page.resize(880, 650)  # the page's part of an 1100 by 700 main window
+    view = editor.table.view
+    header = view.horizontalHeader()
+    qtbot.waitUntil(lambda: editor.table._fitted and view.viewport().width() > 0)
+    model = editor.model.groups
+    shown = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(header.count())
+             if not header.isSectionHidden(c)]  # fmt: skip
+    assert shown == ["Name", "Members", "Root role", "SSO mappings"]
+    assert header.length() <= view.viewport().width()
+    assert not view.horizontalScrollBar().isVisible()
+    assert header.sectionSize(3) >= header.sectionSizeHint(3)  # its title whole
+    widest = max(view.fontMetrics().horizontalAdvance(model.text(r, 3) or "")
+                 for r in range(model.rowCount()))  # fmt: skip
+    assert widest > 0 and header.sectionSize(3) > widest  # and every demo mapping
