@@ -21,8 +21,10 @@ from PySide6.QtWidgets import (
 
 from app.api.client import AdminClient, RetryPolicy
 from app.api.errors import ServerUnreachable
+from app.connection import ConnectionSpec
+from app.profiles import ProfileStore
 from app.viewmodels.overview import OverviewModel
-from app.viewmodels.session import SANDBOX_SOURCE
+from app.viewmodels.session import READY, SANDBOX_SOURCE, Session
 from sandbox.process import SandboxProcess
 from ui.overview_page import OverviewPage
 
@@ -216,3 +218,36 @@ def test_every_widget_has_an_object_name(qtbot: Any, qloop: Any) -> None:
         if not w.objectName()
     ]
     assert not unnamed, unnamed
+
+
+def test_the_overviews_requests_leave_before_the_probes(
+    qtbot: Any, qloop: Any, arun: Callable[..., Any], demo_sandbox: SandboxProcess, tmp_path: Any
+) -> None:
+    """The overview loads as the connection opens (the window's first data), beside the probe:
+    its requests leave with the probe's first, so the server (one thread, answering in turn)
+    answers them before the rest of the probe's; they used to leave after all of them."""
+    session = Session(ProfileStore(tmp_path / "config"), health_interval=0)
+    model = OverviewModel(session.opened_client, source="test sandbox")
+    sent: list[str] = []
+
+    async def hook(request: Any) -> None:
+        sent.append(request.url.path)
+
+    def opened() -> None:  # as the main window does (on_session_connection_opened)
+        assert session.connection is not None
+        session.connection.client._http.event_hooks["request"].append(hook)
+        model.load()
+
+    session.connection_opened.connect(opened)
+    try:
+        session.open_spec(
+            ConnectionSpec(url=demo_sandbox.url, token=demo_sandbox.admin_token,
+                           client_token=demo_sandbox.client_token, label="test sandbox")
+        )  # fmt: skip
+        qtbot.waitUntil(lambda: session.state == READY and model.has_data, timeout=30_000)
+    finally:
+        arun(session.aclose())
+    # the three of the overview among the first four: the probe's first request (its own
+    # ui-config) may leave beside them, the rest after
+    overview = {"/api/admin/projects", "/api/admin/ui-config", "/api/admin/user-admin"}
+    assert len(sent) > 4 and overview <= set(sent[:4]), sent
