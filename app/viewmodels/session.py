@@ -74,8 +74,9 @@ SandboxFactory = Callable[[], EmbeddedSandbox]
 class Session(QObject):
     #: a different connection is current (or the same one was opened again)
     connection_changed = Signal()
-    #: a new connection's client exists and its probe is under way: what reads nothing the
-    #: probe finds (`opened_client`) may ask now, beside the probe rather than after it
+    #: a new connection's client exists and its probe is about to start: what reads nothing
+    #: the probe finds (`opened_client`) may ask now, beside the probe rather than after it
+    #: (the probe waits a turn of the loop, so that those requests leave with its first)
     connection_opened = Signal()
     #: `state`, `message` or `capabilities` changed
     state_changed = Signal()
