@@ -277,10 +277,10 @@ class Session(QObject):
         self.connection = connection
         if not self._closed:
             self.connection_opened.emit()
+        try:
             # a turn of the loop: the requests the windows sent on that signal (the overview's)
             # leave before the probe's, and the server answers them first
             await asyncio.sleep(0)
-        try:
             await connection.probe()
         except asyncio.CancelledError:
             await connection.aclose()
