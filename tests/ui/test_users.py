@@ -10,12 +10,13 @@ caused from the window (the client always sends JSON), so it has no test here.""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
 import httpx
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
@@ -545,20 +546,48 @@ def test_unsaved_drafts_are_marked_in_the_list_and_the_title(
     editor.close_content()
 
 
-def test_every_column_of_the_list_is_in_view_beside_the_form(
-    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
-) -> None:
-    """At the window's usual size the list showed Email half and Last login not at all (behind
-    a scroll bar) while the form beside it was mostly empty."""
+@pytest.fixture
+def usual_size(qtbot: Any) -> Iterator[Callable[[Session], UserEditor]]:
+    """`usual_size(session)`: the Users page at the main window's usual size with nothing
+    remembered (splitter, columns), shown and loaded; its splitter forgotten afterwards."""
     settings = window_settings()
     for key in (SPLITTER_KEY, "tables/users"):
         settings.remove(key)
     settings.sync()
-    editor = UserEditor(connect(demo_sandbox))
-    qtbot.addWidget(editor)
-    editor.resize(860, 600)  # the page's content in a 1100-pixel main window
-    editor.show()
-    qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+    editors: list[UserEditor] = []
+
+    def make(session: Session) -> UserEditor:
+        editor = UserEditor(session)
+        editors.append(editor)
+        qtbot.addWidget(editor)
+        editor.resize(860, 600)  # the page's content in a 1100-pixel main window
+        editor.show()
+        qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+        return editor
+
+    yield make
+    for editor in editors:
+        editor.close_content()
+    settings.remove(SPLITTER_KEY)
+    settings.sync()
+
+
+def open_user(qtbot: Any, editor: UserEditor, user_id: int) -> None:
+    """Open a user in the form, as a link to them does, and let the form lay itself out."""
+    editor.open_item(user_id)
+    qtbot.waitUntil(lambda: editor.model.current_id == user_id)
+    QApplication.processEvents()
+
+
+def test_every_column_of_the_list_is_in_view_beside_the_form(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+    usual_size: Callable[[Session], UserEditor],
+) -> None:
+    """At the window's usual size the list showed Email half and Last login not at all (behind
+    a scroll bar) while the form beside it was mostly empty."""
+    editor = usual_size(connect(demo_sandbox))
     view = editor.table.view
     qtbot.waitUntil(lambda: editor.table._fitted)
     QApplication.processEvents()
@@ -571,44 +600,25 @@ def test_every_column_of_the_list_is_in_view_beside_the_form(
     # the dates are whole in their column
     text = editor.model.users.text(0, last)
     assert view.fontMetrics().horizontalAdvance(text) < view.columnWidth(last)
-    editor.close_content()
-    settings.remove(SPLITTER_KEY)
-    settings.sync()
 
 
 def test_the_form_fits_its_pane_without_scrolling_sideways(
-    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess
+    qtbot: Any,
+    connect: Callable[..., Session],
+    sandbox: SandboxProcess,
+    usual_size: Callable[[Session], UserEditor],
 ) -> None:
     """The SCIM badge beside a user's name, or a long name, took the form wider than its pane at
     the window's usual size, and the pane scrolled sideways: the name wraps instead."""
     long_name = "Maximiliana Alexandrovna Montgomery-Featherstonehaugh"
     run_sql(sandbox, "UPDATE users SET name = ? WHERE id = ?", long_name, CARMEN_ID)
-    settings = window_settings()
-    settings.remove(SPLITTER_KEY)
-    settings.sync()
-    editor = UserEditor(connect(sandbox))
-    qtbot.addWidget(editor)
-    editor.resize(860, 600)  # the page's content in a 1100-pixel main window
-    editor.show()
-    qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+    editor = usual_size(connect(sandbox))
     bar = editor.form_area.horizontalScrollBar()
     for user_id in (SCIM_ID, CARMEN_ID, LEON_ID):
-        editor.open_item(user_id)
-        qtbot.waitUntil(lambda user_id=user_id: editor.model.current_id == user_id)
-        QApplication.processEvents()
+        open_user(qtbot, editor, user_id)
         assert editor.form.width() <= editor.form_area.viewport().width(), user_id
         assert not bar.isVisible(), user_id
-    editor.open_item(SCIM_ID)
-    qtbot.waitUntil(lambda: editor.model.current_id == SCIM_ID)
-    QApplication.processEvents()
-    assert editor.scim_badge.isVisible()
-    editor.open_item(CARMEN_ID)
-    qtbot.waitUntil(lambda: editor.model.current_id == CARMEN_ID)
-    QApplication.processEvents()
-    assert (
-        editor.title.text() == long_name
-        and editor.title.height() > editor.title.fontMetrics().height() * 1.5
-    )  # on two lines
-    editor.close_content()
-    settings.remove(SPLITTER_KEY)
-    settings.sync()
+        assert editor.scim_badge.isVisible() == (user_id == SCIM_ID)
+        if user_id == CARMEN_ID:  # whole, on two lines
+            assert editor.title.text() == long_name
+            assert editor.title.height() > editor.title.fontMetrics().height() * 1.5
