@@ -1,7 +1,7 @@
 """The embedded sandbox's boot, as the GUI waits for it: from the child's spawn to the capability
 probe's and the overview's requests answered. Prints one JSON object.
 
-    .venv/bin/python bench/sandbox_boot.py [--runs 9] [--baseline /path/to/other/checkout]
+    .venv/bin/python bench/sandbox_boot.py [--runs 9] [--bundle [DIR]] [--baseline DIR]
 
 Each run starts the child as the GUI does (`sandbox.process.embedded_sandbox()`: `python -m
 sandbox`, tokens shared through the database, `--exit-with-parent`), on a database of the
@@ -22,9 +22,13 @@ loaded by the run). Each run times, from just before the spawn:
 `first_data_s` is the child's share of `bench/gui_startup.py`'s "first data" (the GUI's frame is
 up long before it). Figures: median, min and max over `--runs`.
 
+`--bundle [DIR]` starts the child of the PyInstaller bundle in DIR (default: dist/flagdesk, made
+by `make bundle`) instead, as the bundle's window does: its executable with `serve`.
+
 `--baseline DIR` alternates the runs with the child started from another checkout's code (its
-`sandbox` and `app` first on the child's `PYTHONPATH`), to compare before and after one change on
-the same machine at the same time; the client side stays this checkout's.
+`sandbox` and `app` first on the child's `PYTHONPATH`), or from another bundle (a DIR holding a
+`flagdesk` executable and its `_internal` folder), to compare before and after one change on the
+same machine at the same time; the client side stays this checkout's.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 
 from app.api.client import AdminClient
 from app.connection import ConnectionSpec
+from sandbox import process
 from sandbox.process import SandboxProcess
 
 MARKS = ("listening_s", "healthy_s", "probed_s", "first_data_s", "child_cpu_s")
@@ -54,20 +59,31 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
+def is_bundle(source: Path) -> bool:
+    """`source` is a PyInstaller bundle's folder (`make bundle`: dist/flagdesk), not a checkout."""
+    return (source / "flagdesk").is_file() and (source / "_internal").is_dir()
+
+
 @contextlib.contextmanager
 def child_code(source: Path | None) -> Iterator[None]:
     """The child imports `sandbox` and `app` from `source` (None: from this checkout, as
-    installed), and starts in a folder of no checkout (`python -m` puts its folder first)."""
+    installed), or is the bundle `source`'s executable, and starts in a folder of no checkout
+    (`python -m` puts its folder first)."""
     saved_cwd, saved_env = os.getcwd(), dict(os.environ)
+    saved_command = process.serve_command
     with tempfile.TemporaryDirectory(prefix="flagdesk-boot-cwd-") as cwd:
         os.chdir(cwd)
-        if source is not None:
+        if source is not None and is_bundle(source):
+            # the command the bundle's window runs (`serve_command()` in a frozen program)
+            process.serve_command = lambda: [str(source / "flagdesk"), "serve"]
+        elif source is not None:
             os.environ["PYTHONPATH"] = str(source)
         # a user's second start finds the bytecode the first one wrote (as bench/gui_startup.py)
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         try:
             yield
         finally:
+            process.serve_command = saved_command
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
@@ -117,12 +133,19 @@ def summary(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--bundle", type=Path, nargs="?", const=Path("dist/flagdesk"),
+                        default=None, metavar="DIR",
+                        help="the child of the bundle in DIR (default: dist/flagdesk)")  # fmt: skip
     parser.add_argument("--baseline", type=Path, default=None,
-                        help="another checkout whose child to alternate with")  # fmt: skip
+                        help="a checkout or bundle whose child to alternate with")  # fmt: skip
     parser.add_argument("--first-start", action="store_true",
                         help="a new database (with the demo data) for each run")  # fmt: skip
     args = parser.parse_args()
     sources: dict[str, Path | None] = {"this": None}
+    if args.bundle is not None:
+        if not is_bundle(args.bundle):
+            raise SystemExit(f"no bundle in {args.bundle}: run `make bundle` first")
+        sources["this"] = args.bundle.resolve()
     if args.baseline is not None:
         sources["baseline"] = args.baseline.resolve()
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in sources}
@@ -139,6 +162,8 @@ def main() -> int:
                 runs[name].append(one_run(source, database(name, run)))
     out: dict[str, object] = {"benchmark": "sandbox_boot", "runs": args.runs,
                               "first_start": args.first_start}  # fmt: skip
+    if args.bundle is not None:
+        out["bundle"] = str(sources["this"])
     out.update(summary(runs["this"]))
     if args.baseline is not None:
         out["baseline"] = {"source": str(sources["baseline"]), **summary(runs["baseline"])}

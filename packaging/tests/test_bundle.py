@@ -65,6 +65,22 @@ def test_the_bundle_is_what_flagdesk_uses_only(unpacked: Path) -> None:
     assert (bundle / "_internal" / "app" / "resources" / "icons" / "flagdesk.svg").is_file()
 
 
+def test_anyio_has_the_sources_its_lazy_imports_read(unpacked: Path) -> None:
+    """anyio's package modules read their own source (`inspect.getsource`, which finds it in the
+    bundle's folder) to import their submodules only when first named. With bytecode alone they
+    cannot, and anyio imported all forty in the sandbox child and the window as each first
+    imported it: 0.08 s of the child's boot (`bench/sandbox_boot.py --bundle --baseline DIR`)."""
+    import anyio
+    import anyio.abc
+
+    site = Path(anyio.__file__).parent.parent
+    for module in (anyio, anyio.abc):
+        source = Path(str(module.__file__))
+        bundled = _bundle(unpacked) / "_internal" / source.relative_to(site)
+        assert bundled.is_file(), f"{bundled} is missing: anyio imports all its modules at once"
+        assert "install_lazy_importer()" in bundled.read_text()
+
+
 def test_the_bundle_runs_no_start_up_hook_it_does_not_need(unpacked: Path) -> None:
     """The scripts the executable runs before its entry (PyInstaller's run-time hooks): not the
     one for PySide6 (it imported QtCore in every process, the sandbox child's included) nor the
