@@ -69,7 +69,7 @@ def test_anyio_has_the_sources_its_lazy_imports_read(unpacked: Path) -> None:
     """anyio's package modules read their own source (`inspect.getsource`, which finds it in the
     bundle's folder) to import their submodules only when first named. With bytecode alone they
     cannot, and anyio imported all forty in the sandbox child and the window as each first
-    imported it: 0.08 s of the child's boot (`bench/sandbox_boot.py --bundle --baseline DIR`)."""
+    imported it: 0.05-0.08 s of the child's boot (`bench/sandbox_boot.py --bundle --baseline`)."""
     import anyio
     import anyio.abc
 

@@ -37,7 +37,6 @@ def test_the_steps_build_the_first_answers_and_import_the_http_stack() -> None:
 
 UNBUILT = """
 import json
-from pydantic import BaseModel
 import app.api.client, sandbox.server  # what the window and the sandbox child import first
 from app.api import models
 bodies = [v for v in vars(models).values()
