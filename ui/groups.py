@@ -790,7 +790,7 @@ class GroupEditor(ToolContent):
         session.state_changed.connect(self.on_session_state_changed)
         self._paint_errors()
         self.on_model_changed()
-        self.on_model_form_changed()
+        self.on_model_change_changed()  # no Undo yet, nor an outcome (and the form's state)
         m.start()
 
     @staticmethod

@@ -656,3 +656,15 @@ def test_the_columns_fit_the_page_with_the_sso_mappings_whole(
     widest = max(view.fontMetrics().horizontalAdvance(model.text(r, 3) or "")
                  for r in range(model.rowCount()))  # fmt: skip
     assert widest > 0 and header.sectionSize(3) > widest  # and every demo mapping
+
+
+def test_no_undo_is_offered_before_anything_was_changed(
+    sandbox: SandboxProcess,
+    open_editor: Callable[..., tuple[ToolPage, GroupEditor]],
+) -> None:
+    """The editor opened with an "Undo" button under the form, enabled, when nothing had been
+    changed yet: Undo is offered once a change was made (see tests/ui/test_group_edit.py)."""
+    _page, editor = open_editor(sandbox)
+    assert editor.model.undoable is None
+    assert editor.undo_button.isHidden()
+    assert editor.outcome_label.isHidden()
