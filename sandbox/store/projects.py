@@ -24,8 +24,11 @@ class Projects(Core):
         ).fetchone()
         if first is None:
             return m.OnboardingStatusPlain(status="onboarding-started")
-        seen = self.conn.execute(  # metrics first: a project can have 100,000s of flags
-            "SELECT 1 FROM client_metrics cm WHERE EXISTS"
+        # the flags with metrics first, not the project's flags (it can have 100,000s), each
+        # once: the demo's 7,000 metrics rows are for 42 flags, and looking each row's flag up
+        # took 5 ms of the projects list (the window's first data) for a project without metrics
+        seen = self.conn.execute(
+            "SELECT 1 FROM (SELECT DISTINCT feature FROM client_metrics) cm WHERE EXISTS"
             " (SELECT 1 FROM features f WHERE f.name = cm.feature AND f.project = ?) LIMIT 1",
             (project,),
         ).fetchone()
