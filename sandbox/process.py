@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import os
 import signal
 import subprocess
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 #: lines of the child's output kept (the oldest go first)
 OUTPUT_LINES = 200
+
+log = logging.getLogger("flagdesk.sandbox")
 
 
 class SandboxProcess:
@@ -58,6 +61,8 @@ class SandboxProcess:
         #: `wait_ready()` saw the child answer /health (and read the tokens it serves)
         self._ready = False
         self._reader: threading.Thread | None = None
+        #: when `launch()` started the child, and when it printed its address (time.monotonic)
+        self._launched_at = self._listening_at = 0.0
         #: how the last stop() ended the child: "stdin" (closed, as when the GUI exits),
         #: "SIGTERM" or "SIGKILL"; "" before any stop
         self.stopped_by = ""
@@ -92,6 +97,7 @@ class SandboxProcess:
         self.stopped_by = ""
         self._listening.clear()
         self._ready = False
+        self._launched_at = time.monotonic()
         self.proc = subprocess.Popen(
             [*argv, *self.args],
             # the write end of this pipe stays open, unused, for the child's lifetime
@@ -117,6 +123,9 @@ class SandboxProcess:
     def wait_ready(self, timeout: float = 30.0) -> SandboxProcess:
         """Wait until the launched child answers /health (blocking)."""
         deadline = time.monotonic() + timeout
+        # while the child boots: the tokens a database already holds are the ones it serves
+        # (it keeps them), read now rather than after its answer, on the way to the first data
+        known = self._tokens_held() if self.shared_tokens else None
         if not self._listening.wait(timeout):
             raise RuntimeError("sandbox did not start:\n" + "".join(self.output))
         if not self.url:
@@ -128,8 +137,15 @@ class SandboxProcess:
         else:
             raise RuntimeError("sandbox never became healthy")
         if self.shared_tokens:
-            self.admin_token, self.client_token = self._stored_tokens()
+            self.admin_token, self.client_token = known or self._stored_tokens()
         self._ready = True
+        # (`flagdesk --verbose` shows it: where the wait for the first data went)
+        log.debug(
+            "sandbox %s: listening %.0f ms after its launch, answering and its tokens read at "
+            "%.0f ms%s", self.url, (self._listening_at - self._launched_at) * 1000,
+            (time.monotonic() - self._launched_at) * 1000,
+            " (read as it booted)" if known else "",
+        )  # fmt: skip
         return self
 
     def _read_output(self, proc: subprocess.Popen[str]) -> None:
@@ -140,11 +156,37 @@ class SandboxProcess:
                     self._lines.append(line)
                 if not self.url and "listening on " in line:
                     self.url = line.rsplit(" ", 1)[1].strip()
+                    self._listening_at = time.monotonic()
                     self._listening.set()
         except (OSError, ValueError):  # closed under us
             pass
         finally:
             self._listening.set()
+
+    def _tokens_held(self) -> tuple[str, str] | None:
+        """Both tokens, when the database exists, is at this flagdesk's schema and holds them:
+        read only, as the child may be opening it. None otherwise (a new database, one the
+        child migrates first, or one being written): `_stored_tokens()` then reads them once
+        the child answers."""
+        import sqlite3
+
+        from sandbox import db
+
+        if not self.db.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(f"{self.db.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        except sqlite3.Error:
+            return None
+        try:
+            if db.schema_version(conn) != db.SCHEMA_VERSION:
+                return None
+            admin, client = db.stored_token(conn, "admin"), db.stored_token(conn, "client")
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+        return None if admin is None or client is None else (admin, client)
 
     def _stored_tokens(self) -> tuple[str, str]:
         """The tokens the database holds: the ones the child kept or made (read with sqlite3

@@ -164,6 +164,28 @@ def test_shared_tokens_on_a_new_database_started_twice_at_once(tmp_path: Path) -
             sb.stop()
 
 
+def test_shared_tokens_a_database_holds_are_read_while_the_child_boots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the way to the window's first data: a database that already holds its tokens is
+    read before the child answers, not after; a new one once the child has made them."""
+    path = tmp_path / "held.sqlite3"
+    assert SandboxProcess(path, shared_tokens=True)._tokens_held() is None  # no database yet
+    with SandboxProcess(path, shared_tokens=True) as first:  # a new one: read afterwards
+        tokens = (first.admin_token, first.client_token)
+    second = SandboxProcess(path, shared_tokens=True)
+    assert second._tokens_held() == tokens
+
+    def read_after_the_answer(self: SandboxProcess) -> tuple[str, str]:
+        raise AssertionError("the tokens were read after the child answered")
+
+    monkeypatch.setattr(SandboxProcess, "_stored_tokens", read_after_the_answer)
+    with second:
+        assert (second.admin_token, second.client_token) == tokens
+        with second.admin() as http:
+            assert http.get("/api/admin/projects").status_code == 200
+
+
 def test_shared_tokens_with_a_token_given_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         SandboxProcess(tmp_path / "x.sqlite3", shared_tokens=True, admin_token="*:*.x")
