@@ -44,6 +44,13 @@ IDLE, CONNECTING, READY, FAILED = "idle", "connecting", "ready", "failed"
 #: click (and one that comes back is reconnected)
 HEALTH_INTERVAL = 20.0
 
+#: the longest a new connection's probe waits for the windows' first requests to be answered
+#: (see `Session._connect`): a slow server's answers do not hold the capabilities back longer
+PROBE_WAIT_S = 1.0
+#: the turns of the event loop a window's request takes to leave once its view-model is told
+#: the connection is open (its task, then the client's: 2 for the overview)
+REQUESTS_LEAVE_WITHIN_TURNS = 4
+
 
 class EmbeddedSandbox(Protocol):
     """What the session needs of the embedded sandbox's child process: a
@@ -111,6 +118,8 @@ class Session(QObject):
         self.error_owner: object | None = None
         self._task: asyncio.Task[None] | None = None
         self._retired: set[asyncio.Task[None]] = set()
+        #: set when the connection's last request in flight is answered (`_answered`)
+        self._idle: asyncio.Event | None = None
         #: what to open again on Retry: None for the sandbox, else a profile name or a spec
         self._target: str | ConnectionSpec | None = None
         self._closed = False
@@ -279,8 +288,12 @@ class Session(QObject):
             self.connection_opened.emit()
         try:
             # a turn of the loop: the requests the windows sent on that signal (the overview's)
-            # leave before the probe's, and the server answers them first
+            # leave; the probe's nine follow once they are answered. Sent beside them, they held
+            # the overview's answers (the embedded sandbox answers one at a time, and the window
+            # opened a connection for each): its first data came 0.03 s later in the bundle
+            # (bench/gui_startup.py --bundle, alternated with the probe 0.1 s later)
             await asyncio.sleep(0)
+            await self._answered(connection, PROBE_WAIT_S)
             await connection.probe()
         except asyncio.CancelledError:
             await connection.aclose()
@@ -446,8 +459,28 @@ class Session(QObject):
             self.data_changed.emit(changes, source)
 
     def _on_activity(self, in_flight: int) -> None:
+        if in_flight == 0 and self._idle is not None:
+            self._idle.set()
         if not self._closed:
             self.activity_changed.emit(in_flight)
+
+    async def _answered(self, connection: Connection, limit: float) -> None:
+        """Return once the requests the windows sent on `connection_opened` are answered (none
+        in flight), or after `limit` seconds; at once when none were sent. A request leaves a
+        few turns of the loop after the signal (the view-model's task, then the client's)."""
+        for _turn in range(REQUESTS_LEAVE_WITHIN_TURNS):
+            if connection.client.in_flight:
+                break
+            await asyncio.sleep(0)
+        else:
+            return
+        self._idle = idle = asyncio.Event()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(idle.wait(), limit)
+        finally:
+            if self._idle is idle:
+                self._idle = None
 
     # ------------------------------------------------------------------ the end
 

@@ -119,6 +119,37 @@ def test_the_overview_asks_beside_the_probe_and_loads_once(
     assert window.overview.version_label.text()
 
 
+def test_the_probe_asks_once_the_overview_has_its_answers(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """The overview's requests are answered before the probe's leave: sent beside them, the
+    probe's held the overview's first data back (the sandbox answers one request at a time)."""
+    window, session = shell
+    events: list[tuple[str, str]] = []  # ("sent" or "answered", path)
+
+    def watch_requests() -> None:
+        async def sent(request: Any) -> None:
+            events.append(("sent", request.url.path))
+
+        async def answered(response: Any) -> None:
+            events.append(("answered", response.request.url.path))
+
+        assert session.connection is not None
+        hooks = session.connection.client._http.event_hooks
+        hooks["request"].append(sent)
+        hooks["response"].append(answered)
+
+    session.connection_opened.connect(watch_requests)
+    session.open_last()
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    overview = ("/api/admin/projects", "/api/admin/user-admin")
+    last_answer = max(events.index(("answered", path)) for path in overview)
+    probe = ("/api/admin/archive/features/flagdesk-capability-probe", "/api/client/metrics/bulk")
+    first_probe = min(events.index(("sent", path)) for path in probe)
+    assert last_answer < first_probe, events
+
+
 def test_the_sandbox_is_launched_before_the_window_has_loaded(
     qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
 ) -> None:
