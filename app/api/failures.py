@@ -18,7 +18,6 @@ import httpx
 from pydantic import ValidationError
 
 from app.api import errors as e
-from app.api.html_pages import looks_like_html, readable_text
 from app.api.models import ErrorBody
 from app.api.wire import json_path
 
@@ -178,6 +177,10 @@ def api_error(method: str, path: str, response: httpx.Response, scrub: Scrub) ->
             if d.message
         )
     else:
+        # (only an error that is no Unleash error body reads HTML: html.parser and its
+        # entities are not imported on the window's way to its first data)
+        from app.api.html_pages import readable_text
+
         message = readable_text(response)
     cls = e.error_class(status)
     if status == 403 and "token type" in message.lower():
@@ -275,6 +278,8 @@ def bad_response(
 def not_json(
     response: httpx.Response, request: str, scrub: Scrub, content: bytes | None = None
 ) -> e.BadResponse:
+    from app.api.html_pages import looks_like_html
+
     kind = response.headers.get("content-type", "").split(";")[0].strip() or "no type"
     looks = "an HTML page" if looks_like_html(response, content) else f"not JSON ({kind})"
     return e.BadResponse(
