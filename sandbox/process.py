@@ -166,8 +166,8 @@ class SandboxProcess:
     def _tokens_held(self) -> tuple[str, str] | None:
         """Both tokens, when the database exists, is at this flagdesk's schema and holds them:
         read only, as the child may be opening it. None otherwise (a new database, one the
-        child migrates first, or one being written): `_stored_tokens()` then reads them once
-        the child answers."""
+        child migrates first, or one being written): `_stored_tokens()` then reads or makes them
+        once the child answers."""
         import sqlite3
 
         from sandbox import db
@@ -190,17 +190,17 @@ class SandboxProcess:
 
     def _stored_tokens(self) -> tuple[str, str]:
         """The tokens the database holds: the ones the child kept or made (read with sqlite3
-        alone: the store's modules import pydantic, 0.1-0.2 s of the GUI's wait for its first
-        data when they are read this way)."""
+        alone, `_tokens_held()`: the store's modules import pydantic, 0.1-0.2 s of the GUI's
+        wait for its first data when they are read this way); made as the child makes them when
+        the database holds none yet."""
+        held = self._tokens_held()
+        if held is not None:
+            return held
         from sandbox import db
+        from sandbox.store import Store
 
         conn = db.connect(self.db)
         try:
-            admin, client = db.stored_token(conn, "admin"), db.stored_token(conn, "client")
-            if admin is not None and client is not None:
-                return admin, client
-            from sandbox.store import Store  # none yet: made as the child makes them
-
             store = Store(conn)
             return store.ensure_token("admin", None)[0], store.ensure_token("client", None)[0]
         finally:
