@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -27,11 +28,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     # its first model is made; the sandbox has none to load
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
+        uvicorn_without_its_command_line()
         from sandbox.server import serve
     finally:
         gc.freeze()
         gc.enable()
     return serve(options_of(args))
+
+
+def uvicorn_without_its_command_line() -> None:
+    """Import uvicorn's `Config` and `Server` without its package's `__init__`, which imports
+    its command line (`uvicorn.main`: click, and the reload and worker supervisors with
+    multiprocessing) for a `uvicorn` command this process never runs: about 0.02 s of the
+    child's boot, which the window waits for before its first data (`bench/sandbox_boot.py`).
+    The package is made from its spec, unexecuted, and given the two names the sandbox uses;
+    its submodules import as usual. Here only, in a process that is the server and nothing else:
+    elsewhere (the tests' in-process servers) uvicorn is imported whole. Where uvicorn is
+    already imported, or is not a package with these two modules, its own `__init__` runs."""
+    if "uvicorn" in sys.modules:
+        return
+    spec = importlib.util.find_spec("uvicorn")
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["uvicorn"] = package
+    try:
+        from uvicorn.config import Config
+        from uvicorn.server import Server
+    except ImportError:
+        del sys.modules["uvicorn"]  # the next `import uvicorn` runs its `__init__`
+        return
+    package.Config = Config  # type: ignore[attr-defined]
+    package.Server = Server  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

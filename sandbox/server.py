@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-import uvicorn
+from uvicorn.config import Config
+from uvicorn.server import Server
 
 from sandbox import db
 from sandbox.app import create_app, wrap
@@ -149,7 +150,7 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
             file=sys.stderr,
         )
     parent_gone = threading.Event()
-    server: uvicorn.Server | None = None
+    server: Server | None = None
 
     def stop_serving() -> None:
         parent_gone.set()
@@ -176,7 +177,7 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"flagdesk sandbox listening on http://{shown}:{port}", file=out, flush=True)
     limit = (options.create_user_limit, options.create_user_window)
-    config = uvicorn.Config(
+    config = Config(
         wrap(
             create_app(
                 store,
@@ -195,7 +196,7 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
         server_header=False,
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
+    server = Server(config)
     if parent_gone.is_set():  # the parent went away while the database was being prepared
         server.should_exit = True
     try:

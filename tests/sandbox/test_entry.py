@@ -47,18 +47,17 @@ def test_the_sandbox_starts_without_pydantic_v1() -> None:
     assert result.stdout.strip().splitlines()[-1] == "False"
 
 
-def test_the_child_looks_for_no_pydantic_plugin(tmp_path: Path) -> None:
-    """Looking for pydantic plugins reads the entry points of every installed distribution as
-    the first model is made (10-15 ms of the child's start); the child loads none. Run up to
-    the port (a busy one: it then exits), past the imports and the database."""
+def _child_up_to_its_port(tmp_path: Path, printed: str) -> str:
+    """Run the child's entry (`sandbox.__main__.main`) up to its port, a busy one (it then
+    exits, with 2), past its imports and the database; then print `printed` (an expression)
+    in the same process. Its last line of output."""
     import os
     import socket
 
     code = (
         "import sys, sandbox.__main__ as entry\n"
         "code = entry.main(sys.argv[1:])\n"
-        "from pydantic.plugin import _loader\n"
-        "print(code, _loader._plugins)"
+        f"print(code, {printed})"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     with socket.socket() as busy:
@@ -69,4 +68,22 @@ def test_the_child_looks_for_no_pydantic_plugin(tmp_path: Path) -> None:
             [sys.executable, "-c", code, "--port", port, "--db", str(tmp_path / "s.sqlite3")],
             capture_output=True, text=True, cwd=ROOT, timeout=60, env=env,
         )  # fmt: skip
-    assert result.stdout.strip().splitlines()[-1] == "2 None", result.stderr
+    return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else result.stderr
+
+
+def test_the_child_looks_for_no_pydantic_plugin(tmp_path: Path) -> None:
+    """Looking for pydantic plugins reads the entry points of every installed distribution as
+    the first model is made (10-15 ms of the child's start); the child loads none."""
+    printed = "__import__('pydantic.plugin._loader', fromlist=['_plugins'])._plugins"
+    assert _child_up_to_its_port(tmp_path, printed) == "2 None"
+
+
+def test_the_child_imports_no_command_line_of_uvicorn(tmp_path: Path) -> None:
+    """uvicorn's package imports its command line (`uvicorn.main`: click, the reload and
+    worker supervisors, multiprocessing), which the child never runs: it serves with uvicorn's
+    `Config` and `Server` alone. Up to its port, none of those is imported."""
+    printed = (
+        "sorted({'uvicorn.main', 'click', 'uvicorn.supervisors', 'multiprocessing'}"
+        " & set(sys.modules)), sys.modules['uvicorn'].Server.__module__"
+    )
+    assert _child_up_to_its_port(tmp_path, printed) == "2 [] uvicorn.server"
