@@ -31,9 +31,15 @@ def _cheap_feature_check() -> None:
             try:
                 with open(path, "rb") as source:
                     return b"PySide6" in source.read()
+            except FileNotFoundError:
+                # no source where the module says (every module of the bundle, which holds
+                # their bytecode alone): its loader reads it from that same path, so PySide6's
+                # own check, after `inspect` has looked everywhere, answers no as well (its
+                # failing search was 5-7 ms of the bundle's window before its first data)
+                return False
             except OSError:
                 pass
-        return original(module)  # no source file (a builtin, a bundle's archive): its answer
+        return original(module)  # no source file (a builtin, a zip's member): its answer
 
     _mod_uses_pyside.reads_bytes = True  # type: ignore[attr-defined]
     feature._mod_uses_pyside = _mod_uses_pyside  # type: ignore[union-attr]
