@@ -284,3 +284,60 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "fastapi"))
                             cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["201 400 200", "[]"]
+
+
+def test_the_first_questions_are_a_window_s_and_are_answered(tmp_path):
+    """What the server asks itself as it starts serving is what a window's overview asks
+    first, and it gets real answers (not a refusal or a missing route), read-only."""
+    import asyncio
+
+    from app.viewmodels import overview
+    from sandbox.app import create_app, wrap
+    from sandbox.demo import load_demo
+    from sandbox.server import FIRST_QUESTIONS, ask_first_questions
+
+    store = Store(db.connect(tmp_path / "s.sqlite3"))
+    store.initialise()
+    load_demo(store)
+    token, _ = store.ensure_token("admin", "secret")
+    before = store.conn.total_changes
+    assert asyncio.run(ask_first_questions(wrap(create_app(store)), token)) == [200, 200, 200]
+    assert store.conn.total_changes == before
+    # the overview's reads: the client methods it calls ask these paths
+    source = Path(overview.__file__).read_text()
+    assert all(m in source for m in ("ui_config()", "list_projects()", "list_users()"))
+    assert FIRST_QUESTIONS == (
+        "/api/admin/ui-config", "/api/admin/projects", "/api/admin/user-admin"
+    )  # fmt: skip
+
+
+def test_the_server_asks_itself_the_first_questions_once_it_serves(tmp_path):
+    """`flagdesk serve` answers a window's first questions to itself once it serves, before
+    anyone asks: here nobody does, and the process ends once it has asked them."""
+    code = f"""
+import os, sys
+from pathlib import Path
+import sandbox.server as server
+from sandbox.options import ServeOptions
+
+asked = server.ask_first_questions
+
+async def spy(app, token):
+    statuses = await asked(app, token)
+    print("asked", statuses, flush=True)
+    os._exit(0)
+
+server.ask_first_questions = spy
+options = ServeOptions(db=Path({str(tmp_path / "s.sqlite3")!r}), port=0)
+sys.exit(server.serve(options))
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    lines = out.splitlines()
+    assert any(line.startswith("flagdesk sandbox listening on") for line in lines), lines
+    assert lines[-1] == "asked [200, 200, 200]", lines
