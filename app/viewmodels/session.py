@@ -476,11 +476,26 @@ class Session(QObject):
             return
         self._idle = idle = asyncio.Event()
         try:
+            await self._prepare_reading(idle)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(idle.wait(), limit)
         finally:
             if self._idle is idle:
                 self._idle = None
+
+    @staticmethod
+    async def _prepare_reading(answered: asyncio.Event) -> None:
+        """While the windows' first requests are on their way, build what reading the answers
+        takes and is not built yet: the validators of the overview's answers (its first data),
+        which a window whose sandbox was up before it had built none of (the warm-up stops
+        when the sandbox answers). A step a turn of the loop; none once all is answered."""
+        from app.api.client import OVERVIEW_ANSWERS, validators_to_build
+
+        for step in validators_to_build(OVERVIEW_ANSWERS):
+            if answered.is_set():
+                return
+            step()
+            await asyncio.sleep(0)
 
     # ------------------------------------------------------------------ the end
 

@@ -35,6 +35,35 @@ def test_the_steps_build_the_first_answers_and_import_the_http_stack() -> None:
     assert all(models_after) and stack_after
 
 
+ORDERED = """
+import json
+from app.api.client import FIRST_ANSWERS, OVERVIEW_ANSWERS, validators_to_build
+from app.api.models import ProjectList, UiConfig, UserList
+assert OVERVIEW_ANSWERS == (UiConfig, ProjectList, UserList)
+first = [m.__name__ for m in FIRST_ANSWERS]
+steps = validators_to_build(OVERVIEW_ANSWERS)
+ProjectList.model_rebuild()  # built meanwhile: its step builds nothing more
+built = [step() for step in steps]
+again = len(validators_to_build(OVERVIEW_ANSWERS))
+complete = [m.__pydantic_complete__ for m in OVERVIEW_ANSWERS]
+print(json.dumps({"first": first, "steps": len(steps), "again": again, "complete": complete}))
+"""
+
+
+def test_the_overview_s_answers_come_first_and_are_built_once() -> None:
+    """The overview's answers are the window's first data: the warm-up builds their validators
+    before the probe's. `validators_to_build` gives a step for each one not built yet, and none
+    once they are."""
+    out = subprocess.run(
+        [sys.executable, "-c", ORDERED], capture_output=True, text=True, timeout=60, check=True
+    )
+    seen = json.loads(out.stdout)
+    assert seen["first"][:3] == ["UiConfig", "ProjectList", "UserList"]
+    assert len(seen["first"]) == len(set(seen["first"])) > 3
+    assert seen["steps"] == 3 and seen["again"] == 0
+    assert seen["complete"] == [True, True, True]
+
+
 UNBUILT = """
 import json
 import app.api.client, sandbox.server  # what the window and the sandbox child import first

@@ -150,6 +150,46 @@ def test_the_probe_asks_once_the_overview_has_its_answers(
     assert last_answer < first_probe, events
 
 
+def test_reading_the_overview_s_answers_is_prepared_while_they_are_on_their_way(
+    qtbot: Any, shell: tuple[MainWindow, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the overview's requests have left, the validators of its answers that are not
+    built yet are built while the answers are on their way, before the probe's requests go:
+    the warm-up during the sandbox's boot stops as the sandbox answers, and a window whose
+    sandbox was already up built none. (Every validator of this process was built long ago:
+    each answer is given a step here, watched.)"""
+    from app.api import client
+
+    window, session = shell
+    events: list[tuple[str, str]] = []
+
+    def every_step(answers: Any) -> tuple[Any, ...]:
+        def watched(answer: Any) -> Any:
+            return lambda: events.append(("built", answer.__name__))
+
+        return tuple(watched(answer) for answer in answers)
+
+    def watch_requests() -> None:
+        async def sent(request: Any) -> None:
+            events.append(("sent", request.url.path))
+
+        assert session.connection is not None
+        session.connection.client._http.event_hooks["request"].append(sent)
+
+    monkeypatch.setattr(client, "validators_to_build", every_step)
+    session.connection_opened.connect(watch_requests)
+    session.open_last()
+    wait_state(qtbot, session, READY)
+    wait_overview(qtbot, window)
+    overview = ("/api/admin/projects", "/api/admin/user-admin")
+    overview_sent = max(events.index(("sent", path)) for path in overview)
+    probe = ("/api/admin/archive/features/flagdesk-capability-probe", "/api/client/metrics/bulk")
+    first_probe = min(events.index(("sent", path)) for path in probe)
+    assert events[overview_sent + 1 : first_probe][:3] == [
+        ("built", "UiConfig"), ("built", "ProjectList"), ("built", "UserList")
+    ], events  # fmt: skip
+
+
 def test_the_sandbox_is_launched_before_the_window_has_loaded(
     qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
 ) -> None:
