@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -21,8 +22,13 @@ from sandbox.routes.answers import no_body, ok
 from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.versions import Played
 
-#: a bulk body's fields and constraints (`m.BulkMetrics`), validated into plain dicts
-BULK_METRICS_ITEMS: TypeAdapter[m.BulkMetricsItems] = TypeAdapter(m.BulkMetricsItems)
+
+@cache
+def bulk_metrics_items() -> TypeAdapter[m.BulkMetricsItems]:
+    """A bulk body's fields and constraints (`m.BulkMetrics`), validated into plain dicts.
+    Built for the first bulk body, not as the sandbox boots: the first validator a process
+    builds pays for pydantic's schema machinery too, and the window waits for that boot."""
+    return TypeAdapter(m.BulkMetricsItems)
 
 
 async def feature_usage(call: Call[None]) -> Response:
@@ -69,7 +75,7 @@ async def bulk_metrics(call: Call[None]) -> Response:
     store, played = call.store, call.played
     body = await read_limited(call.request, BULK_METRICS_BODY_LIMIT)
     try:
-        batch = BULK_METRICS_ITEMS.validate_json(body)
+        batch = bulk_metrics_items().validate_json(body)
     except ValidationError as exc:
         raise validation_error(exc.errors(), "metrics batch") from None
     nulls, missing = application_problems(batch["applications"], played)
