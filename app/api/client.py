@@ -35,6 +35,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app.api import errors as e
 from app.api.capabilities import Capabilities
+from app.api.collector import paused_gc
 from app.api.failures import bad_response, not_json
 from app.api.models import (
     AdminCount,
@@ -75,14 +76,6 @@ from app.api.models import (
 from app.api.probe import PROBE_ANSWERS, probe
 from app.api.search import SEARCH_PATH, archived_by_search
 from app.api.sending import RetryPolicy, Sender, normalise_base_url
-from app.api.streaming import (
-    PIECE_BYTES,
-    BadJson,
-    ItemsInvalid,
-    ListStream,
-    NotStreamable,
-    paused_gc,
-)
 from app.registry import (
     ARCHIVE_FEATURES,
     CREATE_CONTEXT_FIELD,
@@ -617,6 +610,10 @@ class AdminClient(Sender):
         field: str,
         on_items: Callable[[list[Any]], None] | None,
     ) -> M:
+        # here: only the two lists that run to 100,000 items stream, never a window's first
+        # data, and the streaming reader brings msgspec (4 ms of the client's import)
+        from app.api.streaming import PIECE_BYTES, BadJson, ItemsInvalid, ListStream, NotStreamable
+
         request = f"GET {path}"
         (item_type,) = typing.get_args(model.model_fields[field].annotation)
         stream: ListStream[Any] = ListStream(field, item_type)
