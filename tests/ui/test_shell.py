@@ -119,15 +119,18 @@ def test_the_overview_asks_beside_the_probe_and_loads_once(
     assert window.overview.version_label.text()
 
 
-def test_the_probe_asks_once_the_overview_has_its_answers(
-    qtbot: Any, shell: tuple[MainWindow, Session]
-) -> None:
-    """The overview's requests are answered before the probe's leave: sent beside them, the
-    probe's held the overview's first data back (the sandbox answers one request at a time)."""
-    window, session = shell
-    events: list[tuple[str, str]] = []  # ("sent" or "answered", path)
+#: two of the overview's requests, and two of the capability probe's
+OVERVIEW_PATHS = ("/api/admin/projects", "/api/admin/user-admin")
+PROBE_PATHS = ("/api/admin/archive/features/flagdesk-capability-probe", "/api/client/metrics/bulk")
 
-    def watch_requests() -> None:
+
+def record_requests(
+    session: Session, events: list[tuple[str, str]], *, answers: bool = True
+) -> None:
+    """On each connection `session` opens, append to `events` every request its client sends,
+    ("sent", path), and with `answers` every answer it gets, ("answered", path)."""
+
+    def watch() -> None:
         async def sent(request: Any) -> None:
             events.append(("sent", request.url.path))
 
@@ -137,16 +140,25 @@ def test_the_probe_asks_once_the_overview_has_its_answers(
         assert session.connection is not None
         hooks = session.connection.client._http.event_hooks
         hooks["request"].append(sent)
-        hooks["response"].append(answered)
+        if answers:
+            hooks["response"].append(answered)
 
-    session.connection_opened.connect(watch_requests)
+    session.connection_opened.connect(watch)
+
+
+def test_the_probe_asks_once_the_overview_has_its_answers(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """The overview's requests are answered before the probe's leave: sent beside them, the
+    probe's held the overview's first data back (the sandbox answers one request at a time)."""
+    window, session = shell
+    events: list[tuple[str, str]] = []  # ("sent" or "answered", path)
+    record_requests(session, events)
     session.open_last()
     wait_state(qtbot, session, READY)
     wait_overview(qtbot, window)
-    overview = ("/api/admin/projects", "/api/admin/user-admin")
-    last_answer = max(events.index(("answered", path)) for path in overview)
-    probe = ("/api/admin/archive/features/flagdesk-capability-probe", "/api/client/metrics/bulk")
-    first_probe = min(events.index(("sent", path)) for path in probe)
+    last_answer = max(events.index(("answered", path)) for path in OVERVIEW_PATHS)
+    first_probe = min(events.index(("sent", path)) for path in PROBE_PATHS)
     assert last_answer < first_probe, events
 
 
@@ -169,22 +181,13 @@ def test_reading_the_overview_s_answers_is_prepared_while_they_are_on_their_way(
 
         return tuple(watched(answer) for answer in answers)
 
-    def watch_requests() -> None:
-        async def sent(request: Any) -> None:
-            events.append(("sent", request.url.path))
-
-        assert session.connection is not None
-        session.connection.client._http.event_hooks["request"].append(sent)
-
     monkeypatch.setattr(client, "validators_to_build", every_step)
-    session.connection_opened.connect(watch_requests)
+    record_requests(session, events, answers=False)
     session.open_last()
     wait_state(qtbot, session, READY)
     wait_overview(qtbot, window)
-    overview = ("/api/admin/projects", "/api/admin/user-admin")
-    overview_sent = max(events.index(("sent", path)) for path in overview)
-    probe = ("/api/admin/archive/features/flagdesk-capability-probe", "/api/client/metrics/bulk")
-    first_probe = min(events.index(("sent", path)) for path in probe)
+    overview_sent = max(events.index(("sent", path)) for path in OVERVIEW_PATHS)
+    first_probe = min(events.index(("sent", path)) for path in PROBE_PATHS)
     assert events[overview_sent + 1 : first_probe][:3] == [
         ("built", "UiConfig"), ("built", "ProjectList"), ("built", "UserList")
     ], events  # fmt: skip
