@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -34,6 +35,11 @@ CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
 #: what a window asks first as it opens on the sandbox: its overview's three reads
 #: (`app.viewmodels.overview`), which its first data waits for
 FIRST_QUESTIONS = ("/api/admin/ui-config", "/api/admin/projects", "/api/admin/user-admin")
+#: the most users a sandbox holds and still asks itself `FIRST_QUESTIONS`: the list of users is
+#: one of them, and a large one (100,000 users, `flagdesk serve --scale`) takes seconds to
+#: answer, during which the window's own questions, its health check first, would wait; what
+#: asking saves is a few milliseconds of a small answer
+FIRST_QUESTIONS_MAX_USERS = 1_000
 
 log = logging.getLogger(__name__)
 
@@ -179,22 +185,26 @@ async def ask_first_questions(app: ASGIApp, token: str) -> list[int]:
 
 class SandboxServer(Server):
     """uvicorn's server, which asks its app a window's first questions as soon as it serves
-    (`ask_first_questions`), on its event loop: a question that arrives meanwhile waits for
-    one answer at most. Not before it serves: the window waits for that."""
+    (`ask_first_questions`; none: it asks nothing), on its event loop: a question that arrives
+    meanwhile waits for one small answer at most. Not before it serves: the window waits for
+    that."""
 
-    def __init__(self, config: Config, first_questions: Callable[[], Awaitable[object]]) -> None:
+    def __init__(
+        self, config: Config, first_questions: Callable[[], Awaitable[object]] | None
+    ) -> None:
         super().__init__(config)
         self._first_questions = first_questions
         self._asking: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
-        if not self.should_exit:
-            self._asking = asyncio.get_running_loop().create_task(self._ask())
+        if self._first_questions is not None and not self.should_exit:
+            self._asking = asyncio.get_running_loop().create_task(self._ask(self._first_questions))
 
-    async def _ask(self) -> None:
+    @staticmethod
+    async def _ask(first_questions: Callable[[], Awaitable[object]]) -> None:
         try:
-            log.debug("first questions answered: %s", await self._first_questions())
+            log.debug("first questions answered: %s", await first_questions())
         except Exception:  # a warm-up only: the real questions get their real answers
             log.debug("asking the first questions failed", exc_info=True)
 
@@ -244,7 +254,6 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
             played=Played.of(options.as_version) if options.as_version else None,
         )
     )
-    admin_token, _ = store.ensure_token("admin", None)
     config = Config(
         app,
         log_level="warning",
@@ -257,7 +266,11 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
         server_header=False,
         timeout_graceful_shutdown=5,
     )
-    server = SandboxServer(config, lambda: ask_first_questions(app, admin_token))
+    first_questions = None
+    if store.user_count() <= FIRST_QUESTIONS_MAX_USERS:
+        admin_token, _ = store.ensure_token("admin", None)
+        first_questions = partial(ask_first_questions, app, admin_token)
+    server = SandboxServer(config, first_questions)
     if parent_gone.is_set():  # the parent went away while the database was being prepared
         server.should_exit = True
     try:

@@ -341,3 +341,40 @@ sys.exit(server.serve(options))
     lines = out.splitlines()
     assert any(line.startswith("flagdesk sandbox listening on") for line in lines), lines
     assert lines[-1] == "asked [200, 200, 200]", lines
+
+
+def test_a_sandbox_with_many_users_asks_itself_nothing(tmp_path):
+    """The list of users is one of the first questions: with more users than
+    `FIRST_QUESTIONS_MAX_USERS` (100,000 take seconds to list) the server asks itself nothing,
+    and its health check is answered at once. (Here the limit is lowered under the demo's
+    users; asking would begin before any request is served, and say so.)"""
+    code = f"""
+import sys
+from pathlib import Path
+import sandbox.server as server
+from sandbox.options import ServeOptions
+
+async def spy(app, token):
+    print("asking", flush=True)
+    return []
+
+server.ask_first_questions = spy
+server.FIRST_QUESTIONS_MAX_USERS = 2
+options = ServeOptions(db=Path({str(tmp_path / "s.sqlite3")!r}), port=0)
+sys.exit(server.serve(options))
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if "listening on " in line:
+                url = line.rsplit(" ", 1)[1].strip()
+                break
+        assert url, "the sandbox never listened"
+        assert httpx.get(url + "/health", timeout=30).status_code == 200
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "asking" not in out, out
