@@ -10,13 +10,14 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import artefact, clean_env, serving, version
+from conftest import ROOT, artefact, clean_env, serving, version
 from xdisplay import virtual_display
 
 from tests.processes import children_of
@@ -143,6 +144,41 @@ def test_every_library_finds_what_it_links_against(unpacked: Path) -> None:
         if lost:
             missing[str(lib.relative_to(internal.parent))] = lost
     assert missing == {}
+
+
+def _build_id(library: Path) -> str:
+    notes = subprocess.run(["readelf", "-n", str(library)], capture_output=True, text=True,
+                           check=True, timeout=60).stdout  # fmt: skip
+    return notes.split("Build ID:", 1)[1].split()[0]
+
+
+def _module_inits(library: Path) -> set[str]:
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(library)], capture_output=True,
+                             text=True, check=True, timeout=60).stdout  # fmt: skip
+    return {word for word in symbols.split() if word.startswith("PyInit_")}
+
+
+def test_the_bundle_s_python_library_is_built_with_profile_guided_optimisation(
+    unpacked: Path,
+) -> None:
+    """packaging/bundle/libpython.py: Debian's libpython has no profile-guided optimisation; the
+    bundle holds the library built from Debian's source with it, every module Debian's builds
+    in built in too (PyInstaller collected no file for them)."""
+    import sysconfig
+
+    sys.path.insert(0, str(ROOT / "packaging" / "bundle"))
+    import libpython
+
+    name = libpython.library_name()
+    system = Path(sysconfig.get_config_var("LIBDIR")) / name
+    package = libpython.debian_package(system)
+    if package is None:
+        pytest.skip(f"{system} is no Debian package's: the bundle keeps it (libpython.build)")
+    built = libpython.cache_dir(ROOT / "build" / "libpython", *libpython.installed_source(package))
+    in_bundle = _bundle(unpacked) / "_internal" / name
+    assert _build_id(in_bundle) == _build_id(built / name) != _build_id(system)
+    assert _module_inits(system) <= _module_inits(in_bundle)
+    print((built / "source-version").read_text().strip())
 
 
 def test_version_serve_and_check_from_the_bundle(unpacked: Path) -> None:
