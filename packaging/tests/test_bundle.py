@@ -1,8 +1,10 @@
 """The bundle's tarball (`make bundle`), unpacked in a temporary HOME as a person would: its
 own executable opens the window under Xvfb with the embedded sandbox listening (started from
 the bundle's executable, not a Python), closing it leaves no process or listener; `flagdesk
-serve` and `flagdesk check` work from it; every library in it finds what it links against;
-`install.sh --user` puts the launcher in place and `--uninstall` takes exactly that away."""
+serve` and `flagdesk check` work from it; every library in it finds what it links against, and
+its Python library is the one packaging/bundle/libpython.py builds with profile-guided
+optimisation; `install.sh --user` puts the launcher in place and `--uninstall` takes exactly that
+away."""
 
 from __future__ import annotations
 
