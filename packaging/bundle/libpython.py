@@ -7,7 +7,7 @@ optimisation, linked statically; it builds the shared library with neither (debi
 static build's target is `profile-opt`, the shared one's the default). So the bundle ran the same
 Python code slower than the development environment does. Measured on these machines: an
 enum-and-loop script ran 316M instructions on Debian's library against 262M on its program
-(callgrind), 287M on a library built with profile-guided optimisation alone and 260M with
+(callgrind), 287M on a library built with profile-guided optimisation alone and 259M with
 link-time optimisation too; with the last, the bundle showed its first data 0.097-0.110 s sooner
 (medians of 16 alternated pairs, `bench/gui_startup.py`'s way; 0.03 s less without link-time
 optimisation).
