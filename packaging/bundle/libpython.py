@@ -33,6 +33,7 @@ recipe; packaging/tests/test_bundle.py checks the bundle holds the library built
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -44,7 +45,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-#: how the library is configured (a change rebuilds it: the cache's name carries their digest)
+#: how the library is configured (a change of these or of `quicker_makefile`'s changes rebuilds
+#: it: the cache's name carries their digest)
 CONFIGURE = (
     "--enable-shared",
     "--enable-optimizations",
@@ -160,14 +162,17 @@ def candidates(installed: str, indexed: Iterable[str]) -> list[str]:
     never: its library would not match the standard library PyInstaller collects."""
     same = sorted(
         {v for v in indexed if upstream(v) == upstream(installed) and v != installed},
-        key=_version_key,
+        key=functools.cmp_to_key(_compare_versions),
         reverse=True,
     )
     return ([installed] if installed in set(indexed) else []) + same
 
 
-def _version_key(version: str) -> list[tuple[int, object]]:
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", version)]
+def _compare_versions(a: str, b: str) -> int:
+    """Debian's order of two versions (dpkg's own comparison)."""
+    if a == b:
+        return 0
+    return -1 if subprocess.run(["dpkg", "--compare-versions", a, "lt", b]).returncode == 0 else 1
 
 
 def setup_local(setup: str, builtins: Iterable[str]) -> str:
@@ -194,9 +199,9 @@ LIBRARY_REBUILD = '\t$(MAKE) $(LDLIBRARY) CFLAGS_NODIST="$(CFLAGS_NODIST) $(PGO_
 
 def quicker_makefile(makefile: str) -> str:
     """The configured Makefile with a shorter build of the same library: link-time optimisation
-    in parallel partitions, and the profile-guided stage building the
-    library alone (the profile run needs the whole interpreter and its modules, the bundle
-    only the library). Raises if the Makefile is not what these changes expect."""
+    in parallel partitions, and the profile-guided stage building the library alone (the profile
+    run needs the whole interpreter and its modules, the bundle only the library). Raises if the
+    Makefile is not what these changes expect."""
     flags = [line for line in makefile.splitlines() if line.startswith("CONFIGURE_")]
     if sum(SERIAL_LTO in line for line in flags) != 2 or makefile.count(WHOLE_REBUILD) != 1:
         raise RuntimeError("CPython's Makefile is not the one packaging/bundle/libpython.py knows")
@@ -209,7 +214,8 @@ def quicker_makefile(makefile: str) -> str:
 
 def cache_dir(root: Path, source: str, version: str) -> Path:
     """Where the library built for the installed `source` `version` is kept."""
-    digest = hashlib.sha256("\n".join(CONFIGURE).encode()).hexdigest()[:8]
+    recipe = (*CONFIGURE, PARALLEL_LTO, LIBRARY_REBUILD)
+    digest = hashlib.sha256("\n".join(recipe).encode()).hexdigest()[:8]
     return root / f"{source}_{version}_{digest}"
 
 
@@ -282,7 +288,7 @@ def fetch(source: str, installed: str, work: Path, log: Path) -> tuple[Path, str
     )
 
 
-def build(cache_root: Path, jobs: int | None = None) -> Path | None:
+def build(cache_root: Path) -> Path | None:
     """The library to put in the bundle, built once per source version into `cache_root`; None
     when the interpreter is not Debian's own (PyInstaller's library stays)."""
     if os.environ.get("FLAGDESK_BUNDLE_LIBPYTHON") == "system":
@@ -315,7 +321,7 @@ def build(cache_root: Path, jobs: int | None = None) -> Path | None:
                     f"the archive no longer indexes {source} {installed} (installed): building "
                     f"{version}, the same release with Debian's later patches"
                 )
-            built = _make(tree, work / "build", log, jobs)
+            built = _make(tree, work / "build", log)
         except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
             raise SystemExit(
                 f"flagdesk bundle: the bundle's Python library could not be built: {exc} (log: "
@@ -328,7 +334,7 @@ def build(cache_root: Path, jobs: int | None = None) -> Path | None:
         return target / name
 
 
-def _make(tree: Path, out_dir: Path, log: Path, jobs: int | None) -> Path:
+def _make(tree: Path, out_dir: Path, log: Path) -> Path:
     """Configure and build the library from the source `tree` in `out_dir`; its path."""
     # Setup.local before configure, whose makesetup writes the Makefile and the table of built-in
     # modules from it (written later, make remade them halfway and linked without the modules)
@@ -343,7 +349,7 @@ def _make(tree: Path, out_dir: Path, log: Path, jobs: int | None) -> Path:
         for makefile in (out_dir / "Makefile.pre", out_dir / "Makefile"):  # the template too
             makefile.write_text(quicker_makefile(makefile.read_text()))
         subprocess.run(
-            ["make", f"-j{jobs or os.cpu_count() or 1}", "profile-opt"],
+            ["make", f"-j{os.cpu_count() or 1}", "profile-opt"],
             cwd=out_dir,
             check=True,
             stdout=out,

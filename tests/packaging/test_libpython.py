@@ -115,6 +115,12 @@ def test_the_recipe_is_profile_guided_and_a_change_of_it_is_a_new_cache() -> Non
         assert libpython.cache_dir(Path("/c"), "python3.11", "3.11.2-6+deb12u6") != before
     finally:
         libpython.CONFIGURE = recipe
+    lto = libpython.PARALLEL_LTO
+    try:
+        libpython.PARALLEL_LTO = "-flto=2 -fuse-linker-plugin -ffat-lto-objects"
+        assert libpython.cache_dir(Path("/c"), "python3.11", "3.11.2-6+deb12u6") != before
+    finally:
+        libpython.PARALLEL_LTO = lto
 
 
 def test_a_library_built_earlier_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
