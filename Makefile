@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # sandbox and command-line children the tests start, and for every start of the window
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test lint typecheck bench screenshots serve clean package bundle artefact-test
+.PHONY: run test lint typecheck bench screenshots serve clean package bundle artefact-test lock
 
 run:
 	@packaging/bootstrap.sh run
@@ -20,6 +20,11 @@ test:
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy app ui sandbox
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# uv.lock made anew with the newest versions pyproject.toml's ranges allow; `make test` then
+# tries them, and the lock is committed when it is green (packaging/bootstrap.sh)
+lock:
+	@packaging/bootstrap.sh lock
 
 lint:
 	@packaging/bootstrap.sh test
@@ -45,11 +50,12 @@ screenshots:
 	@packaging/bootstrap.sh test
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m ui.screenshots docs/screenshots
 
-# The wheel and sdist, in dist/ (README "Install": `pipx install dist/flagdesk-*.whl`).
+# The wheel and sdist, in dist/ (README "Install": `pipx install dist/flagdesk-*.whl`): the
+# sdist, then the wheel from it, with the build backend pyproject.toml's [tool.uv] pins.
 package:
 	@packaging/bootstrap.sh test
 	rm -rf dist/flagdesk-*.whl dist/flagdesk-*.tar.gz
-	$(BIN)/python -m build --outdir dist .
+	.uv/bin/uv build --quiet --no-python-downloads --out-dir dist .
 
 # The one-folder bundle with its own Python, dist/flagdesk/, and its tarball (README "Install").
 APP_ID = io.flagdesk.Flagdesk
@@ -71,4 +77,4 @@ artefact-test: package bundle
 	$(BIN)/python -m pytest -p no:cacheprovider packaging/tests $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	rm -rf $(VENV) .uv .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

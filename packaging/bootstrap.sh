@@ -5,7 +5,10 @@
 #   packaging/bootstrap.sh bundle test's, + a real window under Xvfb and PyInstaller (`make bundle`,
 #                                 `make bundle-test`)
 #   packaging/bootstrap.sh python the Python it makes .venv with (nothing installed)
-# Idempotent and cheap when nothing changed: a dpkg query and a stamp-file comparison.
+#   packaging/bootstrap.sh lock   uv.lock made anew: the newest versions pyproject.toml allows
+#                                 (`make lock`; then `make test` tries them)
+# Python packages are exactly uv.lock's, in every mode. Idempotent and cheap when nothing
+# changed: a dpkg query and a `uv sync` that finds everything in place.
 set -euo pipefail
 mode="${1:-run}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,7 +38,8 @@ case "$mode" in
     test) want+=("${test_pkgs[@]}") ;;
     bundle) want+=("${test_pkgs[@]}" "${window_pkgs[@]}" "${bundle_pkgs[@]}") ;;
     python) ;;  # prints the Python it would make .venv with, and does nothing else
-    *) say "unknown mode $mode (run, test, bundle or python)"; exit 2 ;;
+    lock) ;;
+    *) say "unknown mode $mode (run, test, bundle, python or lock)"; exit 2 ;;
 esac
 
 # The Python that makes the virtual environment: $PYTHON when set; otherwise the system's own
@@ -88,25 +92,45 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
 fi
 
-venv=.venv
-if [ ! -x "$venv/bin/python" ]; then
-    say "creating the virtual environment in $venv with $("$PYTHON" -V 2>&1) ($(command -v "$PYTHON"))"
-    "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip 2>&1 \
-        | { grep -v "^WARNING: Location 'file:" || true; }
-fi
-
-stamp="$venv/.installed-$mode"
-if [ ! -e "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-    extra=""
-    [ "$mode" = test ] && extra="[test]"
-    [ "$mode" = bundle ] && extra="[test,bundle]"
-    say "installing flagdesk$extra and its dependencies into $venv"
+# The Python packages: exactly the versions and files (by hash) of uv.lock, for every mode.
+# uv, because its lock is one file for every Python and every set (run, test, bundle), installs
+# from it with the hashes checked, and says when the lock and pyproject.toml disagree
+# (`--locked`); pip-tools' compiled files hold one interpreter's resolution each. uv itself comes
+# from PyPI at the version and hashes of packaging/uv.txt, into a folder of its own (.uv), so
+# the project's environment holds only what the lock names. `make lock` refreshes uv.lock.
+uv_dir=.uv
+uv_pin="$(sed -n 's/^uv==\([^ ]*\).*/\1/p' packaging/uv.txt)"
+if [ "$("$uv_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "$uv_pin" ]; then
+    say "installing uv $uv_pin into $uv_dir (packaging/uv.txt)"
+    rm -rf "$uv_dir"
+    "$PYTHON" -m venv "$uv_dir"
     # (grep drops the noise of pip mirrors configured on some machines, not real warnings)
-    if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".$extra" 2>&1 \
-        | { grep -vE "^WARNING: Location 'file:|BuildBackendWarning|^  " || true; }; then
-        say "pip install failed (see above)"
+    if ! "$uv_dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+        --require-hashes -r packaging/uv.txt 2>&1 \
+        | { grep -vE "^WARNING: Location 'file:" || true; }; then
+        say "installing uv failed (see above)"
         exit 1
     fi
-    touch "$stamp"
+fi
+if [ "$mode" = lock ]; then
+    exec "$uv_dir/bin/uv" lock --upgrade
+fi
+
+venv=.venv
+sync=(--locked)
+case "$mode" in
+    # the window alone: what test or bundle added stays, so `make run` after `make test` removes
+    # nothing
+    run) sync+=(--inexact) ;;
+    test) sync+=(--extra test) ;;
+    bundle) sync+=(--extra test --extra bundle) ;;
+esac
+# an existing .venv keeps its Python (delete it to choose another)
+[ -x "$venv/bin/python" ] || sync+=(--python "$PYTHON")
+[ -x "$venv/bin/python" ] \
+    || say "creating the virtual environment in $venv with $("$PYTHON" -V 2>&1) ($(command -v "$PYTHON"))"
+if ! UV_PROJECT_ENVIRONMENT="$venv" UV_PYTHON_DOWNLOADS=never \
+    "$uv_dir/bin/uv" sync --quiet --no-python-downloads "${sync[@]}"; then
+    say "installing the locked dependencies failed (see above); when uv.lock and pyproject.toml disagree, \`make lock\` makes a new lock"
+    exit 1
 fi

@@ -122,7 +122,7 @@ class Metric(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     variants: dict[str, _Count] | UnsetType = UNSET
 
 
-_FAST = msgspec.json.Decoder(list[Metric], strict=True)
+_FAST: msgspec.json.Decoder[list[Metric]] = msgspec.json.Decoder(list[Metric], strict=True)
 _FAST_JSON = msgspec.json.Encoder().encode
 #: time strings -> as pydantic serialises the time they are (None: not a time)
 _TIMES: dict[str, str | None] = {}
