@@ -11,13 +11,12 @@ window showed (`bench/gui_startup.py` starts flagdesk through `main`, as the lau
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
-from app import __version__
+from app import __version__, startup
 from app.display import window_problem
 
 if TYPE_CHECKING:  # the window's start parses nothing: argparse is imported for a command line
@@ -141,7 +140,7 @@ WINDOW_OPTIONS = frozenset({"-v", "--verbose"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    skip_unused_imports()
+    startup.quiet_libraries()
     given = list(sys.argv[1:] if argv is None else argv)
     if set(given) <= WINDOW_OPTIONS:  # the window: nothing to parse, no command to import
         return run_gui(verbose=bool(given))
@@ -152,20 +151,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_gui(verbose=args.verbose)
 
 
-def skip_unused_imports() -> None:
-    """What libraries load on import that no flagdesk process uses, kept out of its start:
-
-    - httpx imports its own command-line tool (`httpx._main`: click, pygments and rich) as it is
-      imported, whenever those are installed (uvicorn brings click; the test tools bring rich):
-      0.1 s of the wait for the window's first data, measured. Marked absent, it is skipped:
-      httpx's `__init__` expects that ImportError and defines a stand-in.
-    - pydantic looks for plugins in the entry points of every installed distribution as its
-      first model is built (60-85 ms); flagdesk has none. The setting reaches the sandbox child.
-    """
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
 def run_gui(*, verbose: bool = False) -> int:
     """Start the window: the only place `app.cli` imports `ui` (lazily, so that no subcommand
     loads Qt)."""
@@ -173,18 +158,13 @@ def run_gui(*, verbose: bool = False) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    # the start imports Qt, the pages, the client and their models: objects by the hundred
-    # thousand, over which the collector ran about 130 times, a tenth of the CPU the window
-    # spent before its first data. They live as long as the program: `ui.main_window` freezes
-    # them and turns the collector back on once the pages are built.
-    import gc
-
-    gc.disable()
+    # until `ui.main_window` has built every page (app.startup)
+    startup.start_without_collector()
     # the embedded sandbox, when the last run used it: the window launches it once its frame
     # is shown, and it boots on the other core while this one loads the rest
     from sandbox.process import EarlySandbox
 
-    early = EarlySandbox.if_likely()
+    early = EarlySandbox.if_likely() if startup.early_sandbox() else None
     from ui.main_window import run
 
     return run(verbose=verbose, sandbox_factory=early)

@@ -26,11 +26,8 @@ window_pkgs=(xvfb xauth libxkbcommon-x11-0 libx11-xcb1 libxcb-cursor0 libxcb-icc
 # entry's validators (tests/packaging/test_linux_entry.py); `as` and `ld`, which build the
 # bundle's small ICU data library (packaging/bundle/icudata.py, tests/packaging/test_icudata.py).
 test_pkgs=(gnome-keyring dbus-daemon desktop-file-utils appstream binutils)
-# The bundle's test (tests/bundle): its window is looked for with xwininfo. The bundle's Python
-# library, built from Debian's source with profile-guided optimisation
-# (packaging/bundle/libpython.py): dpkg-source unpacks the source, a C compiler and make build
-# it, with the headers of the libraries Debian builds into it (zlib, expat).
-bundle_pkgs=(x11-utils dpkg-dev gcc make libc6-dev zlib1g-dev libexpat1-dev)
+# The bundle's test (tests/bundle): its window is looked for with xwininfo.
+bundle_pkgs=(x11-utils)
 
 want=("${offscreen_pkgs[@]}")
 case "$mode" in

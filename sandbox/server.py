@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import os
@@ -11,13 +10,11 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from starlette.types import ASGIApp, Message, Scope
 from uvicorn.config import Config
 from uvicorn.server import Server
 
@@ -31,15 +28,6 @@ from sandbox.versions import Played
 
 ADMIN_TOKEN_ENV = "FLAGDESK_SANDBOX_ADMIN_TOKEN"
 CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
-
-#: what a window asks first as it opens on the sandbox: its overview's three reads
-#: (`app.viewmodels.overview`), which its first data waits for
-FIRST_QUESTIONS = ("/api/admin/ui-config", "/api/admin/projects", "/api/admin/user-admin")
-#: the most users a sandbox holds and still asks itself `FIRST_QUESTIONS`: the list of users is
-#: one of them, and a large one (100,000 users, `flagdesk serve --scale`) takes seconds to
-#: answer, during which the window's own questions, its health check first, would wait; what
-#: asking saves is a few milliseconds of a small answer
-FIRST_QUESTIONS_MAX_USERS = 1_000
 
 log = logging.getLogger(__name__)
 
@@ -155,60 +143,6 @@ def watch_stdin(on_eof: Callable[[], None]) -> threading.Thread | None:
     return thread
 
 
-async def ask_first_questions(app: ASGIApp, token: str) -> list[int]:
-    """Ask `app` itself, as the admin, what a window asks first (`FIRST_QUESTIONS`), and throw
-    the answers away; return their statuses. The first answer of a route builds what the next
-    ones reuse (pydantic's serializers of its models, which are built when first used, and
-    SQLite's statements): asked once the server serves (`SandboxServer`), while the window is
-    still loading itself, the window's own questions find them built and are answered in a
-    third of the time (frozen child: 16-22 ms for the three, 6-14 ms once asked). Read-only:
-    nothing a read of the admin's changes."""
-    statuses: list[int] = []
-    for path in FIRST_QUESTIONS:
-        scope: Scope = {
-            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-            "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
-            "query_string": b"", "headers": [(b"authorization", token.encode())],
-            "client": None, "server": None,
-        }  # fmt: skip
-
-        async def receive() -> Message:
-            return {"type": "http.request", "body": b"", "more_body": False}
-
-        async def send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                statuses.append(int(message["status"]))
-
-        await app(scope, receive, send)
-    return statuses
-
-
-class SandboxServer(Server):
-    """uvicorn's server, which asks its app a window's first questions as soon as it serves
-    (`ask_first_questions`; none: it asks nothing), on its event loop: a question that arrives
-    meanwhile waits for one small answer at most. Not before it serves: the window waits for
-    that."""
-
-    def __init__(
-        self, config: Config, first_questions: Callable[[], Awaitable[object]] | None
-    ) -> None:
-        super().__init__(config)
-        self._first_questions = first_questions
-        self._asking: asyncio.Task[None] | None = None
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if self._first_questions is not None and not self.should_exit:
-            self._asking = asyncio.get_running_loop().create_task(self._ask(self._first_questions))
-
-    @staticmethod
-    async def _ask(first_questions: Callable[[], Awaitable[object]]) -> None:
-        try:
-            log.debug("first questions answered: %s", await first_questions())
-        except Exception:  # a warm-up only: the real questions get their real answers
-            log.debug("asking the first questions failed", exc_info=True)
-
-
 def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     options.admin_token = options.admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
     options.client_token = options.client_token or os.environ.get(CLIENT_TOKEN_ENV) or None
@@ -266,11 +200,7 @@ def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
         server_header=False,
         timeout_graceful_shutdown=5,
     )
-    first_questions = None
-    if store.user_count() <= FIRST_QUESTIONS_MAX_USERS:
-        admin_token, _ = store.ensure_token("admin", None)
-        first_questions = partial(ask_first_questions, app, admin_token)
-    server = SandboxServer(config, first_questions)
+    server = Server(config)
     if parent_gone.is_set():  # the parent went away while the database was being prepared
         server.should_exit = True
     try:

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import __version__, resources
+from app import __version__, resources, startup
 from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
 from ui import excepthook
@@ -698,7 +698,6 @@ class ToolWindow(QMainWindow):
 
 async def _main(app: QApplication, window: MainWindow, session: Session) -> None:
     import asyncio
-    import gc
     import signal  # here, not before the frame: it creates three Python enums
 
     closed = asyncio.Event()
@@ -713,44 +712,19 @@ async def _main(app: QApplication, window: MainWindow, session: Session) -> None
     session.open_last()
     await asyncio.sleep(0)
 
-    def start_made() -> None:
-        # what the start made (modules, classes, the pages) lives as long as the window: out
-        # of the collector's way from now on, and the collector on again (`app.cli.run_gui`
-        # turned it off for the start, which ends once every page is built, after the first
-        # data)
-        gc.freeze()
-        gc.enable()
-
-    window.pages_built.connect(start_made)
+    # the start (the collector off since `app.cli.run_gui`) ends once every page is built, after
+    # the first data: what it made lives as long as the window
+    window.pages_built.connect(startup.start_made)
     window.bind(session)
     try:
         await closed.wait()
     finally:
-        if not gc.isenabled():  # closed before the pages were built
-            gc.enable()
+        startup.start_made()  # (closed before the pages were built)
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signum)
         window.close()
         await session.aclose()
-
-
-#: how often (seconds) a thread running Python must let another have the interpreter (CPython's
-#: default is 5 ms)
-GIL_SWITCH_INTERVAL = 0.0002
-
-
-def share_the_interpreter() -> None:
-    """Let the GUI thread have the interpreter within a fifth of a millisecond when a worker
-    thread runs Python (reading a metrics file, preparing 100,000 rows, writing an action's
-    snapshot). Every call from Qt into Python takes the GIL, and while a worker runs Python
-    the GUI thread waits up to this interval each time it takes it back: at CPython's default
-    5 ms a turn of the event loop waited 11-31 ms over and over while a 139 MB file was read
-    (`bench/metrics_upload.py`); at 1 ms, the turns during a bulk action (10,000 users deleted,
-    the CSV snapshot written and the rows prepared on worker threads) still took 36-62 ms; at
-    0.2 ms, 11-23 ms (`bench/actions.py`, alternated), with the reading, the upload and the
-    tables as fast as before."""
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
 
 
 def run(
@@ -773,7 +747,7 @@ def run(
     app.setDesktopFileName(resources.APP_ID)  # Wayland finds the launcher entry's icon by it
     app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
-    share_the_interpreter()
+    startup.tune_interpreter()
     previous_hook = excepthook.install()
     window = MainWindow()
     window.show()

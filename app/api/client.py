@@ -35,7 +35,6 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app.api import errors as e
 from app.api.capabilities import Capabilities
-from app.api.collector import paused_gc
 from app.api.failures import bad_response, not_json
 from app.api.models import (
     AdminCount,
@@ -92,6 +91,7 @@ from app.registry import (
     REVIVE_FEATURES,
     Action,
 )
+from app.startup import paused_gc
 
 #: how much longer than usual the answer to deleting inactive users may take, a user: Unleash
 #: deletes them one by one before it answers (8.2 on the peer: 40 s for 1,000)

@@ -46,10 +46,10 @@ from app.actions.archived_features import (
 # ArchivePlan is re-exported: the window shows a plan, and reaches the actions only through here
 from app.actions.archived_features import ArchivePlan as ArchivePlan
 from app.actions.journaled import NotStarted
-from app.api.collector import paused_gc
 from app.api.errors import ClientError, Unsupported
 from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
 from app.changes import Changes, Resource
+from app.startup import paused_gc
 from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session

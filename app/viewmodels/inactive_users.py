@@ -34,11 +34,11 @@ from PySide6.QtCore import QObject, Signal
 from app.actions.inactive_users import DeletePlan as DeletePlan
 from app.actions.inactive_users import delete_users, journal_of, plan_deletion
 from app.actions.journaled import NotStarted
-from app.api.collector import paused_gc
 from app.api.errors import ClientError, Unsupported
 from app.api.models import InactiveUser
 from app.changes import Changes, Resource
 from app.registry import DELETE_INACTIVE_USERS
+from app.startup import paused_gc
 from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from app import startup
 from app.api.errors import ClientError, ServerUnreachable
 from app.changes import Changes
 from app.connection import Connection, ConnectionSpec, MissingToken
@@ -410,14 +411,10 @@ class Session(QObject):
         """While the sandbox boots, do what the connection's first requests would do on their
         way (`app.api.client.warm_up_steps`): the GUI thread is otherwise idle then, and the
         window's first data comes that much sooner. A step a turn of the event loop, so the
-        window keeps answering; stops when the sandbox is up."""
+        window keeps answering; stops when the sandbox is up (app.startup)."""
         from app.api.client import warm_up_steps
 
-        for step in warm_up_steps():
-            if booting.done():
-                return
-            step()
-            await asyncio.sleep(0)
+        await startup.run_while(warm_up_steps(), booting.done)
 
     def _connecting_text(self, target: str | ConnectionSpec | None) -> str:
         if target is None:
@@ -488,14 +485,11 @@ class Session(QObject):
         """While the windows' first requests are on their way, build what reading the answers
         takes and is not built yet: the validators of the overview's answers (its first data),
         which a window whose sandbox was up before it had built none of (the warm-up stops
-        when the sandbox answers). A step a turn of the loop; none once all is answered."""
+        when the sandbox answers). A step a turn of the loop; none once all is answered
+        (app.startup)."""
         from app.api.client import OVERVIEW_ANSWERS, validators_to_build
 
-        for step in validators_to_build(OVERVIEW_ANSWERS):
-            if answered.is_set():
-                return
-            step()
-            await asyncio.sleep(0)
+        await startup.run_while(validators_to_build(OVERVIEW_ANSWERS), answered.is_set)
 
     # ------------------------------------------------------------------ the end
 

@@ -55,7 +55,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from app.api.collector import collect_frozen, paused_gc
+from app.startup import collect_frozen, paused_gc
 
 T = TypeVar("T")
 S = TypeVar("S")

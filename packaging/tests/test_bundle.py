@@ -1,9 +1,8 @@
 """The bundle's tarball (`make bundle`), unpacked in a temporary HOME as a person would: its
 own executable opens the window under Xvfb with the embedded sandbox listening (started from
 the bundle's executable, not a Python), closing it leaves no process or listener; `flagdesk
-serve` and `flagdesk check` work from it; every library in it finds what it links against, and
-its Python library is the one packaging/bundle/libpython.py builds with profile-guided
-optimisation; `install.sh --user` puts the launcher in place and `--uninstall` takes exactly that
+serve` and `flagdesk check` work from it; every library in it finds what it links against;
+`install.sh --user` puts the launcher in place and `--uninstall` takes exactly that
 away."""
 
 from __future__ import annotations
@@ -12,14 +11,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, artefact, clean_env, serving, version
+from conftest import artefact, clean_env, serving, version
 from xdisplay import virtual_display
 
 from tests.processes import children_of
@@ -27,12 +25,10 @@ from tests.processes import children_of
 #: the unpacked bundle's size, in MiB (as `du -sh` says): the goal was under 120 MB (PyInstaller's
 #: defaults: 191 MB); 140.1 MiB (146.9 MB) before ICU's data library was rebuilt small and the
 #: test tooling, image formats and plugins nothing uses were left out, 105.3 MiB (110.4 MB)
-#: then, 111.7 MiB (117.1 MB) since the modules the start imports are stored uncompressed
-#: (packaging/bundle/startup_modules.py); this keeps it under the goal and catches a hook
-#: collecting more. Its largest parts: Qt and PySide6 (about 50 MiB), `cryptography` (11 MiB:
-#: the Secret Service keyring backend needs it, and without it the keyring has no backend),
-#: libpython and Python's modules.
-SIZE_LIMIT_MIB = 114
+#: then; this keeps it under the goal and catches a hook collecting more. Its largest parts: Qt
+#: and PySide6 (about 50 MiB), `cryptography` (11 MiB: the Secret Service keyring backend needs
+#: it, and without it the keyring has no backend), libpython and Python's modules.
+SIZE_LIMIT_MIB = 110
 
 
 @pytest.fixture(scope="module")
@@ -86,51 +82,18 @@ def test_anyio_has_the_sources_its_lazy_imports_read(unpacked: Path) -> None:
         assert "install_lazy_importer()" in bundled.read_text()
 
 
-def test_the_modules_the_start_imports_are_stored_uncompressed(unpacked: Path) -> None:
-    """The window and its sandbox child import about 500 modules from the bundle's archive as
-    they start: each is stored as it is, not compressed (decompressing them cost the child 10%
-    of its instructions until it listened), and the modules nothing imports at the start stay
-    compressed (all stored, the bundle was over its size goal). Read from the executable's
-    archive: a zlib stream's second byte says its level (1: stored, 0x9c: the default)."""
-    from PyInstaller.archive.readers import CArchiveReader
-
-    archive = CArchiveReader(str(_bundle(unpacked) / "flagdesk"))
-    (pyz_name,) = [name for name, entry in archive.toc.items() if entry[-1] == "z"]
-    pyz = archive.open_embedded_archive(pyz_name)
-    levels: dict[str, int] = {}
-    with open(_bundle(unpacked) / "flagdesk", "rb") as data:
-        for name, (_kind, offset, length) in pyz.toc.items():
-            if length:
-                data.seek(pyz._start_offset + offset)  # where the reader found it
-                levels[name] = data.read(2)[1]
-    stored = {name for name, level in levels.items() if level == 0x01}
-    # the window's path to its first data, and the child's to listening
-    for name in ("app.cli", "ui.main_window", "app.api.client", "app.api.models", "qasync",
-                 "pydantic.main", "httpx", "httpcore", "anyio._backends._asyncio", "asyncio",
-                 "sandbox.server", "starlette.applications", "uvicorn.config",
-                 "uvicorn.protocols.http.httptools_impl", "uvicorn.loops.asyncio"):  # fmt: skip
-        assert name in stored, f"{name} is compressed"
-    # and what is not imported then: pydantic's v1, keyring's back ends, email's full parser
-    for name in ("pydantic.v1.main", "keyring.backends.SecretService", "tarfile"):
-        assert levels[name] == 0x9C, f"{name} is stored"
-    assert 300 < len(stored) < len(levels) * 0.8, (len(stored), len(levels))
-
-
 def test_the_bundle_runs_no_start_up_hook_it_does_not_need(unpacked: Path) -> None:
     """The scripts the executable runs before its entry (PyInstaller's run-time hooks): not the
     one for PySide6 (it imported QtCore in every process, the sandbox child's included), nor the
     one for multiprocessing (it imported multiprocessing before the window's first line, and
-    nothing in flagdesk starts a multiprocessing child), nor those for `inspect` and `pkgutil`
-    (they imported zipfile and pkgutil and read base_library.zip's listing in every process,
-    for source lookups of relative code paths and `pkgutil.iter_modules`, which nothing in
-    flagdesk does: anyio's lazy imports read its modules' sources by their absolute paths).
-    The one for OpenSSL's modules stays. Read from the executable's archive."""
+    nothing in flagdesk starts a multiprocessing child). The others stay. Read from the
+    executable's archive."""
     from PyInstaller.archive.readers import CArchiveReader
 
     toc = CArchiveReader(str(_bundle(unpacked) / "flagdesk")).toc
     scripts = [name for name, entry in toc.items() if entry[-1] == "s"]
     assert "entry" in scripts and "pyi_rth_cryptography_openssl" in scripts, scripts
-    left_out = {"pyi_rth_pyside6", "pyi_rth_multiprocessing", "pyi_rth_inspect", "pyi_rth_pkgutil"}
+    left_out = {"pyi_rth_pyside6", "pyi_rth_multiprocessing"}
     assert not left_out & set(scripts), scripts
 
 
@@ -146,41 +109,6 @@ def test_every_library_finds_what_it_links_against(unpacked: Path) -> None:
         if lost:
             missing[str(lib.relative_to(internal.parent))] = lost
     assert missing == {}
-
-
-def _build_id(library: Path) -> str:
-    notes = subprocess.run(["readelf", "-n", str(library)], capture_output=True, text=True,
-                           check=True, timeout=60).stdout  # fmt: skip
-    return notes.split("Build ID:", 1)[1].split()[0]
-
-
-def _module_inits(library: Path) -> set[str]:
-    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(library)], capture_output=True,
-                             text=True, check=True, timeout=60).stdout  # fmt: skip
-    return {word for word in symbols.split() if word.startswith("PyInit_")}
-
-
-def test_the_bundle_s_python_library_is_built_with_profile_guided_optimisation(
-    unpacked: Path,
-) -> None:
-    """packaging/bundle/libpython.py: Debian's libpython has no profile-guided optimisation; the
-    bundle holds the library built from Debian's source with it, every module Debian's builds
-    in built in too (PyInstaller collected no file for them)."""
-    import sysconfig
-
-    sys.path.insert(0, str(ROOT / "packaging" / "bundle"))
-    import libpython
-
-    name = libpython.library_name()
-    system = Path(sysconfig.get_config_var("LIBDIR")) / name
-    package = libpython.debian_package(system)
-    if package is None:
-        pytest.skip(f"{system} is no Debian package's: the bundle keeps it (libpython.build)")
-    built = libpython.cache_dir(ROOT / "build" / "libpython", *libpython.installed_source(package))
-    in_bundle = _bundle(unpacked) / "_internal" / name
-    assert _build_id(in_bundle) == _build_id(built / name) != _build_id(system)
-    assert _module_inits(system) <= _module_inits(in_bundle)
-    print((built / "source-version").read_text().strip())
 
 
 def test_version_serve_and_check_from_the_bundle(unpacked: Path) -> None:

@@ -126,11 +126,6 @@ class Users(Core):
             user = self.get_user(who.user_id).model_dump(mode="json", exclude_none=True)
         return m.CurrentUser(user=user, permissions=permissions)
 
-    def user_count(self) -> int:
-        """How many users `list_users` lists."""
-        row = self.conn.execute("SELECT count(*) FROM users WHERE account_type = 'User'").fetchone()
-        return int(row[0])
-
     def list_users(self) -> m.UserList:
         rows = self.conn.execute(
             "SELECT * FROM users WHERE account_type = 'User' ORDER BY id"

@@ -129,16 +129,13 @@ def test_the_sandbox_builds_its_bulk_metrics_validator_when_a_body_comes() -> No
 
 
 def test_importing_the_client_leaves_out_what_the_first_data_does_not_need() -> None:
-    """httpx imports its command-line client (click, rich and pygments, where installed:
-    uvicorn always brings click) unless told it is absent; flagdesk never runs it, and
-    importing it was 0.07 s of the client's import on the way to the window's first data.
-    The HTML parser reads the error pages of proxies and Express, when one comes; the streaming
+    """The HTML parser reads the error pages of proxies and Express, when one comes; the streaming
     reader (and msgspec) the two lists that run to 100,000 items, not the overview (whose table
-    model pauses the collector with `app.api.collector`)."""
+    model pauses the collector with `app.startup`)."""
     code = (
         "import json, sys; import app.api.client, app.viewmodels.overview, httpx\n"
         "print(json.dumps(sorted("
-        "{'click', 'rich', 'pygments', 'html.parser', 'msgspec', 'app.api.streaming'}"
+        "{'html.parser', 'msgspec', 'app.api.streaming'}"
         " & set(sys.modules))))"
     )
     out = subprocess.run(

@@ -1,7 +1,7 @@
 """A closed window is freed with what it showed: its view-model and rows do not outlive it.
 
 The large lists are loaded with cyclic garbage collection paused, and what is alive at the end
-is frozen out of the collector's sight (`app.api.collector.paused_gc`); a window holds reference
+is frozen out of the collector's sight (`app.startup.paused_gc`); a window holds reference
 cycles (a confirmation flow's callback naming its window), which only the collector frees. So
 once a window is deleted, what was frozen is collected again (`collect_frozen`): without it,
 `bench/ui_tables.py` ended at 688 MB after opening each 100,000-row table three times."""

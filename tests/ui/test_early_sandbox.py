@@ -178,6 +178,14 @@ print(seen)
     assert out.stdout.split("\n")[-2] == str(
         [("binding", False), ("bound", False), ("first data", True, False), ("built", True, True)]
     ), out
+    # the switch of app.startup: the same start with every measure off keeps the collector on
+    # throughout and freezes nothing
+    plain = {**env, "FLAGDESK_STARTUP_MEASURES": "off", "XDG_DATA_HOME": str(tmp_path / "plain")}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=plain, timeout=60, check=True)  # fmt: skip
+    assert out.stdout.split("\n")[-2] == str(
+        [("binding", True), ("bound", True), ("first data", True, True), ("built", True, False)]
+    ), out
 
 
 def test_an_early_sandbox_already_listening_is_waited_for(
@@ -220,3 +228,21 @@ def test_the_first_requests_are_prepared_while_the_sandbox_boots(
     qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
     assert seen and not any(seen)  # every step ran, each before the sandbox was up
     assert len(seen) == len(steps)
+
+
+def test_with_the_measures_off_nothing_is_prepared_while_the_sandbox_boots(
+    qtbot: Any,
+    early_session: tuple[EarlySandbox, Session, SandboxProcess],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`FLAGDESK_STARTUP_MEASURES=off` (app.startup): the session waits for the sandbox without
+    readying anything, and still connects."""
+    from app.api import client
+
+    _early, session, _sandbox = early_session
+    ran: list[object] = []
+    monkeypatch.setattr(client, "warm_up_steps", lambda: (lambda: ran.append(1),))
+    monkeypatch.setenv("FLAGDESK_STARTUP_MEASURES", "off")
+    session.open_last()
+    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+    assert ran == []

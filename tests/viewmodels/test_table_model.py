@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 import app.viewmodels.table
-from app.api.collector import paused_gc
+from app.startup import paused_gc
 from app.viewmodels.table import (
     MISSING,
     MISSING_FOLDED,
