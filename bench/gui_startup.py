@@ -15,6 +15,9 @@ before it): this machine's speed drifts by a third within minutes, and a pair's 
 alike, where the two medians of a ratio of medians come from different minutes
 (`shown_ratio_of_medians` is printed too).
 
+`--plain` starts flagdesk with its start-up measures off (`FLAGDESK_STARTUP_MEASURES=off`,
+app/startup.py): what they save is the difference from a run without it.
+
 `--busy-core` keeps one core busy (a process spinning in a loop) through every run, the bare
 window's and flagdesk's alike: the minutes when the machine's other work takes a core, made
 on purpose. flagdesk's window and its sandbox child then share one core between them; the goals
@@ -302,6 +305,7 @@ def report(
                 # will use X11: run the benchmark under Xvfb with QT_QPA_PLATFORM=xcb to see it)
                 "display_check_ms": round(statistics.median(r.get("check_ms", 0) for r in runs), 2),
                 **(extra or {}),
+                "startup_measures": os.environ.get("FLAGDESK_STARTUP_MEASURES", "") != "off",
                 "goal": GOALS,
                 "margin_goal": margin,
                 "met": meets(figures, GOALS),
@@ -326,7 +330,11 @@ def main() -> int:
         metavar="DIR",
         help="measure the PyInstaller bundle in DIR (default: dist/flagdesk)",
     )
+    parser.add_argument("--plain", action="store_true",
+                        help="flagdesk with app.startup's measures off")  # fmt: skip
     args = parser.parse_args()
+    if args.plain:  # every flagdesk process below inherits it, the sandbox child too
+        os.environ["FLAGDESK_STARTUP_MEASURES"] = "off"
     with busy_core(args.busy_core):
         return bundle_main(args) if args.bundle else python_main(args)
 
