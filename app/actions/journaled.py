@@ -20,15 +20,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("flagdesk.actions")
 
-#: the connection was never made (or the probe ruled the action out): the server got nothing
-_NEVER_SENT = (e.ConnectionRefused, e.HostNotFound, e.TlsError, e.Unsupported)
-#: a gateway's answer: the server behind it may have made the change
-_GATEWAY = (502, 504)
-
 
 class NotStarted(e.ClientError):
     """The action stopped before its request: nothing was sent (the snapshot or the journal
     could not be written, say). `str()` says what and that nothing changed."""
+
+    never_sent = True
 
 
 def count_to_type(count: int) -> str | None:
@@ -91,22 +88,17 @@ async def send_journaled(pending: Pending, send: Awaitable[int]) -> int:
     """Await `send` (the client's write, returning the answer's status) and complete `pending`
     with what came of it: `done` with the status; `failed` with the status and the client's
     message for an error answer or a request that never left; `in doubt` when the answer does
-    not say whether the server made the change (the connection lost, no answer in time, a
-    gateway's 502 or 504). The client's error is raised again. A task cancelled while waiting
-    leaves the entry as it is, `sent`: in doubt."""
+    not say whether the server made the change (`ClientError.in_doubt`: the connection lost,
+    no answer in time, a gateway's 502 or 504). The client's error is raised again. A task
+    cancelled while waiting leaves the entry as it is, `sent`: in doubt."""
     try:
         status = await send
-    except e.ApiError as exc:
-        if exc.status in _GATEWAY:
-            await _complete(pending.in_doubt(exc.status, str(exc)))
-        else:
-            await _complete(pending.failed(exc.status, str(exc)))
-        raise
-    except _NEVER_SENT as exc:
-        await _complete(pending.failed(None, str(exc)))
-        raise
     except e.ClientError as exc:
-        await _complete(pending.in_doubt(None, str(exc)))
+        answered = exc.status if isinstance(exc, e.ApiError) else None
+        if exc.in_doubt:
+            await _complete(pending.in_doubt(answered, str(exc)))
+        else:
+            await _complete(pending.failed(answered, str(exc)))
         raise
     await _complete(pending.done(status))
     return status

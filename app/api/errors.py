@@ -41,11 +41,25 @@ class Problem:
 
 
 class ClientError(Exception):
-    """Something went wrong talking to a server. `str(error)` is the text to show a person."""
+    """Something went wrong talking to a server. `str(error)` is the text to show a person.
+
+    Whether the request may have reached the server is said once, here, for every reader (the
+    client's retries of a write, the journal's "failed" or "in doubt", the metrics ledger):
+    `never_sent` when it certainly did not (no connection was made, or the request was refused
+    before it left); otherwise `in_doubt` tells whether any answer says what came of it."""
+
+    #: the request certainly never reached the server
+    never_sent: bool = False
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    @property
+    def in_doubt(self) -> bool:
+        """The request may have reached the server, and no answer says what came of it (the
+        connection lost, no answer in time, an answer that cannot be read)."""
+        return not self.never_sent
 
     def __str__(self) -> str:
         return self.message
@@ -58,24 +72,34 @@ class ClientError(Exception):
 
 
 class ServerUnreachable(ClientError):
-    """No HTTP answer. `url` is the server's base URL, `reason` a short phrase."""
+    """No HTTP answer. `url` is the server's base URL, `reason` a short phrase; `never_sent`
+    as `app.api.failures.classify` finds it (no connection was made: connect failures, a
+    connect timeout, no connection free in the pool), else the request may have arrived."""
 
-    def __init__(self, url: str, reason: str) -> None:
+    def __init__(self, url: str, reason: str, *, never_sent: bool | None = None) -> None:
         self.url = url
         self.reason = reason
+        if never_sent is not None:
+            self.never_sent = never_sent
         super().__init__(f"Cannot reach {url}: {reason}")
 
 
 class ConnectionRefused(ServerUnreachable):
     """Nothing listens at that address and port (is the server running?)."""
 
+    never_sent = True
+
 
 class HostNotFound(ServerUnreachable):
     """The host name does not resolve."""
 
+    never_sent = True
+
 
 class TlsError(ServerUnreachable):
-    """The TLS handshake failed or the certificate was not trusted."""
+    """The TLS handshake failed or the certificate was not trusted (before any request)."""
+
+    never_sent = True
 
 
 class TimedOut(ServerUnreachable):
@@ -87,6 +111,10 @@ class ConnectionLost(ServerUnreachable):
 
 
 # ---------------------------------------------------------------------------- an error status
+
+
+#: a gateway's answers that leave open whether the server behind it got the request
+GATEWAY_STATUSES = frozenset({502, 504})
 
 
 class ApiError(ClientError):
@@ -137,6 +165,12 @@ class ApiError(ClientError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+    @property
+    def in_doubt(self) -> bool:
+        """The server answered, and said what came of it; except a gateway's 502 or 504, whose
+        server behind it may have made the change."""
+        return self.status in GATEWAY_STATUSES
 
     def __repr__(self) -> str:
         return (
@@ -226,6 +260,8 @@ class BadResponse(ClientError):
 class Unsupported(ClientError):
     """The server or the token cannot do this, as the connection's capabilities say; nothing was
     sent. `reason` says why and what would make it work."""
+
+    never_sent = True
 
     def __init__(self, operation: str, reason: str) -> None:
         self.operation = operation

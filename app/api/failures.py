@@ -92,9 +92,29 @@ def tls_failure(exc: BaseException) -> ssl.SSLError | None:
 
 
 def classify(
+    exc: httpx.TransportError,
+    base_url: str,
+    connect_timeout: float,
+    read_timeout: float,
+    scrub: Scrub = str,
+) -> e.ServerUnreachable:
+    """The `ServerUnreachable` a transport failure is: its kind, the reason in words (`scrub`
+    takes secrets out of it), and whether the request certainly never reached the server (the
+    one place that is decided: `ClientError.never_sent`)."""
+    kind, reason = _kind_and_reason(exc, base_url, connect_timeout, read_timeout)
+    return kind(base_url, scrub(reason), never_sent=never_sent(exc))
+
+
+def never_sent(exc: httpx.TransportError) -> bool:
+    """No byte of the request reached the server: no connection was made (refused, a name
+    that does not resolve, a failed TLS handshake, none within the connect timeout) or none
+    was free in the pool in time. Any other failure came after the request began to leave."""
+    return isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+
+
+def _kind_and_reason(
     exc: httpx.TransportError, base_url: str, connect_timeout: float, read_timeout: float
 ) -> tuple[type[e.ServerUnreachable], str]:
-    """The kind of `ServerUnreachable` a transport failure is, and the reason in words."""
     host = urlsplit(base_url).hostname or base_url
     if isinstance(exc, httpx.ConnectTimeout):
         return e.TimedOut, f"no connection within {connect_timeout:g} s"

@@ -27,7 +27,7 @@ import httpx
 
 from app import __version__, logs
 from app.api import errors as e
-from app.api.failures import Scrubber, api_error, classify, retry_after_seconds, tls_failure
+from app.api.failures import Scrubber, api_error, classify, retry_after_seconds
 
 USER_AGENT = f"flagdesk/{__version__}"
 CONNECT_TIMEOUT = 5.0
@@ -96,13 +96,11 @@ def tls_context(verify_tls: bool, ca_bundle: str | None, base_url: str) -> ssl.S
     return context
 
 
-def may_retry(exc: httpx.TransportError, idempotent: bool) -> bool:
+def may_retry(error: e.ServerUnreachable, idempotent: bool) -> bool:
     """Reads retry on any transport failure; writes only when nothing reached the server."""
-    if isinstance(exc, httpx.ConnectError) and tls_failure(exc) is not None:
+    if isinstance(error, e.TlsError):
         return False  # a certificate does not fix itself
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-        return True
-    return idempotent
+    return error.never_sent or idempotent
 
 
 class Sender:
@@ -233,7 +231,7 @@ class Sender:
                         await response.aclose()
             except httpx.TransportError as exc:
                 error = self._unreachable(exc, read_timeout)
-                if attempt < policy.attempts and may_retry(exc, idempotent):
+                if attempt < policy.attempts and may_retry(error, idempotent):
                     delay = policy.backoff(attempt, self._rng)
                     log.info("%s %s: %s; retry %d in %.2f s", method, path, error.reason,
                              attempt, delay)  # fmt: skip
@@ -278,9 +276,8 @@ class Sender:
     def _unreachable(
         self, exc: httpx.TransportError, read_timeout: float | None = None
     ) -> e.ServerUnreachable:
-        kind, reason = classify(exc, self.base_url, self.connect_timeout,
-                                read_timeout or self.read_timeout)  # fmt: skip
-        return kind(self.base_url, self._scrub(reason))
+        return classify(exc, self.base_url, self.connect_timeout,
+                        read_timeout or self.read_timeout, self._scrub)  # fmt: skip
 
     def _scrub(self, text: str) -> str:
         return self._scrubber(text)

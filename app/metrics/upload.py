@@ -61,8 +61,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
 from app.metrics.ledger import BodyLike, Counts, Entry, Ledger, LedgerError, Note, State
@@ -626,7 +624,7 @@ class Upload:
                 ledger.mark_retry(index, exc.reason)
                 raise _Stop(UNREACHABLE, str(exc)) from None
             except e.ServerUnreachable as exc:
-                if not _never_sent(exc):
+                if not exc.never_sent:
                     ledger.mark_lost(index, exc.reason)
                     await self._answer_lost(str(exc))
                     return
@@ -679,21 +677,6 @@ class Upload:
     def _emit(self) -> None:
         if self._progress is not None:
             self._progress(self.progress())
-
-
-def _never_sent(exc: e.ServerUnreachable) -> bool:
-    """No byte of the request reached the server: nothing listens, the name does not resolve,
-    or no connection was made in time (connect timeout, or none free in the pool)."""
-    if isinstance(exc, e.ConnectionRefused | e.HostNotFound):
-        return True
-    cause: BaseException | None = exc
-    for _ in range(4):  # the client raises its error from (or while handling) httpx's
-        if cause is None:
-            break
-        cause = cause.__cause__ or cause.__context__
-        if isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-            return True
-    return False
 
 
 def _redirected(server: str, exc: e.ApiError) -> str:
