@@ -196,7 +196,8 @@ async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> i
 
 
 def _write_csv(path: Path, features: list[ArchivedFeature]) -> int:
-    """The list as CSV: the snapshot's fields, the environments as JSON in their cell."""
+    """The list as CSV: the snapshot's fields, the environments as JSON in their cell; an
+    export where the person chose, so not made private as a snapshot is."""
     from app.actions.archived_features import SNAPSHOT_FIELDS, feature_json
     from app.actions.snapshots import write_whole
 
@@ -209,7 +210,7 @@ def _write_csv(path: Path, features: list[ArchivedFeature]) -> int:
             writer.writerow(["" if values[k] is None else values[k] for k in SNAPSHOT_FIELDS])
         return len(features)
 
-    return write_whole(path, fill)
+    return write_whole(path, fill, private=False)
 
 
 def _print_table(features: list[ArchivedFeature]) -> None:
