@@ -11,6 +11,7 @@ window showed (`bench/gui_startup.py` starts flagdesk through `main`, as the lau
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from functools import cache
@@ -138,17 +139,53 @@ def build_parser(given: Sequence[str] | None = None) -> argparse.ArgumentParser:
 #: what `flagdesk` takes when it opens the window
 WINDOW_OPTIONS = frozenset({"-v", "--verbose"})
 
+#: the exit status of a command whose output's reader went away (`flagdesk ... | head`):
+#: 128 + SIGPIPE, what a shell reports for `cat`, `grep` or `git` ended by that signal, so a
+#: pipeline under `set -o pipefail` sees flagdesk as it sees them, and a script can tell that
+#: the output was cut short from a failure (1-7) or a success (0) of the command itself
+EXIT_CLOSED_PIPE = 141
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     startup.quiet_libraries()
     given = list(sys.argv[1:] if argv is None else argv)
     if set(given) <= WINDOW_OPTIONS:  # the window: nothing to parse, no command to import
         return run_gui(verbose=bool(given))
+    try:
+        try:
+            return run_command(given)
+        finally:  # what is still buffered is written now, where a closed pipe can be caught
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        return closed_pipe()
+
+
+def run_command(given: list[str]) -> int:
     args = build_parser(given).parse_args(given)
     for command in commands():
         if args.command == command.name:
             return command.module.run(args)
     return run_gui(verbose=args.verbose)
+
+
+def closed_pipe() -> int:
+    """The reader of the output went away (`flagdesk archive list P --json | head -3`): end
+    quietly, as tools ended by SIGPIPE do, with `EXIT_CLOSED_PIPE`. What the command had done
+    stays done: a change's journal entry is complete before anything about it is printed, and
+    the command stops at its first write that fails. Python ignores SIGPIPE, and it stays
+    ignored (its default action would also kill the process for a write to a server's closed
+    socket); the failed write is a `BrokenPipeError`, caught in `main`. Standard output then
+    points at the null device, so that Python's flush of what is left in its buffer at exit
+    does not fail a second time ("Exception ignored ... BrokenPipeError", exit status 120).
+    Standard error needs nothing: Python drops its failures at exit silently."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        if sys.stdout is not None:
+            os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return EXIT_CLOSED_PIPE
 
 
 def run_gui(*, verbose: bool = False) -> int:

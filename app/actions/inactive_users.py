@@ -87,10 +87,11 @@ def user_label(user: NamedUser) -> str:
     return user.name or user.username or user.email or f"User {user.id}"
 
 
-def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
+def write_users_csv(path: Path, users: Iterable[InactiveUserLike], *, private: bool = True) -> int:
     """Write the users to `path` as CSV (a header of `SNAPSHOT_COLUMNS`, then a row each),
-    whole or not at all: written beside it, fsync'ed, then renamed into place. Returns the
-    number of users written."""
+    whole or not at all: written beside it, fsync'ed, then renamed into place; private (0600)
+    unless `private` is False (an export to a file of the person's choosing: see
+    `write_whole`). Returns the number of users written."""
 
     def fill(f: TextIO) -> int:
         count = 0
@@ -103,7 +104,7 @@ def write_users_csv(path: Path, users: Iterable[InactiveUserLike]) -> int:
             count += 1
         return count
 
-    return write_whole(path, fill)
+    return write_whole(path, fill, private=private)
 
 
 @dataclass(frozen=True)

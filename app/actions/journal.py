@@ -3,7 +3,12 @@ appended to one file per connection, so that a person can always tell what was c
 whom, and what was there before. Standard library only (and `app.paths`).
 
     <data>/journal/<connection>/journal.jsonl   the entries, one JSON object a line
-    <data>/journal/<connection>/*.csv           the snapshots the entries name ("before")
+    <data>/journal/<connection>/*.csv, *.json   the snapshots the entries name ("before")
+
+They hold names and emails: every file is written with mode 0600 and every folder 0700,
+whatever the umask (`private_folder`, `private_fd`; `app.actions.snapshots.write_whole` writes
+the snapshots so), and a journal an older flagdesk left readable is made private at its next
+write.
 
 `<connection>` is the connection's name made safe for a file name (a profile's name, "Local
 sandbox", or the URL the command line was given), so the window and `flagdesk --profile NAME`
@@ -36,6 +41,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -51,6 +57,8 @@ except ImportError:  # pragma: no cover - Windows: appends of one write each do 
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "FILE_MODE",
+    "FOLDER_MODE",
     "JOURNAL_FOLDER",
     "JOURNAL_NAME",
     "Actor",
@@ -59,6 +67,8 @@ __all__ = [
     "Pending",
     "State",
     "journal_folder",
+    "private_fd",
+    "private_folder",
     "read_journal",
 ]
 
@@ -210,13 +220,48 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: the modes of what the journal writes: readable by its owner alone
+FILE_MODE, FOLDER_MODE = 0o600, 0o700
+
+
+def private_folder(folder: Path) -> None:
+    """Make `folder` exist, private (0700 whatever the umask): each folder missing on the way
+    is made so (the data folder too, when it is missing), and `folder` itself, and the
+    journals' folder above it (`<data>/journal`), are made so when they exist with other
+    modes (an older flagdesk's). Folders above them that exist are not the journal's: left
+    alone."""
+    missing: list[Path] = []
+    above = folder
+    while not above.is_dir() and above != above.parent:
+        missing.append(above)
+        above = above.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=FOLDER_MODE)
+        except FileExistsError:  # made meanwhile (another flagdesk): made private below
+            continue
+        os.chmod(made, FOLDER_MODE)  # mkdir's mode is what the umask leaves of it
+    for own in (folder, folder.parent) if folder.parent.name == JOURNAL_FOLDER else (folder,):
+        if stat.S_IMODE(own.stat().st_mode) != FOLDER_MODE:
+            os.chmod(own, FOLDER_MODE)
+
+
+def private_fd(fd: int) -> None:
+    """Make the open file `fd` private (0600), whatever the umask it was created under or the
+    mode an older flagdesk left it with."""
+    if hasattr(os, "fchmod") and stat.S_IMODE(os.fstat(fd).st_mode) != FILE_MODE:
+        os.fchmod(fd, FILE_MODE)
+
+
 def append_record(path: Path, record: dict[str, Any]) -> None:
-    """Append `record` as one line and fsync it (and, for a new file, its folder)."""
+    """Append `record` as one line and fsync it (and, for a new file, its folder). The file and
+    its folder are private (`private_folder`, `private_fd`)."""
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     created = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
     try:
+        private_fd(fd)
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size

@@ -1,5 +1,6 @@
 """Writing what an action keeps of what it changes (its snapshot): a file written whole or not
-at all, and times in the wire's notation. Standard library only; called on a worker thread."""
+at all, private (the journal's modes), and times in the wire's notation. Standard library and
+`app.actions.journal` only; called on a worker thread."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
+
+from app.actions.journal import FILE_MODE, private_fd, private_folder
 
 __all__ = ["wire_time", "write_whole"]
 
@@ -20,13 +23,29 @@ def wire_time(value: datetime | None) -> str:
     return text.replace("+00:00", "Z")
 
 
-def write_whole(path: Path, fill: Callable[[TextIO], int]) -> int:
+def write_whole(path: Path, fill: Callable[[TextIO], int], *, private: bool = True) -> int:
     """Write `path` whole or not at all: `fill` writes the text (returning how many items it
     wrote) into a file beside it, which is fsync'ed, then renamed into place. Returns what
-    `fill` returned."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    `fill` returned.
+
+    Every snapshot is written through here, and is `private` (names, emails): the file 0600 and
+    its folder 0700 whatever the umask, as the journal's own (`journal.private_folder`). A file
+    the person asked for where they chose (`--csv FILE`) is written with `private=False`: its
+    mode and its folders' follow the umask, as a shell's `> FILE` would."""
     part = path.with_name(path.name + ".part")
-    with part.open("w", newline="", encoding="utf-8") as f:
+    if private:
+        private_folder(path.parent)
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        try:
+            private_fd(fd)  # the umask's bits, or a .part an interrupted write left
+        except OSError:
+            os.close(fd)
+            raise
+        stream = open(fd, "w", newline="", encoding="utf-8")  # noqa: SIM115 (closed below)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stream = part.open("w", newline="", encoding="utf-8")
+    with stream as f:
         count = fill(f)
         f.flush()
         os.fsync(f.fileno())

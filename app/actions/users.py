@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -41,7 +41,7 @@ from app.api.client import (
     update_user_request,
 )
 from app.api.errors import RateLimited, Unsupported
-from app.api.models import CreateUser, UpdateUser, User
+from app.api.models import CreateUser, Role, UpdateUser, User
 from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
 
 if TYPE_CHECKING:
@@ -49,11 +49,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADMIN",
+    "PREDEFINED_ROOT_ROLES",
     "CreatePlan",
     "Created",
     "DeleteUserPlan",
     "EditPlan",
     "LastAdmin",
+    "NotARootRole",
     "ResetPlan",
     "admin_problem",
     "create_user",
@@ -64,8 +66,10 @@ __all__ = [
     "plan_edit",
     "plan_reset",
     "plan_undo",
+    "predefined_root_role",
     "reset_password",
     "role_of",
+    "root_role_of",
     "user_label",
 ]
 
@@ -77,6 +81,56 @@ MAX_WAIT = 120.0
 
 class LastAdmin(NotStarted):
     """The change would leave the server without an Admin: refused before anything was sent."""
+
+
+#: the root roles every Unleash has (type `root`), which a request may name (its schema also
+#: names Owner and Member, which are project roles: the server refuses them as a root role)
+PREDEFINED_ROOT_ROLES = ("Admin", "Editor", "Viewer")
+#: the predefined project roles: held in a project, never a user's root role
+PROJECT_ROLES = ("Owner", "Member")
+#: role types that are not root roles (the server's `rootRoles` should hold none)
+_PROJECT_ROLE_TYPES = ("project", "custom")
+
+
+class NotARootRole(ValueError):
+    """A root role asked for that the server does not have; `str()` says so and names the
+    root roles it has."""
+
+
+def predefined_root_role(asked: str) -> str | None:
+    """The predefined root role `asked` names (any case), or None."""
+    folded = asked.strip().casefold()
+    return next((n for n in PREDEFINED_ROOT_ROLES if n.casefold() == folded), None)
+
+
+def root_role_of(asked: str, roles: Sequence[Role], server: str) -> tuple[str, int | str]:
+    """The root role `asked` names among the server's `roles` (the `rootRoles` of `GET
+    /api/admin/user-admin`: the predefined root roles and any custom ones), by name (exact,
+    else in any case) or by id: its name, and what a creation sends for it, the name of a
+    predefined one (as the window sends it, and Unleash echoes it), the id of a custom one
+    (the request's schema names no other role). `NotARootRole` when it names none of them,
+    saying which it names (a project role) and naming the server's root roles."""
+    listed = [r for r in roles if r.type not in _PROJECT_ROLE_TYPES]
+    text = asked.strip()
+    if listed:
+        found = (
+            [r for r in listed if r.name == text]
+            or [r for r in listed if r.name.casefold() == text.casefold()]
+            or [r for r in listed if str(r.id) == text]
+        )
+        if len(found) == 1:
+            (role,) = found
+            return role.name, role.name if role.name in PREDEFINED_ROOT_ROLES else role.id
+        names = ", ".join(r.name for r in listed)
+    else:  # a server that lists none: the predefined ones, by name
+        if predefined := predefined_root_role(text):
+            return predefined, predefined
+        names = ", ".join(PREDEFINED_ROOT_ROLES)
+    if text.casefold() in (p.casefold() for p in PROJECT_ROLES):
+        raise NotARootRole(
+            f"“{text}” is a project role, not a root role; the root roles on {server}: {names}"
+        )
+    raise NotARootRole(f"“{text}” is not a root role on {server}; its root roles: {names}")
 
 
 def user_label(user: User) -> str:

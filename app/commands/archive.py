@@ -41,8 +41,8 @@ EXIT_STATUSES = """\
 exit status:
   0  done (or, with --dry-run, nothing to do but print)
   1  the server refused it (its message is printed), part of it failed, or the answer was no
-  2  bad usage: names that are not archived flags of the project, no terminal to ask and no
-     --yes, a file that cannot be written
+  2  bad usage: a project the server does not have, names that are not archived flags of the
+     project, no terminal to ask and no --yes, a file that cannot be written
   3  the server was unreachable
   4  the token was refused, or cannot do this here
 """
@@ -136,10 +136,47 @@ def _past(verb: str) -> str:
 # ---------------------------------------------------------------------------- list
 
 
+async def _require_project(client: AdminClient, project: str, nothing: str = "") -> None:
+    """`UsageError` naming `project` when the server lists no project with that id (checked as
+    the window checks it, against `GET /api/admin/projects`): Unleash and the sandbox answer the
+    archive of a project they do not have as an empty one, and Unleash 7+ searches it the same,
+    so without this a mistyped id read as "0 archived flags". `nothing` ends the message ("
+    Nothing was revived."). A server that lists no projects to this token, or refuses to, is
+    not second-guessed: the archive's own answer decides."""
+    import difflib
+
+    from app.api.errors import ApiError, Unauthorized
+
+    try:
+        ids = sorted((p.id for p in (await client.list_projects()).projects), key=str.casefold)
+    except Unauthorized:
+        raise
+    except ApiError:
+        return
+    if not ids or project in ids:
+        return
+    shown = ", ".join(ids[:_PROJECTS_SHOWN])
+    if len(ids) > _PROJECTS_SHOWN:
+        shown += f", … ({len(ids):,} in all)"
+    folded = {i.casefold(): i for i in ids}
+    near = folded.get(project.casefold()) or next(
+        iter(difflib.get_close_matches(project, ids, n=1, cutoff=0.75)), None
+    )
+    hint = f" Did you mean “{near}”?" if near else ""
+    raise UsageError(
+        f"no project “{project}” on {client.base_url} (its projects: {shown}).{hint}{nothing}"
+    )
+
+
+#: how many of a server's project ids the message about an unknown one names
+_PROJECTS_SHOWN = 12
+
+
 async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> int:
     from app.actions.archived_features import feature_json
 
     async with client:
+        await _require_project(client, args.project)
         features = (await client.archived_features(args.project)).features
     out.update(server=client.base_url, project=args.project, count=len(features))
     if args.csv is not None:
@@ -159,7 +196,8 @@ async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> i
 
 
 def _write_csv(path: Path, features: list[ArchivedFeature]) -> int:
-    """The list as CSV: the snapshot's fields, the environments as JSON in their cell."""
+    """The list as CSV: the snapshot's fields, the environments as JSON in their cell; an
+    export where the person chose, so not made private as a snapshot is."""
     from app.actions.archived_features import SNAPSHOT_FIELDS, feature_json
     from app.actions.snapshots import write_whole
 
@@ -172,7 +210,7 @@ def _write_csv(path: Path, features: list[ArchivedFeature]) -> int:
             writer.writerow(["" if values[k] is None else values[k] for k in SNAPSHOT_FIELDS])
         return len(features)
 
-    return write_whole(path, fill)
+    return write_whole(path, fill, private=False)
 
 
 def _print_table(features: list[ArchivedFeature]) -> None:
@@ -205,6 +243,7 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
     verb = args.verb
     async with client:
         caps = await client.capabilities()
+        await _require_project(client, args.project, f" Nothing was {_past(verb)}.")
         listed = (await client.archived_features(args.project)).features
         if args.all:
             chosen = listed

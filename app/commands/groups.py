@@ -101,18 +101,31 @@ async def _list(client: AdminClient, out: Output) -> int:
 
     async with client:
         groups = (await client.list_groups()).groups
+        roles = {r.id: r.name for r in await _root_roles(client)}
     out.update(server=client.base_url, count=len(groups))
     if out.as_json:
-        out.update(groups=[group_json(g) for g in groups])
+        out.update(groups=[_with_role_name(group_json(g), g, roles) for g in groups])
     else:
         print_table(
             ("ID", "NAME", "MEMBERS", "ROOT ROLE", "SSO MAPPINGS"),
             [(str(g.id), g.name, str(g.userCount if g.userCount is not None else len(g.users)),
-              "" if g.rootRole is None else str(g.rootRole), ", ".join(g.mappingsSSO))
+              _role_label(g, roles), ", ".join(g.mappingsSSO))
              for g in groups],
         )  # fmt: skip
     out.say(f"{plural(len(groups), 'group')} on {client.base_url}")
     return out.done(EXIT_OK)
+
+
+def _role_label(group: Group, roles: dict[int, str]) -> str:
+    """A group's root role as the text shows it: its name ("" for none; the id where the
+    server's root roles could not be read)."""
+    return "" if group.rootRole is None else roles.get(group.rootRole, str(group.rootRole))
+
+
+def _with_role_name(data: dict[str, Any], group: Group, roles: dict[int, str]) -> dict[str, Any]:
+    """`--json`'s group: the wire's fields (`rootRole` its id) and `rootRoleName`, its name
+    (None for none, or where the server's root roles could not be read)."""
+    return {**data, "rootRoleName": None if group.rootRole is None else roles.get(group.rootRole)}
 
 
 async def _show(group_id: int, client: AdminClient, out: Output) -> int:
@@ -122,9 +135,9 @@ async def _show(group_id: int, client: AdminClient, out: Output) -> int:
     async with client:
         group = await client.get_group(group_id)
         roles = {r.id: r.name for r in await _root_roles(client)}
-    out.update(server=client.base_url, group=group_json(group))
+    out.update(server=client.base_url, group=_with_role_name(group_json(group), group, roles))
     if not out.as_json:
-        role = "none" if group.rootRole is None else roles.get(group.rootRole, str(group.rootRole))
+        role = _role_label(group, roles) or "none"
         for caption, value in (
             ("Group", _label(group)),
             ("Description", group.description or "—"),

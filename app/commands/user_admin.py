@@ -30,14 +30,15 @@ from app.text import plural
 if TYPE_CHECKING:
     from app.api.client import AdminClient
 
-ROOT_ROLES = ("Admin", "Editor", "Viewer", "Owner", "Member")
-
 CREATE_DESCRIPTION = """\
 Create a user (POST /api/admin/user-admin).
 
   flagdesk users create --email E [--name N] [--username U] --root-role ROLE [--send-email]
                         [--dry-run] [--yes] [--json]
 
+The root role is one of the server's root roles (GET /api/admin/user-admin lists them): Admin,
+Editor, Viewer, or a custom root role where the server has them (Unleash Enterprise), by name
+or id; anything else (Owner and Member are project roles) is refused before anything is sent.
 No welcome email is sent unless --send-email is given (Unleash's own default is to send one).
 Servers limit how many users are created a minute (Unleash: 20): past it the command waits as
 the server asks and goes on. The journal records the creation before it is sent and the answer
@@ -47,7 +48,7 @@ is given. --dry-run prints the exact request and sends nothing.
 exit status:
   0  created (or, with --dry-run, printed)
   1  the server refused (its message is printed: the email is taken, say), or the answer was no
-  2  bad usage, or no terminal to ask and no --yes
+  2  bad usage (a root role the server does not have, say), or no terminal to ask and no --yes
   3  the server was unreachable
   4  the token was refused, or lacks the Admin root role
 """
@@ -92,8 +93,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     create.add_argument("--email", required=True, help="the user's email address")
     create.add_argument("--name", help="the user's name")
     create.add_argument("--username", help="the user's username")
-    create.add_argument("--root-role", required=True, choices=ROOT_ROLES, metavar="ROLE",
-                        help="the root role: " + ", ".join(ROOT_ROLES))  # fmt: skip
+    create.add_argument("--root-role", required=True, metavar="ROLE",
+                        help="the root role: Admin, Editor, Viewer, or a custom root role "
+                        "of the server (its name or id)")  # fmt: skip
     create.add_argument("--send-email", action="store_true",
                         help="send the user a welcome email (not sent by default)")  # fmt: skip
     _change_arguments(create)
@@ -133,18 +135,36 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
                   out: Output) -> int:  # fmt: skip
     from pydantic import ValidationError
 
-    from app.actions.users import create_user, journal_of, plan_create
+    from app.actions.users import (
+        NotARootRole,
+        create_user,
+        journal_of,
+        plan_create,
+        predefined_root_role,
+        root_role_of,
+    )
     from app.api.models import CreateUser
 
-    try:
-        user = CreateUser(email=args.email, name=args.name, username=args.username,
-                          rootRole=args.root_role, sendEmail=args.send_email)  # fmt: skip
-    except ValidationError:
-        raise UsageError(f"--email: {args.email!r} is not an email address") from None
     async with client:
         caps = await client.capabilities()
+        predefined = predefined_root_role(args.root_role)
+        sent: int | str
+        if predefined is not None:
+            role, sent = predefined, predefined
+        else:  # a custom root role, or none: the server's list of its root roles says
+            try:
+                role, sent = root_role_of(
+                    args.root_role, (await client.list_users()).rootRoles, client.base_url
+                )
+            except NotARootRole as exc:
+                raise UsageError(f"--root-role: {exc}. Nothing was created") from None
+        try:
+            user = CreateUser(email=args.email, name=args.name, username=args.username,
+                              rootRole=sent, sendEmail=args.send_email)  # fmt: skip
+        except ValidationError:
+            raise UsageError(f"--email: {args.email!r} is not an email address") from None
         journal = journal_of(connection, caps)
-        plan = plan_create(user, args.root_role, journal)
+        plan = plan_create(user, role, journal)
         out.update(server=plan.server, connection=connection)
         if args.dry_run:
             return dry_run(out, [plan.request], plan.server, "1 new user")

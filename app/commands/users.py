@@ -128,7 +128,7 @@ async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> i
     out.update(server=client.base_url, count=len(users))
     if args.csv is not None:
         try:
-            await asyncio.to_thread(write_users_csv, args.csv, users)
+            await asyncio.to_thread(write_users_csv, args.csv, users, private=False)
         except OSError as exc:
             raise UsageError(f"--csv: cannot write {args.csv}: {exc.strerror or exc}") from None
         out.update(csv=str(args.csv))

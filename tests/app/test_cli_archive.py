@@ -140,6 +140,50 @@ def test_names_that_are_not_archived_flags_are_refused_before_anything_is_sent(
     assert not (tmp_path / "journal").exists()
 
 
+def test_a_project_the_server_does_not_have_is_named_and_refused(
+    demo_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """`nope` is no project of the server: the list and the actions say so by name, exit 2,
+    and nothing is sent or journaled (before, the list printed "0 archived flags in project
+    nope" and exited 0, and `revive --all` said there was nothing to revive)."""
+    projects = "default, mobile-app, payments, web-shop"
+    flag = sorted(archived(demo_sandbox, "web-shop"))[0]
+    for args, nothing in (
+        (("list", "nope"), ""),
+        (("list", "nope", "--csv", str(tmp_path / "nope.csv")), ""),
+        (("revive", "nope", "--all", "--yes"), " Nothing was revived."),
+        (("revive", "nope", "--all", "--dry-run"), " Nothing was revived."),
+        (("delete", "nope", flag, "--yes"), " Nothing was deleted."),
+    ):
+        result = flagdesk(demo_sandbox, *args, data=tmp_path)
+        assert (result.returncode, result.stdout) == (2, ""), (args, result.stdout)
+        assert result.stderr == (
+            f"flagdesk archive {args[0]}: no project “nope” on {demo_sandbox.url} (its "
+            f"projects: {projects}).{nothing}\n"
+        ), args
+    out = as_json(flagdesk(demo_sandbox, "list", "nope", "--json", data=tmp_path))
+    assert out["exit_status"] == 2 and "no project “nope”" in out["error"]
+    assert "features" not in out and "count" not in out
+    near = flagdesk(demo_sandbox, "list", "Web-Shop", data=tmp_path)  # ids are exact
+    assert near.returncode == 2 and "no project “Web-Shop”" in near.stderr
+    assert f"projects: {projects}). Did you mean “web-shop”?\n" in near.stderr
+    assert flag in archived(demo_sandbox, "web-shop")
+    assert not (tmp_path / "nope.csv").exists() and not (tmp_path / "journal").exists()
+
+
+def test_an_unknown_project_is_refused_where_the_archive_is_searched(tmp_path: Path) -> None:
+    """As Unleash 8.2 (the archive through the search API, which finds nothing for a project
+    it does not have rather than refusing it): the same refusal."""
+    with SandboxProcess(tmp_path / "as-8.2.sqlite3", "--demo", "--as-version", "8.2") as sb:
+        listed = flagdesk(sb, "list", "nope", data=tmp_path)
+        assert (listed.returncode, listed.stdout) == (2, "")
+        assert f"no project “nope” on {sb.url}" in listed.stderr
+        revived = flagdesk(sb, "revive", "nope", "--all", "--yes", data=tmp_path)
+        assert revived.returncode == 2 and "Nothing was revived." in revived.stderr
+        assert flagdesk(sb, "list", "web-shop", data=tmp_path).returncode == 0
+    assert not (tmp_path / "journal").exists()
+
+
 def test_usage_and_connection_failures_have_their_exit_statuses(
     demo_sandbox: SandboxProcess, tmp_path: Path, personal_token: Any
 ) -> None:

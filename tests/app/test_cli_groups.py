@@ -24,6 +24,7 @@ from app.api.models import GroupList
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
 from tests.faults import closed_port
+from tests.sandbox.test_inactive_delete import sql
 
 PLATFORM = 1  # "Platform team" in the demo: 6 members, root role Editor
 
@@ -66,6 +67,40 @@ def test_list_and_show_as_text_and_json(demo_sandbox: SandboxProcess, tmp_path: 
     assert missing.returncode == 1
     assert as_json(missing)["http_status"] == 404
     assert "Could not find group with id 987654" in missing.stderr
+
+
+def root_role_cells(listing: str) -> dict[str, str]:
+    """The ROOT ROLE column of `groups list`'s table, by group name."""
+    header, *rows = listing.splitlines()[:-1]
+    name, role, sso = (header.index(t) for t in ("NAME", "ROOT ROLE", "SSO MAPPINGS"))
+    return {row[name : row.index("  ", name)]: row[role:sso].strip() for row in rows}
+
+
+def test_the_list_names_root_roles_and_its_json_keeps_their_ids(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """The list printed root roles as ids ("2"); it names them, as `show` and the window do.
+    Its JSON keeps `rootRole` (the id, the wire's field) and adds `rootRoleName`, as the
+    users' snapshots do. A custom root role is named too."""
+    sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
+                 " 'custom-root', 'Reads everything')")  # fmt: skip
+    sql(sandbox, "UPDATE groups_ SET root_role = 90 WHERE name = 'Checkout squad'")
+    text = flagdesk(sandbox, "list", data=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert root_role_cells(text.stdout) == {
+        "Platform team": "Editor", "Checkout squad": "Auditor", "Support": "Viewer"}  # fmt: skip
+    listed = as_json(flagdesk(sandbox, "list", "--json", data=tmp_path))
+    assert {g["name"]: (g["rootRole"], g["rootRoleName"]) for g in listed["groups"]} == {
+        "Platform team": (2, "Editor"), "Checkout squad": (90, "Auditor"),
+        "Support": (3, "Viewer")}  # fmt: skip
+    one = as_json(flagdesk(sandbox, "show", str(PLATFORM), "--json", data=tmp_path))
+    assert (one["group"]["rootRole"], one["group"]["rootRoleName"]) == (2, "Editor")
+    sql(sandbox, "UPDATE groups_ SET root_role = NULL WHERE name = 'Support'")
+    text = flagdesk(sandbox, "list", data=tmp_path)
+    assert root_role_cells(text.stdout)["Support"] == ""
+    listed = as_json(flagdesk(sandbox, "list", "--json", data=tmp_path))
+    support = next(g for g in listed["groups"] if g["name"] == "Support")
+    assert "rootRole" not in support and support["rootRoleName"] is None
 
 
 def test_dry_run_prints_the_exact_request_and_changes_nothing(

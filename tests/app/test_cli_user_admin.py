@@ -101,6 +101,53 @@ def test_create_with_yes_reads_back_and_is_journaled(
     assert bad.returncode == 2 and "not an email address" in bad.stderr
 
 
+def test_root_role_takes_only_the_servers_root_roles(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """--root-role offered Owner and Member, project roles the server refuses as a root role
+    (400, journaled as failed). It takes the server's root roles, a custom one included (sent
+    by id: the request's schema names only the predefined ones), and refuses anything else
+    before anything is sent, naming the root roles it takes."""
+    helped = subprocess.run([sys.executable, "-m", "app", "users", "create", "--help"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    said = " ".join(helped.stdout.split())
+    assert "the root role: Admin, Editor, Viewer, or a custom root role" in said
+    assert "Viewer, Owner" not in said and "(Owner and Member are project roles)" in said
+
+    sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
+                 " 'custom-root', 'Reads everything')")  # fmt: skip
+    accepted = "Admin, Editor, Viewer, Auditor"
+    for role, why in (
+        ("Owner", f"“Owner” is a project role, not a root role; the root roles on {sandbox.url}"),
+        ("Member", f"“Member” is a project role, not a root role; the root roles on {sandbox.url}"),
+        ("Auditors", f"“Auditors” is not a root role on {sandbox.url}; its root roles"),
+        ("4", f"“4” is not a root role on {sandbox.url}; its root roles"),
+    ):
+        email = f"{role.casefold()}@example.com"
+        result = flagdesk(sandbox, "create", "--email", email, "--root-role", role, "--yes",
+                          data=tmp_path)  # fmt: skip
+        assert (result.returncode, result.stdout) == (2, ""), (role, result.stdout)
+        assert result.stderr == (
+            f"flagdesk users create: --root-role: {why}: {accepted}. Nothing was created\n"
+        ), role
+        assert by_email(sandbox, email) is None
+    assert not (tmp_path / "journal").exists()
+
+    # the server's spelling and a custom root role (by name or id) are taken
+    dry = flagdesk(sandbox, "create", "--email", "e@example.com", "--root-role", "editor",
+                   "--dry-run", data=tmp_path)  # fmt: skip
+    assert dry.returncode == 0 and '"rootRole":"Editor"' in dry.stdout
+    for role in ("Auditor", "90"):
+        dry = flagdesk(sandbox, "create", "--email", "a@example.com", "--root-role", role,
+                       "--dry-run", data=tmp_path)  # fmt: skip
+        assert dry.returncode == 0 and '"rootRole":90' in dry.stdout, dry.stderr
+    out = as_json(flagdesk(sandbox, "create", "--email", "auditor@example.com", "--root-role",
+                           "Auditor", "--yes", "--json", data=tmp_path))  # fmt: skip
+    assert out["exit_status"] == 0, out
+    made = by_email(sandbox, "auditor@example.com")
+    assert made is not None and made["rootRole"] == 90
+
+
 def test_the_creation_limit_is_waited_out(tmp_path: Path) -> None:
     # one user per 8 s (the shared fixture's 2 s window can pass while a second `flagdesk`
     # process starts on a busy machine, and then nothing is waited out)

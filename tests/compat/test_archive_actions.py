@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -150,3 +153,25 @@ def test_what_unleash_answers_that_the_sandbox_copies(
         if missing.status_code == 404:
             message = "Active project with id no-such-project does not exist"
             assert missing.json()["message"] == message
+
+
+def test_the_command_names_a_project_the_server_does_not_have(
+    target: Peer, unique: Callable[[str], str], tmp_path: Path
+) -> None:
+    """`flagdesk archive list` of a project the server does not have: every version answers
+    its archive (the endpoint before 7.0, the search after) as an empty one, so the command
+    asks the projects list, as the window does, and refuses the id by name with exit status 2
+    (it spends none of the search API's few requests a minute on it)."""
+    project = unique("no-project")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGDESK_")}
+    env["FLAGDESK_TOKEN"] = target.admin_token
+    env["FLAGDESK_DATA_DIR"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "archive", "list", project, "--url", target.url],
+        cwd=Path(__file__).resolve().parents[2], env=env, capture_output=True, text=True,
+        stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    said = done.stderr
+    assert f"no project “{project}” on " in said and "(its projects: " in said, said
+    assert "default" in said.partition("(its projects: ")[2]
