@@ -184,7 +184,8 @@ def test_serve_imports_no_qt(tmp_path):
 
 def test_the_sandbox_imports_only_the_wire_contract_of_app():
     """The sandbox's layer rule: of flagdesk it imports the wire contract (`app.api.models`,
-    `app.api.wire`, and the version in `app`), never Qt, a view-model or the GUI."""
+    `app.api.wire`, and the version in `app`) and leaves (`app.startup`, for its process's
+    start), never Qt, a view-model or the GUI."""
     code = (
         "import importlib, pkgutil, sys, sandbox\n"
         "for found in pkgutil.walk_packages(sandbox.__path__, 'sandbox.'):\n"
@@ -193,7 +194,7 @@ def test_the_sandbox_imports_only_the_wire_contract_of_app():
         " ('app', 'ui', 'PySide6', 'shiboken6'))))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert r.stdout.split() == ["app", "app.api", "app.api.models", "app.api.wire"]
+    assert r.stdout.split() == ["app", "app.api", "app.api.models", "app.api.wire", "app.startup"]
 
 
 def test_scale_adds_users_and_archived_flags(tmp_path):
