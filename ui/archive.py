@@ -45,6 +45,7 @@ from app.viewmodels.archive import (
 )
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
+from ui.palette import quiet
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -75,7 +76,7 @@ class ArchiveDetail(QStackedWidget):
         self.empty_label.setObjectName(f"{STEM}DetailEmpty")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
-        self.empty_label.setEnabled(False)  # a quiet hint
+        quiet(self.empty_label)  # a hint, in the palette's quieter text colour
         self.addWidget(self.empty_label)
 
         page = QWidget()
@@ -136,7 +137,7 @@ class ArchiveDetail(QStackedWidget):
         self.no_environments = QLabel("The server lists no environments for this flag.")
         self.no_environments.setObjectName(f"{STEM}NoEnvironments")
         self.no_environments.setWordWrap(True)
-        self.no_environments.setEnabled(False)
+        quiet(self.no_environments)
         environments.addWidget(self.no_environments)
         environments.addStretch(0)
         row.addLayout(environments, 1)

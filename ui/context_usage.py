@@ -46,6 +46,7 @@ from app.viewmodels.context_usage import (
 )
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
+from ui.palette import quiet
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import ask_export_path, filter_edit
@@ -339,7 +340,7 @@ class ContextUsageViewer(ToolContent):
         self.no_match = QLabel()
         self.no_match.setObjectName(f"{STEM}NoMatch")
         self.no_match.setWordWrap(True)
-        self.no_match.setEnabled(False)
+        quiet(self.no_match)
         self.no_match.hide()
         results.addWidget(self.no_match)
 

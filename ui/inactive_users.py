@@ -30,6 +30,7 @@ from app.viewmodels.inactive_users import (
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
 from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
+from ui.palette import quiet
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -91,7 +92,7 @@ class InactiveUsersView(ToolContent):
         )
         self.hint.setObjectName("inactiveUsersHint")
         self.hint.setWordWrap(True)
-        self.hint.setEnabled(False)  # a quiet, greyed remark
+        quiet(self.hint)  # a remark, in the palette's quieter text colour
         layout.addWidget(self.hint)
 
         self.states = StatePanel("inactiveUsers", body)

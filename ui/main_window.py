@@ -34,6 +34,7 @@ from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
 from ui import excepthook
 from ui.icons import icon, icon_path
+from ui.palette import use_readable_palette
 from ui.settings import window_settings
 
 # What the frame does not need is imported once it is on screen (see `run`).
@@ -773,6 +774,7 @@ def run(
     app.setDesktopFileName(resources.APP_ID)  # Wayland finds the launcher entry's icon by it
     app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
+    use_readable_palette(app)  # the desktop's colours, every text at 4.5:1 or more
     share_the_interpreter()
     previous_hook = excepthook.install()
     window = MainWindow()

@@ -56,7 +56,7 @@ from app.viewmodels.users import (
     user_label,
 )
 from ui.confirmation import ConfirmationBox
-from ui.palette import error_color
+from ui.palette import error_color, quiet
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -294,7 +294,7 @@ class UserEditor(ToolContent):
         self.placeholder.setText(
             "Select a user in the list to change their name, email or root role."
         )
-        self.placeholder.setEnabled(False)  # a quiet, greyed remark
+        quiet(self.placeholder)  # a remark, in the palette's quieter text colour
         outer.addWidget(self.placeholder)
         self.notice_label = _wrapping_label("usersNotice")
         outer.addWidget(self.notice_label)
