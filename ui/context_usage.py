@@ -163,12 +163,16 @@ class FieldDialog(QDialog):
         self.stickiness_box.setChecked(form.stickiness)
         fields.addRow("", self.stickiness_box)
         layout.addLayout(fields)
-        layout.addWidget(QLabel("&Legal values (leave empty to allow any value):"))
+        # a label shows the "&" of its mnemonic unless it has a buddy to give focus to
+        values_caption = QLabel("&Legal values (leave empty to allow any value):")
+        values_caption.setObjectName(f"{STEM}LegalValuesCaption")
+        layout.addWidget(values_caption)
         self.values = QTableWidget(0, 2)
         self.values.setObjectName(f"{STEM}LegalValues")
         self.values.setAccessibleName("Legal values and their descriptions")
         self.values.setHorizontalHeaderLabels(["Value", "Description"])
         self.values.horizontalHeader().setStretchLastSection(True)
+        values_caption.setBuddy(self.values)  # Alt+L
         for value, description in form.legal_values:
             self.add_value(value, description)
         layout.addWidget(self.values, 1)
