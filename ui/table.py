@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QHelpEvent, QKeyEvent, QKeySequence, QShowEvent
+from PySide6.QtGui import (
+    QAction,
+    QGuiApplication,
+    QHelpEvent,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -238,6 +246,8 @@ class DataTable(QWidget):
         self._save_timer.timeout.connect(self.save_layout)
         self._fitted = False
         self._export_task: asyncio.Task[int] | None = None
+        #: what the Delete key presses (`delete_with`)
+        self._delete_button: QPushButton | None = None
         self.restored = self.restore_layout()
         self.on_model_counts_changed(model.shown_count, model.total_count)
 
@@ -423,3 +433,18 @@ class DataTable(QWidget):
     def focus_filter(self) -> None:
         self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_edit.selectAll()
+
+    def delete_with(self, button: QPushButton) -> None:
+        """The Delete key in the table presses `button`, the window's Delete… of the selected
+        rows, when it can be pressed (its confirmation follows, as after a click); disabled,
+        it says why in its tooltip and the key does nothing. The filter box keeps its own
+        Delete. Every window whose table deletes rows calls this: one mechanism for all."""
+        self._delete_button = button
+        shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.view)
+        shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+        shortcut.activated.connect(self.on_delete_shortcut_activated)
+
+    def on_delete_shortcut_activated(self) -> None:
+        button = self._delete_button
+        if button is not None and button.isEnabled():
+            button.click()
