@@ -322,6 +322,7 @@ class ContextUsageViewer(ToolContent):
         self.items.setHorizontalHeaderLabels(list(COLUMN_TITLES))
         self.tree = StrategyTree()
         self.tree.setModel(self.items)
+        self.filter_edit.leads_to = self.tree  # Down in the filter box
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

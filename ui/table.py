@@ -11,7 +11,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QPoint,
+    QStandardPaths,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QAction,
     QGuiApplication,
@@ -76,9 +85,52 @@ def ask_export_path(parent: QWidget, title: str, name: str, filters: str = CSV_F
     return path
 
 
-def filter_edit(stem: str, noun: str) -> QLineEdit:
-    """The filter box every list has: `<stem>Filter`, Ctrl+F in its placeholder."""
-    edit = QLineEdit()
+class FilterEdit(QLineEdit):
+    """A list's filter box: Down goes to the list (`leads_to`), its first row current and
+    selected when none is, as in a search field above results."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.leads_to: QAbstractItemView | None = None
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        view = self.leads_to
+        plain = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if (
+            event.key() == Qt.Key.Key_Down
+            and plain == Qt.KeyboardModifier.NoModifier
+            and view is not None
+            and view.isVisible()
+        ):
+            enter_list(view)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+def enter_list(view: QAbstractItemView) -> None:
+    """Give `view` the focus, its first row current and selected when no row is current (a
+    current row nothing selects is selected)."""
+    view.setFocus(Qt.FocusReason.TabFocusReason)
+    model, selection = view.model(), view.selectionModel()
+    if model is None or selection is None:
+        return
+    rows = QItemSelectionModel.SelectionFlag.Rows
+    current = view.currentIndex()
+    if current.isValid():
+        if not selection.hasSelection():
+            selection.select(current, QItemSelectionModel.SelectionFlag.Select | rows)
+    elif model.rowCount() > 0:
+        first = model.index(0, 0)
+        selection.setCurrentIndex(first, QItemSelectionModel.SelectionFlag.ClearAndSelect | rows)
+        view.scrollTo(first)
+
+
+def filter_edit(stem: str, noun: str, leads_to: QAbstractItemView | None = None) -> FilterEdit:
+    """The filter box every list has: `<stem>Filter`, Ctrl+F in its placeholder, Down to the
+    list it filters (`leads_to`, or set later)."""
+    edit = FilterEdit()
+    edit.leads_to = leads_to
     edit.setObjectName(f"{stem}Filter")
     edit.setPlaceholderText("Filter (Ctrl+F)")
     edit.setAccessibleName(f"Filter the {noun}")
@@ -187,6 +239,7 @@ class DataTable(QWidget):
         layout.addLayout(bar)
 
         self.view = CopyTableView()
+        self.filter_edit.leads_to = self.view  # Down in the filter box
         self.view.setObjectName(f"{stem}Table")
         self.view.setAccessibleName(noun[:1].upper() + noun[1:])
         self.view.setModel(model)
