@@ -815,6 +815,9 @@ class GroupEditor(ToolContent):
             self.session.state_changed.disconnect(self.on_session_state_changed)
         self.model.close()
 
+    def unsaved_changes(self) -> str:
+        return self.model.unsaved_changes
+
     def save_layout(self) -> None:
         settings = window_settings()
         settings.setValue(SPLITTER_KEY, self.splitter.saveState())

@@ -470,6 +470,10 @@ class UserEditor(ToolContent):
         self.save_splitter()
         self.model.close()
 
+    def unsaved_changes(self) -> str:
+        drafts = self.model.drafts_text  # "2 users with unsaved changes"
+        return f"{drafts[:1].upper()}{drafts[1:]}." if drafts else ""
+
     def save_splitter(self) -> None:
         settings = window_settings()
         settings.setValue(SPLITTER_KEY, self.splitter.saveState())
