@@ -1,9 +1,10 @@
 """`ArchiveBrowser`: the archived feature browser (bound to `ArchiveBrowserModel`). A project
 picker; the project's archived flags in a table (filter, count, Ctrl+C, CSV export); and beside
-it the selected flag's fields and environments. Revive… and Delete for good… act on the selected
-rows (one or many) after `ArchiveConfirmation` says exactly what will happen (deleting for good
-asks to type the project's id, or the flag's name for one flag); Undo, right after a revive,
-archives those flags again. Shows and forwards; never fetches.
+it the selected flag's fields and environments. Revive… and Delete for good… (or the Delete key
+in the table) act on the selected rows (one or many) after `ArchiveConfirmation` says exactly
+what will happen (deleting for good asks to type the project's id, or the flag's name for one
+flag); Undo, right after a revive, archives those flags again. Shows and forwards; never
+fetches.
 
 Where the server has no archive endpoint the flags come through the search API: the tool's page
 already says so in its quiet note, so this window does not repeat it (only its loading text
@@ -45,6 +46,7 @@ from app.viewmodels.archive import (
 )
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
+from ui.palette import quiet
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -75,7 +77,7 @@ class ArchiveDetail(QStackedWidget):
         self.empty_label.setObjectName(f"{STEM}DetailEmpty")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
-        self.empty_label.setEnabled(False)  # a quiet hint
+        quiet(self.empty_label)  # a hint, in the palette's quieter text colour
         self.addWidget(self.empty_label)
 
         page = QWidget()
@@ -136,7 +138,7 @@ class ArchiveDetail(QStackedWidget):
         self.no_environments = QLabel("The server lists no environments for this flag.")
         self.no_environments.setObjectName(f"{STEM}NoEnvironments")
         self.no_environments.setWordWrap(True)
-        self.no_environments.setEnabled(False)
+        quiet(self.no_environments)
         environments.addWidget(self.no_environments)
         environments.addStretch(0)
         row.addLayout(environments, 1)
@@ -261,6 +263,7 @@ class ArchiveBrowser(ToolContent):
         self.model.table.modelReset.connect(self.on_table_selection_changed)
         self.revive_button.clicked.connect(self.on_revive_button_clicked)
         self.delete_button.clicked.connect(self.on_delete_button_clicked)
+        self.table.delete_with(self.delete_button)  # the Delete key
         self.undo_button.clicked.connect(self.on_undo_button_clicked)
         self.model.actions_changed.connect(self.on_model_actions_changed)
         self.model.action_finished.connect(self.on_model_action_finished)
@@ -346,7 +349,7 @@ class ArchiveBrowser(ToolContent):
         m = self.model
         for button, reason, tip in (
             (self.revive_button, m.reason(REVIVE), "Revive the selected flags"),
-            (self.delete_button, m.reason(DELETE), "Delete the selected flags for good"),
+            (self.delete_button, m.reason(DELETE), "Delete the selected flags for good (Delete)"),
             (self.undo_button, m.undo_reason, "Archive the flags just revived again"),
         ):
             button.setEnabled(not reason)

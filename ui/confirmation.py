@@ -3,7 +3,8 @@ the question asked before a change, naming exactly what will change; `TypedConfi
 same question for a destructive bulk action, which asks for a text typed before its button
 works (the archive's delete-for-good, the inactive users' deletion); `ConfirmationFlow` opens
 one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
-`show_outcome` puts how an action went in the window's outcome line."""
+`show_outcome` puts how an action went in the window's outcome line; `ask_to_discard` asks
+before unsaved changes are lost."""
 
 from __future__ import annotations
 
@@ -75,6 +76,20 @@ class ConfirmationBox(QMessageBox):
     @property
     def confirmed(self) -> bool:
         return self.clickedButton() is self.action_button
+
+
+def ask_to_discard(
+    parent: QWidget, question: str, lost: Sequence[str], button: str
+) -> ConfirmationBox:
+    """The question before unsaved changes are lost (quitting, closing a window): `question`
+    over what would be lost, `button` (destructive) and Cancel, the default (Enter or Escape
+    keep the changes). Window-modal and opened (no nested event loop): the caller connects
+    `finished` and reads `confirmed`."""
+    box = ConfirmationBox("unsavedChangesConfirmation", "Unsaved changes", question,
+                          [*lost, "Cancel to go back to them."], button, parent)  # fmt: skip
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box
 
 
 class TypedPlan(Protocol):

@@ -46,6 +46,7 @@ from app.viewmodels.context_usage import (
 )
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
+from ui.palette import quiet
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import ask_export_path, filter_edit
@@ -162,12 +163,16 @@ class FieldDialog(QDialog):
         self.stickiness_box.setChecked(form.stickiness)
         fields.addRow("", self.stickiness_box)
         layout.addLayout(fields)
-        layout.addWidget(QLabel("&Legal values (leave empty to allow any value):"))
+        # a label shows the "&" of its mnemonic unless it has a buddy to give focus to
+        values_caption = QLabel("&Legal values (leave empty to allow any value):")
+        values_caption.setObjectName(f"{STEM}LegalValuesCaption")
+        layout.addWidget(values_caption)
         self.values = QTableWidget(0, 2)
         self.values.setObjectName(f"{STEM}LegalValues")
         self.values.setAccessibleName("Legal values and their descriptions")
         self.values.setHorizontalHeaderLabels(["Value", "Description"])
         self.values.horizontalHeader().setStretchLastSection(True)
+        values_caption.setBuddy(self.values)  # Alt+L
         for value, description in form.legal_values:
             self.add_value(value, description)
         layout.addWidget(self.values, 1)
@@ -317,6 +322,7 @@ class ContextUsageViewer(ToolContent):
         self.items.setHorizontalHeaderLabels(list(COLUMN_TITLES))
         self.tree = StrategyTree()
         self.tree.setModel(self.items)
+        self.filter_edit.leads_to = self.tree  # Down in the filter box
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -339,7 +345,7 @@ class ContextUsageViewer(ToolContent):
         self.no_match = QLabel()
         self.no_match.setObjectName(f"{STEM}NoMatch")
         self.no_match.setWordWrap(True)
-        self.no_match.setEnabled(False)
+        quiet(self.no_match)
         self.no_match.hide()
         results.addWidget(self.no_match)
 

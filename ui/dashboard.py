@@ -33,6 +33,7 @@ from app.viewmodels.session import CONNECTING, FAILED, Session
 from ui.avatar import Avatar
 from ui.icons import icon
 from ui.markdown import MarkdownView
+from ui.palette import quiet
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.tool_content import ToolContent
@@ -129,12 +130,9 @@ def _heading(name: str, text: str) -> QLabel:
 
 
 def _quiet(label: L) -> L:
-    """A secondary text: the palette's placeholder colour, which both palettes keep readable."""
-    palette = label.palette()
-    palette.setColor(
-        QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText)
-    )
-    label.setPalette(palette)
+    """A secondary text (`ui.palette.quiet`: the palette's placeholder colour, which flagdesk's
+    palette keeps readable)."""
+    quiet(label)
     return label
 
 

@@ -46,7 +46,7 @@ from app.viewmodels.groups import (
 from app.viewmodels.session import CONNECTING, Session
 from ui.avatar import avatar_pixmap
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
-from ui.palette import error_color
+from ui.palette import error_color, quiet
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -72,7 +72,7 @@ def _label(name: str, text: str = "", *, wrap: bool = True) -> QLabel:
 def _quiet(name: str) -> QLabel:
     """A greyed remark (as the tool page's note)."""
     label = _label(name)
-    label.setEnabled(False)
+    quiet(label)
     label.hide()
     return label
 
@@ -338,7 +338,7 @@ class MembersEditor(QWidget):
         layout.addWidget(self.results)
         row = QHBoxLayout()
         self.found = _label("groupsUsersCount", wrap=False)
-        self.found.setEnabled(False)
+        quiet(self.found)
         row.addWidget(self.found, 1)
         self.add_button = QPushButton("Add member")
         self.add_button.setObjectName("groupsMemberAddButton")
@@ -361,7 +361,7 @@ class MembersEditor(QWidget):
         layout.addWidget(self.chosen)
         row = QHBoxLayout()
         self.empty_label = _label("groupsMembersEmpty", "No members yet: a group may start empty.")
-        self.empty_label.setEnabled(False)
+        quiet(self.empty_label)
         row.addWidget(self.empty_label, 1)
         self.remove_button = QPushButton("Remove member")
         self.remove_button.setObjectName("groupsMemberRemoveButton")
@@ -563,7 +563,7 @@ class GroupEditor(ToolContent):
         self.open_hint = _label(
             "groupsOpenHint", "Double-click a group, or press Enter, to open it."
         )
-        self.open_hint.setEnabled(False)
+        quiet(self.open_hint)
         open_row.addWidget(self.open_hint, 1)
         self.open_button = QPushButton("Open")
         self.open_button.setObjectName("groupsOpenButton")
@@ -683,7 +683,7 @@ class GroupEditor(ToolContent):
         bottom = QHBoxLayout()
         bottom.setContentsMargins(6, 0, 6, 0)
         self.create_hint = _label("groupsCreateHint")
-        self.create_hint.setEnabled(False)
+        quiet(self.create_hint)
         bottom.addWidget(self.create_hint, 1)
         self.create_button = QPushButton("Create group")
         self.create_button.setObjectName("groupsCreateButton")
@@ -814,6 +814,9 @@ class GroupEditor(ToolContent):
         if not self.model.closed:
             self.session.state_changed.disconnect(self.on_session_state_changed)
         self.model.close()
+
+    def unsaved_changes(self) -> str:
+        return self.model.unsaved_changes
 
     def save_layout(self) -> None:
         settings = window_settings()

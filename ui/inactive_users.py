@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -30,6 +29,7 @@ from app.viewmodels.inactive_users import (
 )
 from app.viewmodels.users import LoadPhase, unavailable_reason
 from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
+from ui.palette import quiet
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -91,7 +91,7 @@ class InactiveUsersView(ToolContent):
         )
         self.hint.setObjectName("inactiveUsersHint")
         self.hint.setWordWrap(True)
-        self.hint.setEnabled(False)  # a quiet, greyed remark
+        quiet(self.hint)  # a remark, in the palette's quieter text colour
         layout.addWidget(self.hint)
 
         self.states = StatePanel("inactiveUsers", body)
@@ -99,9 +99,7 @@ class InactiveUsersView(ToolContent):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.states)
 
-        delete = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.table.view)
-        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
-        delete.activated.connect(self.on_delete_button_clicked)
+        self.table.delete_with(self.delete_button)  # the Delete key
 
         self.states.retry_requested.connect(self.on_states_retry_requested)
         self.table.row_activated.connect(self.on_table_row_activated)

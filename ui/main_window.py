@@ -34,6 +34,7 @@ from app.registry import GROUPS, TOKEN_LABELS, TOOLS, TOOLS_BY_KEY, Tool, camel
 from app.text import plural
 from ui import excepthook
 from ui.icons import icon, icon_path
+from ui.palette import use_readable_palette
 from ui.settings import window_settings
 
 # What the frame does not need is imported once it is on screen (see `run`).
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from app.viewmodels.history import HistoryModel
     from app.viewmodels.session import SandboxFactory, Session
     from ui.history import HistoryPage
+    from ui.tool_content import ToolContent
     from ui.tool_page import ToolPage
 
 #: `Qt.ItemDataRole.UserRole`, as the int the item API takes. The frame names nothing of the `Qt`
@@ -86,6 +88,10 @@ class MainWindow(QMainWindow):
         self._history: HistoryPage | None = None
         self._history_model: HistoryModel | None = None
         self._closed = False
+        #: quitting was asked for and confirmed (or the program is told to end), and the
+        #: question asked before unsaved changes are lost, while it is open
+        self._leaving = False
+        self._quit_question: QWidget | None = None
 
         # ---- the pages: a placeholder until bind()
         self.pages = QStackedWidget()
@@ -630,11 +636,63 @@ class MainWindow(QMainWindow):
         settings.setValue("main/page", self.current_key)
         settings.sync()
 
+    # ------------------------------------------------------------------ quitting
+
+    def unsaved_changes(self) -> list[tuple[str, QWidget]]:
+        """What quitting now would lose: each window's sentence, with the page or the tool's
+        window of its own that holds it."""
+        holders: list[tuple[ToolContent | None, QWidget]] = [
+            (page.tool_content, page) for page in self._tool_pages.values()
+        ]
+        holders += [(window.page.tool_content, window) for window in self.tool_windows]
+        said = ((content.unsaved_changes() if content is not None else "", holder)
+                for content, holder in holders)  # fmt: skip
+        return [(text, holder) for text, holder in said if text]
+
+    def close_without_asking(self) -> None:
+        """Close even with unsaved changes (the program is told to end: a signal)."""
+        self._leaving = True
+        self.close()
+
+    def _ask_before_quitting(self) -> bool:
+        """Ask before unsaved changes are lost (Discard, or Cancel, the default); True when
+        the question is asked (or is open), so the window stays for now."""
+        if self._leaving:
+            return False
+        if self._quit_question is not None:
+            return True
+        lost = self.unsaved_changes()
+        if not lost:
+            return False
+        from ui.confirmation import ask_to_discard  # not at start-up
+
+        box = ask_to_discard(self, "Quit flagdesk and lose the unsaved changes?",
+                             [text for text, _ in lost], "&Discard and quit")  # fmt: skip
+        box.finished.connect(lambda _result: self._on_quit_answered(box.confirmed, lost[0][1]))
+        self._quit_question = box
+        return True
+
+    def _on_quit_answered(self, discard: bool, holder: QWidget) -> None:
+        self._quit_question = None
+        if discard:
+            self.close_without_asking()
+            return
+        # back to the changes: their page, or their window
+        key = next((k for k, page in self._tool_pages.items() if page is holder), None)
+        if key is not None:
+            self.show_page(key)
+        elif holder is not self:
+            holder.raise_()
+            holder.activateWindow()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._ask_before_quitting():
+            event.ignore()
+            return
         self._closed = True
         self.save_layout()
         for window in list(self.tool_windows):
-            window.close()
+            window.close_without_asking()  # what it held was asked about above
         if self.bound:
             self.overview.close_page()
         for page in self._tool_pages.values():
@@ -672,6 +730,9 @@ class ToolWindow(QMainWindow):
         if content is not None:
             content.title_changed.connect(self.on_content_title_changed)
         self.resize(820, 560)
+        #: closing was confirmed, and the question before unsaved changes are lost, while open
+        self._leaving = False
+        self._close_question: QWidget | None = None
         geometry = window_settings().value(self._settings_key)
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
@@ -680,12 +741,33 @@ class ToolWindow(QMainWindow):
     def _settings_key(self) -> str:
         return f"tools/{self.tool.key}/geometry"
 
+    def _on_close_answered(self, discard: bool) -> None:
+        self._close_question = None
+        if discard:
+            self.close_without_asking()
+
     def on_content_title_changed(self, title: str) -> None:
         """Two dashboards side by side say which project each shows."""
         parts = [title, self.tool.title, "flagdesk"] if title else [self.tool.title, "flagdesk"]
         self.setWindowTitle(" — ".join(parts))
 
+    def close_without_asking(self) -> None:
+        self._leaving = True
+        self.close()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        content = self.page.tool_content
+        lost = content.unsaved_changes() if content is not None and not self._leaving else ""
+        if lost:
+            event.ignore()
+            if self._close_question is None:
+                from ui.confirmation import ask_to_discard  # not at start-up
+
+                box = ask_to_discard(self, "Close the window and lose the unsaved changes?",
+                                     [lost], "&Discard and close")  # fmt: skip
+                box.finished.connect(lambda _result: self._on_close_answered(box.confirmed))
+                self._close_question = box
+            return
         settings = window_settings()
         settings.setValue(self._settings_key, self.saveGeometry())
         settings.sync()
@@ -723,7 +805,7 @@ async def _main(app: QApplication, window: MainWindow, session: Session) -> None
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(signum)
-        window.close()
+        window.close_without_asking()  # closed already, or a signal ends the program
         await session.aclose()
 
 
@@ -747,6 +829,7 @@ def run(
     app.setDesktopFileName(resources.APP_ID)  # Wayland finds the launcher entry's icon by it
     app.setWindowIcon(QIcon(str(icon_path("flagdesk"))))
     app.setQuitOnLastWindowClosed(False)  # _main ends the loop once the window is closed
+    use_readable_palette(app)  # the desktop's colours, every text at 4.5:1 or more
     startup.tune_interpreter()
     previous_hook = excepthook.install()
     window = MainWindow()

@@ -83,6 +83,7 @@ from app.viewmodels.metrics import (
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import is_dark
+from ui.palette import quiet as quieten
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -322,7 +323,7 @@ def _label(name: str, text: str = "", *, wrap: bool = True, quiet: bool = False)
     label.setWordWrap(wrap)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     if quiet:
-        label.setEnabled(False)  # a quiet, greyed remark
+        quieten(label)  # a remark, in the palette's quieter text colour
     return label
 
 

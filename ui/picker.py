@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.viewmodels.choices import ChoicesModel
+from ui.palette import quiet
 
 DETAIL_ROLE = Qt.ItemDataRole.ToolTipRole
 VALUE_ROLE = Qt.ItemDataRole.UserRole
@@ -75,7 +76,7 @@ class Picker(QWidget):
         self.note = QLabel()
         self.note.setObjectName(f"{stem}PickerNote")
         self.note.setWordWrap(True)
-        self.note.setEnabled(False)
+        quiet(self.note)
         self.note.hide()
         layout.addWidget(self.note)
 

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import qasync
 from PySide6.QtCore import QPoint
-from PySide6.QtGui import QColor, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app import resources
@@ -43,37 +43,9 @@ from ui.context_usage import ContextUsageViewer
 from ui.groups import GroupEditor
 from ui.inactive_users import DeleteConfirmation, InactiveUsersView
 from ui.main_window import MainWindow
+from ui.palette import dark_desktop_palette, use_readable_palette
 from ui.tool_page import ToolContent
 from ui.users import UserEditor
-
-
-def dark_palette() -> QPalette:
-    p = QPalette()
-    roles = {
-        QPalette.ColorRole.Window: "#2b2d30",
-        QPalette.ColorRole.WindowText: "#e6e6e6",
-        QPalette.ColorRole.Base: "#1e1f22",
-        QPalette.ColorRole.AlternateBase: "#26282b",
-        QPalette.ColorRole.Text: "#e6e6e6",
-        QPalette.ColorRole.Button: "#3c3f41",
-        QPalette.ColorRole.ButtonText: "#e6e6e6",
-        QPalette.ColorRole.Highlight: "#2f65ca",
-        QPalette.ColorRole.HighlightedText: "#ffffff",
-        QPalette.ColorRole.ToolTipBase: "#3c3f41",
-        QPalette.ColorRole.ToolTipText: "#e6e6e6",
-        QPalette.ColorRole.PlaceholderText: "#8c8c8c",
-        QPalette.ColorRole.Link: "#589df6",
-    }
-    for role, color in roles.items():
-        p.setColor(role, QColor(color))
-    # greyed text for disabled controls, as a desktop's dark palette has it
-    for role in (
-        QPalette.ColorRole.WindowText,
-        QPalette.ColorRole.Text,
-        QPalette.ColorRole.ButtonText,
-    ):
-        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f7377"))
-    return p
 
 
 async def settle(widget: QWidget) -> None:
@@ -457,10 +429,11 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
         root = Path(tmp)
         oss = SandboxProcess(root / "oss.sqlite3", "--without-groups")
         await asyncio.to_thread(oss.start)
-        light = app.palette()
         try:
-            for palette_name, palette in (("light", light), ("dark", dark_palette())):
-                app.setPalette(palette)
+            # the desktop's light palette (Fusion's), and a dark desktop's, as flagdesk makes
+            # them readable (`ui.palette`)
+            for palette_name, desktop in (("light", None), ("dark", dark_desktop_palette())):
+                use_readable_palette(app, desktop)
                 # journals of their own: the History of each shows that palette's changes
                 os.environ["FLAGDESK_DATA_DIR"] = str(root / f"data-{palette_name}")
                 # a database per palette: the steps change data (a saved user, say)
@@ -517,7 +490,7 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 window.close()
                 await session.aclose()
         finally:
-            app.setPalette(light)
+            use_readable_palette(app)
             await asyncio.to_thread(oss.stop)
     return written
 

@@ -11,8 +11,25 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QHelpEvent, QKeyEvent, QKeySequence, QShowEvent
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QPoint,
+    QStandardPaths,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAction,
+    QGuiApplication,
+    QHelpEvent,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -68,9 +85,52 @@ def ask_export_path(parent: QWidget, title: str, name: str, filters: str = CSV_F
     return path
 
 
-def filter_edit(stem: str, noun: str) -> QLineEdit:
-    """The filter box every list has: `<stem>Filter`, Ctrl+F in its placeholder."""
-    edit = QLineEdit()
+class FilterEdit(QLineEdit):
+    """A list's filter box: Down goes to the list (`leads_to`), its first row current and
+    selected when none is, as in a search field above results."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.leads_to: QAbstractItemView | None = None
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        view = self.leads_to
+        plain = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if (
+            event.key() == Qt.Key.Key_Down
+            and plain == Qt.KeyboardModifier.NoModifier
+            and view is not None
+            and view.isVisible()
+        ):
+            enter_list(view)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+def enter_list(view: QAbstractItemView) -> None:
+    """Give `view` the focus, its first row current and selected when no row is current (a
+    current row nothing selects is selected)."""
+    view.setFocus(Qt.FocusReason.TabFocusReason)
+    model, selection = view.model(), view.selectionModel()
+    if model is None or selection is None:
+        return
+    rows = QItemSelectionModel.SelectionFlag.Rows
+    current = view.currentIndex()
+    if current.isValid():
+        if not selection.hasSelection():
+            selection.select(current, QItemSelectionModel.SelectionFlag.Select | rows)
+    elif model.rowCount() > 0:
+        first = model.index(0, 0)
+        selection.setCurrentIndex(first, QItemSelectionModel.SelectionFlag.ClearAndSelect | rows)
+        view.scrollTo(first)
+
+
+def filter_edit(stem: str, noun: str, leads_to: QAbstractItemView | None = None) -> FilterEdit:
+    """The filter box every list has: `<stem>Filter`, Ctrl+F in its placeholder, Down to the
+    list it filters (`leads_to`, or set later)."""
+    edit = FilterEdit()
+    edit.leads_to = leads_to
     edit.setObjectName(f"{stem}Filter")
     edit.setPlaceholderText("Filter (Ctrl+F)")
     edit.setAccessibleName(f"Filter the {noun}")
@@ -179,6 +239,7 @@ class DataTable(QWidget):
         layout.addLayout(bar)
 
         self.view = CopyTableView()
+        self.filter_edit.leads_to = self.view  # Down in the filter box
         self.view.setObjectName(f"{stem}Table")
         self.view.setAccessibleName(noun[:1].upper() + noun[1:])
         self.view.setModel(model)
@@ -238,6 +299,8 @@ class DataTable(QWidget):
         self._save_timer.timeout.connect(self.save_layout)
         self._fitted = False
         self._export_task: asyncio.Task[int] | None = None
+        #: what the Delete key presses (`delete_with`)
+        self._delete_button: QPushButton | None = None
         self.restored = self.restore_layout()
         self.on_model_counts_changed(model.shown_count, model.total_count)
 
@@ -423,3 +486,18 @@ class DataTable(QWidget):
     def focus_filter(self) -> None:
         self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_edit.selectAll()
+
+    def delete_with(self, button: QPushButton) -> None:
+        """The Delete key in the table presses `button`, the window's Delete… of the selected
+        rows, when it can be pressed (its confirmation follows, as after a click); disabled,
+        it says why in its tooltip and the key does nothing. The filter box keeps its own
+        Delete. Every window whose table deletes rows calls this: one mechanism for all."""
+        self._delete_button = button
+        shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.view)
+        shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+        shortcut.activated.connect(self.on_delete_shortcut_activated)
+
+    def on_delete_shortcut_activated(self) -> None:
+        button = self._delete_button
+        if button is not None and button.isEnabled():
+            button.click()

@@ -37,6 +37,11 @@ class ToolContent(QWidget):
     def close_content(self) -> None:
         """The page is closing: close the view-model (cancelling its tasks)."""
 
+    def unsaved_changes(self) -> str:
+        """What closing the window now would lose, in a sentence ("" when nothing, the
+        default): the main window and a tool's window of its own ask before they close."""
+        return ""
+
     def focus_filter(self) -> bool:
         """Ctrl+F: focus this window's own filter box (one that is not a `DataTable`'s) and
         return True; False (the default) lets the page look for a `DataTable`."""

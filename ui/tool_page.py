@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.registry import TOOL, TOOLS_BY_KEY, Tool, camel
 from app.viewmodels.tools import ToolModel
 from ui.icons import icon
+from ui.palette import quiet
 from ui.tool_content import ToolContent
 
 __all__ = ["WINDOWS", "ToolContent", "ToolPage", "content_class"]
@@ -146,7 +147,7 @@ class ToolPage(QWidget):
         self.note = QLabel()
         self.note.setObjectName(f"{stem}Note")
         self.note.setWordWrap(True)
-        self.note.setEnabled(False)  # a quiet, greyed remark
+        quiet(self.note)  # a remark, in the palette's quieter text colour
         layout.addWidget(self.note)
 
         #: the tool's own widgets live here, enabled only when the tool can be used

@@ -56,7 +56,8 @@ from app.viewmodels.users import (
     user_label,
 )
 from ui.confirmation import ConfirmationBox
-from ui.palette import error_color
+from ui.link_field import LinkField
+from ui.palette import error_color, quiet
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -294,7 +295,7 @@ class UserEditor(ToolContent):
         self.placeholder.setText(
             "Select a user in the list to change their name, email or root role."
         )
-        self.placeholder.setEnabled(False)  # a quiet, greyed remark
+        quiet(self.placeholder)  # a remark, in the palette's quieter text colour
         outer.addWidget(self.placeholder)
         self.notice_label = _wrapping_label("usersNotice")
         outer.addWidget(self.notice_label)
@@ -409,6 +410,10 @@ class UserEditor(ToolContent):
         editor.addWidget(self.form_error_label)
         self.saved_label = _wrapping_label("usersSavedNotice")
         editor.addWidget(self.saved_label)
+        # the user just created's invite link, whole (in the notice, it ran past the form)
+        self.invite_link = LinkField("usersInviteLink", "invite link")
+        self.invite_link.hide()
+        editor.addWidget(self.invite_link)
 
         self.details = QGroupBox("Account (as the server has it)")
         self.details.setObjectName("usersDetails")
@@ -464,6 +469,10 @@ class UserEditor(ToolContent):
     def close_content(self) -> None:
         self.save_splitter()
         self.model.close()
+
+    def unsaved_changes(self) -> str:
+        drafts = self.model.drafts_text  # "2 users with unsaved changes"
+        return f"{drafts[:1].upper()}{drafts[1:]}." if drafts else ""
 
     def save_splitter(self) -> None:
         settings = window_settings()
@@ -550,6 +559,12 @@ class UserEditor(ToolContent):
         self.form_error_label.setVisible(bool(m.form_error))
         self.saved_label.setText(m.notice)
         self.saved_label.setVisible(bool(m.notice))
+        self.invite_link.show_link(
+            m.invite_link,
+            "Invite link (also emailed to them):"
+            if m.invite_emailed
+            else "Invite link (no email was sent: give it to them to set a password):",
+        )
         self.undo_button.setVisible(m.can_undo)
         self._fill_details(user)
 

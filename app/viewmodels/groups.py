@@ -704,6 +704,21 @@ class GroupEditorModel(ToolViewModel):
         return ""
 
     @property
+    def unsaved_changes(self) -> str:
+        """What quitting now would lose, in a sentence ("" when nothing): the opened group's
+        changes not saved."""
+        group = self.editing
+        if group is None:
+            return ""
+        try:
+            unchanged = self.request() == request_of(group)
+        except ValueError:  # a draft the body cannot hold (a name cleared): changed all the same
+            unchanged = False
+        if unchanged:
+            return ""
+        return f"The changes to the group “{group.name}” (id {group.id}) are not saved."
+
+    @property
     def delete_reason(self) -> str:
         """Why Delete… cannot be used now ("" when it can)."""
         reason = self._action_reason(DELETE_GROUP)

@@ -648,7 +648,13 @@ class MetricsToolModel(ToolViewModel):
         self._recheck()
 
     def refresh(self) -> None:
-        """F5: read every file again (they may have changed) and the unfinished uploads."""
+        """F5: read every file again (they may have changed), the server's flag names (flags
+        are made and archived meanwhile: the names read as the connection opened warned about
+        a flag made since) and the unfinished uploads. The names known so far stay in use until
+        the new ones come."""
+        # the checks made once the files are read ask for them again (with no file, the next
+        # file read does)
+        self._forget_feature_names()
         self.reload()
         self.refresh_unfinished()
 
@@ -995,7 +1001,8 @@ class MetricsToolModel(ToolViewModel):
             self.upload_state_changed.emit()
 
     async def _read_feature_names(self, connection: object) -> None:
-        """The server's flag names, once per connection, then the checks again."""
+        """The server's flag names (once per connection, and again on F5), then the checks
+        again."""
         try:
             client = await self.session.client()
             names = await client.feature_names()

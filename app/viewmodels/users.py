@@ -211,8 +211,13 @@ class UserEditorModel(ToolViewModel):
         #: how the last delete or reset went ("" when it went well), and the last reset link
         self.action_error = ""
         self.reset_link = ""
-        #: said once the user just created is shown (with the invite link)
+        #: the invite link of the user just created, while they are the one selected ("" when
+        #: there is none), and whether the server emailed it to them too
+        self.invite_link = ""
+        self.invite_emailed = False
+        #: said once the user just created is shown, and the invite link shown with them
         self._opened_notice = ""
+        self._opened_invite = ("", False)
         self.users.mark = self.draft_mark
         self.form_changed.connect(self._marks_may_change)
         self.busy_changed.connect(self._phase_may_change)
@@ -297,6 +302,9 @@ class UserEditorModel(ToolViewModel):
             self.open_user(user_id)
             if self._opened_notice:  # what the creation of that user said
                 self.notice, self._opened_notice = self._opened_notice, ""
+                if self._current_id == user_id:
+                    self.invite_link, self.invite_emailed = self._opened_invite
+                self._opened_invite = ("", False)
                 self.form_changed.emit()
 
     def _rebind_current(self) -> None:
@@ -326,6 +334,7 @@ class UserEditorModel(ToolViewModel):
         self._pending_open = None
         self.undo_plan, self.create_error, self.create_progress = None, "", ""
         self.action_error, self.reset_link, self._opened_notice = "", "", ""
+        self.invite_link, self.invite_emailed, self._opened_invite = "", False, ("", False)
         self.users_loaded.emit()
         self.current_changed.emit()
         self.form_changed.emit()
@@ -387,6 +396,7 @@ class UserEditorModel(ToolViewModel):
         self._gone = False
         self._server_errors, self.form_error, self.notice = {}, "", ""
         self.action_error, self.reset_link = "", ""
+        self.invite_link, self.invite_emailed = "", False  # the user just created's alone
         baseline = self.baseline
         self._draft = self._drafts.pop(user.id, baseline) if user is not None else baseline
         self.current_changed.emit()
@@ -685,8 +695,9 @@ class UserEditorModel(ToolViewModel):
             return
         self._action = None
         self.create_progress = ""
-        invite = f" Invite link: {done.user.inviteLink}" if done.user.inviteLink else ""
-        self._opened_notice = f"Created {plan.label} (id {done.user.id}).{invite}"
+        # the link goes in a field of its own beside the notice (a URL does not wrap in it)
+        self._opened_notice = f"Created {plan.label} (id {done.user.id})."
+        self._opened_invite = (done.user.inviteLink or "", bool(done.user.emailSent))
         self._pending_open = done.user.id
         self.action_changed.emit(True)
         self.notify(Changes.of(Resource.USERS, done.user.id))

@@ -327,3 +327,38 @@ def test_the_actions_work_through_the_search_fallback(
         assert not set(names) & {f.name for f in model.table.all_rows}  # read again, by search
     finally:
         arun(session.aclose())
+
+
+def test_the_delete_key_asks_to_delete_for_good(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    tool_page: OpenPage,
+    demo_sandbox: SandboxProcess,
+    data_folder: Path,
+) -> None:
+    """Delete in the table starts Delete for good… with its confirmation, as in the inactive
+    users' window; in the filter box it deletes text; with nothing selected it asks nothing."""
+    content = shown(qtbot, tool_page, connect(demo_sandbox), "web-shop")
+    model = content.model
+    before = archived(demo_sandbox, "web-shop")
+    assert content.delete_button.toolTip() != "" and not content.delete_button.isEnabled()
+    content.table.view.setFocus()
+    qtbot.keyClick(content.table.view, Qt.Key.Key_Delete)
+    assert content.confirmation is None  # nothing selected: nothing to ask
+    names = [f.name for f in model.table.rows[:2]]
+    select(content, *names)
+    content.table.filter_edit.setFocus()
+    qtbot.keyClick(content.table.filter_edit, Qt.Key.Key_Delete)
+    assert content.confirmation is None  # the filter box's own Delete
+    content.table.view.setFocus()
+    qtbot.keyClick(content.table.view, Qt.Key.Key_Delete)
+    box = content.confirmation
+    assert box is not None and box.isVisible()
+    assert box.question.text() == "Delete 2 flags for good?"
+    assert box.typed.isVisible() and not box.action_button.isEnabled()
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: content.confirmation is None)
+    assert not box.confirmed and archived(demo_sandbox, "web-shop") == before
+    assert not data_folder.exists()
+    # the button says its key, as the inactive users' does
+    assert content.delete_button.toolTip() == "Delete the selected flags for good (Delete)"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api import errors as e
@@ -25,6 +26,7 @@ from app.registry import CREATE_CONTEXT_FIELD
 from app.viewmodels.context_usage import CONTENT
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
+from tests.ui.mnemonics import shown_ampersands
 from ui.context_usage import ContextUsageViewer, FieldConfirmation, FieldDialog
 from ui.tool_page import ToolPage
 
@@ -349,3 +351,17 @@ def test_a_token_that_cannot_change_fields_sees_the_buttons_disabled_with_why(
         assert not button.isEnabled() and button.toolTip() == reason
     content.model.new_field()
     assert content.model.form is None and content.dialog is None
+
+
+def test_the_form_s_labels_give_their_mnemonics(qtbot: Any, window: ContextUsageViewer) -> None:
+    """ "&Legal values" showed its ampersand (a label without a buddy): no label of the form
+    shows one, and Alt+L goes to the legal values."""
+    dialog = open_dialog(qtbot, window.new_button, window)
+    assert shown_ampersands(dialog) == []
+    dialog.activateWindow()  # mnemonics are the active window's
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog)
+    dialog.name_edit.setFocus()
+    qtbot.keyClick(dialog, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+    assert dialog.focusWidget() is dialog.values
+    qtbot.keyClick(dialog, Qt.Key.Key_N, Qt.KeyboardModifier.AltModifier)
+    assert dialog.focusWidget() is dialog.name_edit

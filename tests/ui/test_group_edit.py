@@ -16,14 +16,18 @@ from typing import Any
 import httpx
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 
 from app.actions.groups import read_snapshot
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import Group, GroupList
 from app.changes import Changes, Resource
+from app.registry import TOOLS_BY_KEY
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.ui.test_groups import chosen
 from ui.groups import GroupConfirmation, GroupEditor
+from ui.main_window import MainWindow
 from ui.tool_page import ToolPage
 
 PLATFORM = 1  # "Platform team" in the demo: 6 members, root role Editor
@@ -314,3 +318,87 @@ def test_without_the_admin_role_save_and_delete_are_disabled_and_say_why(
     with httpx.Client(base_url=sandbox.url, headers={"Authorization": sandbox.admin_token}) as h:
         assert h.get(f"/api/admin/groups/{PLATFORM}").json()["description"] != (
             "A change a viewer may not make")  # fmt: skip
+
+
+def test_quitting_with_an_unsaved_edit_asks_and_cancel_keeps_it(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    """Closing the main window (quitting) while an opened group has changes not saved asks
+    first, naming the group: Cancel (the default; Escape) keeps the window and the edit and
+    shows the Groups page again; Discard quits. Nothing is sent either way. Without unsaved
+    changes the window closes at once."""
+    session = connect(sandbox)
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_page("groups")
+    editor = window.tool_pages["groups"].ensure_content()
+    assert isinstance(editor, GroupEditor)
+    qtbot.waitUntil(lambda: editor.model.loaded and not editor.model.busy, timeout=20_000)
+    open_platform(qtbot, editor)
+    before = held(served(sandbox, PLATFORM))
+    editor.description_edit.setPlainText("Typed, not saved.")
+    window.show_page("overview")
+
+    window.close()  # as File > Quit does
+    assert window.isVisible()
+    box = window.findChild(QMessageBox, "unsavedChangesConfirmation")
+    assert box is not None and box.isVisible()
+    assert box.text() == "Quit flagdesk and lose the unsaved changes?"
+    assert "“Platform team” (id 1)" in box.informativeText()
+    assert box.defaultButton() is box.cancel_button and box.escapeButton() is box.cancel_button
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "unsavedChangesConfirmation") is None)
+    assert window.isVisible() and window.current_key == "groups"
+    assert editor.model.description == "Typed, not saved."
+    assert editor.description_edit.toPlainText() == "Typed, not saved."
+
+    window.close()
+    box = window.findChild(QMessageBox, "unsavedChangesConfirmation")
+    assert box is not None and box.isVisible()
+    box.action_button.setFocus()
+    qtbot.keyClick(box.action_button, Qt.Key.Key_Space)  # Discard, by keyboard
+    qtbot.waitUntil(lambda: not window.isVisible())
+    assert held(served(sandbox, PLATFORM)) == before
+    assert not (data_folder / "journal").exists()
+
+    # nothing unsaved: closed at once
+    other = MainWindow(session)
+    qtbot.addWidget(other)
+    other.show()
+    other.show_page("groups")
+    other.close()
+    assert not other.isVisible()
+    assert other.findChild(QMessageBox, "unsavedChangesConfirmation") is None
+
+
+def test_a_group_window_of_its_own_asks_too_and_quitting_names_it(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    """The Groups tool in a window of its own, with an unsaved edit: closing that window asks
+    (Cancel keeps it); quitting names its changes, and Discard closes both windows."""
+    session = connect(sandbox)
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    own = window.open_tool_window(TOOLS_BY_KEY["groups"])
+    editor = own.page.tool_content
+    assert isinstance(editor, GroupEditor)
+    qtbot.waitUntil(lambda: editor.model.loaded and not editor.model.busy, timeout=20_000)
+    open_platform(qtbot, editor)
+    editor.description_edit.setPlainText("Typed in a window of its own.")
+
+    own.close()
+    box = own.findChild(QMessageBox, "unsavedChangesConfirmation")
+    assert box is not None and box.isVisible() and own.isVisible()
+    assert box.text() == "Close the window and lose the unsaved changes?"
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: own.findChild(QMessageBox, "unsavedChangesConfirmation") is None)
+    assert own.isVisible() and editor.model.description == "Typed in a window of its own."
+
+    window.close()
+    box = window.findChild(QMessageBox, "unsavedChangesConfirmation")
+    assert box is not None and "“Platform team” (id 1)" in box.informativeText()
+    qtbot.mouseClick(box.action_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.isVisible())
+    qtbot.waitUntil(lambda: window.tool_windows == set())  # closed, and so deleted

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 import app.metrics.batch_upload as batch_upload
 from app import resources
+from app.api.models import CreateFeature
 from app.connection import ConnectionSpec
 from app.metrics import Batch, load
 from app.metrics.batch_upload import DROPPED_RISK
@@ -994,3 +995,43 @@ def test_the_environment_of_sdk_payloads_and_sending_dropped_metrics_are_set_in_
     rows = arun(stored_rows(client, {"win-env"}), timeout=60_000)
     assert [(k[2], v[:2]) for k, v in rows.items()] == [("development", (248, 252))]
     assert unnamed_controls(tool) == []
+
+
+def test_f5_reads_the_servers_flag_names_again(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, tmp_path: Path,
+    tool_page: Callable[..., ToolPage], arun: Callable[..., Any],
+) -> None:  # fmt: skip
+    """The flag names the warnings are checked against were read once per connection: a flag
+    made on the server meanwhile stayed "not known" after F5. F5 reads them again."""
+    path = tmp_path / "names.ndjson"
+    items = [
+        {"featureName": name, "appName": "web", "environment": "development", "yes": 1, "no": 1}
+        for name in ("profile-beta", "made-meanwhile")
+    ]
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    session = connect(sandbox, client_token=sandbox.client_token)
+    page = tool_page("metrics_upload", session)
+    tool = page.tool_content
+    assert isinstance(tool, MetricsTool)
+    model = tool.model
+    tool.add_files([str(path)])
+    wait_loaded(qtbot, model)
+    qtbot.waitUntil(lambda: model.known_features is not None, timeout=20_000)
+
+    def unknown() -> list[str]:
+        return [p.message for p in model.problems.all_rows if "not known" in p.message]
+
+    assert len(unknown()) == 1 and "made-meanwhile" in unknown()[0]
+    count = len(model.known_features or ())
+    client = arun(session.client())
+    arun(client.create_feature("default", CreateFeature(name="made-meanwhile")))
+
+    page.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is page)
+    tool.setFocus()
+    qtbot.keyClick(page, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: "made-meanwhile" in (model.known_features or ()), timeout=20_000)
+    wait_loaded(qtbot, model)
+    assert unknown() == []
+    assert len(model.known_features or ()) == count + 1
+    assert f"checked against the server's {count + 1:,} flags" in tool.checks_label.text()

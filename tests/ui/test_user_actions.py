@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import CreateUser, UserList
@@ -92,8 +92,8 @@ def test_create_a_user_confirmed_read_back_and_selected(
     assert made is not None and made.name == "New Person" and made.emailSent is False
     qtbot.waitUntil(lambda: editor.model.current_id == made.id, timeout=20_000)
     assert editor.name_edit.text() == "New Person" and editor.role_combo.currentText() == "Editor"
-    assert editor.saved_label.text().startswith(f"Created New Person (id {made.id}). Invite link: "
-                                                f"{sandbox.url}/new-user?token=")  # fmt: skip
+    assert editor.saved_label.text() == f"Created New Person (id {made.id})."
+    assert editor.invite_link.text().startswith(f"{sandbox.url}/new-user?token=")
     assert changes == [Changes.of(Resource.USERS, made.id)]
     (entry,) = journal(data_folder)
     assert (entry.action, entry.state, entry.status) == ("users.create", State.DONE, 201)
@@ -357,3 +357,54 @@ def test_cancelling_the_reset_link_makes_none(
     assert not editor.model.acting and editor.model.reset_link == ""
     assert not editor.reset_link_row.isVisible()
     assert journal(data_folder) == []  # nothing asked of the server, nothing journaled
+
+
+def test_the_invite_link_is_shown_whole_and_copied(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    """After New user… (no welcome email), the invite link the server made is in the form,
+    whole at the form's width (wrapped, nothing cut off, selectable), and Copy puts it on the
+    clipboard; it is the new user's alone (another user selected: gone)."""
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    fill_create(qtbot, editor, "invited.person@example.com", "Invited Person", "Viewer")
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: editor.create_dialog is None, timeout=20_000)
+    made = by_email(arun, session, "invited.person@example.com")
+    qtbot.waitUntil(lambda: editor.model.current_id == made.id, timeout=20_000)
+    qtbot.wait(50)  # laid out
+    viewport = editor.form_area.viewport()
+    # no text of the form runs past its label's edge (a URL does not wrap in a label)
+    for label in editor.form.findChildren(QLabel):
+        if label.isVisibleTo(editor.form) and label.text():
+            widest = max(label.fontMetrics().horizontalAdvance(word)
+                         for word in label.text().split())  # fmt: skip
+            assert widest <= label.width(), (label.objectName(), label.text())
+    assert editor.saved_label.text() == f"Created Invited Person (id {made.id})."
+    field = editor.invite_link
+    assert field.isVisible()
+    link = field.text()
+    assert link.startswith(f"{sandbox.url}/new-user?token=") and len(link) > 60
+    # whole: inside the form's width, every line of it shown, nothing to scroll
+    right = field.mapTo(viewport, QPoint(field.width(), 0)).x()
+    assert right <= viewport.width()
+    view = field.view
+    assert view.toPlainText() == link
+    assert view.verticalScrollBar().maximum() == 0
+    assert view.horizontalScrollBar().maximum() == 0
+    assert view.document().size().height() <= view.viewport().height() + 1
+    # one line of text, wrapped on the screen
+    block = view.document().firstBlock()
+    assert view.document().blockCount() == 1 and block.layout().lineCount() > 1
+    assert view.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    assert view.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByKeyboard
+    assert "invite" in field.caption.text().lower() and "no email" in field.caption.text()
+    QApplication.clipboard().clear()
+    qtbot.mouseClick(field.copy_button, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == link
+    # the link is this user's: choosing another user takes it away
+    choose(qtbot, editor, GRETA)
+    assert not field.isVisible()
+    editor.model.open_user(made.id)
+    assert not field.isVisible()

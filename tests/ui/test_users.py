@@ -622,3 +622,34 @@ def test_the_form_fits_its_pane_without_scrolling_sideways(
         if user_id == CARMEN_ID:  # whole, on two lines
             assert editor.title.text() == long_name
             assert editor.title.height() > editor.title.fontMetrics().height() * 1.5
+
+
+def test_quitting_with_a_user_s_unsaved_changes_asks(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    """A user's changes typed and not saved are lost by quitting: the main window asks first,
+    as for a group's; Cancel keeps them."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from ui.main_window import MainWindow
+
+    window = MainWindow(connect(demo_sandbox))
+    qtbot.addWidget(window)
+    window.show()
+    window.show_page("users")
+    editor = window.tool_pages["users"].ensure_content()
+    assert isinstance(editor, UserEditor)
+    qtbot.waitUntil(lambda: editor.model.phase is LoadPhase.READY, timeout=20_000)
+    choose(qtbot, editor, "greta")
+    retype(qtbot, editor.name_edit, "Greta S.")
+    assert editor.model.dirty
+    window.close()
+    box = window.findChild(QMessageBox, "unsavedChangesConfirmation")
+    assert box is not None and box.isVisible() and window.isVisible()
+    assert "1 user with unsaved changes." in box.informativeText()
+    qtbot.keyClick(box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.findChild(QMessageBox, "unsavedChangesConfirmation") is None)
+    assert window.isVisible() and editor.name_edit.text() == "Greta S."
+    editor.model.revert()
+    window.close()  # nothing unsaved now
+    assert not window.isVisible()

@@ -1,0 +1,75 @@
+"""Down in a list's filter box goes to the list, in every window: the table (or the context
+usage's tree) takes the focus, its first row current and selected when none was; a row already
+current stays so."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
+
+from app.connection import ConnectionSpec
+from app.profiles import ProfileStore
+from app.viewmodels.session import READY, Session
+from sandbox.process import SandboxProcess
+from ui.main_window import MainWindow
+
+
+def test_down_in_every_filter_box_goes_to_its_list(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any],
+    demo_sandbox: SandboxProcess,
+) -> None:  # fmt: skip
+    session = Session(ProfileStore(tmp_path / "config"))
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.resize(1100, 700)
+    window.show()
+    spec = ConnectionSpec(url=demo_sandbox.url, token=demo_sandbox.admin_token,
+                          client_token=demo_sandbox.client_token, label="sandbox")  # fmt: skip
+    session.open_spec(spec)
+    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    went: list[str] = []
+    try:
+        for key in ["history", *window.tool_pages]:
+            window.show_page(key)
+            page = window.tool_pages.get(key)
+            content = page.ensure_content() if page is not None else None
+            if key in ("archived_features", "context_usage"):
+                content.open_item("web-shop" if key == "archived_features" else "region")  # type: ignore[union-attr]
+            model = getattr(content, "model", None)
+            qtbot.waitUntil(lambda m=model: m is None or not m.busy, timeout=20_000)
+            qtbot.wait(100)
+            boxes = [e for e in window.findChildren(QLineEdit)
+                     if e.objectName().endswith("Filter") and e.isVisible()]  # fmt: skip
+            for box in boxes:
+                box.setFocus()
+                assert box.hasFocus()
+                qtbot.keyClick(box, Qt.Key.Key_Down)
+                view = QApplication.focusWidget()
+                assert isinstance(view, QAbstractItemView), (key, box.objectName(), view)
+                rows = view.model().rowCount()
+                if rows:
+                    current = view.currentIndex()
+                    assert current.isValid() and current.row() == 0, (key, box.objectName())
+                    assert view.selectionModel().isRowSelected(0, current.parent())
+                    # back in the box, Down again: the row current stays so
+                    if rows > 2:
+                        flags = (QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                 | QItemSelectionModel.SelectionFlag.Rows)  # fmt: skip
+                        view.selectionModel().setCurrentIndex(view.model().index(2, 0), flags)
+                        box.setFocus()
+                        qtbot.keyClick(box, Qt.Key.Key_Down)
+                        assert QApplication.focusWidget() is view
+                        assert view.currentIndex().row() == 2
+                went.append(f"{key}:{box.objectName()}")
+    finally:
+        window.close()
+        arun(session.aclose())
+    # the lists of the windows with data: the History, the groups, the users, the inactive
+    # users, the archived flags and the strategies using a context field
+    assert len(went) >= 6, went
