@@ -1,7 +1,7 @@
 """What flagdesk does only to start sooner and to keep large tables smooth, in one place.
 
-Each measure, with what it was measured to save (alternated runs, on the two-core machines of
-`docs/performance.md`) and where it acts:
+Each measure, with what it was measured to save when it came (alternated runs on this project's
+two-core machines; the commit that brought it says how) and where it acts:
 
 - `start_without_collector` / `start_made`: the window's start (`app.cli.run_gui` to the last
   page built, `ui.main_window`) and the sandbox child's imports (`sandbox.__main__`) run with the
