@@ -92,6 +92,42 @@ def ask_to_discard(
     return box
 
 
+class CloseGuard:
+    """A window's one question before closing loses unsaved changes (`ask_to_discard`): asked
+    once at a time, and not again once Discard was chosen or the closing was forced
+    (`close_without_asking`). Discard closes `window`; Cancel calls `back`, if given."""
+
+    def __init__(self, window: QWidget, question: str, button: str) -> None:
+        self.window, self.question, self.button = window, question, button
+        self._leaving = False
+        self._box: ConfirmationBox | None = None
+
+    def stays(self, lost: Sequence[str], back: Callable[[], object] | None = None) -> bool:
+        """Whether the window stays open for now: the question is asked about `lost` (or is
+        open already); False with nothing lost, or once leaving."""
+        if self._leaving:
+            return False
+        if self._box is not None:
+            return True
+        if not lost:
+            return False
+        box = ask_to_discard(self.window, self.question, lost, self.button)
+        box.finished.connect(lambda _result: self._answered(box.confirmed, back))
+        self._box = box
+        return True
+
+    def close_without_asking(self) -> None:
+        self._leaving = True
+        self.window.close()
+
+    def _answered(self, discard: bool, back: Callable[[], object] | None) -> None:
+        self._box = None
+        if discard:
+            self.close_without_asking()
+        elif back is not None:
+            back()
+
+
 class TypedPlan(Protocol):
     """A plan whose confirmation may ask for a text typed: `confirm_text` (None: no typing)
     and `confirmed_by(typed)`; `question` and `lines()` as every plan has them."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Sequence
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QObject, QPoint, Signal
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from app.viewmodels.history import HistoryModel
     from app.viewmodels.session import SandboxFactory, Session
+    from ui.confirmation import CloseGuard
     from ui.history import HistoryPage
     from ui.tool_content import ToolContent
     from ui.tool_page import ToolPage
@@ -90,8 +91,6 @@ class MainWindow(QMainWindow):
         self._closed = False
         #: quitting was asked for and confirmed (or the program is told to end), and the
         #: question asked before unsaved changes are lost, while it is open
-        self._leaving = False
-        self._quit_question: QWidget | None = None
 
         # ---- the pages: a placeholder until bind()
         self.pages = QStackedWidget()
@@ -649,35 +648,18 @@ class MainWindow(QMainWindow):
                 for content, holder in holders)  # fmt: skip
         return [(text, holder) for text, holder in said if text]
 
+    @cached_property
+    def _quit(self) -> CloseGuard:
+        from ui.confirmation import CloseGuard  # not before the frame: it names Qt's enums
+
+        return CloseGuard(self, "Quit flagdesk and lose the unsaved changes?", "&Discard and quit")
+
     def close_without_asking(self) -> None:
         """Close even with unsaved changes (the program is told to end: a signal)."""
-        self._leaving = True
-        self.close()
+        self._quit.close_without_asking()
 
-    def _ask_before_quitting(self) -> bool:
-        """Ask before unsaved changes are lost (Discard, or Cancel, the default); True when
-        the question is asked (or is open), so the window stays for now."""
-        if self._leaving:
-            return False
-        if self._quit_question is not None:
-            return True
-        lost = self.unsaved_changes()
-        if not lost:
-            return False
-        from ui.confirmation import ask_to_discard  # not at start-up
-
-        box = ask_to_discard(self, "Quit flagdesk and lose the unsaved changes?",
-                             [text for text, _ in lost], "&Discard and quit")  # fmt: skip
-        box.finished.connect(lambda _result: self._on_quit_answered(box.confirmed, lost[0][1]))
-        self._quit_question = box
-        return True
-
-    def _on_quit_answered(self, discard: bool, holder: QWidget) -> None:
-        self._quit_question = None
-        if discard:
-            self.close_without_asking()
-            return
-        # back to the changes: their page, or their window
+    def _back_to(self, holder: QWidget) -> None:
+        """Back to the unsaved changes: their page, or their window."""
         key = next((k for k, page in self._tool_pages.items() if page is holder), None)
         if key is not None:
             self.show_page(key)
@@ -686,7 +668,9 @@ class MainWindow(QMainWindow):
             holder.activateWindow()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self._ask_before_quitting():
+        lost = self.unsaved_changes()
+        if self._quit.stays([text for text, _ in lost],
+                            partial(self._back_to, lost[0][1]) if lost else None):  # fmt: skip
             event.ignore()
             return
         self._closed = True
@@ -730,9 +714,6 @@ class ToolWindow(QMainWindow):
         if content is not None:
             content.title_changed.connect(self.on_content_title_changed)
         self.resize(820, 560)
-        #: closing was confirmed, and the question before unsaved changes are lost, while open
-        self._leaving = False
-        self._close_question: QWidget | None = None
         geometry = window_settings().value(self._settings_key)
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
@@ -741,32 +722,26 @@ class ToolWindow(QMainWindow):
     def _settings_key(self) -> str:
         return f"tools/{self.tool.key}/geometry"
 
-    def _on_close_answered(self, discard: bool) -> None:
-        self._close_question = None
-        if discard:
-            self.close_without_asking()
-
     def on_content_title_changed(self, title: str) -> None:
         """Two dashboards side by side say which project each shows."""
         parts = [title, self.tool.title, "flagdesk"] if title else [self.tool.title, "flagdesk"]
         self.setWindowTitle(" — ".join(parts))
 
+    @cached_property
+    def _close(self) -> CloseGuard:
+        from ui.confirmation import CloseGuard
+
+        return CloseGuard(self, "Close the window and lose the unsaved changes?",
+                          "&Discard and close")  # fmt: skip
+
     def close_without_asking(self) -> None:
-        self._leaving = True
-        self.close()
+        self._close.close_without_asking()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         content = self.page.tool_content
-        lost = content.unsaved_changes() if content is not None and not self._leaving else ""
-        if lost:
+        lost = content.unsaved_changes() if content is not None else ""
+        if self._close.stays([lost] if lost else []):
             event.ignore()
-            if self._close_question is None:
-                from ui.confirmation import ask_to_discard  # not at start-up
-
-                box = ask_to_discard(self, "Close the window and lose the unsaved changes?",
-                                     [lost], "&Discard and close")  # fmt: skip
-                box.finished.connect(lambda _result: self._on_close_answered(box.confirmed))
-                self._close_question = box
             return
         settings = window_settings()
         settings.setValue(self._settings_key, self.saveGeometry())

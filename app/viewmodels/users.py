@@ -39,11 +39,8 @@ from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 
 from app.actions.journaled import NotStarted
-from app.actions.users import CreatePlan as CreatePlan
-from app.actions.users import DeleteUserPlan as DeleteUserPlan
-from app.actions.users import EditPlan as EditPlan
-from app.actions.users import ResetPlan as ResetPlan
 from app.actions.users import (
+    Created,
     create_user,
     delete_user,
     edit_user,
@@ -56,6 +53,10 @@ from app.actions.users import (
     reset_password,
     role_of,
 )
+from app.actions.users import CreatePlan as CreatePlan
+from app.actions.users import DeleteUserPlan as DeleteUserPlan
+from app.actions.users import EditPlan as EditPlan
+from app.actions.users import ResetPlan as ResetPlan
 from app.api.errors import BadRequest, ClientError, NotFound, Unsupported
 from app.api.models import CreateUser, Role, UpdateUser, User
 from app.changes import Changes, Resource
@@ -215,9 +216,8 @@ class UserEditorModel(ToolViewModel):
         #: there is none), and whether the server emailed it to them too
         self.invite_link = ""
         self.invite_emailed = False
-        #: said once the user just created is shown, and the invite link shown with them
-        self._opened_notice = ""
-        self._opened_invite = ("", False)
+        #: the creation to tell of once its user is shown (their notice and invite link)
+        self._just_created: Created | None = None
         self.users.mark = self.draft_mark
         self.form_changed.connect(self._marks_may_change)
         self.busy_changed.connect(self._phase_may_change)
@@ -300,11 +300,13 @@ class UserEditorModel(ToolViewModel):
         if self._pending_open is not None:
             user_id, self._pending_open = self._pending_open, None
             self.open_user(user_id)
-            if self._opened_notice:  # what the creation of that user said
-                self.notice, self._opened_notice = self._opened_notice, ""
+            created, self._just_created = self._just_created, None
+            if created is not None:  # what the creation of that user said
+                self.notice = f"Created {created.plan.label} (id {created.user.id})."
                 if self._current_id == user_id:
-                    self.invite_link, self.invite_emailed = self._opened_invite
-                self._opened_invite = ("", False)
+                    # in a field of its own beside the notice (a URL does not wrap in it)
+                    self.invite_link = created.user.inviteLink or ""
+                    self.invite_emailed = bool(created.user.emailSent)
                 self.form_changed.emit()
 
     def _rebind_current(self) -> None:
@@ -333,8 +335,8 @@ class UserEditorModel(ToolViewModel):
         self._saving = False
         self._pending_open = None
         self.undo_plan, self.create_error, self.create_progress = None, "", ""
-        self.action_error, self.reset_link, self._opened_notice = "", "", ""
-        self.invite_link, self.invite_emailed, self._opened_invite = "", False, ("", False)
+        self.action_error, self.reset_link, self._just_created = "", "", None
+        self.invite_link, self.invite_emailed = "", False
         self.users_loaded.emit()
         self.current_changed.emit()
         self.form_changed.emit()
@@ -695,9 +697,7 @@ class UserEditorModel(ToolViewModel):
             return
         self._action = None
         self.create_progress = ""
-        # the link goes in a field of its own beside the notice (a URL does not wrap in it)
-        self._opened_notice = f"Created {plan.label} (id {done.user.id})."
-        self._opened_invite = (done.user.inviteLink or "", bool(done.user.emailSent))
+        self._just_created = done
         self._pending_open = done.user.id
         self.action_changed.emit(True)
         self.notify(Changes.of(Resource.USERS, done.user.id))

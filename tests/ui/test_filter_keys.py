@@ -5,32 +5,25 @@ current stays so."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
 
-from app.connection import ConnectionSpec
-from app.profiles import ProfileStore
-from app.viewmodels.session import READY, Session
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.main_window import MainWindow
 
 
 def test_down_in_every_filter_box_goes_to_its_list(
-    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any],
+    qtbot: Any, connect: Callable[..., Session],
     demo_sandbox: SandboxProcess,
 ) -> None:  # fmt: skip
-    session = Session(ProfileStore(tmp_path / "config"))
+    session = connect(demo_sandbox)
     window = MainWindow(session)
     qtbot.addWidget(window)
     window.resize(1100, 700)
     window.show()
-    spec = ConnectionSpec(url=demo_sandbox.url, token=demo_sandbox.admin_token,
-                          client_token=demo_sandbox.client_token, label="sandbox")  # fmt: skip
-    session.open_spec(spec)
-    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     went: list[str] = []
@@ -69,7 +62,6 @@ def test_down_in_every_filter_box_goes_to_its_list(
                 went.append(f"{key}:{box.objectName()}")
     finally:
         window.close()
-        arun(session.aclose())
     # the lists of the windows with data: the History, the groups, the users, the inactive
     # users, the archived flags and the strategies using a context field
     assert len(went) >= 6, went

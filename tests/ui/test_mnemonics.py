@@ -5,14 +5,11 @@ and the dialogs its buttons open (New user…, New field…, the connections, Ab
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QDialog, QWidget
 
-from app.connection import ConnectionSpec
-from app.profiles import ProfileStore
-from app.viewmodels.session import READY, Session
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.ui.mnemonics import shown_ampersands
 from ui.about import AboutDialog
@@ -23,17 +20,13 @@ from ui.users import UserEditor
 
 
 def test_no_label_shows_the_ampersand_of_its_mnemonic(
-    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any], sandbox: SandboxProcess
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess
 ) -> None:
-    session = Session(ProfileStore(tmp_path / "config"))
+    session = connect(sandbox)
     window = MainWindow(session)
     qtbot.addWidget(window)
     window.resize(1100, 700)
     window.show()
-    spec = ConnectionSpec(url=sandbox.url, token=sandbox.admin_token,
-                          client_token=sandbox.client_token, label="sandbox")  # fmt: skip
-    session.open_spec(spec)
-    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
     problems: list[str] = []
     dialogs: list[QWidget] = []
     try:
@@ -60,6 +53,5 @@ def test_no_label_shows_the_ampersand_of_its_mnemonic(
                 dialog.reject()
     finally:
         window.close()
-        arun(session.aclose())
     assert len(dialogs) == 4
     assert problems == [], "\n".join(problems)

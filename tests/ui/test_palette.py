@@ -8,7 +8,6 @@ The contrast is computed here from WCAG's definition, not with `ui.palette`'s ow
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
-from app.connection import ConnectionSpec
-from app.profiles import ProfileStore
-from app.viewmodels.session import READY, Session
+from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from ui.main_window import MainWindow
 from ui.palette import dark_desktop_palette, use_readable_palette
@@ -135,22 +132,18 @@ def background_of(widget: QWidget | None) -> QColor:
 
 @pytest.mark.parametrize("name", ["light", "dark"])
 def test_every_label_of_every_window_reads(
-    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any], sandbox: SandboxProcess,
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess,
     desktop_palette: Callable[[str], QPalette], name: str,
 ) -> None:  # fmt: skip
     """Each page on the sandbox, loaded (a project shown, a user open): every label shown is
     enabled (a disabled one is greyed for a control that cannot be used, 1.6:1 on Fusion's
     light window: a remark is `ui.palette.quiet` instead) and reaches 4.5:1 on its background."""
     desktop_palette(name)
-    session = Session(ProfileStore(tmp_path / "config"))
+    session = connect(sandbox)
     window = MainWindow(session)
     qtbot.addWidget(window)
     window.resize(1100, 700)
     window.show()
-    spec = ConnectionSpec(url=sandbox.url, token=sandbox.admin_token,
-                          client_token=sandbox.client_token, label="sandbox")  # fmt: skip
-    session.open_spec(spec)
-    qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
     problems: list[str] = []
     checked = 0
     try:
@@ -180,6 +173,5 @@ def test_every_label_of_every_window_reads(
                                     f"{contrast(fg, bg):.2f}")  # fmt: skip
     finally:
         window.close()
-        arun(session.aclose())
     assert checked > 60, checked
     assert problems == [], "\n".join(problems)
