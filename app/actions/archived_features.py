@@ -9,10 +9,10 @@ The actions `archived_features.revive`, `.delete` (one flag: `POST /api/admin/ar
    the one project), the server, the connection, the exact requests and where the snapshot goes.
    The confirmation shows `plan.lines()`; deleting for good also asks the person to type
    `plan.confirm_text` (the project's id, or the flag's name for one flag).
-2. `carry_out` writes the snapshot, a JSON file of the flags as the server listed them (name,
-   type, description, project, stale, impressionData, createdAt, archivedAt, lastSeenAt,
-   environments), fsync'ed, into the journal's folder on a worker thread; then for each request
-   the journal's `sent` line, the request, the answer in the journal.
+2. `app.actions.runner.carry_out(client, plan)` writes the snapshot, a JSON file of the flags as the
+   server listed them (name, type, description, project, stale, impressionData, createdAt,
+   archivedAt, lastSeenAt, environments), fsync'ed, into the journal's folder on a worker thread;
+   then for each request the journal's `sent` line, the request, the answer in the journal.
 
 A flag deleted for good cannot be brought back (the snapshot is what is left of it); a revive is
 undone by archiving the flags again, which Unleash 8.2 offers as one request. Unleash turns every
@@ -30,16 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.actions.journal import Journal
-from app.actions.journaled import (
-    begin_entry,
-    journal_of,
-    require_action,
-    send_journaled,
-    typed_confirms,
-    write_snapshot,
-)
+from app.actions.runner import PlanBase, Step, journal_of, typed_confirms
 from app.actions.snapshots import wire_time, write_whole
-from app.api import errors as e
 from app.api.client import (
     WriteRequest,
     archive_features_request,
@@ -48,6 +40,7 @@ from app.api.client import (
     revive_feature_request,
     revive_features_request,
 )
+from app.changes import Changes, Resource
 from app.registry import (
     ARCHIVE_FEATURES,
     DELETE_FEATURE,
@@ -59,7 +52,6 @@ from app.registry import (
 from app.text import first_named, plural
 
 if TYPE_CHECKING:
-    from app.api.client import AdminClient
     from app.api.models import ArchivedFeature
 
 __all__ = [
@@ -69,10 +61,7 @@ __all__ = [
     "REVIVE",
     "SNAPSHOT_FIELDS",
     "ArchivePlan",
-    "Done",
-    "PartlyDone",
     "action_for",
-    "carry_out",
     "feature_json",
     "journal_of",
     "plan_archive",
@@ -143,19 +132,51 @@ def write_features_json(
 
 
 @dataclass(frozen=True)
-class ArchivePlan:
-    """What reviving, deleting or archiving flags will do, fixed before it is confirmed."""
+class ArchivePlan(PlanBase):
+    """What reviving, deleting or archiving flags will do, fixed before it is confirmed (a
+    `runner.Plan`)."""
 
     #: REVIVE, DELETE or ARCHIVE
     verb: str
     project: str
     features: tuple[ArchivedFeature, ...]
-    server: str
-    connection: str
+    journal: Journal
     #: where the snapshot will be written
     snapshot: Path
     #: one for one flag; one per batch of BATCH flags for many
     requests: tuple[WriteRequest, ...]
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def connection(self) -> str:
+        return self.journal.actor.connection
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        """The archived flags, and the live ones (a revive makes them live again)."""
+        return (Changes.of(Resource.ARCHIVED_FEATURES, *self.names),
+                Changes.of(Resource.FEATURES, *self.names))  # fmt: skip
+
+    def steps(self) -> tuple[Step, ...]:
+        """One a request, each naming its batch of flags."""
+        steps = []
+        for number, request in enumerate(self.requests):
+            batch = self.names[number * BATCH : (number + 1) * BATCH]
+            before = {"snapshot": self.snapshot.name, "count": len(batch),
+                      "project": self.project}  # fmt: skip
+            steps.append(Step(request, batch, before))
+        return tuple(steps)
+
+    def write_snapshot(self) -> int:
+        return write_features_json(self.snapshot, self.server, self.project, self.features)
+
+    def partly(self, steps: int) -> str:
+        """ "2 of 5 flags were deleted for good": what the first `steps` requests did."""
+        done = min(self.count, steps * BATCH)
+        return f"{done:,} of {plural(self.count, 'flag')} were {self.past}"
 
     @property
     def names(self) -> list[str]:
@@ -254,8 +275,7 @@ def _plan(
         verb=verb,
         project=project,
         features=unique,
-        server=journal.actor.server,
-        connection=journal.actor.connection,
+        journal=journal,
         snapshot=journal.new_file(f"archived_features.{verb}", ".json"),
         requests=requests,
     )
@@ -278,71 +298,3 @@ def plan_archive(
     """The plan to archive `features` again: the undo of a revive (always one bulk request per
     batch, `archived_features.archive`)."""
     return _plan(ARCHIVE, features, project, journal)
-
-
-@dataclass(frozen=True)
-class Done:
-    """A plan the server answered with success, every request of it."""
-
-    plan: ArchivePlan
-    statuses: tuple[int, ...]
-    #: the journal's file and the entries' ids in it, one per request
-    journal: Path
-    entries: tuple[str, ...]
-
-    @property
-    def count(self) -> int:
-        return self.plan.count
-
-
-class PartlyDone(e.ClientError):
-    """A plan of several requests that stopped at one: `done` flags had their answers (the
-    batches before it), `error` is the client's error for the one that failed."""
-
-    def __init__(self, plan: ArchivePlan, done: int, error: e.ClientError) -> None:
-        super().__init__(
-            f"{done:,} of {plural(plan.count, 'flag')} were {plan.past}; then: {error}"
-        )
-        self.plan = plan
-        self.done = done
-        self.error = error
-
-
-async def carry_out(client: AdminClient, journal: Journal, plan: ArchivePlan) -> Done:
-    """Carry out `plan`: the snapshot, then per request the journal's `sent` line, the
-    request, the answer in the journal. Raises the client's error when the first request
-    fails (the journal has it), `PartlyDone` when a later one does, `NotStarted` when the
-    snapshot or the journal cannot be written before the first (nothing sent), `Unsupported`
-    when the capabilities rule the action out."""
-    await require_action(client, plan.action)
-    await write_snapshot(
-        plan.snapshot,
-        lambda: write_features_json(plan.snapshot, plan.server, plan.project, plan.features),
-        plan.nothing,
-    )
-    statuses: list[int] = []
-    entries: list[str] = []
-    done = 0
-    for request in plan.requests:
-        batch = plan.names[done : done + BATCH] if plan.count > 1 else plan.names
-        try:
-            pending = await begin_entry(
-                journal,
-                plan.action.key,
-                batch,
-                before={
-                    "snapshot": plan.snapshot.name,
-                    "count": len(batch),
-                    "project": plan.project,
-                },
-                request=request.describe(),
-                nothing=plan.nothing if not done else "",
-            )
-            statuses.append(await send_journaled(pending, client.send_write(request)))
-        except e.ClientError as exc:
-            if done:
-                raise PartlyDone(plan, done, exc) from exc
-            raise
-        entries.append(pending.entry)
-        done += len(batch)
-    return Done(plan, tuple(statuses), journal.path, tuple(entries))

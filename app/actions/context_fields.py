@@ -6,9 +6,9 @@ share.
    the exact request (built by the client's own request functions) and, for an edit or a
    deletion, where the snapshot goes. `FieldPlan.lines()` is the confirmation, the same words in
    the dialog and on the terminal.
-2. `change_field` writes the snapshot (the field as the server gave it, JSON, fsync'ed) into the
-   journal's folder on a worker thread, then the journal's `sent` line, then sends the request
-   and completes the entry with the answer.
+2. `app.actions.runner.carry_out(client, plan)` writes the snapshot (the field as the server gave
+   it, JSON, fsync'ed) into the journal's folder on a worker thread, then the journal's `sent` line,
+   then sends the request and completes the entry with the answer.
 
 Unleash 7+ refuses to delete a field that a strategy of a live flag uses (409): `plan_delete`
 predicts that from the field's usage (`GET /api/admin/context/:name/strategies`) and raises
@@ -30,10 +30,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from app.actions.journal import Journal
-from app.actions.journaled import begin_entry, require_action, send_journaled, write_snapshot
+from app.actions.runner import Done, PlanBase, Step
 from app.actions.snapshots import write_whole
 from app.api.client import (
     WriteRequest,
@@ -48,18 +48,15 @@ from app.api.models import (
     LegalValueBody,
     UpdateContextField,
 )
+from app.changes import Changes, Resource
 from app.registry import CREATE_CONTEXT_FIELD, DELETE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD, Action
 from app.text import plural
-
-if TYPE_CHECKING:
-    from app.api.client import AdminClient
 
 __all__ = [
     "FieldChanged",
     "FieldInUse",
     "FieldPlan",
     "body_of",
-    "change_field",
     "plan_create",
     "plan_delete",
     "plan_edit",
@@ -153,13 +150,13 @@ def _differences(before: UpdateContextField, after: UpdateContextField) -> list[
 
 
 @dataclass(frozen=True)
-class FieldPlan:
-    """What a change to one context field will do, fixed before it is confirmed."""
+class FieldPlan(PlanBase):
+    """What a change to one context field will do, fixed before it is confirmed (a
+    `runner.Plan`)."""
 
     action: Action
     name: str
-    server: str
-    connection: str
+    journal: Journal
     request: WriteRequest
     #: the field as the server gave it before the change (None: it does not exist)
     before: ContextField | None
@@ -169,6 +166,35 @@ class FieldPlan:
     snapshot: Path | None
     #: the journal entry this change undoes ("" when it is not an undo)
     undoes: str = ""
+
+    nothing = "Nothing was changed."
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def connection(self) -> str:
+        return self.journal.actor.connection
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        return (Changes.of(Resource.CONTEXT_FIELDS, self.name),)
+
+    def steps(self) -> tuple[Step, ...]:
+        record: dict[str, object] = {"field": self.name}
+        if self.snapshot is not None:
+            record["snapshot"] = self.snapshot.name
+        if self.undoes:
+            record["undoes"] = self.undoes
+        if self.action is EDIT_CONTEXT_FIELD and self.before is not None:
+            # what the field was: an edit in doubt is "not applied" when the server still has it
+            record["body"] = body_of(self.before).model_dump(mode="json", exclude_none=True)
+        return (Step(self.request, [self.name], record, with_body=True),)
+
+    def write_snapshot(self) -> int:
+        assert self.snapshot is not None and self.before is not None
+        return write_field_json(self.snapshot, self.before)
 
     @property
     def verb(self) -> str:
@@ -233,8 +259,7 @@ def _plan(
     undoes: str = "",
 ) -> FieldPlan:
     snapshot = journal.new_file(action.key, ".json") if before is not None else None
-    return FieldPlan(action, name, journal.actor.server, journal.actor.connection, request,
-                     before, after, snapshot, undoes)  # fmt: skip
+    return FieldPlan(action, name, journal, request, before, after, snapshot, undoes)
 
 
 def plan_create(draft: CreateContextField, journal: Journal) -> FieldPlan:
@@ -315,40 +340,12 @@ class FieldChanged:
     journal: Path
     entry: str
 
+    @classmethod
+    def of(cls, done: Done) -> FieldChanged:
+        """What `runner.carry_out` did with a `FieldPlan`."""
+        return cls(done.plan, done.status, done.journal, done.entry)
+
     @property
     def undoable(self) -> bool:
         """An edit or a deletion (not itself an undo) can be undone."""
         return not self.plan.undoes and self.plan.action is not CREATE_CONTEXT_FIELD
-
-
-async def change_field(client: AdminClient, journal: Journal, plan: FieldPlan) -> FieldChanged:
-    """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in
-    the journal. Raises the client's error (the journal has it) or `NotStarted` when the
-    snapshot or the journal cannot be written (then nothing was sent)."""
-    await require_action(client, plan.action)
-    nothing = "Nothing was changed."
-    snapshot, before = plan.snapshot, plan.before
-    if snapshot is not None and before is not None:
-        await write_snapshot(snapshot, lambda: write_field_json(snapshot, before), nothing)
-    record: dict[str, object] = {"field": plan.name}
-    if plan.snapshot is not None:
-        record["snapshot"] = plan.snapshot.name
-    if plan.undoes:
-        record["undoes"] = plan.undoes
-    if plan.action is EDIT_CONTEXT_FIELD and before is not None:
-        # what the field was: an edit in doubt is "not applied" when the server still holds it
-        record["body"] = body_of(before).model_dump(mode="json", exclude_none=True)
-    pending = await begin_entry(journal, plan.action.key, [plan.name], before=record,
-                                request=plan.request.describe_with_body(),
-                                nothing=nothing)  # fmt: skip
-    after = plan.after
-    if plan.action is CREATE_CONTEXT_FIELD:
-        assert isinstance(after, CreateContextField)
-        send = client.create_context_field(after)
-    elif plan.action is EDIT_CONTEXT_FIELD:
-        assert after is not None
-        send = client.update_context_field(plan.name, after)
-    else:
-        send = client.delete_context_field(plan.name)
-    status = await send_journaled(pending, send)
-    return FieldChanged(plan, status, journal.path, pending.entry)

@@ -1,15 +1,16 @@
-"""Editing and deleting a group (`groups.edit`, `groups.delete`), and undoing either: the one
-path the groups window and `flagdesk groups delete` share.
+"""Creating, editing and deleting a group (`groups.create`, `groups.edit`, `groups.delete`), and
+undoing an edit or a deletion: the one path the groups window and `flagdesk groups delete` share.
 
 1. A plan fixes what will happen: the group as it was read (`GET /api/admin/groups/:id`, with
    its members), the server, the connection, the exact request and where the snapshot goes.
-   `plan_edit` puts a new body on a group (PUT); `plan_delete` deletes it (DELETE);
-   `plan_recreate` creates a deleted group again from its snapshot (POST: a new id, the same
-   name, description, SSO mappings, root role and members). The confirmation shows
-   `plan.lines()`.
-2. `carry_out` writes the snapshot (the group as read, as JSON, fsync'ed, on a worker thread)
-   into the journal's folder, then the journal's `sent` line naming it, then sends the request,
-   then completes the entry with the answer.
+   `plan_create` creates a group (POST; nothing before it, so no snapshot); `plan_edit` puts a
+   new body on a group (PUT); `plan_delete` deletes it (DELETE); `plan_recreate` creates a
+   deleted group again from its snapshot (POST: a new id, the same name, description, SSO
+   mappings, root role and members). The confirmation shows `plan.lines()`.
+2. `app.actions.runner.carry_out(client, plan)` writes the snapshot (the group as read, as JSON,
+   fsync'ed, on a worker thread) into the journal's folder, then the journal's `sent` line naming
+   it, then sends the request, then completes the entry with the answer; `group_change` reads the
+   group the server answered.
 
 Undo is a plan like any other: an edit is undone by putting the previous group back
 (`plan_edit(group now, request_of(group before))`), a deletion by `plan_recreate(snapshot)`. A
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from app.actions.inactive_users import user_label
 from app.actions.journal import Journal
-from app.actions.journaled import begin_entry, require_action, send_journaled, write_snapshot
+from app.actions.runner import Done, PlanBase, Step
 from app.actions.snapshots import write_whole
 from app.api.client import (
     WriteRequest,
@@ -37,6 +38,7 @@ from app.api.client import (
     update_group_request,
 )
 from app.api.models import CreateGroup, CreateGroupMember, Group, UserRef
+from app.changes import Changes, Resource
 from app.registry import CREATE_GROUP, DELETE_GROUP, EDIT_GROUP, Action
 from app.text import plural
 
@@ -47,8 +49,9 @@ __all__ = [
     "GroupChange",
     "GroupPlan",
     "Kind",
-    "carry_out",
+    "group_change",
     "group_json",
+    "plan_create",
     "plan_delete",
     "plan_edit",
     "plan_recreate",
@@ -62,6 +65,7 @@ NAMED = 5
 
 
 class Kind(StrEnum):
+    CREATE = "create"
     EDIT = "edit"
     DELETE = "delete"
     RECREATE = "recreate"
@@ -69,6 +73,7 @@ class Kind(StrEnum):
 
 #: the registry's action of each kind (recreating is creating a group)
 ACTION_OF: Mapping[Kind, Action] = {
+    Kind.CREATE: CREATE_GROUP,
     Kind.EDIT: EDIT_GROUP,
     Kind.DELETE: DELETE_GROUP,
     Kind.RECREATE: CREATE_GROUP,
@@ -114,27 +119,60 @@ def _named(labels: list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class GroupPlan:
-    """What a change to one group will do, fixed before it is confirmed."""
+class GroupPlan(PlanBase):
+    """What a change to one group will do, fixed before it is confirmed (a `runner.Plan`)."""
 
     kind: Kind
-    #: the group as it was read (for a recreation: as its snapshot holds it)
+    #: the group as it was read (for a recreation: as its snapshot holds it; for a creation:
+    #: the group to be, its id 0)
     group: Group
     #: the body sent (None to delete)
     body: CreateGroup | None
-    server: str
-    connection: str
-    #: where the snapshot of `group` is written
-    snapshot: Path
+    journal: Journal
+    #: where the snapshot of `group` is written (None for a creation: nothing is there yet)
+    snapshot: Path | None
     request: WriteRequest
     #: root roles' names by id, for the confirmation
     roles: Mapping[int, str]
     #: this plan undoes an earlier change
     undo: bool = False
 
+    nothing = "Nothing was changed."
+
     @property
     def action(self) -> Action:
         return ACTION_OF[self.kind]
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def connection(self) -> str:
+        return self.journal.actor.connection
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        ids = () if self.kind in (Kind.CREATE, Kind.RECREATE) else (self.group.id,)
+        return (Changes.of(Resource.GROUPS, *ids),)
+
+    def steps(self) -> tuple[Step, ...]:
+        before: dict[str, Any] = {
+            "name": self.group.name,
+            "members": len(self.group.users),
+            "undo": self.undo,
+        }
+        if self.snapshot is not None:
+            before = {"snapshot": self.snapshot.name, **before}
+        if self.kind is Kind.EDIT:
+            # the group as a body: an edit in doubt is "not applied" when the server still has it
+            before["body"] = request_of(self.group).model_dump(mode="json")
+        ids: list[Any] = [self.group.name] if self.kind is Kind.CREATE else [self.group.id]
+        return (Step(self.request, ids, before, with_body=True),)
+
+    def write_snapshot(self) -> None:
+        assert self.snapshot is not None
+        write_group_json(self.snapshot, self.group)
 
     @property
     def title(self) -> str:
@@ -147,14 +185,15 @@ class GroupPlan:
             return f"{'Put back' if self.undo else 'Save the changes to'} group “{name}”?"
         if self.kind is Kind.DELETE:
             return f"Delete group “{name}”?"
+        if self.kind is Kind.CREATE:
+            return f"Create group “{name}”?"
         return f"Recreate group “{name}”?"
 
     @property
     def button(self) -> str:
         """The confirming button's text, with its mnemonic."""
-        return {Kind.EDIT: "&Save", Kind.DELETE: "&Delete group", Kind.RECREATE: "&Recreate"}[
-            self.kind
-        ]
+        return {Kind.CREATE: "&Create", Kind.EDIT: "&Save", Kind.DELETE: "&Delete group",
+                Kind.RECREATE: "&Recreate"}[self.kind]  # fmt: skip
 
     def _role(self, role: int | None) -> str:
         return "none" if role is None else self.roles.get(role, f"role {role}")
@@ -215,6 +254,10 @@ class GroupPlan:
                 "Undo recreates it from the snapshot: a new id, the same name, description, "
                 f"SSO mappings, root role and members.{projects}"
             )
+        elif self.kind is Kind.CREATE:
+            first = f"Group “{g.name}” will be created {where} with {members}{who}."
+            undo = "Deleting it is the way back."
+            return [first, undo]
         else:
             first = (
                 f"Group “{g.name}” will be created again {where} with {members}{who}, "
@@ -237,13 +280,23 @@ def _plan(
         kind=kind,
         group=group,
         body=body,
-        server=journal.actor.server,
-        connection=journal.actor.connection,
-        snapshot=journal.new_file(ACTION_OF[kind].key, ".json"),
+        journal=journal,
+        snapshot=None if kind is Kind.CREATE else journal.new_file(ACTION_OF[kind].key, ".json"),
         request=request,
         roles=dict(roles or {}),
         undo=undo,
     )
+
+
+def plan_create(
+    body: CreateGroup, journal: Journal, roles: Mapping[int, str] | None = None
+) -> GroupPlan:
+    """The plan to create the group `body` describes (its members named by id)."""
+    members = [{"user": {"id": m.user.id}} for m in body.users]
+    group = Group.model_validate({"id": 0, "name": body.name, "description": body.description,
+                                  "mappingsSSO": list(body.mappingsSSO),
+                                  "rootRole": body.rootRole, "users": members})  # fmt: skip
+    return _plan(Kind.CREATE, group, body, create_group_request(body), journal, roles, False)
 
 
 def plan_edit(
@@ -287,45 +340,11 @@ class GroupChange:
     entry: str
 
 
-async def carry_out(client: AdminClient, journal: Journal, plan: GroupPlan) -> GroupChange:
-    """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in the
-    journal. Raises the client's error (the journal has it) or `NotStarted` when the snapshot or
-    the journal cannot be written (then nothing was sent)."""
-    await require_action(client, plan.action)
-    nothing = "Nothing was changed."
-    await write_snapshot(
-        plan.snapshot, lambda: write_group_json(plan.snapshot, plan.group), nothing
-    )
-    before: dict[str, Any] = {
-        "snapshot": plan.snapshot.name,
-        "name": plan.group.name,
-        "members": len(plan.group.users),
-        "undo": plan.undo,
-    }
-    if plan.kind is Kind.EDIT:
-        # the group as a body: an edit in doubt is "not applied" when the server still holds it
-        before["body"] = request_of(plan.group).model_dump(mode="json")
-    pending = await begin_entry(
-        journal,
-        plan.action.key,
-        [plan.group.id],
-        before=before,
-        request=plan.request.describe_with_body(),
-        nothing=nothing,
-    )
-    answer: Group | None = None
-
-    async def send() -> int:
-        nonlocal answer
-        if plan.kind is Kind.DELETE:
-            return await client.delete_group(plan.group.id)
-        assert plan.body is not None
-        statuses: list[int] = []
-        if plan.kind is Kind.EDIT:
-            answer = await client.update_group(plan.group.id, plan.body, answered=statuses.append)
-        else:
-            answer = await client.create_group(plan.body, answered=statuses.append)
-        return statuses[0]
-
-    status = await send_journaled(pending, send())
-    return GroupChange(plan, status, answer, journal.path, pending.entry)
+async def group_change(client: AdminClient, done: Done) -> GroupChange:
+    """What `runner.carry_out` did with a `GroupPlan`, the group the server answered read (a
+    creation's, an edit's, a recreation's)."""
+    plan: GroupPlan = done.plan
+    answer = None
+    if plan.kind is not Kind.DELETE:
+        answer = await client.read_answer(done.answer, Group)
+    return GroupChange(plan, done.status, answer, done.journal, done.entry)

@@ -4,11 +4,10 @@
 1. `plan_deletion` fixes what will happen: the users (each id once, in the order given), the
    server, the connection, the exact request (`delete_inactive_users_request`) and where the
    snapshot will be. The confirmation (a dialog, or the terminal's question) shows `plan.lines()`.
-2. `delete_users` writes the snapshot, a CSV of the users as the server listed them (id, name,
-   email, username, seenAt, createdAt, patSeenAt), fsync'ed, into the journal's folder; then the
-   journal's `sent` line naming it; then sends the request; then completes the entry with the
-   answer. The snapshot is written on a worker thread (10,000 users take about 30 ms), so a
-   window's event loop keeps turning.
+2. `app.actions.runner.carry_out(client, plan)` carries it out: the snapshot, a CSV of the users
+   as the server listed them (id, name, email, username, seenAt, createdAt, patSeenAt), fsync'ed
+   into the journal's folder on a worker thread (10,000 users take about 30 ms); then the
+   journal's `sent` line naming it, the request, the entry completed with the answer.
 
 A deleted user cannot be brought back by the API (Unleash has no undelete): the snapshot is what
 is left of them, and the confirmation says so.
@@ -21,32 +20,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TextIO
+from typing import Protocol, TextIO
 
 from app.actions.journal import Journal
-from app.actions.journaled import (
-    begin_entry,
-    count_to_type,
-    journal_of,
-    require_action,
-    send_journaled,
-    typed_confirms,
-    write_snapshot,
-)
+from app.actions.runner import PlanBase, Step, count_to_type, journal_of, typed_confirms
 from app.actions.snapshots import wire_time, write_whole
 from app.api.client import WriteRequest, delete_inactive_users_request
-from app.registry import DELETE_INACTIVE_USERS
+from app.changes import Changes, Resource
+from app.registry import DELETE_INACTIVE_USERS, Action
 from app.text import first_named, plural
-
-if TYPE_CHECKING:
-    from app.api.client import AdminClient
 
 __all__ = [
     "SNAPSHOT_COLUMNS",
     "DeletePlan",
-    "Deletion",
     "InactiveUserLike",
-    "delete_users",
     "journal_of",
     "plan_deletion",
     "user_label",
@@ -108,15 +95,35 @@ def write_users_csv(path: Path, users: Iterable[InactiveUserLike], *, private: b
 
 
 @dataclass(frozen=True)
-class DeletePlan:
-    """What a deletion will do, fixed before it is confirmed."""
+class DeletePlan(PlanBase):
+    """What a deletion will do, fixed before it is confirmed (a `runner.Plan`)."""
 
     users: tuple[InactiveUserLike, ...]
-    server: str
-    connection: str
+    journal: Journal
     #: where the snapshot will be written
     snapshot: Path
     request: WriteRequest
+    action: Action = DELETE_INACTIVE_USERS
+    nothing: str = "Nothing was deleted."
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def connection(self) -> str:
+        return self.journal.actor.connection
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        return (Changes.of(Resource.USERS, *self.ids),)
+
+    def steps(self) -> tuple[Step, ...]:
+        before = {"snapshot": self.snapshot.name, "count": self.count}
+        return (Step(self.request, self.ids, before),)
+
+    def write_snapshot(self) -> int:
+        return write_users_csv(self.snapshot, self.users)
 
     @property
     def ids(self) -> list[int]:
@@ -170,42 +177,7 @@ def plan_deletion(users: Sequence[InactiveUserLike], journal: Journal) -> Delete
     request = delete_inactive_users_request(u.id for u in unique)
     return DeletePlan(
         users=unique,
-        server=journal.actor.server,
-        connection=journal.actor.connection,
+        journal=journal,
         snapshot=journal.new_file(DELETE_INACTIVE_USERS.key, ".csv"),
         request=request,
     )
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """A deletion the server answered with success."""
-
-    plan: DeletePlan
-    status: int
-    #: the journal's file and this entry's id in it
-    journal: Path
-    entry: str
-
-    @property
-    def count(self) -> int:
-        return self.plan.count
-
-
-async def delete_users(client: AdminClient, journal: Journal, plan: DeletePlan) -> Deletion:
-    """Carry out `plan`: the snapshot, the journal's `sent` line, the request, the answer in
-    the journal. Raises the client's error (the journal has it) or `NotStarted` when the
-    snapshot or the journal cannot be written (then nothing was sent)."""
-    await require_action(client, DELETE_INACTIVE_USERS)
-    await write_snapshot(plan.snapshot, lambda: write_users_csv(plan.snapshot, plan.users),
-                         "Nothing was deleted.")  # fmt: skip
-    pending = await begin_entry(
-        journal,
-        DELETE_INACTIVE_USERS.key,
-        plan.ids,
-        before={"snapshot": plan.snapshot.name, "count": plan.count},
-        request=plan.request.describe(),
-        nothing="Nothing was deleted.",
-    )
-    status = await send_journaled(pending, client.delete_inactive_users(plan.ids))
-    return Deletion(plan, status, journal.path, pending.entry)

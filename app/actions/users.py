@@ -5,16 +5,18 @@ inactive users.
 
 Each action is planned first (`plan_create`, `plan_edit`, `plan_delete`, `plan_reset`): the plan
 fixes the exact request, the server and the connection, and says in `lines()` what the
-confirmation shows. Carrying it out (`create_user`, `edit_user`, `delete_user`,
-`reset_password`) writes the journal's `sent` line (and, for a deletion, first the snapshot of
-the user: JSON, fsync'ed, on a worker thread), sends, and completes the entry.
+confirmation shows. `app.actions.runner.carry_out(client, plan)` carries it out: for a deletion
+the snapshot of the user first (JSON, fsync'ed, on a worker thread), the journal's `sent` line,
+the request, the entry completed. `Created.of`, `edited_user` and `reset_link` read the answer.
 
 - The last Admin is never deleted or demoted: Unleash would do it (and lock everyone out of user
-  administration), so `admin_problem` asks `GET /api/admin/user-admin/admin-count` first and the
-  action stops with `LastAdmin` before anything is written or sent.
-- Creating waits out the server's limit on new users (Unleash: 20 a minute): a 429 is waited for
-  as `Retry-After` says, second by second through `on_wait`, so a window can show the wait; it
-  is never reported as a failure.
+  administration). A plan made knowing the server's Admins (`admins`, from `GET
+  /api/admin/user-admin/admin-count` or the list of users) says so in `refused`, before any
+  confirmation and in `--dry-run`; the runner asks again just before sending (`refusal`) and
+  stops with `Refused`, nothing written or sent.
+- Creating waits out the server's limit on new users (Unleash: 20 a minute): the runner waits
+  for a 429 as `Retry-After` says, second by second through `on_wait`, so a window can show the
+  wait; it is never reported as a failure.
 - An edit can be undone: `plan_undo` makes the plan that puts back the previous values, carried
   out (and journaled) as any edit. A deleted user cannot be brought back: the confirmation says
   so, and the snapshot is what is left of them.
@@ -22,16 +24,15 @@ the user: JSON, fsync'ed, on a worker thread), sends, and completes the entry.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
-from app.actions.journal import Journal, Pending
-from app.actions.journaled import NotStarted, send_journaled
-from app.actions.journaled import journal_of as journal_of
+from app.actions.journal import Journal
+from app.actions.runner import Done, PlanBase, Step
+from app.actions.runner import journal_of as journal_of
 from app.actions.snapshots import write_whole
 from app.api.client import (
     WriteRequest,
@@ -40,9 +41,9 @@ from app.api.client import (
     reset_password_request,
     update_user_request,
 )
-from app.api.errors import RateLimited, Unsupported
-from app.api.models import CreateUser, Role, UpdateUser, User
-from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
+from app.api.models import CreateUser, ResetPasswordLink, Role, UpdateUser, User
+from app.changes import Changes, Resource
+from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
@@ -54,20 +55,18 @@ __all__ = [
     "Created",
     "DeleteUserPlan",
     "EditPlan",
-    "LastAdmin",
     "NotARootRole",
     "ResetPlan",
     "admin_problem",
-    "create_user",
-    "delete_user",
-    "edit_user",
+    "edited_user",
+    "last_admin",
     "plan_create",
     "plan_delete",
     "plan_edit",
     "plan_reset",
     "plan_undo",
     "predefined_root_role",
-    "reset_password",
+    "reset_link",
     "role_of",
     "root_role_of",
     "user_label",
@@ -75,12 +74,6 @@ __all__ = [
 
 #: the root role that administers users
 ADMIN = "Admin"
-#: the longest `Retry-After` waited out (Unleash's window is a minute)
-MAX_WAIT = 120.0
-
-
-class LastAdmin(NotStarted):
-    """The change would leave the server without an Admin: refused before anything was sent."""
 
 
 #: the root roles every Unleash has (type `root`), which a request may name (its schema also
@@ -150,27 +143,45 @@ def role_of(ref: int | str | None, roles: Mapping[int, str]) -> str | None:
     return roles.get(ref, f"Role {ref}")
 
 
-async def admin_problem(client: AdminClient, user: User, doing: str) -> str:
-    """Why `doing` ("delete", "make Editor") to `user`, an Admin, must not be done ("" when
-    it may): it is the last Admin who is a person (`GET .../admin-count`)."""
-    count = await client.admin_count()
-    if count.people > 1:
+def last_admin(user: User, doing: str, admins: int, server: str) -> str:
+    """Why `doing` ("delete", "make Editor") to `user`, an Admin, must not be done when the
+    server has `admins` Admins who are people ("" when it may)."""
+    if admins > 1:
         return ""
     return (
-        f"{user_label(user)} is the only Admin on {client.base_url}: refused to {doing} them, "
-        "as nobody could then manage users. Make another user Admin first."
+        f"{user_label(user)} is the only Admin on {server}: refused to {doing} them, as nobody "
+        "could then manage users. Make another user Admin first."
     )
 
 
+async def admin_problem(client: AdminClient, user: User, doing: str) -> str:
+    """`last_admin`, the Admins counted by the server now (`GET .../admin-count`)."""
+    count = await client.admin_count()
+    return last_admin(user, doing, count.people, client.base_url)
+
+
 @dataclass(frozen=True)
-class _Plan:
-    server: str
-    connection: str
+class _Plan(PlanBase):
+    journal: Journal
     request: WriteRequest
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def connection(self) -> str:
+        return self.journal.actor.connection
 
     @property
     def where(self) -> str:
         return f"{self.server} (connection “{self.connection}”)"
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        user = getattr(self, "user", None)
+        ids = (user.id,) if isinstance(user, User) else ()
+        return (Changes.of(Resource.USERS, *ids),)
 
 
 # ---------------------------------------------------------------------------- create
@@ -180,6 +191,15 @@ class _Plan:
 class CreatePlan(_Plan):
     user: CreateUser
     role: str
+
+    action = CREATE_USER
+    nothing = "Nothing was created."
+    snapshot: ClassVar[None] = None
+
+    def steps(self) -> tuple[Step, ...]:
+        # a 429 is waited out, second by second (the server limits new users)
+        who = self.user.email or self.user.username
+        return (Step(self.request, [who], None, attempts=1, wait_out_limit=True),)
 
     @property
     def label(self) -> str:
@@ -210,8 +230,7 @@ def plan_create(user: CreateUser, role: str, journal: Journal) -> CreatePlan:
     """The plan to create `user` (`role` is its root role's name, for the confirmation)."""
     if not user.email and not user.username:
         raise ValueError("a user needs an email address or a username")
-    actor = journal.actor
-    return CreatePlan(actor.server, actor.connection, create_user_request(user), user, role)
+    return CreatePlan(journal, create_user_request(user), user, role)
 
 
 @dataclass(frozen=True)
@@ -223,45 +242,11 @@ class Created:
     #: the seconds spent waiting for the server's limit on new users
     waited: float = 0.0
 
-
-async def create_user(
-    client: AdminClient,
-    journal: Journal,
-    plan: CreatePlan,
-    *,
-    on_wait: Callable[[float], None] | None = None,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> Created:
-    """Carry out `plan`: the journal's `sent` line, the request, the answer in the journal. A
-    429 is waited out (`Retry-After`, or a second when it gives none): `on_wait(seconds left)`
-    is called each second of the wait."""
-    await _require(client, CREATE_USER)
-    pending = await _begin(journal, CREATE_USER, [plan.user.email or plan.user.username],
-                           plan, before=None, nothing="Nothing was created")  # fmt: skip
-    made: list[User] = []
-    waited = 0.0
-
-    async def send() -> int:
-        nonlocal waited
-        while True:
-            try:
-                made.append(await client.create_user(plan.user, wait_out_limit=False))
-                return 201
-            except RateLimited as exc:
-                wait = exc.retry_after if exc.retry_after is not None else 1.0
-                if wait > MAX_WAIT:
-                    raise
-                waited += wait
-                left = wait
-                while left > 0:
-                    if on_wait is not None:
-                        on_wait(left)
-                    step = min(1.0, left)
-                    await sleep(step)
-                    left -= step
-
-    status = await send_journaled(pending, send())
-    return Created(plan, made[0], status, pending.entry, waited)
+    @classmethod
+    async def of(cls, client: AdminClient, done: Done) -> Created:
+        """What `runner.carry_out` did with a `CreatePlan`: the user the server made."""
+        user = await client.read_answer(done.answer, User)
+        return cls(done.plan, user, done.status, done.entry, done.waited)
 
 
 # ---------------------------------------------------------------------------- edit and undo
@@ -276,12 +261,37 @@ class EditPlan(_Plan):
     #: the root roles' names by id, for the confirmation and the admin check
     roles: Mapping[int, str] = field(default_factory=dict)
     undo: bool = False
+    #: the server's Admins who are people, as last read (None: not known)
+    admins: int | None = None
+
+    action = EDIT_USER
+    nothing = "Nothing was changed."
+    snapshot: ClassVar[None] = None
+
+    def steps(self) -> tuple[Step, ...]:
+        before = self.previous.model_dump(mode="json", exclude_unset=True)
+        return (Step(self.request, [self.user.id], {"user": before, "undo": self.undo},
+                     with_body=True),)  # fmt: skip
 
     def demotes_admin(self) -> bool:
         if "rootRole" not in self.changes.model_fields_set:
             return False
         was = role_of(self.user.rootRole, self.roles)
         return was == ADMIN and role_of(self.changes.rootRole, self.roles) != ADMIN
+
+    @property
+    def _doing(self) -> str:
+        return f"make {role_of(self.changes.rootRole, self.roles)}"
+
+    @property
+    def refused(self) -> str:
+        """Why it must not be confirmed ("" when it may): it demotes the last Admin."""
+        if not self.demotes_admin() or self.admins is None:
+            return ""
+        return last_admin(self.user, self._doing, self.admins, self.server)
+
+    async def refusal(self, client: AdminClient) -> str:
+        return await admin_problem(client, self.user, self._doing) if self.demotes_admin() else ""
 
     def _shown(self, values: UpdateUser, name: str) -> str:
         value = getattr(values, name)
@@ -329,9 +339,15 @@ EDIT_LABELS = {"name": "Name", "email": "Email", "username": "Username",
 
 
 def plan_edit(
-    user: User, changes: UpdateUser, roles: Mapping[int, str], journal: Journal
+    user: User,
+    changes: UpdateUser,
+    roles: Mapping[int, str],
+    journal: Journal,
+    admins: int | None = None,
 ) -> EditPlan:
-    """The plan to change the fields set on `changes`; what they were is kept for the undo."""
+    """The plan to change the fields set on `changes`; what they were is kept for the undo.
+    `admins`: the server's Admins who are people, as last read (the plan is `refused` when it
+    demotes the last one)."""
     if not changes.model_fields_set:
         raise ValueError("nothing to change")
     values = {name: getattr(user, name) for name in changes.model_fields_set}
@@ -341,9 +357,8 @@ def plan_edit(
         by_name = {role: role_id for role_id, role in roles.items()}
         values["rootRole"] = by_name.get(values["rootRole"], values["rootRole"])
     previous = UpdateUser.model_construct(_fields_set=set(changes.model_fields_set), **values)
-    actor = journal.actor
     request = update_user_request(user.id, changes)
-    return EditPlan(actor.server, actor.connection, request, user, changes, previous, roles)
+    return EditPlan(journal, request, user, changes, previous, roles, admins=admins)
 
 
 def plan_undo(edit: EditPlan, answer: User) -> EditPlan:
@@ -353,31 +368,13 @@ def plan_undo(edit: EditPlan, answer: User) -> EditPlan:
         if name not in answer.model_fields_set:
             data[name] = getattr(edit.changes, name)
     now = User.model_validate(data)
-    return EditPlan(edit.server, edit.connection, update_user_request(now.id, edit.previous),
-                    now, edit.previous, edit.changes, edit.roles, undo=True)  # fmt: skip
+    return EditPlan(edit.journal, update_user_request(now.id, edit.previous), now, edit.previous,
+                    edit.changes, edit.roles, undo=True, admins=edit.admins)  # fmt: skip
 
 
-async def edit_user(client: AdminClient, journal: Journal, plan: EditPlan) -> User:
-    """Carry out `plan` (an edit or its undo), journaled; the server's answer. `LastAdmin` when
-    it would demote the last Admin."""
-    await _require(client, EDIT_USER)
-    if plan.demotes_admin():
-        role = role_of(plan.changes.rootRole, plan.roles)
-        problem = await admin_problem(client, plan.user, f"make {role}")
-        if problem:
-            raise LastAdmin(problem + " Nothing was changed.")
-    before = plan.previous.model_dump(mode="json", exclude_unset=True)
-    pending = await _begin(journal, EDIT_USER, [plan.user.id], plan,
-                           before={"user": before, "undo": plan.undo},
-                           nothing="Nothing was changed")  # fmt: skip
-    answers: list[User] = []
-
-    async def send() -> int:
-        answers.append(await client.update_user(plan.user.id, plan.changes))
-        return 200
-
-    await send_journaled(pending, send())
-    return answers[0]
+async def edited_user(client: AdminClient, done: Done) -> User:
+    """The user the server answered an `EditPlan` carried out with."""
+    return await client.read_answer(done.answer, User)
 
 
 # ---------------------------------------------------------------------------- delete
@@ -389,6 +386,27 @@ class DeleteUserPlan(_Plan):
     role: str | None
     #: where the snapshot of the user will be written
     snapshot: Path
+    #: the server's Admins who are people, as last read (None: not known)
+    admins: int | None = None
+
+    action = DELETE_USER
+    nothing = "Nothing was deleted."
+
+    def steps(self) -> tuple[Step, ...]:
+        return (Step(self.request, [self.user.id], {"snapshot": self.snapshot.name}),)
+
+    def write_snapshot(self) -> None:
+        _write_user(self.snapshot, self.user, self.role)
+
+    @property
+    def refused(self) -> str:
+        """Why it must not be confirmed ("" when it may): it deletes the last Admin."""
+        if self.role != ADMIN or self.admins is None:
+            return ""
+        return last_admin(self.user, "delete", self.admins, self.server)
+
+    async def refusal(self, client: AdminClient) -> str:
+        return await admin_problem(client, self.user, "delete") if self.role == ADMIN else ""
 
     @property
     def question(self) -> str:
@@ -405,11 +423,13 @@ class DeleteUserPlan(_Plan):
         ]
 
 
-def plan_delete(user: User, roles: Mapping[int, str], journal: Journal) -> DeleteUserPlan:
-    actor = journal.actor
-    return DeleteUserPlan(actor.server, actor.connection, delete_user_request(user.id), user,
+def plan_delete(
+    user: User, roles: Mapping[int, str], journal: Journal, admins: int | None = None
+) -> DeleteUserPlan:
+    """The plan to delete `user`; `admins` as for `plan_edit`."""
+    return DeleteUserPlan(journal, delete_user_request(user.id), user,
                           role_of(user.rootRole, roles),
-                          journal.new_file(DELETE_USER.key, ".json"))  # fmt: skip
+                          journal.new_file(DELETE_USER.key, ".json"), admins)  # fmt: skip
 
 
 def _write_user(path: Path, user: User, role: str | None) -> None:
@@ -423,33 +443,20 @@ def _write_user(path: Path, user: User, role: str | None) -> None:
     write_whole(path, fill)
 
 
-async def delete_user(client: AdminClient, journal: Journal, plan: DeleteUserPlan) -> int:
-    """Carry out `plan`: the last-Admin check, the snapshot, the journal, the request. The
-    answer's status; `LastAdmin` or `NotStarted` when nothing was sent."""
-    await _require(client, DELETE_USER)
-    if plan.role == ADMIN:
-        problem = await admin_problem(client, plan.user, "delete")
-        if problem:
-            raise LastAdmin(problem + " Nothing was deleted.")
-    try:
-        await asyncio.to_thread(_write_user, plan.snapshot, plan.user, plan.role)
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the snapshot {plan.snapshot}: {exc.strerror or exc}. "
-            "Nothing was deleted."
-        ) from None
-    pending = await _begin(journal, DELETE_USER, [plan.user.id], plan,
-                           before={"snapshot": plan.snapshot.name},
-                           nothing="Nothing was deleted")  # fmt: skip
-    return await send_journaled(pending, client.delete_user(plan.user.id))
-
-
 # ---------------------------------------------------------------------------- reset password
 
 
 @dataclass(frozen=True)
 class ResetPlan(_Plan):
     user: User
+
+    action = RESET_PASSWORD
+    nothing = "No link was made."
+    snapshot: ClassVar[None] = None
+
+    def steps(self) -> tuple[Step, ...]:
+        # the link itself is not journaled (it is a credential): the answer is not recorded
+        return (Step(self.request, [self.user.id], None, attempts=1),)
 
     @property
     def question(self) -> str:
@@ -475,43 +482,9 @@ def plan_reset(user: User, journal: Journal) -> ResetPlan:
             f"{user_label(user)} has no email address: Unleash makes reset links only for "
             "users it can find by email."
         )
-    actor = journal.actor
-    return ResetPlan(actor.server, actor.connection, reset_password_request(user.email), user)
+    return ResetPlan(journal, reset_password_request(user.email), user)
 
 
-async def reset_password(client: AdminClient, journal: Journal, plan: ResetPlan) -> str:
-    """Carry out `plan`, journaled (the link itself is not: it is a credential); the link."""
-    await _require(client, RESET_PASSWORD)
-    pending = await _begin(journal, RESET_PASSWORD, [plan.user.id], plan, before=None,
-                           nothing="No link was made")  # fmt: skip
-    links: list[str] = []
-    email = plan.user.email or ""
-
-    async def send() -> int:
-        links.append((await client.reset_password_link(email)).resetPasswordUrl)
-        return 200
-
-    await send_journaled(pending, send())
-    return links[0]
-
-
-# ---------------------------------------------------------------------------- shared
-
-
-async def _require(client: AdminClient, action: Action) -> None:
-    availability = (await client.capabilities()).action(action)
-    if not availability.available:
-        raise Unsupported(availability.title, availability.reason)
-
-
-async def _begin(
-    journal: Journal, action: Action, ids: list[Any], plan: _Plan, *, before: Any, nothing: str
-) -> Pending:
-    try:
-        request = (plan.request.describe_with_body() if action is EDIT_USER
-                   else plan.request.describe())  # fmt: skip
-        return await journal.begin(action.key, ids, before=before, request=request)
-    except OSError as exc:
-        raise NotStarted(
-            f"Could not write the journal {journal.path}: {exc.strerror or exc}. {nothing}."
-        ) from None
+async def reset_link(client: AdminClient, done: Done) -> str:
+    """The link the server made for a `ResetPlan` carried out."""
+    return (await client.read_answer(done.answer, ResetPasswordLink)).resetPasswordUrl

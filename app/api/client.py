@@ -292,26 +292,33 @@ class AdminClient(Sender):
         from `inactive_users()`. Sent once (a write is retried only when the server certainly
         did not get it). Unleash deletes the users one by one before it answers (8.2 on the
         peer: 1.2 s for 100, 40 s for 1,000), so the answer may take `DELETE_S_PER_USER` a user
-        beyond the client's usual time."""
+        beyond the client's usual time (the request says so: `server_seconds`)."""
         await self._require(DELETE_INACTIVE_USERS)
-        chosen = list(ids)
-        wait = self.read_timeout + DELETE_S_PER_USER * len(chosen)
-        answer = await self._send_write(delete_inactive_users_request(chosen), read_timeout=wait)
-        return answer.status_code
+        return (await self._send_write(delete_inactive_users_request(ids))).status_code
 
-    async def send_write(self, request: WriteRequest) -> int:
-        """`_send_write`, for the status of the answer alone."""
-        return (await self._send_write(request)).status_code
+    async def send_write(self, request: WriteRequest, *, attempts: int | None = None) -> Answer:
+        """Send the write `request` (the runner's one way to change a server:
+        `app.actions.runner.carry_out`, which has checked that its action can be used here) and
+        return the server's answer, its body unread into a model (`read_answer` does that once
+        the journal has the status). A failure status raises its `ApiError`."""
+        return Answer(request, await self._send_write(request, attempts=attempts))
+
+    async def read_answer(self, answer: Answer, model: type[M]) -> M:
+        """The body of `answer` as `model` (`BadResponse` when it is not one)."""
+        request = answer.request
+        return await self._parse(answer.response, model, f"{request.method} {request.path}")
 
     async def _send_write(
-        self, request: WriteRequest, *, attempts: int | None = None,
-        read_timeout: float | None = None,
-    ) -> httpx.Response:  # fmt: skip
+        self, request: WriteRequest, *, attempts: int | None = None
+    ) -> httpx.Response:
         """Send a write exactly as `request` says (what --dry-run printed and the journal
         recorded; built by one of this module's `*_request` functions), JSON when it has a
         body; retried only when the server certainly did not get it (`attempts` as `_send`
-        takes it). The callers check first that its action can be used here (`_require`)."""
+        takes it); given `request.server_seconds` more than the usual time to answer."""
         headers = {"Content-Type": "application/json"} if request.body else None
+        read_timeout = (
+            self.read_timeout + request.server_seconds if request.server_seconds else None
+        )
         return await self._send(request.method, request.path, content=request.body or None,
                                 headers=headers, idempotent=False, attempts=attempts,
                                 read_timeout=read_timeout)  # fmt: skip
@@ -364,7 +371,7 @@ class AdminClient(Sender):
         """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
         (200, no body: Unleash answers the same for an id it does not know)."""
         await self._require(DELETE_GROUP)
-        return await self.send_write(delete_group_request(group_id))
+        return (await self._send_write(delete_group_request(group_id))).status_code
 
     # ------------------------------------------------------------------ projects and features
 
@@ -432,33 +439,33 @@ class AdminClient(Sender):
         with 404 and "revives" a flag that is not archived all the same (its environments
         turned off too), so callers send names they have just listed as archived."""
         await self._require(REVIVE_FEATURE)
-        return await self.send_write(revive_feature_request(name))
+        return (await self._send_write(revive_feature_request(name))).status_code
 
     async def delete_feature(self, name: str) -> int:
         """`DELETE /api/admin/archive/:name` (`archived_features.delete`): 200, the flag gone for
         good if it was archived. Unleash answers 200 as well for an unknown name or a flag that
         is not archived, and changes nothing then."""
         await self._require(DELETE_FEATURE)
-        return await self.send_write(delete_feature_request(name))
+        return (await self._send_write(delete_feature_request(name))).status_code
 
     async def revive_features(self, project: str, names: Iterable[str]) -> int:
         """`POST /api/admin/projects/:p/revive` `{features}` (`archived_features.revive_bulk`):
         one request for them all, 200. Unknown names and flags that are not archived are
         skipped; a flag of another project is a 400 and nothing is revived."""
         await self._require(REVIVE_FEATURES)
-        return await self.send_write(revive_features_request(project, names))
+        return (await self._send_write(revive_features_request(project, names))).status_code
 
     async def delete_features(self, project: str, names: Iterable[str]) -> int:
         """`POST /api/admin/projects/:p/delete` `{features}` (`archived_features.delete_bulk`):
         one request, 200; only archived flags of the project are deleted."""
         await self._require(DELETE_FEATURES)
-        return await self.send_write(delete_features_request(project, names))
+        return (await self._send_write(delete_features_request(project, names))).status_code
 
     async def archive_features(self, project: str, names: Iterable[str]) -> int:
         """`POST /api/admin/projects/:p/archive` `{features}` (`archived_features.archive`, the
         undo of a revive): one request, 202."""
         await self._require(ARCHIVE_FEATURES)
-        return await self.send_write(archive_features_request(project, names))
+        return (await self._send_write(archive_features_request(project, names))).status_code
 
     async def create_feature(self, project: str, feature: CreateFeature) -> Feature:
         """`POST /api/admin/projects/:p/features` (a supporting route)."""
@@ -500,20 +507,20 @@ class AdminClient(Sender):
         `Conflict` for a name taken, 400 `BadRequest` for a body the server refuses. Returns
         the status; the field is read back with `get_context_field`."""
         await self._require(CREATE_CONTEXT_FIELD)
-        return await self.send_write(create_context_field_request(field))
+        return (await self._send_write(create_context_field_request(field))).status_code
 
     async def update_context_field(self, name: str, field: UpdateContextField) -> int:
         """`PUT /api/admin/context/:name` (`context_fields.edit`): 200 with no body. Unleash
         8.2 replaces the whole field with the body (what it leaves out is emptied), so `field`
         holds every part: description, stickiness, sort order and legal values."""
         await self._require(EDIT_CONTEXT_FIELD)
-        return await self.send_write(update_context_field_request(name, field))
+        return (await self._send_write(update_context_field_request(name, field))).status_code
 
     async def delete_context_field(self, name: str) -> int:
         """`DELETE /api/admin/context/:name` (`context_fields.delete`): 200; 409 `Conflict`
         while a strategy uses the field (Unleash 7+), 404 `NotFound` for an unknown one."""
         await self._require(DELETE_CONTEXT_FIELD)
-        return await self.send_write(delete_context_field_request(name))
+        return (await self._send_write(delete_context_field_request(name))).status_code
 
     async def context_strategies(self, field: str) -> ContextFieldStrategies:
         """Operation 5, `GET /api/admin/context/:contextField/strategies` (an unknown field gives
@@ -853,6 +860,8 @@ class WriteRequest:
     path: str
     #: the JSON body (b"": none, as a revive or a delete by name sends none)
     body: bytes
+    #: how much longer than usual the server may take to answer it (deleting many users)
+    server_seconds: float = 0.0
 
     def describe(self) -> dict[str, str]:
         """Method and path, for the journal (the body's ids are in the entry already)."""
@@ -878,8 +887,23 @@ def delete_inactive_users_request(ids: Iterable[int]) -> WriteRequest:
             + "; ".join(f"{err['input']!r}" for err in exc.errors())
         ) from None
     return WriteRequest(
-        "POST", "/api/admin/user-admin/inactive/delete", body.model_dump_json().encode()
+        "POST",
+        "/api/admin/user-admin/inactive/delete",
+        body.model_dump_json().encode(),
+        server_seconds=DELETE_S_PER_USER * len(body.ids),
     )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The server's answer to a `WriteRequest` (a success: an error answer is raised)."""
+
+    request: WriteRequest
+    response: httpx.Response
+
+    @property
+    def status(self) -> int:
+        return self.response.status_code
 
 
 def revive_feature_request(name: str) -> WriteRequest:

@@ -230,15 +230,14 @@ def _print_table(features: list[ArchivedFeature]) -> None:
 
 async def _act(args: argparse.Namespace, client: AdminClient, connection: str, out: Output) -> int:
     from app.actions.archived_features import (
+        BATCH,
         REVIVE,
-        PartlyDone,
         action_for,
-        carry_out,
         journal_of,
         plan_delete,
         plan_revive,
     )
-    from app.api.errors import Unsupported
+    from app.actions.runner import PartlyDone, carry_out, require
 
     verb = args.verb
     async with client:
@@ -264,9 +263,7 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
             out.say(f"No archived flags in project {args.project} on {client.base_url}: "
                     f"nothing to {verb}.")  # fmt: skip
             return out.done(EXIT_OK)
-        availability = caps.action(action_for(verb, len(chosen)))
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        require(caps, action_for(verb, len(chosen)))
         journal = journal_of(connection, caps)
         plan = (plan_revive if verb == REVIVE else plan_delete)(chosen, args.project, journal)
         out.update(count=plan.count, names=plan.names)
@@ -277,13 +274,14 @@ async def _act(args: argparse.Namespace, client: AdminClient, connection: str, o
         if not args.yes and not _confirmed(plan):
             return out.fail(EXIT_REFUSED, f"not confirmed: nothing was {_past(verb)}")
         try:
-            done = await carry_out(client, journal, plan)
+            done = await carry_out(client, plan)
         except PartlyDone as exc:
-            out.update(done=exc.done, snapshot=str(plan.snapshot), journal=str(journal.path))
+            went = min(plan.count, exc.done * BATCH)
+            out.update(done=went, snapshot=str(plan.snapshot), journal=str(journal.path))
             return out.fail(EXIT_REFUSED, str(exc))
     out.update(statuses=list(done.statuses), snapshot=str(plan.snapshot),
                journal=str(done.journal), entries=list(done.entries))  # fmt: skip
-    flags = plural(done.count, "flag")
+    flags = plural(plan.count, "flag")
     out.say(f"{flags[0].upper()}{flags[1:]} of project {plan.project} {plan.past} on "
             f"{plan.server}. Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)

@@ -125,13 +125,13 @@ async def _usage(client: AdminClient, name: str, out: Output) -> int:
 async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
-    from app.actions.context_fields import FieldInUse, change_field, plan_delete
-    from app.actions.journaled import journal_of, require_action
+    from app.actions.context_fields import FieldInUse, plan_delete
+    from app.actions.runner import carry_out, journal_of, require
     from app.registry import DELETE_CONTEXT_FIELD
 
     async with client:
         caps = await client.capabilities()
-        await require_action(client, DELETE_CONTEXT_FIELD)
+        require(caps, DELETE_CONTEXT_FIELD)
         field = await client.get_context_field(args.name)
         usage = (await client.context_strategies(args.name)).strategies
         out.update(server=client.base_url, connection=connection, name=args.name)
@@ -147,7 +147,7 @@ async def _delete(
             return dry_run(out, [plan.request], plan.server, f"context field “{args.name}”")
         if not args.yes and not confirmed(plan.lines(), plan.question):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
-        done = await change_field(client, journal, plan)
+        done = await carry_out(client, plan)
     out.update(deleted=args.name, status=done.status, snapshot=str(plan.snapshot),
                journal=str(done.journal), entry=done.entry)  # fmt: skip
     out.say(f"Deleted the context field “{args.name}” on {plan.server}. Snapshot: "

@@ -170,13 +170,13 @@ async def _root_roles(client: AdminClient) -> list[Any]:
 async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
-    from app.actions.groups import carry_out, plan_delete
-    from app.actions.journaled import journal_of, require_action
+    from app.actions.groups import plan_delete
+    from app.actions.runner import carry_out, journal_of, require
     from app.registry import DELETE_GROUP
 
     async with client:
-        await require_action(client, DELETE_GROUP)
         caps = await client.capabilities()
+        require(caps, DELETE_GROUP)
         group = await client.get_group(args.id)
         roles = {r.id: r.name for r in await _root_roles(client)}
         journal = journal_of(connection, caps)
@@ -189,7 +189,7 @@ async def _delete(
         if not args.yes and ask(plan.lines(), f"{plan.question} [y/N]").casefold() not in (
             "y", "yes"):  # fmt: skip
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
-        change = await carry_out(client, journal, plan)
+        change = await carry_out(client, plan)
     out.update(deleted=True, status=change.status, snapshot=str(plan.snapshot),
                journal=str(change.journal), entry=change.entry)  # fmt: skip
     out.say(f"Deleted group {_label(group)} on {plan.server}. Snapshot: {plan.snapshot}")

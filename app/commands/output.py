@@ -100,7 +100,7 @@ def run_job(out: Output, job: Coroutine[Any, Any, int]) -> int:
     its status: 2 bad usage (a snapshot or the journal that cannot be written, too: nothing was
     sent), 4 the token refused or lacking what the action needs, 1 another error answer, 3 the
     server unreachable, 130 Ctrl+C."""
-    from app.actions.journaled import NotStarted
+    from app.actions.runner import NotStarted
     from app.api.errors import ApiError, ClientError, Forbidden, Unauthorized, Unsupported
     from app.commands.connection import (
         EXIT_UNAUTHORISED,

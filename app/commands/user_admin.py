@@ -22,6 +22,7 @@ from app.commands.output import (
     confirmed,
     dry_run,
     need_terminal,
+    print_requests,
     run_job,
     whole_number,
 )
@@ -135,9 +136,10 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
                   out: Output) -> int:  # fmt: skip
     from pydantic import ValidationError
 
+    from app.actions.runner import carry_out
     from app.actions.users import (
+        Created,
         NotARootRole,
-        create_user,
         journal_of,
         plan_create,
         predefined_root_role,
@@ -174,7 +176,7 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
         def waiting(left: float) -> None:
             out.say(f"The server limits new users: waiting {left:.0f} s…")
 
-        created = await create_user(client, journal, plan, on_wait=waiting)
+        created = await Created.of(client, await carry_out(client, plan, on_wait=waiting))
     made = created.user
     out.update(id=made.id, user=made.model_dump(mode="json", exclude_none=True),
                status=created.status, waited=created.waited, journal=str(journal.path),
@@ -187,8 +189,15 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
 
 async def _delete(args: argparse.Namespace, client: AdminClient, connection: str,
                   out: Output) -> int:  # fmt: skip
-    from app.actions.journaled import count_to_type
-    from app.actions.users import LastAdmin, delete_user, journal_of, plan_delete, user_label
+    from app.actions.runner import NotStarted, carry_out, count_to_type
+    from app.actions.users import (
+        ADMIN,
+        DeleteUserPlan,
+        journal_of,
+        plan_delete,
+        role_of,
+        user_label,
+    )
     from app.api.errors import ApiError
 
     async with client:
@@ -202,8 +211,29 @@ async def _delete(args: argparse.Namespace, client: AdminClient, connection: str
                              f"{', '.join(map(str, strangers))}. Nothing was deleted")  # fmt: skip
         roles = {r.id: r.name for r in listed.rootRoles}
         journal = journal_of(connection, caps)
-        plans = [plan_delete(by_id[i], roles, journal) for i in ids]
         out.update(server=client.base_url, connection=connection)
+        # the last Admin is never deleted: said here, before the question and in --dry-run
+        deletes_admin = any(role_of(by_id[i].rootRole, roles) == ADMIN for i in ids)
+        admins = (await client.admin_count()).people if deletes_admin else None
+        plans: list[DeleteUserPlan] = []
+        refused: list[dict[str, Any]] = []
+        for i in ids:
+            plan = plan_delete(by_id[i], roles, journal, admins)
+            if plan.refused:
+                refused.append({"id": i, "error": plan.refused})
+                out.say(f"Refused: {plan.refused}")
+                continue
+            if admins is not None and plan.role == ADMIN:
+                admins -= 1
+            plans.append(plan)
+        if refused and not plans:
+            out.update(deleted=[], failed=refused)
+            return out.fail(EXIT_REFUSED, "nothing was deleted: " + refused[0]["error"])
+        if args.dry_run and refused:
+            out.update(failed=refused)
+            print_requests(out, [p.request for p in plans], f"Dry run: nothing was sent to "
+                           f"{client.base_url} ({plural(len(plans), 'user')}).")  # fmt: skip
+            return out.fail(EXIT_REFUSED, f"{plural(len(refused), 'user')} would be refused")
         if args.dry_run:
             return dry_run(out, [p.request for p in plans], client.base_url,
                            plural(len(plans), "user"))  # fmt: skip
@@ -213,11 +243,11 @@ async def _delete(args: argparse.Namespace, client: AdminClient, connection: str
         if not args.yes and not confirmed(lines, question, count_to_type(len(plans))):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         deleted: list[int] = []
-        failed: list[dict[str, Any]] = []
+        failed: list[dict[str, Any]] = list(refused)
         for plan in plans:
             try:
-                await delete_user(client, journal, plan)
-            except (LastAdmin, ApiError) as exc:
+                await carry_out(client, plan)
+            except (NotStarted, ApiError) as exc:
                 failed.append({"id": plan.user.id, "error": str(exc)})
                 out.say(f"Not deleted: {exc}")
                 continue
@@ -232,7 +262,8 @@ async def _delete(args: argparse.Namespace, client: AdminClient, connection: str
 
 async def _reset(args: argparse.Namespace, client: AdminClient, connection: str,
                  out: Output) -> int:  # fmt: skip
-    from app.actions.users import journal_of, plan_reset, reset_password
+    from app.actions.runner import carry_out
+    from app.actions.users import journal_of, plan_reset, reset_link
     from app.api.errors import NotFound
 
     async with client:
@@ -246,7 +277,7 @@ async def _reset(args: argparse.Namespace, client: AdminClient, connection: str,
             plan = plan_reset(user, journal)
         except ValueError as exc:
             return out.fail(EXIT_REFUSED, str(exc))
-        link = await reset_password(client, journal, plan)
+        link = await reset_link(client, await carry_out(client, plan))
     out.update(server=plan.server, id=user.id, email=user.email, resetPasswordUrl=link)
     if not out.as_json:
         print(link)

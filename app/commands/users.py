@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.api.errors import Unsupported
 from app.commands.connection import (
     EXIT_OK,
     EXIT_USAGE,
@@ -168,14 +167,13 @@ def _print_table(users: list[InactiveUser]) -> None:
 async def _delete(
     args: argparse.Namespace, client: AdminClient, connection: str, out: Output
 ) -> int:
-    from app.actions.inactive_users import delete_users, journal_of, plan_deletion
+    from app.actions.inactive_users import journal_of, plan_deletion
+    from app.actions.runner import carry_out, require
     from app.registry import DELETE_INACTIVE_USERS
 
     async with client:
         caps = await client.capabilities()
-        availability = caps.action(DELETE_INACTIVE_USERS)
-        if not availability.available:
-            raise Unsupported(availability.title, availability.reason)
+        require(caps, DELETE_INACTIVE_USERS)
         listed = (await client.inactive_users()).inactiveUsers
         if args.all:
             chosen = listed
@@ -200,11 +198,11 @@ async def _delete(
             return _dry_run(plan, out)
         if not args.yes and not _confirmed(plan):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
-        deletion = await delete_users(client, journal, plan)
-    out.update(deleted=deletion.count, ids=plan.ids, status=deletion.status,
+        deletion = await carry_out(client, plan)
+    out.update(deleted=plan.count, ids=plan.ids, status=deletion.status,
                snapshot=str(plan.snapshot), journal=str(deletion.journal),
                entry=deletion.entry)  # fmt: skip
-    out.say(f"Deleted {plural(deletion.count, 'inactive user')} on {plan.server}. "
+    out.say(f"Deleted {plural(plan.count, 'inactive user')} on {plan.server}. "
             f"Snapshot: {plan.snapshot}")  # fmt: skip
     return out.done(EXIT_OK)
 

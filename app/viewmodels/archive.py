@@ -36,7 +36,6 @@ from app.actions.archived_features import (
     DELETE,
     REVIVE,
     action_for,
-    carry_out,
     journal_of,
     plan_archive,
     plan_delete,
@@ -45,10 +44,9 @@ from app.actions.archived_features import (
 
 # ArchivePlan is re-exported: the window shows a plan, and reaches the actions only through here
 from app.actions.archived_features import ArchivePlan as ArchivePlan
-from app.actions.journaled import NotStarted
-from app.api.errors import ClientError, Unsupported
+from app.api.errors import ClientError
 from app.api.models import ArchivedFeature, ArchivedFeatureEnvironment
-from app.changes import Changes, Resource
+from app.changes import Resource
 from app.startup import paused_gc
 from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
@@ -424,19 +422,19 @@ class ArchiveBrowserModel(ToolViewModel):
         return self._action_task
 
     async def _carry_out(self, plan: ArchivePlan) -> None:
-        client = await self.session.client()
-        caps = await client.capabilities()
-        sent = True
+        def read_again() -> None:
+            # the server may have changed some even when it answered with an error
+            self.undoable = None  # what the server holds now is not known
+            if self.loaded_project == plan.project:
+                self.load()
+
         try:
-            done = await carry_out(client, journal_of(self.session.name, caps), plan)
+            await self.run_plan(plan, after_sent=read_again)
         except ClientError as exc:
-            sent = not isinstance(exc, NotStarted | Unsupported)
             self.outcome_error = str(exc)
             self.report_error(self.outcome_error)
-            if sent:
-                self.undoable = None  # what the server holds now is not known
         else:
-            flags = plural(done.count, "flag")
+            flags = plural(plan.count, "flag")
             self.outcome = (
                 f"{flags[0].upper()}{flags[1:]} of project {plan.project} {plan.past}. "
                 f"Snapshot: {plan.snapshot}"
@@ -449,11 +447,6 @@ class ArchiveBrowserModel(ToolViewModel):
             if not self.closed:
                 self.action_finished.emit()
                 self.actions_changed.emit()
-        if sent:  # the server may have changed some even when it answered with an error
-            self.notify(Changes.of(Resource.ARCHIVED_FEATURES, *plan.names))
-            self.notify(Changes.of(Resource.FEATURES, *plan.names))
-            if not self.closed and self.loaded_project == plan.project:
-                self.load()
 
     def close(self) -> None:
         if not self.closed:

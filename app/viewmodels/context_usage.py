@@ -34,7 +34,6 @@ from PySide6.QtCore import QObject, Signal
 from app.actions.context_fields import (
     FieldChanged,
     FieldInUse,
-    change_field,
     plan_create,
     plan_delete,
     plan_edit,
@@ -45,8 +44,8 @@ from app.actions.context_fields import (
 )
 from app.actions.context_fields import FieldPlan as FieldPlan
 from app.actions.journal import Journal
-from app.actions.journaled import NotStarted, journal_of
-from app.api.errors import ClientError, Conflict, NotFound, Unsupported
+from app.actions.runner import journal_of
+from app.api.errors import ClientError, Conflict, NotFound
 from app.api.models import (
     ContextField,
     ContextFieldStrategy,
@@ -54,7 +53,7 @@ from app.api.models import (
     LegalValueBody,
     UpdateContextField,
 )
-from app.changes import Changes, Resource
+from app.changes import Resource
 from app.registry import CREATE_CONTEXT_FIELD, DELETE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD, Action
 from app.text import count_text, plural
 from app.viewmodels.choices import ChoicesModel, context_field_choices
@@ -535,12 +534,14 @@ class ContextUsageModel(ToolViewModel):
         return self._start(self._carry_out(plan), f"{plan.question.removesuffix('?')}…")
 
     async def _carry_out(self, plan: FieldPlan) -> None:
-        sent = True
+        def read_again() -> None:
+            self.fields.load()
+            if self.field:
+                self.load()
+
         try:
-            client = await self.session.client()
-            done = await change_field(client, self._journal(), plan)
+            done = FieldChanged.of(await self.run_plan(plan, after_sent=read_again))
         except ClientError as exc:
-            sent = not isinstance(exc, NotStarted | Unsupported)
             said = str(exc)
             if isinstance(exc, Conflict) and plan.action is CREATE_CONTEXT_FIELD:
                 said = f"A context field named “{plan.name}” already exists ({exc.message})."
@@ -562,11 +563,6 @@ class ContextUsageModel(ToolViewModel):
                 self.form_changed.emit()
         finally:
             self._ended()
-        if sent:
-            self.notify(Changes.of(Resource.CONTEXT_FIELDS, plan.name))
-            self.fields.load()
-            if self.field:
-                self.load()
 
     def _refused(self, message: str) -> None:
         self.outcome, self.outcome_error = "", message

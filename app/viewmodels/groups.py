@@ -38,17 +38,17 @@ from PySide6.QtCore import QObject, Signal
 from app.actions.groups import (
     GroupChange,
     Kind,
-    carry_out,
+    group_change,
     plan_recreate,
     request_of,
 )
 from app.actions.groups import GroupPlan as GroupPlan  # the window shows plans through here
+from app.actions.groups import plan_create as plan_group_create
 from app.actions.groups import plan_delete as plan_group_delete
 from app.actions.groups import plan_edit as plan_group_edit
 from app.actions.journal import Journal
-from app.actions.journaled import NotStarted, journal_of
+from app.actions.runner import journal_of
 from app.api.errors import (
-    ApiError,
     BadRequest,
     ClientError,
     Conflict,
@@ -512,26 +512,25 @@ class GroupEditorModel(ToolViewModel):
     # ------------------------------------------------------------------ Create
 
     def create(self) -> asyncio.Task[None] | None:
-        """Send the draft; None when the form cannot be sent now."""
+        """Send the draft (through the runner, journaled: `groups.create`); None when the form
+        cannot be sent now."""
         if not self.can_create or self.closed:
             return None
-        request = self.request()
+        plan = plan_group_create(self.request(), self._journal(), self.roles_by_id)
         self.field_errors, self.member_errors, self.submit_error = {}, {}, ""
         self._set_creating(True)
         self.form_changed.emit()
-        return self.run(self._create(request, [m.id for m in self.members]), busy=False)
+        return self.run(self._create(plan, [m.id for m in self.members]), busy=False)
 
-    async def _create(self, request: CreateGroup, member_ids: list[int]) -> None:
+    async def _create(self, plan: GroupPlan, member_ids: list[int]) -> None:
         try:
-            client = await self.session.client()
-            group = await client.create_group(request)
+            done = await self.run_plan(plan, after_sent=self._reload_groups_quietly)
+            group = (await group_change(await self.session.client(), done)).answer
         except ClientError as exc:
             self._refused(exc, member_ids, "created")
         else:
             self.created = group
             self.created_changed.emit()
-            self._reload_groups_quietly()
-            self.notify(Changes.of(Resource.GROUPS, group.id))
         finally:
             self._set_creating(False)
             if not self.closed:
@@ -554,6 +553,9 @@ class GroupEditorModel(ToolViewModel):
                 f"The token lacks the permission to {verb} groups. The server said: "
                 f"{exc.message or exc}"
             )
+        elif isinstance(exc, Unsupported):  # known before sending: the capabilities say so
+            verb = "create" if done == "created" else "change"
+            self.submit_error = f"The token cannot {verb} groups: {exc.reason}. Nothing was sent."
         elif isinstance(exc, Unauthorized):
             self.submit_error = (
                 "The server did not accept the token (was it deleted or has it expired?). "
@@ -796,30 +798,25 @@ class GroupEditorModel(ToolViewModel):
         return self._change_task
 
     async def _change(self, plan: GroupPlan) -> None:
-        client = await self.session.client()
-        caps = await client.capabilities()
         try:
-            done = await carry_out(client, journal_of(self.session.name, caps), plan)
+            # the server may have changed the group even when the answer was lost: read again
+            done = await self.run_plan(plan, after_sent=self._reload_groups_quietly)
+            client = await self.session.client()
+            change = await group_change(client, done)
         except ClientError as exc:
             self.outcome_error = str(exc)
             if plan.kind is Kind.EDIT and not plan.undo:
                 self._refused(exc, [m.user.id for m in (plan.body.users if plan.body else [])],
                               "saved")  # fmt: skip
             self.report_error(self.outcome_error)
-            sent = not isinstance(exc, NotStarted | Unsupported)
-            changed = sent and not (isinstance(exc, ApiError) and exc.status < 500)
         else:
-            changed = True
-            await self._after(client, done)
+            await self._after(client, change)
         finally:
             self._change_task = None
             self.set_status("")
             if not self.closed:
                 self.change_changed.emit()
                 self.form_changed.emit()
-        if changed:  # the server may have changed the group even when the answer was lost
-            self.notify(Changes.of(Resource.GROUPS, plan.group.id))
-            self._reload_groups_quietly()
 
     async def _after(self, client: Any, done: GroupChange) -> None:
         """A change succeeded: say so, show the group as it now is, offer its Undo."""

@@ -14,8 +14,8 @@ Deleting (the action `inactive_users.delete`): the window hands over the selecte
 (`select`); `delete_reason` says why Delete… cannot be used now ("" when it can); `plan_delete()`
 fixes what a confirmation shows (`app.actions.inactive_users.DeletePlan`: how many, the first
 names, the server, the connection, where the snapshot goes); `delete(plan)`, once confirmed, does
-it through `app.actions.inactive_users.delete_users` (the snapshot written on a worker thread,
-the journal, the request), then says how it went in `outcome` (or `outcome_error`, the client's
+it through the runner, `run_plan` (the snapshot written on a worker thread, the journal, the
+request), then says how it went in `outcome` (or `outcome_error`, the client's
 message), tells the other windows (`Changes` of the users) and loads the list again.
 
 QtCore only: no QtWidgets below `app/`.
@@ -32,9 +32,8 @@ from PySide6.QtCore import QObject, Signal
 
 # DeletePlan is re-exported: the window shows a plan, and reaches the actions only through here
 from app.actions.inactive_users import DeletePlan as DeletePlan
-from app.actions.inactive_users import delete_users, journal_of, plan_deletion
-from app.actions.journaled import NotStarted
-from app.api.errors import ClientError, Unsupported
+from app.actions.inactive_users import journal_of, plan_deletion
+from app.api.errors import ClientError
 from app.api.models import InactiveUser
 from app.changes import Changes, Resource
 from app.registry import DELETE_INACTIVE_USERS
@@ -257,18 +256,15 @@ class InactiveUsersModel(ToolViewModel):
         return self._delete_task
 
     async def _delete(self, plan: DeletePlan) -> None:
-        client = await self.session.client()
-        caps = await client.capabilities()
-        sent = True
         try:
-            done = await delete_users(client, journal_of(self.session.name, caps), plan)
+            # the server may have deleted some even when it answered with an error: read again
+            await self.run_plan(plan, after_sent=self.load)
         except ClientError as exc:
-            sent = not isinstance(exc, NotStarted | Unsupported)
             self.outcome_error = str(exc)
             self.report_error(self.outcome_error)
         else:
             self.outcome = (
-                f"Deleted {plural(done.count, 'inactive user')}. Snapshot: {plan.snapshot}"
+                f"Deleted {plural(plan.count, 'inactive user')}. Snapshot: {plan.snapshot}"
             )
             self.selected = []
         finally:
@@ -277,9 +273,6 @@ class InactiveUsersModel(ToolViewModel):
             if not self.closed:
                 self.deletion_finished.emit()
                 self.delete_changed.emit()
-        if sent:  # the server may have deleted some even when it answered with an error
-            self.notify(Changes.of(Resource.USERS, *plan.ids))
-            self.load()
 
     def on_changes(self, changes: Changes) -> None:
         """Users changed elsewhere: load again when the list shows one of them (a list of

@@ -3,7 +3,8 @@ current connection can serve it and, if not, why and what would make it work. Qt
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QObject, Signal
 
@@ -12,6 +13,9 @@ from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, Session
 from app.viewmodels.table import collect_when_released
+
+if TYPE_CHECKING:
+    from app.actions.runner import Done, Plan
 
 
 def tool_available(session: Session, key: str) -> bool:
@@ -69,6 +73,33 @@ class SessionViewModel(ViewModel):
         them refreshes)."""
         if not self.closed:
             self.session.notify(changes, self)
+
+    async def run_plan(
+        self,
+        plan: Plan,
+        *,
+        after_sent: Callable[[], object] | None = None,
+        on_wait: Callable[[float], object] | None = None,
+    ) -> Done:
+        """Carry out a confirmed `plan` through the one runner (`app.actions.runner.carry_out`)
+        with the session's client: the other view-models showing what it changes are told
+        (`notify`), and `after_sent` (this one's reload) is called once a request went out,
+        whatever came of it. Raises what the runner raises."""
+        from app.actions.runner import carry_out
+
+        client = await self.session.client()
+        sent = False
+
+        def announce(changes: Changes) -> None:
+            nonlocal sent
+            sent = True
+            self.notify(changes)
+
+        try:
+            return await carry_out(client, plan, announce=announce, on_wait=on_wait)
+        finally:
+            if sent and after_sent is not None and not self.closed:
+                after_sent()
 
     def report_error(self, text: str) -> None:
         """Put `text` in the status bar as this view-model's error (without making it `error`:

@@ -12,9 +12,10 @@ only the fields that changed.
 - A 400 puts the server's details on the fields they name; a 404 says the user no longer exists
   and reloads the list; anything else is shown as the client's message.
 - SCIM-managed users (`scimId` set) are read-only: the identity provider would overwrite changes.
-- Saving goes through `app.actions.users.edit_user` (the action `users.edit`): journaled, refused
-  for the last Admin's demotion before anything is sent, and undoable right after (`undo_plan`,
-  `undo()`: the previous values PUT back, journaled like any edit).
+- Saving is an `app.actions.users` plan carried out by the runner (the action `users.edit`):
+  journaled, refused for the last Admin's demotion before any confirmation (`admins`), and
+  undoable right after (`undo_plan`, `undo()`: the previous values PUT back, journaled like any
+  edit).
 - Creating (`plan_create`, `create`), deleting (`plan_delete`, `delete`) and reset links
   (`reset_password`) go through `app.actions.users` too; `action_reason(ACTION)` says why one
   cannot be used now ("" when it can). A create the server refuses leaves `create_error` and the
@@ -38,28 +39,26 @@ from typing import Any
 from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 
-from app.actions.journaled import NotStarted
 from app.actions.users import (
+    ADMIN,
     Created,
-    create_user,
-    delete_user,
-    edit_user,
+    edited_user,
     journal_of,
     plan_create,
     plan_delete,
     plan_edit,
     plan_reset,
     plan_undo,
-    reset_password,
+    reset_link,
     role_of,
 )
 from app.actions.users import CreatePlan as CreatePlan
 from app.actions.users import DeleteUserPlan as DeleteUserPlan
 from app.actions.users import EditPlan as EditPlan
 from app.actions.users import ResetPlan as ResetPlan
-from app.api.errors import BadRequest, ClientError, NotFound, Unsupported
+from app.api.errors import BadRequest, ClientError, NotFound
 from app.api.models import CreateUser, Role, UpdateUser, User
-from app.changes import Changes, Resource
+from app.changes import Resource
 from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
 from app.text import plural
 from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
@@ -542,8 +541,20 @@ class UserEditorModel(ToolViewModel):
         caps = self.session.capabilities
         if not self.can_save or self._current is None or caps is None:
             return None
-        return plan_edit(self._current, UpdateUser(**self.changes()), self._role_by_id,
-                         journal_of(self.session.name, caps))  # fmt: skip
+        plan = plan_edit(self._current, UpdateUser(**self.changes()), self._role_by_id,
+                         journal_of(self.session.name, caps), self.admins)  # fmt: skip
+        if plan.refused:  # said before any confirmation, and nothing is sent
+            self.form_error = plan.refused
+            self.form_changed.emit()
+            return None
+        return plan
+
+    @property
+    def admins(self) -> int | None:
+        """The server's users with the Admin root role, as last listed (None before that)."""
+        if not self.loaded:
+            return None
+        return sum(1 for user in self._by_id.values() if self.role_name(user) == ADMIN)
 
     def save(self, plan: EditPlan) -> asyncio.Task[None] | None:
         """Send a confirmed `plan` (from `plan_save`); None when it no longer applies (another
@@ -568,9 +579,7 @@ class UserEditorModel(ToolViewModel):
         body = plan.changes.model_dump(exclude_unset=True)
         changes = {f: body[f] for f in FIELDS if f in body}  # in the form's order
         try:
-            client = await self.session.client()
-            caps = await client.capabilities()
-            answer = await edit_user(client, journal_of(self.session.name, caps), plan)
+            answer = await edited_user(await self.session.client(), await self.run_plan(plan))
         except ClientError as exc:
             self._saving = False
             if isinstance(exc, NotFound):
@@ -586,7 +595,6 @@ class UserEditorModel(ToolViewModel):
         self._saving = False
         self.undo_plan = plan_undo(plan, answer) if not plan.undo else None
         self._on_saved(user, changes, answer, sent)
-        self.notify(Changes.of(Resource.USERS, user.id))
 
     # ------------------------------------------------------------------ undo
 
@@ -614,9 +622,7 @@ class UserEditorModel(ToolViewModel):
     async def _undo(self, plan: EditPlan) -> None:
         user = plan.user
         try:
-            client = await self.session.client()
-            caps = await client.capabilities()
-            answer = await edit_user(client, journal_of(self.session.name, caps), plan)
+            answer = await edited_user(await self.session.client(), await self.run_plan(plan))
         except ClientError as exc:
             self._saving = False
             self._on_failure(user, f"Not undone: {exc}")
@@ -630,7 +636,6 @@ class UserEditorModel(ToolViewModel):
         self._on_saved(old, changes, answer, self._draft)
         self.notice = "Undone: " + self.notice
         self.form_changed.emit()
-        self.notify(Changes.of(Resource.USERS, user.id))
 
     # ------------------------------------------------------------------ create, delete, reset
 
@@ -684,10 +689,8 @@ class UserEditorModel(ToolViewModel):
 
     async def _create(self, plan: CreatePlan) -> None:
         try:
-            client = await self.session.client()
-            caps = await client.capabilities()
-            done = await create_user(client, journal_of(self.session.name, caps), plan,
-                                     on_wait=self._waiting)  # fmt: skip
+            done = await Created.of(await self.session.client(),
+                                    await self.run_plan(plan, on_wait=self._waiting))  # fmt: skip
         except ClientError as exc:
             self.create_error = f"Not created: {exc}"
             self.create_progress = ""
@@ -700,14 +703,20 @@ class UserEditorModel(ToolViewModel):
         self._just_created = done
         self._pending_open = done.user.id
         self.action_changed.emit(True)
-        self.notify(Changes.of(Resource.USERS, done.user.id))
         self.refresh()
 
     def plan_delete(self) -> DeleteUserPlan | None:
         caps = self.session.capabilities
         if caps is None or self._current is None or self.action_reason(DELETE_USER):
             return None
-        return plan_delete(self._current, self._role_by_id, journal_of(self.session.name, caps))
+        plan = plan_delete(self._current, self._role_by_id, journal_of(self.session.name, caps),
+                           self.admins)  # fmt: skip
+        if plan.refused:  # said before any confirmation, and nothing is sent
+            self.action_error = plan.refused
+            self.report_error(plan.refused)
+            self.action_changed.emit(False)
+            return None
+        return plan
 
     def delete(self, plan: DeleteUserPlan) -> asyncio.Task[None] | None:
         """Carry out a confirmed delete (`LastAdmin` ends it before anything is sent)."""
@@ -716,13 +725,9 @@ class UserEditorModel(ToolViewModel):
         return self._start(self._delete(plan))
 
     async def _delete(self, plan: DeleteUserPlan) -> None:
-        sent = True
         try:
-            client = await self.session.client()
-            caps = await client.capabilities()
-            await delete_user(client, journal_of(self.session.name, caps), plan)
+            await self.run_plan(plan, after_sent=self.refresh)
         except ClientError as exc:
-            sent = not isinstance(exc, NotStarted | Unsupported)
             self.action_error = str(exc)
             self.report_error(self.action_error)
         else:
@@ -736,9 +741,6 @@ class UserEditorModel(ToolViewModel):
             self._action = None
             self.action_changed.emit(False)
             self.form_changed.emit()
-        if sent:
-            self.notify(Changes.of(Resource.USERS, plan.user.id))
-            self.refresh()
 
     def plan_reset(self) -> ResetPlan | None:
         """What making a reset link for the selected user does, for the confirmation; None
@@ -759,10 +761,8 @@ class UserEditorModel(ToolViewModel):
 
     async def _reset(self, plan: Any) -> None:
         try:
-            client = await self.session.client()
-            caps = await client.capabilities()
-            self.reset_link = await reset_password(client, journal_of(self.session.name, caps),
-                                                   plan)  # fmt: skip
+            self.reset_link = await reset_link(await self.session.client(),
+                                               await self.run_plan(plan))  # fmt: skip
         except ClientError as exc:
             self.action_error = f"No reset link: {exc}"
             self.report_error(self.action_error)

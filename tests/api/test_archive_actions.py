@@ -15,7 +15,7 @@ import pytest
 
 from app.actions import archived_features as a
 from app.actions.journal import Actor, Journal, State
-from app.actions.journaled import journal_of
+from app.actions.runner import Done, PartlyDone, carry_out, journal_of
 from app.api import errors as e
 from app.api.client import (
     AdminClient,
@@ -74,14 +74,14 @@ def test_revive_many_is_one_request_per_batch_journaled_and_undone(
 ) -> None:
     monkeypatch.setattr(a, "BATCH", 2)  # 3 flags: two requests
 
-    async def job(c: AdminClient) -> tuple[a.Done, a.Done, list[str], set[str]]:
+    async def job(c: AdminClient) -> tuple[Done, Done, list[str], set[str]]:
         journal = Journal(Actor("test", c.base_url, "admin"), tmp_path)
         chosen = (await listed(c, "web-shop"))[:3]
         plan = a.plan_revive(chosen, "web-shop", journal)
         assert [r.path for r in plan.requests] == ["/api/admin/projects/web-shop/revive"] * 2
-        revived = await a.carry_out(c, journal, plan)
+        revived = await carry_out(c, plan)
         names = {f.name for f in await listed(c, "web-shop")}
-        back = await a.carry_out(c, journal, a.plan_archive(chosen, "web-shop", journal))
+        back = await carry_out(c, a.plan_archive(chosen, "web-shop", journal))
         return revived, back, plan.names, names - {f.name for f in await listed(c, "web-shop")}
 
     revived, back, names, missing = with_client(sandbox, job)
@@ -109,13 +109,13 @@ def test_revive_many_is_one_request_per_batch_journaled_and_undone(
 def test_delete_one_plan_says_it_cannot_be_undone_and_asks_for_the_name(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:
-    async def job(c: AdminClient) -> tuple[a.ArchivePlan, a.ArchivePlan, a.Done]:
+    async def job(c: AdminClient) -> tuple[a.ArchivePlan, a.ArchivePlan, Done]:
         journal = journal_of("test", await c.capabilities())
         journal = Journal(journal.actor, tmp_path)
         features = await listed(c, "default")
         many = a.plan_delete(features, "default", journal)
         one = a.plan_delete(features[:1], "default", journal)
-        return many, one, await a.carry_out(c, journal, one)
+        return many, one, await carry_out(c, one)
 
     many, one, done = with_client(sandbox, job)
     assert (many.confirm_text, one.confirm_text) == ("default", one.names[0])
@@ -148,7 +148,7 @@ def test_an_action_the_token_cannot_do_sends_nothing_writes_nothing(
         journal = Journal(Actor("t", c.base_url), tmp_path)
         plan = a.plan_revive(features[:2], "web-shop", journal)
         with pytest.raises(e.ApiError) as caught:  # the sandbox: the probe cannot tell
-            await a.carry_out(c, journal, plan)
+            await carry_out(c, plan)
         assert caught.value.status == 403
         (entry,) = journal.entries()
         assert (entry.state, entry.status) == (State.FAILED, 403)
@@ -160,18 +160,18 @@ def test_an_action_the_token_cannot_do_sends_nothing_writes_nothing(
 def test_the_actions_work_where_the_archive_is_read_through_search(tmp_path: Path) -> None:
     server = Unleash82()
 
-    async def job() -> tuple[a.Done, list[str]]:
+    async def job() -> tuple[Done, list[str]]:
         async with client_for(server) as c:
             caps = await c.capabilities()
             assert caps.archive_endpoint is False and caps.action(REVIVE_FEATURES).available
             features = await listed(c, "default")  # through the search API
             journal = Journal(journal_of("unleash", caps).actor, tmp_path)
-            done = await a.carry_out(c, journal, a.plan_revive(features, "default", journal))
+            done = await carry_out(c, a.plan_revive(features, "default", journal))
             return done, [f.name for f in await listed(c, "default")]
 
     before = server.hits["/api/admin/projects/default/revive"]
     done, left = run(job())
-    assert done.statuses == (200,) and done.count == 5 and left == []
+    assert done.statuses == (200,) and done.plan.count == 5 and left == []
     assert server.hits["/api/admin/projects/default/revive"] == before + 1
 
 
@@ -192,16 +192,16 @@ def test_a_later_batch_that_fails_says_how_many_were_done(
     monkeypatch.setattr(a, "BATCH", 2)
     server = FailsSecondBatch()
 
-    async def job() -> a.PartlyDone:
+    async def job() -> PartlyDone:
         async with client_for(server) as c:
             features = await listed(c, "default")
             journal = Journal(Actor("unleash", c.base_url, "admin"), tmp_path)
-            with pytest.raises(a.PartlyDone) as caught:
-                await a.carry_out(c, journal, a.plan_delete(features, "default", journal))
+            with pytest.raises(PartlyDone) as caught:
+                await carry_out(c, a.plan_delete(features, "default", journal))
             return caught.value
 
     failed = run(job())
-    assert failed.done == 2 and failed.plan.count == 5
+    assert failed.done == 1 and failed.plan.count == 5  # one request of three
     assert str(failed).startswith("2 of 5 flags were deleted for good; then: 403 ")
     entries = Journal(Actor("unleash", "x"), tmp_path).entries()
     assert [(x.state, x.status, len(x.ids)) for x in entries] == [

@@ -17,10 +17,13 @@ import httpx
 import pytest
 
 from app.actions.journal import Actor, Journal
-from app.actions.journaled import NotStarted, send_journaled
+from app.actions.runner import NotStarted, carry_out
+from app.actions.users import plan_edit
 from app.api import errors as e
 from app.api.client import AdminClient, RetryPolicy
 from app.api.models import UpdateUser
+from app.changes import Changes
+from sandbox.process import SandboxProcess
 from tests.faults import Drop, FaultServer, Reply, closed_port
 
 TOKEN = "*:*.0123456789abcdef-secret"
@@ -95,6 +98,22 @@ def test_refusals_before_sending_never_reached_the_server() -> None:
     assert NotStarted("Could not write the snapshot").never_sent
 
 
+class _WritesFail(httpx.AsyncBaseTransport):
+    """Reads reach the real server; every write fails with `failure` on its way."""
+
+    def __init__(self, failure: type[httpx.TransportError]) -> None:
+        self.real = httpx.AsyncHTTPTransport()
+        self.failure = failure
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "GET":
+            raise self.failure("failed", request=request)
+        return await self.real.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.real.aclose()
+
+
 @pytest.mark.parametrize(
     ("failure", "state"),
     [
@@ -105,20 +124,25 @@ def test_refusals_before_sending_never_reached_the_server() -> None:
     ],
 )
 def test_the_journal_reads_the_error(
-    tmp_path: Path, failure: type[httpx.TransportError], state: str
-) -> None:
-    """The journal's entry of a write that failed says "failed" when the error says the
-    request never reached the server, "in doubt" when it may have."""
-    journal = Journal(Actor("c", "http://unleash.test", "admin", None), tmp_path / "journal")
+    demo_sandbox: SandboxProcess, tmp_path: Path, failure: type[httpx.TransportError],
+    state: str,
+) -> None:  # fmt: skip
+    """The runner's journal entry of a write that failed says "failed" when the error says the
+    request never reached the server, "in doubt" when it may have; the other windows are told
+    of the change only when it may have happened."""
+    journal = Journal(Actor("c", demo_sandbox.url, "admin", None), tmp_path / "journal")
+    told: list[Changes] = []
 
     async def go() -> None:
-        pending = await journal.begin("edit-user", [1], before=None,
-                                      request={"method": "PUT", "path": "/x"})  # fmt: skip
-        async with AdminClient("http://unleash.test", TOKEN, retry=ONCE,
-                               transport=_raising(failure)) as client:  # fmt: skip
+        async with AdminClient(demo_sandbox.url, demo_sandbox.admin_token, retry=ONCE,
+                               transport=_WritesFail(failure)) as client:  # fmt: skip
+            listed = await client.list_users()
+            roles = {r.id: r.name for r in listed.rootRoles}
+            plan = plan_edit(listed.users[-1], UpdateUser(name="x"), roles, journal)
             with pytest.raises(e.ClientError):
-                await send_journaled(pending, client.update_user(1, UpdateUser(name="x")))
+                await carry_out(client, plan, announce=told.append)
 
     asyncio.run(go())
     (entry,) = journal.entries()
     assert entry.state.value == state
+    assert bool(told) is (state == "in doubt")

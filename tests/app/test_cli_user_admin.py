@@ -203,6 +203,18 @@ def test_the_last_admin_is_not_deleted(sandbox: SandboxProcess, tmp_path: Path) 
     assert entry.ids == [2]
 
 
+def test_a_dry_run_says_the_last_admin_is_refused(sandbox: SandboxProcess, tmp_path: Path) -> None:
+    """Said before anything is asked or sent, in --dry-run too (it used to come only once the
+    deletion had been confirmed)."""
+    sql(sandbox, "UPDATE users SET root_role = ? WHERE id IN (2, 3, 4)", VIEWER)
+    result = flagdesk(sandbox, "delete", "1", "5", "--dry-run", "--json", data=tmp_path)
+    out = as_json(result)
+    assert result.returncode == 1
+    assert out["failed"][0]["id"] == 1 and "only Admin" in out["failed"][0]["error"]
+    assert [r["path"] for r in out["requests"]] == ["/api/admin/user-admin/5"]
+    assert 1 in users(sandbox) and 5 in users(sandbox)
+
+
 def test_on_a_terminal_delete_asks_and_no_changes_nothing(
     sandbox: SandboxProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from app.actions.context_fields import (
+    FieldChanged,
     FieldInUse,
+    FieldPlan,
     body_of,
-    change_field,
     plan_create,
     plan_delete,
     plan_edit,
@@ -22,10 +23,16 @@ from app.actions.context_fields import (
     read_snapshot,
 )
 from app.actions.journal import Actor, Journal, State
+from app.actions.runner import carry_out
 from app.api import errors as e
 from app.api.client import AdminClient
 from app.api.models import CreateContextField, LegalValueBody
 from sandbox.process import SandboxProcess
+
+
+async def change(client: AdminClient, plan: FieldPlan) -> FieldChanged:
+    """A context field's plan carried out by the runner, as the window and the command do."""
+    return FieldChanged.of(await carry_out(client, plan))
 
 
 def journal_for(sb: SandboxProcess, folder: Path) -> Journal:
@@ -47,7 +54,7 @@ def test_create_edit_delete_and_undo_with_snapshots_and_journal(
             assert created.lines()[0] == (
                 f"The context field “plan” will be created on {sandbox.url} (connection "
                 "“test”): description “Plan”, stickiness on, 1 legal value (gold).")  # fmt: skip
-            done = await change_field(c, journal, created)
+            done = await change(c, created)
             assert done.status == 201 and not done.undoable
 
             before = await c.get_context_field("plan")
@@ -58,7 +65,7 @@ def test_create_edit_delete_and_undo_with_snapshots_and_journal(
                 f"The context field “plan” will be changed on {sandbox.url} (connection “test”): "
                 "legal values added: free; descriptions changed: gold.")  # fmt: skip
             assert edit.snapshot is not None and not edit.snapshot.exists()
-            edited = await change_field(c, journal, edit)
+            edited = await change(c, edit)
             assert edited.status == 200 and edited.undoable
             read = await c.get_context_field("plan")
             pairs = [(v.value, v.description) for v in read.legalValues]
@@ -69,7 +76,7 @@ def test_create_edit_delete_and_undo_with_snapshots_and_journal(
             assert undo.question == "Undo the last change to the context field “plan”?"
             assert undo.lines()[0].startswith("The context field “plan” will be put back as it "
                                               "was on ")  # fmt: skip
-            undone = await change_field(c, journal, undo)
+            undone = await change(c, undo)
             assert undone.status == 200 and not undone.undoable
             back = await c.get_context_field("plan")
             assert [(v.value, v.description) for v in back.legalValues] == [("gold", None)]
@@ -79,7 +86,7 @@ def test_create_edit_delete_and_undo_with_snapshots_and_journal(
             assert deletion.lines()[0] == (f"The context field “plan” will be deleted on "
                                            f"{sandbox.url} (connection “test”). No strategy "
                                            "uses it.")  # fmt: skip
-            deleted = await change_field(c, journal, deletion)
+            deleted = await change(c, deletion)
             assert deleted.status == 200 and deleted.undoable
             with pytest.raises(e.NotFound):
                 await c.get_context_field("plan")
@@ -89,7 +96,7 @@ def test_create_edit_delete_and_undo_with_snapshots_and_journal(
 
             recreate = plan_undo(deleted, await read_snapshot(deletion.snapshot), None, journal)
             assert recreate.request.method == "POST" and recreate.snapshot is None
-            assert (await change_field(c, journal, recreate)).status == 201
+            assert (await change(c, recreate)).status == 201
             again = await c.get_context_field("plan")
             assert (again.description, again.stickiness) == ("Plan", True)
             assert [v.value for v in again.legalValues] == ["gold"]
@@ -123,7 +130,7 @@ def test_a_field_in_use_is_refused_before_anything_is_sent(
             # the server's 409 is the client's Conflict, journaled as failed
             unsafe = plan_delete(region, [], journal)
             with pytest.raises(e.Conflict) as conflict:
-                await change_field(c, journal, unsafe)
+                await change(c, unsafe)
             assert (await c.get_context_field("region")).name == "region"
             return refused.value, conflict.value
 

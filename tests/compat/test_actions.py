@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from app import cli
-from app.actions.inactive_users import delete_users, plan_deletion
+from app.actions.inactive_users import plan_deletion
 from app.actions.journal import Actor, Journal, State
+from app.actions.runner import carry_out
 from app.api.client import AdminClient
 from tests.app.test_cli_users import Terminal
 from tests.compat.test_operations import admin, new_user
@@ -53,7 +54,7 @@ def test_delete_inactive_users_with_snapshot_and_journal(
             journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
             listed = (await client.inactive_users()).inactiveUsers
             plan = plan_deletion([u for u in listed if u.id == gone], journal)
-            done = await delete_users(client, journal, plan)
+            done = await carry_out(client, plan)
             after = {u.id for u in (await client.inactive_users()).inactiveUsers}
         return done.status, after, journal
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from app.actions import archived_features as a
 from app.actions.journal import Actor, Journal, State
+from app.actions.runner import Done, carry_out
 from app.api.client import AdminClient
 from app.api.models import ArchivedFeature
 from tests.compat.conftest import per_version
@@ -56,7 +57,7 @@ def test_revive_many_in_one_request_and_undo(
 ) -> None:
     names = [unique("revive") for _ in range(3)]
 
-    async def go() -> tuple[int, a.Done, a.Done]:
+    async def go() -> tuple[int, Done, Done]:
         async with admin(peer) as client:
             archived_status = await made_and_archived(client, cleanup, names)
             features = await archived_now(client, names)
@@ -65,9 +66,9 @@ def test_revive_many_in_one_request_and_undo(
             journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
             plan = a.plan_revive(features, "default", journal)
             assert len(plan.requests) == 1
-            revived = await a.carry_out(client, journal, plan)
+            revived = await carry_out(client, plan)
             assert all(is_live(peer, n) for n in names)
-            undone = await a.carry_out(client, journal, a.plan_archive(features, "default",
+            undone = await carry_out(client, a.plan_archive(features, "default",
                                                                         journal))  # fmt: skip
             return archived_status, revived, undone
 
@@ -89,16 +90,16 @@ def test_delete_one_and_many_for_good(
 ) -> None:
     names = [unique("delete") for _ in range(3)]
 
-    async def go() -> tuple[a.Done, a.Done]:
+    async def go() -> tuple[Done, Done]:
         async with admin(peer) as client:
             await made_and_archived(client, cleanup, names)
             features = await archived_now(client, names)
             peer.settle(*names)  # deleted for good next
             caps = await client.capabilities()
             journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
-            one = await a.carry_out(client, journal, a.plan_delete(features[:1], "default",
+            one = await carry_out(client, a.plan_delete(features[:1], "default",
                                                                     journal))  # fmt: skip
-            many = await a.carry_out(client, journal, a.plan_delete(features[1:], "default",
+            many = await carry_out(client, a.plan_delete(features[1:], "default",
                                                                      journal))  # fmt: skip
             return one, many
 

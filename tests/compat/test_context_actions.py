@@ -17,9 +17,10 @@ import pytest
 
 from app.actions.check import check_entry
 from app.actions.context_fields import (
+    FieldChanged,
     FieldInUse,
+    FieldPlan,
     body_of,
-    change_field,
     plan_create,
     plan_delete,
     plan_edit,
@@ -27,13 +28,20 @@ from app.actions.context_fields import (
     read_snapshot,
 )
 from app.actions.journal import Actor, Journal, State
+from app.actions.runner import carry_out
 from app.api import errors as e
+from app.api.client import AdminClient
 from app.api.models import Constraint, CreateContextField, CreateFeatureStrategy, LegalValueBody
 from tests.compat.conftest import per_version
 from tests.compat.test_operations import admin, new_feature
 
 if TYPE_CHECKING:
     from tests.compat.conftest import Cleanup, Peer
+
+
+async def change(client: AdminClient, plan: FieldPlan) -> FieldChanged:
+    """A context field's plan carried out by the runner, as the window and the command do."""
+    return FieldChanged.of(await carry_out(client, plan))
 
 
 @pytest.fixture
@@ -54,30 +62,30 @@ def test_create_edit_delete_and_undo_through_the_actions(
             journal = Journal(Actor("compat", caps.base_url, caps.token_kind), tmp_path)
             draft = CreateContextField(name=field_name, description="Plan", stickiness=True,
                                        legalValues=[LegalValueBody(value="gold")])  # fmt: skip
-            assert (await change_field(client, journal, plan_create(draft, journal))).status == 201
+            assert (await change(client, plan_create(draft, journal))).status == 201
             before = await client.get_context_field(field_name)
             values = [LegalValueBody(value="gold", description="Top"), LegalValueBody(value="x")]
             after = body_of(before).model_copy(update={"legalValues": values})
             edit = plan_edit(before, after, journal)
-            edited = await change_field(client, journal, edit)
+            edited = await change(client, edit)
             read = await client.get_context_field(field_name)
             pairs = [(v.value, v.description) for v in read.legalValues]
             assert pairs == [("gold", "Top"), ("x", None)]
             assert read.stickiness is True and read.description == "Plan"
             assert edit.snapshot is not None
             undo = plan_undo(edited, await read_snapshot(edit.snapshot), read, journal)
-            await change_field(client, journal, undo)
+            await change(client, undo)
             back = await client.get_context_field(field_name)
             assert [(v.value, v.description) for v in back.legalValues] == [("gold", None)]
 
             usage = (await client.context_strategies(field_name)).strategies
             deletion = plan_delete(back, usage, journal)
-            deleted = await change_field(client, journal, deletion)
+            deleted = await change(client, deletion)
             with pytest.raises(e.NotFound):
                 await client.get_context_field(field_name)
             assert deletion.snapshot is not None
             recreate = plan_undo(deleted, await read_snapshot(deletion.snapshot), None, journal)
-            assert (await change_field(client, journal, recreate)).status == 201
+            assert (await change(client, recreate)).status == 201
             again = await client.get_context_field(field_name)
             assert (again.description, again.stickiness) == ("Plan", True)
             assert [v.value for v in again.legalValues] == ["gold"]
@@ -106,11 +114,11 @@ def test_a_field_edit_in_doubt_is_checked_against_unleash(
             # would look changed by someone else)
             draft = CreateContextField(name=field_name, description="Plan", sortOrder=5,
                                        legalValues=[LegalValueBody(value="gold")])  # fmt: skip
-            await change_field(client, journal, plan_create(draft, journal))
+            await change(client, plan_create(draft, journal))
             before = await client.get_context_field(field_name)
             assert before.sortOrder == 5
             after = body_of(before).model_copy(update={"description": "Plan B"})
-            edited = await change_field(client, journal, plan_edit(before, after, journal))
+            edited = await change(client, plan_edit(before, after, journal))
             entry = journal.entries()[-1]
             sort_order = per_version(peer, {"5.12": 5, "6.10 7.6 8.2": 0})
             assert (await client.get_context_field(field_name)).sortOrder == sort_order
@@ -118,7 +126,7 @@ def test_a_field_edit_in_doubt_is_checked_against_unleash(
             assert edited.plan.snapshot is not None
             read = await client.get_context_field(field_name)
             undo = plan_undo(edited, await read_snapshot(edited.plan.snapshot), read, journal)
-            await change_field(client, journal, undo)
+            await change(client, undo)
             states.append((await check_entry(client, entry)).state)
             changed = body_of(before).model_copy(update={"description": "someone else"})
             await client.update_context_field(field_name, changed)

@@ -17,16 +17,16 @@ import httpx
 
 from app.actions.check import check_entry
 from app.actions.journal import Actor, Journal, State
+from app.actions.runner import carry_out
 from app.actions.users import (
-    create_user,
-    delete_user,
-    edit_user,
+    Created,
+    edited_user,
     plan_create,
     plan_delete,
     plan_edit,
     plan_reset,
     plan_undo,
-    reset_password,
+    reset_link,
 )
 from app.api.models import CreateUser, UpdateUser
 from tests.compat.conftest import per_version
@@ -63,17 +63,17 @@ def test_create_edit_undo_reset_and_delete_through_the_actions(
             roles = {r.id: r.name for r in listed.rootRoles}
             plan = plan_create(CreateUser(email=email, name="Made", rootRole="Viewer"),
                                "Viewer", journal)  # fmt: skip
-            made = (await create_user(client, journal, plan)).user
+            made = (await Created.of(client, await carry_out(client, plan))).user
             cleanup.users.append(made.id)
             assert (await client.get_user(made.id)).email == email
             edit = plan_edit(made, UpdateUser(name="Made Again"), roles, journal)
-            answer = await edit_user(client, journal, edit)
+            answer = await edited_user(client, await carry_out(client, edit))
             assert (await client.get_user(made.id)).name == "Made Again"
-            await edit_user(client, journal, plan_undo(edit, answer))
+            await edited_user(client, await carry_out(client, plan_undo(edit, answer)))
             assert (await client.get_user(made.id)).name == "Made"
-            link = await reset_password(client, journal, plan_reset(made, journal))
+            link = await reset_link(client, await carry_out(client, plan_reset(made, journal)))
             fresh = await client.get_user(made.id)
-            status = await delete_user(client, journal, plan_delete(fresh, roles, journal))
+            status = (await carry_out(client, plan_delete(fresh, roles, journal))).status
             assert status == 200
         return made.id, link, journal
 
@@ -145,16 +145,16 @@ def test_a_user_edit_in_doubt_is_checked_against_unleash(
             editor = next(i for i, name in roles.items() if name == "Editor")
             plan = plan_create(CreateUser(email=email, name="Doubt", rootRole="Viewer"),
                                "Viewer", journal)  # fmt: skip
-            made = (await create_user(client, journal, plan)).user
+            made = (await Created.of(client, await carry_out(client, plan))).user
             cleanup.users.append(made.id)
             edit = plan_edit(made, UpdateUser(name="Doubt Edited", rootRole=editor), roles,
                              journal)  # fmt: skip
-            answer = await edit_user(client, journal, edit)
+            answer = await edited_user(client, await carry_out(client, edit))
             entry = journal.entries()[-1]
             assert entry.request is not None
             assert entry.request["body"] == {"name": "Doubt Edited", "rootRole": editor}
             verdicts = [await check_entry(client, entry)]  # the server took it
-            await edit_user(client, journal, plan_undo(edit, answer))
+            await edited_user(client, await carry_out(client, plan_undo(edit, answer)))
             verdicts.append(await check_entry(client, entry))  # as before it: not applied
             await client.update_user(made.id, UpdateUser(name="Someone Else"))
             verdicts.append(await check_entry(client, entry))  # changed since

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from PySide6.QtCore import Qt
 
-from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
+from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, journal_folder, read_journal
 from app.changes import Changes, Resource
 from app.viewmodels.archive import CONTENT, DELETE, REVIVE
 from app.viewmodels.session import Session
@@ -267,7 +267,7 @@ def test_cancel_changes_nothing(
     # a plan made for another connection is not carried out
     plan = model.plan(REVIVE)
     assert plan is not None
-    assert model.carry_out(replace(plan, connection="another")) is None
+    assert model.carry_out(replace(plan, journal=Journal(Actor("another", plan.server)))) is None
     assert content.outcome_label.text().startswith("Nothing was revived: the connection changed")
     assert archived(demo_sandbox, "web-shop") == before and not data_folder.exists()
 

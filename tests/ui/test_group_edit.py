@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from app.actions.groups import read_snapshot
-from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
+from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, journal_folder, read_journal
 from app.api.models import Group, GroupList
 from app.changes import Changes, Resource
 from app.registry import TOOLS_BY_KEY
@@ -237,7 +237,9 @@ def test_a_refused_save_keeps_what_was_typed(
     assert editor.create_button.isEnabled() and not editor.members.error.isVisible()
     plan = editor.model.plan_save()
     assert plan is not None
-    assert editor.model.change(replace(plan, connection="another")) is None
+    assert (
+        editor.model.change(replace(plan, journal=Journal(Actor("another", plan.server)))) is None
+    )
     assert editor.outcome_label.text().startswith("Nothing was changed: the connection changed")
     assert served(sandbox, PLATFORM).name == "Platform team"  # type: ignore[union-attr]
     assert len(read_journal(journal_folder("test sandbox") / JOURNAL_NAME)) == 2

@@ -19,7 +19,7 @@ from app.actions.check import can_check
 from app.actions.inactive_users import journal_of
 from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, read_journal
 from app.api import errors
-from app.api.models import UpdateUser, User
+from app.api.client import Answer, WriteRequest
 from app.viewmodels.history import HistoryModel, history_count_text
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
@@ -178,15 +178,15 @@ def test_a_user_edit_whose_answer_was_lost_is_checked_by_the_body_sent(
     user back against the body the journal holds: done, and failed (not applied)."""
     session = connect(sandbox)
     client = arun(session.client())
-    update = client.update_user
+    send = client.send_write
     reached: list[bool] = []
 
-    async def lost(user_id: int, changes: UpdateUser) -> User:
+    async def lost(request: WriteRequest, **kw: Any) -> Answer:
         if reached[-1]:
-            await update(user_id, changes)
+            await send(request, **kw)
         raise errors.ConnectionLost(client.base_url, "the connection closed before the answer")
 
-    monkeypatch.setattr(client, "update_user", lost)
+    monkeypatch.setattr(client, "send_write", lost)
     editor = open_editor(qtbot, session)
     for who, new_name, sent in ((GRETA, "Greta Took It", True), ("leon.weber", "Leon Not", False)):
         reached.append(sent)

@@ -20,7 +20,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
+from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, journal_folder, read_journal
 from app.api.models import InactiveUser
 from app.changes import Changes, Resource
 from app.registry import DELETE_INACTIVE_USERS
@@ -472,7 +472,7 @@ def test_cancel_at_the_confirmation_changes_nothing(
     # a plan made for another connection is not carried out
     plan = view.model.plan_delete()
     assert plan is not None and plan.count == 12
-    assert view.model.delete(replace(plan, connection="another")) is None
+    assert view.model.delete(replace(plan, journal=Journal(Actor("another", plan.server)))) is None
     assert view.outcome_label.text().startswith("Not deleted: the connection changed")
     assert len(served_ids(arun, session)) == 12 and not data_folder.exists()
 
