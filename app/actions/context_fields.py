@@ -61,6 +61,7 @@ __all__ = [
     "plan_delete",
     "plan_edit",
     "plan_undo",
+    "plan_undo_of",
     "read_snapshot",
     "spread",
     "usage_summary",
@@ -294,19 +295,26 @@ def plan_undo(done: FieldChanged, previous: ContextField, current: ContextField 
     holds it (`read_snapshot`), `current` the field as the server has it now (None when it is
     gone). `ValueError` for a change that has no undo, or when the server's field has changed
     in a way that makes the undo unsafe (a deleted field created again meanwhile)."""
-    plan = done.plan
-    if plan.action is EDIT_CONTEXT_FIELD:
+    return plan_undo_of(done.plan.action.key, previous, current, done.entry, journal)
+
+
+def plan_undo_of(action: str, previous: ContextField, current: ContextField | None,
+                 entry: str, journal: Journal) -> FieldPlan:  # fmt: skip
+    """The plan to undo the journal's `entry`, which did `action` (a key) to the field
+    `previous` (as its snapshot holds it); `current` and `ValueError` as for `plan_undo`."""
+    name = previous.name
+    if action == EDIT_CONTEXT_FIELD.key:
         if current is None:
-            raise ValueError(f"the context field “{plan.name}” is gone: nothing to put back")
+            raise ValueError(f"the context field “{name}” is gone: nothing to put back")
         after = body_of(previous)
-        request = update_context_field_request(plan.name, after)
-        return _plan(EDIT_CONTEXT_FIELD, plan.name, journal, request, current, after, done.entry)
-    if plan.action is DELETE_CONTEXT_FIELD:
+        request = update_context_field_request(name, after)
+        return _plan(EDIT_CONTEXT_FIELD, name, journal, request, current, after, entry)
+    if action == DELETE_CONTEXT_FIELD.key:
         if current is not None:
-            raise ValueError(f"a context field “{plan.name}” exists again: it is not recreated")
-        draft = CreateContextField(name=previous.name, **body_of(previous).model_dump())
+            raise ValueError(f"a context field “{name}” exists again: it is not recreated")
+        draft = CreateContextField(name=name, **body_of(previous).model_dump())
         request = create_context_field_request(draft)
-        return _plan(CREATE_CONTEXT_FIELD, plan.name, journal, request, None, draft, done.entry)
+        return _plan(CREATE_CONTEXT_FIELD, name, journal, request, None, draft, entry)
     raise ValueError("a creation is undone by deleting the field")
 
 

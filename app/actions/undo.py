@@ -1,0 +1,180 @@
+"""Undoing a journal's entry: the plan that takes a change back, made from what the entry and its
+snapshot hold and what the server holds now, for the History's Undo and `flagdesk journal undo
+ENTRY` alike. The plan is confirmed, then carried out by the runner like any change (journaled,
+with `before.undo` or `before.undoes` naming it as an undo).
+
+What can be undone, once done:
+
+- `groups.edit`: the group put back as it was (`before.body`), on the group as it is now;
+- `groups.delete`: the group created again from its snapshot (a new id, the same members);
+- `users.edit`: the changed fields' previous values (`before.user`) put back;
+- `context_fields.edit`: the field as its snapshot holds it put back (`PUT`, the whole field);
+- `context_fields.delete`: the field created again from its snapshot;
+- `archived_features.revive` / `.revive_bulk`: the flags archived again.
+
+What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
+is what is left), a reset link, a creation (deleting what was created is the way back: the
+refusal says how), and an entry that did not end `done` (in doubt: check it first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.actions import archived_features, context_fields, groups, users
+from app.actions.journal import Entry, Journal, State
+from app.api.errors import ClientError, NotFound
+from app.api.models import ArchivedFeatures, CreateGroup, UpdateUser
+from app.registry import (
+    CREATE_CONTEXT_FIELD,
+    CREATE_GROUP,
+    CREATE_USER,
+    DELETE_CONTEXT_FIELD,
+    DELETE_FEATURE,
+    DELETE_FEATURES,
+    DELETE_GROUP,
+    DELETE_INACTIVE_USERS,
+    DELETE_USER,
+    EDIT_CONTEXT_FIELD,
+    EDIT_GROUP,
+    EDIT_USER,
+    RESET_PASSWORD,
+    REVIVE_FEATURE,
+    REVIVE_FEATURES,
+)
+
+if TYPE_CHECKING:
+    from app.actions.runner import Plan
+    from app.api.client import AdminClient
+
+__all__ = ["UNDOABLE", "CannotUndo", "find_entry", "plan_undo", "why_not"]
+
+#: the actions an entry of which can be undone
+UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONTEXT_FIELD.key,
+                      DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
+                      REVIVE_FEATURES.key})  # fmt: skip
+
+#: why the others cannot
+_NEVER = {
+    DELETE_INACTIVE_USERS.key: "a deleted user cannot be brought back (the snapshot is what is "
+    "left of them)",
+    DELETE_USER.key: "a deleted user cannot be brought back (the snapshot is what is left of them)",
+    DELETE_FEATURE.key: "a flag deleted for good cannot be brought back",
+    DELETE_FEATURES.key: "a flag deleted for good cannot be brought back",
+    RESET_PASSWORD.key: "a reset link cannot be taken back; making another one ends it",
+    CREATE_USER.key: "a creation is undone by deleting what was created: flagdesk users delete ID",
+    CREATE_GROUP.key: "a creation is undone by deleting what was created: flagdesk groups "
+    "delete ID",
+    CREATE_CONTEXT_FIELD.key: "a creation is undone by deleting what was created: flagdesk "
+    "context delete NAME",
+}
+
+
+class CannotUndo(ValueError):
+    """The entry has no undo, or not now; `str()` says why."""
+
+
+def why_not(entry: Entry) -> str:
+    """Why `entry` cannot be undone ("" when it can be planned)."""
+    if entry.state is not State.DONE:
+        if entry.in_doubt:
+            return "it is in doubt: check it against the server first"
+        return "it did not change anything (it failed)"
+    before = entry.before if isinstance(entry.before, dict) else {}
+    if before.get("undo") or before.get("undoes"):
+        return "it is itself an undo: make the change again instead"
+    if entry.action in _NEVER:
+        return _NEVER[entry.action]
+    if entry.action not in UNDOABLE:
+        return f"flagdesk has no undo for {entry.action}"
+    return ""
+
+
+def find_entry(entries: list[Entry], asked: str) -> Entry:
+    """The entry whose id is `asked` or starts with it (at least 4 characters); `CannotUndo`
+    when none or several match."""
+    asked = asked.strip()
+    exact = [e for e in entries if e.id == asked]
+    if exact:
+        return exact[0]
+    found = [e for e in entries if len(asked) >= 4 and e.id.startswith(asked)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise CannotUndo(f"{len(found)} entries start with {asked!r}: give more of the id")
+    raise CannotUndo(f"no entry {asked!r} in this connection's journal")
+
+
+def _snapshot(journal: Journal, entry: Entry) -> Path:
+    name = (entry.before or {}).get("snapshot")
+    if not name:
+        raise CannotUndo("the entry names no snapshot to undo from")
+    path = journal.folder / str(name)
+    if not path.is_file():
+        raise CannotUndo(f"its snapshot {path} is missing")
+    return path
+
+
+async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that undoes `entry` of `journal` (its server is the client's), made from the
+    entry, its snapshot and the server's state now. `CannotUndo` saying why when there is none
+    (`why_not`), or when the server's state makes it unsafe (a deleted thing that exists again,
+    an edited one that is gone)."""
+    reason = why_not(entry)
+    if reason:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {reason}.")
+    if entry.server != client.base_url:
+        raise CannotUndo(f"Entry {entry.id} was made on {entry.server}, not {client.base_url}.")
+    before: dict[str, Any] = entry.before
+    action = entry.action
+    if action == EDIT_GROUP.key:
+        group = await _get(client.get_group(int(entry.ids[0])), f"group {entry.ids[0]}")
+        body = CreateGroup.model_validate(before["body"])
+        return groups.plan_edit(group, body, journal, await _roles(client), undo=True)
+    if action == DELETE_GROUP.key:
+        path = _snapshot(journal, entry)
+        group = await asyncio.to_thread(groups.read_snapshot, path)
+        if any(g.name == group.name for g in (await client.list_groups()).groups):
+            raise CannotUndo(f"a group named “{group.name}” exists again: it is not recreated")
+        return groups.plan_recreate(group, journal, await _roles(client))
+    if action == EDIT_USER.key:
+        user = await _get(client.get_user(int(entry.ids[0])), f"user {entry.ids[0]}")
+        roles = {r.id: r.name for r in (await client.list_users()).rootRoles}
+        admins = (await client.admin_count()).people
+        values = UpdateUser.model_validate(before["user"])
+        return replace(users.plan_edit(user, values, roles, journal, admins), undo=True)
+    if action in (EDIT_CONTEXT_FIELD.key, DELETE_CONTEXT_FIELD.key):
+        field = await context_fields.read_snapshot(_snapshot(journal, entry))
+        try:
+            current = await client.get_context_field(field.name)
+        except NotFound:
+            current = None
+        try:
+            return context_fields.plan_undo_of(action, field, current, entry.id, journal)
+        except ValueError as exc:
+            raise CannotUndo(str(exc)) from None
+    # a revive: the flags as the snapshot holds them, archived again
+    path = _snapshot(journal, entry)
+    data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
+    wanted = {str(name) for name in entry.ids}
+    held = ArchivedFeatures.model_validate({"version": 1, "features": data["features"]})
+    features = [f for f in held.features if f.name in wanted]
+    return archived_features.plan_archive(features, str(before["project"]), journal)
+
+
+async def _get(read: Any, what: str) -> Any:
+    try:
+        return await read
+    except NotFound:
+        raise CannotUndo(f"the {what} is gone from the server: nothing to put back") from None
+
+
+async def _roles(client: AdminClient) -> dict[int, str]:
+    try:
+        return {r.id: r.name for r in (await client.list_users()).rootRoles}
+    except ClientError:  # a token that may not list users: the roles are named by id
+        return {}
