@@ -234,6 +234,41 @@ def test_delete_for_good_asks_for_the_project_id(
     assert plan is not None and plan.confirm_text == model.table.rows[0].name
 
 
+def test_enter_in_the_typed_field_deletes_once_the_id_matches_else_says_what_to_type(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    tool_page: OpenPage,
+    sandbox: SandboxProcess,
+    data_folder: Path,
+) -> None:
+    """Enter after a typed confirmation: with the project's id mistyped the box stays open and
+    says, under the field, exactly what to type (nothing is sent); typed right, it deletes."""
+    content = shown(qtbot, tool_page, connect(sandbox), "default")
+    model = content.model
+    names = [f.name for f in model.table.rows[:2]]
+    select(content, *names)
+    qtbot.mouseClick(content.delete_button, Qt.MouseButton.LeftButton)
+    box = content.confirmation
+    assert box is not None and box.focusWidget() is box.typed
+    qtbot.keyClicks(box.typed, "defaul")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.wait(50)  # a closing box would be gone by now
+    assert content.confirmation is box and box.isVisible() and box.result() == 0
+    assert box.hint.isVisible()
+    assert box.hint.text() == "Type “default” to confirm, or press Escape to cancel."
+    assert set(names) <= archived(sandbox, "default")  # nothing sent
+    assert not data_folder.exists()  # no snapshot, no journal
+
+    qtbot.keyClicks(box.typed, "default")  # the wrong text was selected: typing replaces it
+    assert box.hint.isHidden()
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: content.confirmation is None)
+    assert box.confirmed
+    wait_done(qtbot, content)
+    assert model.outcome.startswith("2 flags of project default deleted for good.")
+    assert not set(names) & (archived(sandbox, "default") | live(sandbox, "default"))
+
+
 def test_cancel_changes_nothing(
     qtbot: Any,
     connect: Callable[..., Session],
@@ -246,7 +281,7 @@ def test_cancel_changes_nothing(
     before = archived(demo_sandbox, "web-shop")
     name = model.table.rows[0].name
     select(content, name)
-    # Escape at a revive; Enter (Cancel is the default) at a delete with the name typed
+    # Escape at a revive, and at a delete with the name typed
     qtbot.mouseClick(content.revive_button, Qt.MouseButton.LeftButton)
     box = content.confirmation
     assert box is not None
@@ -258,7 +293,7 @@ def test_cancel_changes_nothing(
     assert box is not None
     qtbot.keyClicks(box.typed, name)
     assert box.action_button.isEnabled()
-    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.keyClick(box.typed, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: content.confirmation is None)
     assert not box.confirmed and not model.acting
     assert archived(demo_sandbox, "web-shop") == before
