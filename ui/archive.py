@@ -266,7 +266,7 @@ class ArchiveBrowser(ToolContent):
         self.table.delete_with(self.delete_button)  # the Delete key
         self.undo_button.clicked.connect(self.on_undo_button_clicked)
         self.model.actions_changed.connect(self.on_model_actions_changed)
-        self.model.action_finished.connect(self.on_model_action_finished)
+        self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.changed.connect(self.on_model_changed)
         self.model.project_changed.connect(self.picker.set_value)
@@ -378,5 +378,5 @@ class ArchiveBrowser(ToolContent):
         if text and self.model.acting:
             self.outcome_label.setText(text)
 
-    def on_model_action_finished(self) -> None:
+    def on_model_outcome_changed(self) -> None:
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)

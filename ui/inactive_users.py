@@ -109,7 +109,7 @@ class InactiveUsersView(ToolContent):
         self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.delete_changed.connect(self.on_model_delete_changed)
-        self.model.deletion_finished.connect(self.on_model_deletion_finished)
+        self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.on_model_phase_changed()
         self.on_model_delete_changed()
         self.model.start()
@@ -168,7 +168,7 @@ class InactiveUsersView(ToolContent):
         box = self.confirmations.box
         return box if isinstance(box, DeleteConfirmation) else None
 
-    def on_model_deletion_finished(self) -> None:
+    def on_model_outcome_changed(self) -> None:
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_table_row_activated(self, row: object) -> None:
