@@ -3,7 +3,8 @@ the question asked before a change, naming exactly what will change; `TypedConfi
 same question for a destructive bulk action, which asks for a text typed before its button
 works (the archive's delete-for-good, the inactive users' deletion); `ConfirmationFlow` opens
 one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
-`show_outcome` puts how an action went in the window's outcome line; `ask_to_discard` asks
+`show_outcome` puts how an action went in the window's outcome line (a line outside the
+window's `StatePanel`, so an emptied list does not hide it); `ask_to_discard` asks
 before unsaved changes are lost."""
 
 from __future__ import annotations
@@ -292,6 +293,8 @@ class ConfirmationFlow(QObject):
 
 
 def show_outcome(label: QLabel, outcome: str, error: str) -> None:
-    """How the last action went: the client's message when it failed (marked as an error)."""
+    """How the last action went: the client's message when it failed (marked as an error, in
+    the error colour of the window's palette)."""
     label.setText(error or outcome)
     label.setProperty("error", bool(error))
+    label.setStyleSheet(f"color: {error_color(label)};" if error else "")

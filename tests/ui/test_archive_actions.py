@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.changes import Changes, Resource
-from app.viewmodels.archive import CONTENT, DELETE, REVIVE
+from app.viewmodels.archive import CONTENT, DELETE, EMPTY, REVIVE
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.qt_fixtures import select_where
@@ -33,6 +33,7 @@ from tests.ui.test_archive import (
     wait_state,
 )
 from ui.archive import ArchiveBrowser, ArchiveConfirmation
+from ui.states import StatePanel
 from ui.tool_page import ToolPage
 
 #: the `tool_page` fixture of tests/ui/conftest.py
@@ -267,6 +268,35 @@ def test_enter_in_the_typed_field_deletes_once_the_id_matches_else_says_what_to_
     wait_done(qtbot, content)
     assert model.outcome.startswith("2 flags of project default deleted for good.")
     assert not set(names) & (archived(sandbox, "default") | live(sandbox, "default"))
+
+
+def test_what_deleting_every_flag_did_stays_in_sight_over_the_empty_list(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    tool_page: OpenPage,
+    sandbox: SandboxProcess,
+    data_folder: Path,
+) -> None:
+    """A project's last archived flags deleted for good: the window says there are none, and
+    the outcome line, the only place that names the snapshot, stays in sight above it."""
+    content = shown(qtbot, tool_page, connect(sandbox), "web-shop")
+    model = content.model
+    content.table.view.setFocus()
+    qtbot.keyClick(content.table.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    count = len(model.selected_rows)
+    assert count == model.table.total_count > 1
+    qtbot.keyClick(content.table.view, Qt.Key.Key_Delete)
+    box = content.confirmation
+    assert box is not None
+    qtbot.keyClicks(box.typed, "web-shop")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    wait_done(qtbot, content)
+    wait_state(qtbot, content, EMPTY)
+    assert archived(sandbox, "web-shop") == set()
+    assert content.states.state == StatePanel.EMPTY and content.states.empty_page.isVisible()
+    assert model.outcome == (f"{count} flags of project web-shop deleted for good. "
+                             f"Snapshot: {box.plan.snapshot}")  # fmt: skip
+    assert content.outcome_label.isVisible() and content.outcome_label.text() == model.outcome
 
 
 def test_cancel_changes_nothing(

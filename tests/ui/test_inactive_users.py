@@ -471,6 +471,27 @@ def test_enter_in_the_typed_field_deletes_once_the_number_matches_else_says_what
     assert served_ids(arun, session).isdisjoint({LEON_ID, PRIYA_ID})
 
 
+def test_what_deleting_every_user_did_stays_in_sight_over_the_empty_list(
+    qtbot: Any, own_view: InactiveUsersView, arun: Any
+) -> None:
+    """The last inactive users deleted: the window says there are none, and the outcome line,
+    the only place that names the snapshot, stays in sight above it."""
+    view, session = own_view, own_view.session
+    view.table.view.setFocus()
+    qtbot.keyClick(view.table.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
+    box = view.confirmation
+    assert box is not None and box.plan.count == 12
+    qtbot.keyClicks(box.typed, "12")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.model.outcome != "" and not view.model.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: view.model.phase is LoadPhase.EMPTY, timeout=20_000)
+    assert served_ids(arun, session) == set()
+    assert view.states.state == StatePanel.EMPTY and view.states.empty_page.isVisible()
+    assert view.model.outcome == f"Deleted 12 inactive users. Snapshot: {box.plan.snapshot}"
+    assert view.outcome_label.isVisible() and view.outcome_label.text() == view.model.outcome
+
+
 def test_cancel_at_the_confirmation_changes_nothing(
     qtbot: Any,
     connect: Callable[..., Session],
