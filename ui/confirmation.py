@@ -192,12 +192,18 @@ class TypedConfirmation(QDialog):
         self.typed.setVisible(plan.confirm_text is not None)
         self.typed.installEventFilter(self)  # Enter: see `eventFilter`
         layout.addWidget(self.typed)
-        self.hint = QLabel()
+        self.hint = QLabel(f"Type “{plan.confirm_text}” to confirm, or press Escape to cancel.")
         self.hint.setObjectName(f"{stem}ConfirmationHint")
         self.hint.setAccessibleName("What to type to confirm")
         self.hint.setWordWrap(True)
         self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setStyleSheet(f"color: {error_color(self)};")
+        if plan.confirm_text is not None:
+            # its room kept while hidden: shown, it squeezed the details' last line out of the
+            # dialog (a window does not grow for a word-wrapped label)
+            policy = self.hint.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            self.hint.setSizePolicy(policy)
         self.hint.hide()
         layout.addWidget(self.hint)
         buttons = QDialogButtonBox()
@@ -237,13 +243,10 @@ class TypedConfirmation(QDialog):
         if self.plan.confirmed_by(self.typed.text()):
             self.action_button.click()
             return
-        self.show_hint(f"Type “{self.plan.confirm_text}” to confirm, or press Escape to cancel.")
-
-    def show_hint(self, text: str) -> None:
-        self.hint.setText(text)
+        text = self.hint.text()
         self.hint.show()
         self.typed.setAccessibleDescription(text)  # read out with the field, which keeps focus
-        self.typed.selectAll()
+        self.typed.selectAll()  # what is typed next replaces the wrong text
         QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self.hint, text))
 
     def on_typed_changed(self, text: str) -> None:
