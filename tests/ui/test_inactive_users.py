@@ -456,6 +456,9 @@ def test_enter_in_the_typed_field_deletes_once_the_number_matches_else_says_what
         assert box.hint.text() == "Type “2” to confirm, or press Escape to cancel."
         assert box.typed.accessibleDescription() == box.hint.text()
         assert box.focusWidget() is box.typed
+        qtbot.wait(20)  # laid out
+        details = box.details  # the hint takes no line of the details
+        assert details.height() >= details.heightForWidth(details.width())
     assert served_ids(arun, session) >= {LEON_ID, PRIYA_ID}  # nothing sent
     assert not data_folder.exists()  # no snapshot, no journal
     assert view.model.outcome == view.model.outcome_error == ""
