@@ -192,13 +192,16 @@ class TypedConfirmation(QDialog):
         self.typed.setVisible(plan.confirm_text is not None)
         self.typed.installEventFilter(self)  # Enter: see `eventFilter`
         layout.addWidget(self.typed)
-        self.hint = QLabel(f"Type “{plan.confirm_text}” to confirm, or press Escape to cancel.")
+        to_type = plan.confirm_text
+        self.hint = QLabel()
+        if to_type is not None:
+            self.hint.setText(f"Type “{to_type}” to confirm, or press Escape to cancel.")
         self.hint.setObjectName(f"{stem}ConfirmationHint")
         self.hint.setAccessibleName("What to type to confirm")
         self.hint.setWordWrap(True)
         self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setStyleSheet(f"color: {error_color(self)};")
-        if plan.confirm_text is not None:
+        if to_type is not None:
             # its room kept while hidden: shown, it squeezed the details' last line out of the
             # dialog (a window does not grow for a word-wrapped label)
             policy = self.hint.sizePolicy()
