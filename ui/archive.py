@@ -3,8 +3,9 @@ picker; the project's archived flags in a table (filter, count, Ctrl+C, CSV expo
 it the selected flag's fields and environments. Revive… and Delete for good… (or the Delete key
 in the table) act on the selected rows (one or many) after `ArchiveConfirmation` says exactly
 what will happen (deleting for good asks to type the project's id, or the flag's name for one
-flag); Undo, right after a revive, archives those flags again. Shows and forwards; never
-fetches.
+flag); Undo, right after a revive, archives those flags again. The buttons and what the last
+action did are in a row above the list (so it stays in sight when the list is emptied), its
+outcome shown on its own connection only. Shows and forwards; never fetches.
 
 Where the server has no archive endpoint the flags come through the search API: the tool's page
 already says so in its quiet note, so this window does not repeat it (only its loading text
@@ -202,6 +203,10 @@ class ArchiveBrowser(ToolContent):
         self.notice.setWordWrap(True)
         self.notice.hide()
         layout.addWidget(self.notice)
+        # the actions and their outcome above the list's states: what an action did stays in
+        # sight when it empties the list
+        actions = QHBoxLayout()
+        layout.addLayout(actions)
 
         self.table = DataTable(
             STEM,
@@ -223,7 +228,6 @@ class ArchiveBrowser(ToolContent):
         listing_layout.setContentsMargins(0, 0, 0, 0)
         listing_layout.setSpacing(6)
         listing_layout.addWidget(self.table, 1)
-        actions = QHBoxLayout()
         self.revive_button = QPushButton("Revive…")
         self.revive_button.setObjectName(f"{STEM}ReviveButton")
         self.revive_button.setAccessibleName("Revive the selected flags")
@@ -241,7 +245,6 @@ class ArchiveBrowser(ToolContent):
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
-        listing_layout.addLayout(actions)
         self.confirmations = ConfirmationFlow(
             self, lambda plan: ArchiveConfirmation(plan, self), self.model.carry_out
         )
@@ -266,7 +269,7 @@ class ArchiveBrowser(ToolContent):
         self.table.delete_with(self.delete_button)  # the Delete key
         self.undo_button.clicked.connect(self.on_undo_button_clicked)
         self.model.actions_changed.connect(self.on_model_actions_changed)
-        self.model.action_finished.connect(self.on_model_action_finished)
+        self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.changed.connect(self.on_model_changed)
         self.model.project_changed.connect(self.picker.set_value)
@@ -378,5 +381,5 @@ class ArchiveBrowser(ToolContent):
         if text and self.model.acting:
             self.outcome_label.setText(text)
 
-    def on_model_action_finished(self) -> None:
+    def on_model_outcome_changed(self) -> None:
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)

@@ -3,7 +3,8 @@ the question asked before a change, naming exactly what will change; `TypedConfi
 same question for a destructive bulk action, which asks for a text typed before its button
 works (the archive's delete-for-good, the inactive users' deletion); `ConfirmationFlow` opens
 one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
-`show_outcome` puts how an action went in the window's outcome line; `ask_to_discard` asks
+`show_outcome` puts how an action went in the window's outcome line (a line outside the
+window's `StatePanel`, so an emptied list does not hide it); `ask_to_discard` asks
 before unsaved changes are lost."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QFont, QShowEvent
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAccessible, QAccessibleAnnouncementEvent, QFont, QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from ui.palette import error_color
 
 
 class Confirmation(Protocol):
@@ -147,12 +150,14 @@ class TypedConfirmation(QDialog):
     """A `Confirmation` for a destructive bulk action: `plan.question` in bold over
     `plan.lines()` (the last of which says what to type), a line edit for `plan.confirm_text`
     and the action's `button` and Cancel. Until the text typed matches, the action's button is
-    disabled; Cancel is the default button (Enter or Escape cancel), the action's button is
-    reached with Tab or its mnemonic, and the line edit has the focus first. With no text to
-    type (`confirm_text` None) the line edit is hidden and Cancel has the focus. Object names
-    start with `stem`: `<stem>Confirmation`, `...Question`, `...Details`, `...Typed`,
-    `<stem>ConfirmButton`, `<stem>CancelButton`. Window-modal: open it with a
-    `ConfirmationFlow`."""
+    disabled. The line edit has the focus first, and Enter there confirms once the text typed
+    matches; otherwise the dialog stays open and a line under the field (`hint`, in the error
+    colour, announced to screen readers) says exactly what to type. Escape cancels. Elsewhere
+    Cancel is the default button; the action's button is reached with Tab or its mnemonic.
+    With no text to type (`confirm_text` None) the line edit is hidden and Cancel has the
+    focus (Enter or Escape cancel). Object names start with `stem`: `<stem>Confirmation`,
+    `...Question`, `...Details`, `...Typed`, `...Hint`, `<stem>ConfirmButton`,
+    `<stem>CancelButton`. Window-modal: open it with a `ConfirmationFlow`."""
 
     def __init__(
         self,
@@ -185,7 +190,25 @@ class TypedConfirmation(QDialog):
         self.typed.setAccessibleName("Type this to confirm")
         self.typed.setPlaceholderText(plan.confirm_text or "")
         self.typed.setVisible(plan.confirm_text is not None)
+        self.typed.installEventFilter(self)  # Enter: see `eventFilter`
         layout.addWidget(self.typed)
+        to_type = plan.confirm_text
+        self.hint = QLabel()
+        if to_type is not None:
+            self.hint.setText(f"Type “{to_type}” to confirm, or press Escape to cancel.")
+        self.hint.setObjectName(f"{stem}ConfirmationHint")
+        self.hint.setAccessibleName("What to type to confirm")
+        self.hint.setWordWrap(True)
+        self.hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.hint.setStyleSheet(f"color: {error_color(self)};")
+        if to_type is not None:
+            # its room kept while hidden: shown, it squeezed the details' last line out of the
+            # dialog (a window does not grow for a word-wrapped label)
+            policy = self.hint.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            self.hint.setSizePolicy(policy)
+        self.hint.hide()
+        layout.addWidget(self.hint)
         buttons = QDialogButtonBox()
         self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
         self.action_button.setObjectName(f"{stem}ConfirmButton")
@@ -204,8 +227,37 @@ class TypedConfirmation(QDialog):
         # the text to type has the focus first; else Cancel
         (self.typed if self.plan.confirm_text is not None else self.cancel_button).setFocus()
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Enter in the line edit is the typed text's, not Cancel's (the default button)."""
+        if (
+            watched is self.typed
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers()
+            in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+        ):
+            self.on_typed_entered()
+            return True
+        return super().eventFilter(watched, event)
+
+    def on_typed_entered(self) -> None:
+        """Enter in the line edit: confirm when the text typed matches, else say what to type."""
+        if self.plan.confirmed_by(self.typed.text()):
+            self.action_button.click()
+            return
+        text = self.hint.text()
+        self.hint.show()
+        self.typed.setAccessibleDescription(text)  # read out with the field, which keeps focus
+        self.typed.selectAll()  # what is typed next replaces the wrong text
+        QAccessible.updateAccessibility(QAccessibleAnnouncementEvent(self.hint, text))
+
     def on_typed_changed(self, text: str) -> None:
-        self.action_button.setEnabled(self.plan.confirmed_by(text))
+        matches = self.plan.confirmed_by(text)
+        self.action_button.setEnabled(matches)
+        if matches and not self.hint.isHidden():  # what it said is done
+            self.hint.hide()
+            self.typed.setAccessibleDescription("")
 
     @property
     def confirmed(self) -> bool:
@@ -247,6 +299,8 @@ class ConfirmationFlow(QObject):
 
 
 def show_outcome(label: QLabel, outcome: str, error: str) -> None:
-    """How the last action went: the client's message when it failed (marked as an error)."""
+    """How the last action went: the client's message when it failed (marked as an error, in
+    the error colour of the window's palette)."""
     label.setText(error or outcome)
     label.setProperty("error", bool(error))
+    label.setStyleSheet(f"color: {error_color(label)};" if error else "")

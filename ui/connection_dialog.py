@@ -33,10 +33,27 @@ from app.viewmodels.connections import (
     TokenStore,
 )
 from app.viewmodels.session import SANDBOX_NAME, Session
+from ui.confirmation import ConfirmationBox, ConfirmationFlow
 
 SANDBOX_ITEM = "\x00sandbox"
 NEW_ITEM = "\x00new"
 CLIENT_TOKEN_HINT = "optional: for metrics uploads"
+
+
+class RemoveConfirmation(ConfirmationBox):
+    """Asks before the saved connection `plan` (its name) is removed, saying what goes with it
+    and what stays; Cancel is the default."""
+
+    def __init__(self, name: str, url: str, parent: QWidget | None = None) -> None:
+        where = f" ({url})" if url else ""
+        super().__init__("removeConnectionConfirmation", "Remove connection",
+                         f"Remove the connection “{name}”?",
+                         [f"“{name}”{where} is removed from the saved connections, and its "
+                          "tokens from where they are kept.",
+                          "Nothing changes on the server, and the journal of the changes made "
+                          "through it stays on this computer."],
+                         "&Remove", parent)  # fmt: skip
+        self.plan = name
 
 
 class ConnectionDialog(QDialog):
@@ -136,6 +153,10 @@ class ConnectionDialog(QDialog):
         right.addWidget(self.report, 1)
         outer.addLayout(right, 2)
 
+        #: the question before a saved connection is removed
+        self.removals = ConfirmationFlow(
+            self, lambda name: RemoveConfirmation(name, self._url_of(name), self), self.remove
+        )
         self.model.tested.connect(self.on_model_tested)
         self.model.busy_changed.connect(self.on_model_busy_changed)
         self.model.profiles_changed.connect(self.reload)
@@ -273,17 +294,26 @@ class ConnectionDialog(QDialog):
         self.problems.setText("Give the copy its token, then Save.")
 
     def on_remove_clicked(self) -> None:
-        name = self.editing
-        if name is None:
-            return
-        answer = QMessageBox.question(
-            self, "Remove connection", f"Remove {name!r} and its stored tokens?"
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            try:
-                self.model.remove(name)
-            except ProfileError as exc:
-                self.problems.setText(str(exc))
+        self.removals.ask(self.editing)
+
+    @property
+    def confirmation(self) -> RemoveConfirmation | None:
+        """The confirmation open now, if any."""
+        box = self.removals.box
+        return box if isinstance(box, RemoveConfirmation) else None
+
+    def _url_of(self, name: str) -> str:
+        try:
+            return self.model.form_of(name).url
+        except ProfileError:
+            return ""
+
+    def remove(self, name: str) -> None:
+        """Remove the saved connection `name` (confirmed)."""
+        try:
+            self.model.remove(name)
+        except ProfileError as exc:
+            self.problems.setText(str(exc))
 
     def on_ca_browse_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

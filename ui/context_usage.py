@@ -360,6 +360,7 @@ class ContextUsageViewer(ToolContent):
         self.model.form_changed.connect(self.on_model_form_changed)
         self.model.plan_ready.connect(self.on_model_plan_ready)
         self.model.change_finished.connect(self.on_model_change_finished)
+        self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.start()
         self.on_model_changed()
@@ -493,8 +494,10 @@ class ContextUsageViewer(ToolContent):
         if text and self.model.changing:
             self.outcome_label.setText(text)
 
-    def on_model_change_finished(self) -> None:
+    def on_model_outcome_changed(self) -> None:
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
+
+    def on_model_change_finished(self) -> None:
         if self.model.field and self.picker.combo.currentText() != self.model.field:
             self.picker.set_value(self.model.field)
 

@@ -1,8 +1,9 @@
 """`InactiveUsersView`: users with no login in 180 days, in a `DataTable` (sort, filter as you
 type, Ctrl+C copies the selected rows, Export CSV…), most days inactive first. Double-click or
 Enter on a row opens that user in the user editor. Delete… (or the Delete key) deletes the
-selected users after `DeleteConfirmation` says exactly what will happen. Everything comes from
-`InactiveUsersModel`: this window shows and forwards."""
+selected users after `DeleteConfirmation` says exactly what will happen; what it did is said
+beside the button, above the list (so it stays in sight when the list is emptied), on this
+connection only. Everything comes from `InactiveUsersModel`: this window shows and forwards."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ class InactiveUsersView(ToolContent):
         if not self.table.restored:
             self.table.sort_by(DAYS_COLUMN, Qt.SortOrder.DescendingOrder)
         layout.addWidget(self.table, 1)
+        # above the list's states: what a deletion did stays in sight when it empties the list
         actions = QHBoxLayout()
         self.delete_button = QPushButton("Delete…")
         self.delete_button.setObjectName("inactiveUsersDeleteButton")
@@ -80,7 +82,6 @@ class InactiveUsersView(ToolContent):
         self.outcome_label.setWordWrap(True)
         self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         actions.addWidget(self.outcome_label, 1)
-        layout.addLayout(actions)
         self.confirmations = ConfirmationFlow(
             self, lambda plan: DeleteConfirmation(plan, self), self.model.delete
         )
@@ -97,7 +98,9 @@ class InactiveUsersView(ToolContent):
         self.states = StatePanel("inactiveUsers", body)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.states)
+        outer.setSpacing(6)
+        outer.addLayout(actions)
+        outer.addWidget(self.states, 1)
 
         self.table.delete_with(self.delete_button)  # the Delete key
 
@@ -109,7 +112,7 @@ class InactiveUsersView(ToolContent):
         self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.delete_changed.connect(self.on_model_delete_changed)
-        self.model.deletion_finished.connect(self.on_model_deletion_finished)
+        self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.on_model_phase_changed()
         self.on_model_delete_changed()
         self.model.start()
@@ -168,7 +171,7 @@ class InactiveUsersView(ToolContent):
         box = self.confirmations.box
         return box if isinstance(box, DeleteConfirmation) else None
 
-    def on_model_deletion_finished(self) -> None:
+    def on_model_outcome_changed(self) -> None:
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_table_row_activated(self, row: object) -> None:

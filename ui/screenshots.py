@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 import qasync
-from PySide6.QtCore import QPoint
-from PySide6.QtGui import QPainter, QPixmap
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QKeyEvent, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app import resources
@@ -31,7 +31,7 @@ from app.api.wire import BULK_METRICS_BODY_LIMIT
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
 from app.registry import DELETE_INACTIVE_USERS
-from app.viewmodels.archive import DELETE, REVIVE
+from app.viewmodels.archive import DELETE, EMPTY, REVIVE
 from app.viewmodels.avatars import AvatarCache
 from app.viewmodels.inactive_users import EMAIL_COLUMN
 from app.viewmodels.metrics import AGAIN_HEADINGS, DROPPED
@@ -251,8 +251,8 @@ STEPS: tuple[Step, ...] = (
 async def _act_and_look_back(
     window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None]
 ) -> None:
-    """The confirmation of deleting three inactive users, before and after their number is
-    typed; the deletion; and the History with
+    """The confirmation of deleting three inactive users, before their number is typed, after
+    Enter with a wrong one (it says what to type), and typed; the deletion; and the History with
     it and a change in doubt (the `sent` line of a deletion whose answer never came, as a
     process killed at that moment leaves it), before and after the check against the server."""
     window.show_page("inactive_users")
@@ -268,6 +268,11 @@ async def _act_and_look_back(
     dialog.show()
     await settle(dialog)
     save(dialog, f"inactive_users-confirm-{palette}")  # the number of users to type: 3
+    dialog.typed.setText("33")
+    enter = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(dialog.typed, enter)
+    await settle(dialog)
+    save(dialog, f"inactive_users-confirm-hint-{palette}")  # Enter with 33: what to type
     dialog.typed.setText("3")
     await settle(dialog)
     save(dialog, f"inactive_users-confirm-typed-{palette}")  # typed: Delete enabled
@@ -321,8 +326,9 @@ async def _column_menu(
 async def _revive_and_delete(
     window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
 ) -> None:
-    """Archived flags: the confirmation of reviving two, the window with Undo after it, and the
-    confirmation of deleting two for good, the project's id half typed."""
+    """Archived flags: the confirmation of reviving two, the window with Undo after it, the
+    confirmation of deleting two for good, the project's id half typed, and the window after
+    every archived flag of the project was deleted for good (what it did above the empty list)."""
     window.show_page("archived_features")
     browser = window.tool_pages["archived_features"].ensure_content()
     assert isinstance(browser, ArchiveBrowser)
@@ -353,6 +359,15 @@ async def _revive_and_delete(
     await settle(dialog)
     save(dialog, f"archived_features-delete-confirm-{palette}")
     dialog.close()
+    model.select_rows(list(model.table.rows))
+    plan = model.plan(DELETE)
+    assert plan is not None, model.reason(DELETE)
+    task = model.carry_out(plan)
+    assert task is not None
+    await task
+    await until(lambda: not model.busy and model.state == EMPTY)
+    await settle(window)
+    save(window, f"archived_features-deleted-empty-{palette}")
 
 
 async def _confirmations(

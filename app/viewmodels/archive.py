@@ -14,10 +14,11 @@ selected rows (`select_rows`); `reason(REVIVE)`, `reason(DELETE)` and `undo_reas
 action cannot be used now ("" when it can: the registry's action for one flag or for many must
 be available here); `plan(verb)` fixes what a confirmation shows; `carry_out(plan)`, once
 confirmed, does it (snapshot, journal, one request per batch), then says how it went in
-`outcome` or `outcome_error`, tells the other windows (`Changes` of the archived flags and of
-the flags) and loads the list again. After a revive, `plan_undo()` archives the same flags again
-(`undoable` holds them until another action or a new connection replaces them). The actions
-use the revive/delete endpoints, so they work where the list comes through the search API.
+`outcome` or `outcome_error` (shown on this connection only, `ActionViewModel`), tells the
+other windows (`Changes` of the archived flags and of the flags) and loads the list again. After
+a revive, `plan_undo()` archives the same flags again (`undoable` holds them until another
+action or a new connection replaces them). The actions use the revive/delete endpoints, so they
+work where the list comes through the search API.
 QtCore only.
 """
 
@@ -52,7 +53,7 @@ from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
-from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.tools import ActionViewModel
 
 __all__ = ["ARCHIVE", "DELETE", "REVIVE", "ArchiveBrowserModel", "ArchivePlan"]
 
@@ -153,7 +154,7 @@ DETAILS: list[tuple[str, Callable[[ArchivedFeature], str]]] = [
 # ---------------------------------------------------------------------------- the model
 
 
-class ArchiveBrowserModel(ToolViewModel):
+class ArchiveBrowserModel(ActionViewModel):
     """A project's archived flags. `show_project(id)` loads them; `state` says what the window
     shows (idle, loading, error, empty, content) and `changed` says when it may have changed."""
 
@@ -194,9 +195,6 @@ class ArchiveBrowserModel(ToolViewModel):
         #: the rows selected in the table (what Revive… and Delete for good… act on)
         self.selected_rows: list[ArchivedFeature] = []
         self._action_task: asyncio.Task[None] | None = None
-        #: how the last action went, and the client's message when it failed
-        self.outcome = ""
-        self.outcome_error = ""
         #: the last revive's plan, while Undo can archive its flags again
         self.undoable: ArchivePlan | None = None
         session.state_changed.connect(self.actions_changed)
@@ -408,14 +406,13 @@ class ArchiveBrowserModel(ToolViewModel):
         if self.acting or self.closed:
             return None
         if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
-            self.outcome = ""
-            self.outcome_error = (
+            self._set_outcome_error(
                 f"Nothing was {plan.past}: the connection changed after the confirmation (it "
                 f"named {plan.server}). Select the flags again."
             )
             self.action_finished.emit()
             return None
-        self.outcome, self.outcome_error = "", ""
+        self.clear_outcome()
         self.set_status(plan.progress)
         self._action_task = self.run(self._carry_out(plan), busy=False)
         self.actions_changed.emit()
@@ -431,11 +428,11 @@ class ArchiveBrowserModel(ToolViewModel):
         try:
             await self.run_plan(plan, after_sent=read_again)
         except ClientError as exc:
-            self.outcome_error = str(exc)
+            self._set_outcome_error(str(exc))
             self.report_error(self.outcome_error)
         else:
             flags = plural(plan.count, "flag")
-            self.outcome = (
+            self._set_outcome(
                 f"{flags[0].upper()}{flags[1:]} of project {plan.project} {plan.past}. "
                 f"Snapshot: {plan.snapshot}"
             )
@@ -480,12 +477,12 @@ class ArchiveBrowserModel(ToolViewModel):
 
     def reset(self) -> None:
         """A new connection: forget the rows of the old one (the project asked for stays until
-        the new server's projects say whether it has it)."""
+        the new server's projects say whether it has it; the last action's outcome stays with
+        its own connection)."""
         self._task = None
         self.notice = ""
         self.loaded_project = None
         self.selected_rows = []
-        self.outcome, self.outcome_error = "", ""
         self.undoable = None
         self.table.clear()
         self.select(None)

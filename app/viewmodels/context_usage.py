@@ -12,8 +12,9 @@ shows (or puts the problem in `form.error`, the draft untouched); `delete_field(
 field and its usage, shows the usage, and either says why it cannot be deleted (`outcome_error`:
 strategies use it, so nothing is sent) or offers its plan (`plan_ready`); `undo()` plans putting
 back the last edited or deleted field from its snapshot. `carry_out(plan)`, once confirmed, does
-it (snapshot, journal, request), says how it went in `outcome` / `outcome_error` (a refused form
-keeps its draft and shows the server's words in `form.error`), offers Undo (`last_change`), tells
+it (snapshot, journal, request), says how it went in `outcome` / `outcome_error` (shown on this
+connection only, `ActionViewModel`; a refused form keeps its draft and shows the server's words
+in `form.error`), offers Undo (`last_change`), tells
 the other windows (`Changes` of the field) and loads the fields and the usage again.
 `action_reason(action)` says why an action's button is disabled ("" when it can be used).
 QtCore only.
@@ -59,7 +60,7 @@ from app.text import count_text, plural
 from app.viewmodels.choices import ChoicesModel, context_field_choices
 from app.viewmodels.session import Session
 from app.viewmodels.table import MISSING, Column, filter_terms, write_csv_file
-from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.tools import ActionViewModel
 
 #: the window's states
 IDLE, LOADING, ERROR, EMPTY, CONTENT = "idle", "loading", "error", "empty", "content"
@@ -196,7 +197,7 @@ def form_problem(exc: ValidationError) -> str:
     return "; ".join(out)
 
 
-class ContextUsageModel(ToolViewModel):
+class ContextUsageModel(ActionViewModel):
     """The strategies that use one context field. `show_field(name)` loads them; `state` says
     what the window shows and `changed` says when it may have changed (rows, filter, state)."""
 
@@ -233,9 +234,6 @@ class ContextUsageModel(ToolViewModel):
         #: the create or edit form open (None: none)
         self.form: FieldForm | None = None
         self._change_task: asyncio.Task[None] | None = None
-        #: how the last change went, and the message when it failed or was refused
-        self.outcome = ""
-        self.outcome_error = ""
         #: the last change, while it can be undone
         self.last_change: FieldChanged | None = None
         self.busy_changed.connect(self._emit_changed)
@@ -401,7 +399,7 @@ class ContextUsageModel(ToolViewModel):
         if self.changing or self.closed:
             job.close()
             return None
-        self.outcome, self.outcome_error = "", ""
+        self.clear_outcome()
         self.set_status(status)
         self._change_task = self.run(job, busy=False)
         self.actions_changed.emit()
@@ -548,16 +546,17 @@ class ContextUsageModel(ToolViewModel):
             if self.form is not None and not plan.undoes:
                 self.form.error = said  # the form stays open with what was typed
                 self.form_changed.emit()
-            self.outcome_error = said
+            self._set_outcome_error(said)
             self.report_error(said)
         else:
             self.last_change = done if done.undoable else None
             what = {"create": "Created", "change": "Saved", "delete": "Deleted"}[plan.verb]
-            self.outcome = f"{what} the context field “{plan.name}”."
+            did = f"{what} the context field “{plan.name}”."
             if plan.undoes:
-                self.outcome = f"Undone: the context field “{plan.name}” is back."
+                did = f"Undone: the context field “{plan.name}” is back."
             if plan.snapshot is not None:
-                self.outcome += f" Snapshot: {plan.snapshot}"
+                did += f" Snapshot: {plan.snapshot}"
+            self._set_outcome(did)
             if self.form is not None and not plan.undoes:
                 self.form = None
                 self.form_changed.emit()
@@ -565,7 +564,7 @@ class ContextUsageModel(ToolViewModel):
             self._ended()
 
     def _refused(self, message: str) -> None:
-        self.outcome, self.outcome_error = "", message
+        self._set_outcome_error(message)
         if not self.closed:
             self.change_finished.emit()
 
@@ -584,9 +583,9 @@ class ContextUsageModel(ToolViewModel):
 
     def reset(self) -> None:
         """A new connection: forget the strategies of the old one (the field asked for stays),
-        the form, the outcome and what could be undone."""
+        the form and what could be undone (the last change's outcome stays with its own
+        connection)."""
         self.form, self.last_change = None, None
-        self.outcome, self.outcome_error = "", ""
         self._change_task = None
         self._task = None
         self.loaded_field = None

@@ -15,8 +15,9 @@ Deleting (the action `inactive_users.delete`): the window hands over the selecte
 fixes what a confirmation shows (`app.actions.inactive_users.DeletePlan`: how many, the first
 names, the server, the connection, where the snapshot goes); `delete(plan)`, once confirmed, does
 it through the runner, `run_plan` (the snapshot written on a worker thread, the journal, the
-request), then says how it went in `outcome` (or `outcome_error`, the client's
-message), tells the other windows (`Changes` of the users) and loads the list again.
+request), then says how it went in `outcome` (or `outcome_error`, the client's message: shown on
+this connection only, `ActionViewModel`), tells the other windows (`Changes` of the users) and
+loads the list again.
 
 QtCore only: no QtWidgets below `app/`.
 """
@@ -41,7 +42,7 @@ from app.startup import paused_gc
 from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
-from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.tools import ActionViewModel
 from app.viewmodels.users import LoadPhase, load_phase
 
 #: the server's threshold (the spec's "Limits": 180 days without login)
@@ -127,7 +128,7 @@ def inactive_count_text(shown: int, total: int) -> str:
     return f"{count_text(shown, total, 'user')} with no login in {INACTIVE_DAYS} days"
 
 
-class InactiveUsersModel(ToolViewModel):
+class InactiveUsersModel(ActionViewModel):
     #: the rows were loaded (or emptied)
     rows_loaded = Signal()
     #: the window's state changed (see `phase`)
@@ -147,9 +148,6 @@ class InactiveUsersModel(ToolViewModel):
         #: the rows selected in the window
         self.selected: list[InactiveRow] = []
         self._delete_task: asyncio.Task[None] | None = None
-        #: how the last deletion went, and the client's message when it failed
-        self.outcome = ""
-        self.outcome_error = ""
         self.busy_changed.connect(self._phase_may_change)
         self.error_changed.connect(self._phase_may_change)
         session.state_changed.connect(self._phase_may_change)
@@ -240,16 +238,13 @@ class InactiveUsersModel(ToolViewModel):
         if self.deleting or self.closed:
             return None
         if caps is None or plan.server != caps.base_url or plan.connection != self.session.name:
-            self.outcome, self.outcome_error = (
-                "",
-                (
-                    f"Not deleted: the connection changed after the confirmation (it named "
-                    f"{plan.server}). Select the users again."
-                ),
+            self._set_outcome_error(
+                f"Not deleted: the connection changed after the confirmation (it named "
+                f"{plan.server}). Select the users again."
             )
             self.deletion_finished.emit()
             return None
-        self.outcome, self.outcome_error = "", ""
+        self.clear_outcome()
         self.set_status(f"Deleting {plural(plan.count, 'inactive user')}…")
         self._delete_task = self.run(self._delete(plan), busy=False)
         self.delete_changed.emit()
@@ -260,10 +255,10 @@ class InactiveUsersModel(ToolViewModel):
             # the server may have deleted some even when it answered with an error: read again
             await self.run_plan(plan, after_sent=self.load)
         except ClientError as exc:
-            self.outcome_error = str(exc)
+            self._set_outcome_error(str(exc))
             self.report_error(self.outcome_error)
         else:
-            self.outcome = (
+            self._set_outcome(
                 f"Deleted {plural(plan.count, 'inactive user')}. Snapshot: {plan.snapshot}"
             )
             self.selected = []
@@ -287,7 +282,6 @@ class InactiveUsersModel(ToolViewModel):
         self._load_task = None
         self.loaded = False
         self.selected = []
-        self.outcome, self.outcome_error = "", ""
         self.table.clear()
         self.rows_loaded.emit()
         self.phase_changed.emit()

@@ -4,6 +4,7 @@ current connection can serve it and, if not, why and what would make it work. Qt
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QObject, Signal
@@ -214,3 +215,71 @@ class ToolViewModel(SessionViewModel):
 
     def reset(self) -> None:
         """Override: forget what came from the previous connection."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an action did, or why it failed (`error`), and the connection it was done on: its
+    name and URL as the session gave them then."""
+
+    text: str
+    error: bool
+    connection: str
+    server: str
+
+
+class ActionViewModel(ToolViewModel):
+    """The base of a tool's view-model whose actions change the server (the inactive users',
+    the archive's, the context fields'). What its last action did is an `Outcome` that belongs
+    to the connection it was done on: `outcome` and `outcome_error` give its text only while
+    that connection is current, so it never shows on another server's window, and shows again
+    when its connection comes back; the next action replaces it (`clear_outcome` as it starts,
+    then `_set_outcome` or `_set_outcome_error`). `outcome_changed` says when what they give
+    may have changed: an outcome set or cleared, a new connection."""
+
+    outcome_changed = Signal()
+
+    def __init__(self, tool_key: str, session: Session, parent: QObject | None = None) -> None:
+        super().__init__(tool_key, session, parent)
+        self._outcome: Outcome | None = None
+
+    @property
+    def current_outcome(self) -> Outcome | None:
+        """The last action's outcome while its connection is current, else None."""
+        kept = self._outcome
+        if kept is None or (kept.connection, kept.server) != (self.session.name, self.session.url):
+            return None
+        return kept
+
+    @property
+    def outcome(self) -> str:
+        """How the last action on this connection went ("" when it failed, or none was done)."""
+        kept = self.current_outcome
+        return kept.text if kept is not None and not kept.error else ""
+
+    @property
+    def outcome_error(self) -> str:
+        """Why the last action on this connection failed, or was refused ("" when it did not)."""
+        kept = self.current_outcome
+        return kept.text if kept is not None and kept.error else ""
+
+    def _set_outcome(self, text: str) -> None:
+        self._keep_outcome(text, error=False)
+
+    def _set_outcome_error(self, text: str) -> None:
+        self._keep_outcome(text, error=True)
+
+    def clear_outcome(self) -> None:
+        """The user moved on (a new action starts): what the last one did goes."""
+        self._keep_outcome("", error=False)
+
+    def _keep_outcome(self, text: str, *, error: bool) -> None:
+        session = self.session
+        self._outcome = Outcome(text, error, session.name, session.url) if text else None
+        if not self.closed:
+            self.outcome_changed.emit()
+
+    def _on_session_connection_changed(self) -> None:
+        super()._on_session_connection_changed()
+        if not self.closed:
+            self.outcome_changed.emit()  # the outcome is shown on its own connection only

@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 
 from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, journal_folder, read_journal
 from app.changes import Changes, Resource
-from app.viewmodels.archive import CONTENT, DELETE, REVIVE
+from app.viewmodels.archive import CONTENT, DELETE, EMPTY, REVIVE
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
 from tests.qt_fixtures import select_where
@@ -33,6 +33,7 @@ from tests.ui.test_archive import (
     wait_state,
 )
 from ui.archive import ArchiveBrowser, ArchiveConfirmation
+from ui.states import StatePanel
 from ui.tool_page import ToolPage
 
 #: the `tool_page` fixture of tests/ui/conftest.py
@@ -234,6 +235,70 @@ def test_delete_for_good_asks_for_the_project_id(
     assert plan is not None and plan.confirm_text == model.table.rows[0].name
 
 
+def test_enter_in_the_typed_field_deletes_once_the_id_matches_else_says_what_to_type(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    tool_page: OpenPage,
+    sandbox: SandboxProcess,
+    data_folder: Path,
+) -> None:
+    """Enter after a typed confirmation: with the project's id mistyped the box stays open and
+    says, under the field, exactly what to type (nothing is sent); typed right, it deletes."""
+    content = shown(qtbot, tool_page, connect(sandbox), "default")
+    model = content.model
+    names = [f.name for f in model.table.rows[:2]]
+    select(content, *names)
+    qtbot.mouseClick(content.delete_button, Qt.MouseButton.LeftButton)
+    box = content.confirmation
+    assert box is not None and box.focusWidget() is box.typed
+    qtbot.keyClicks(box.typed, "defaul")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.wait(50)  # a closing box would be gone by now
+    assert content.confirmation is box and box.isVisible() and box.result() == 0
+    assert box.hint.isVisible()
+    assert box.hint.text() == "Type “default” to confirm, or press Escape to cancel."
+    assert set(names) <= archived(sandbox, "default")  # nothing sent
+    assert not data_folder.exists()  # no snapshot, no journal
+
+    qtbot.keyClicks(box.typed, "default")  # the wrong text was selected: typing replaces it
+    assert box.hint.isHidden()
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: content.confirmation is None)
+    assert box.confirmed
+    wait_done(qtbot, content)
+    assert model.outcome.startswith("2 flags of project default deleted for good.")
+    assert not set(names) & (archived(sandbox, "default") | live(sandbox, "default"))
+
+
+def test_what_deleting_every_flag_did_stays_in_sight_over_the_empty_list(
+    qtbot: Any,
+    connect: Callable[..., Session],
+    tool_page: OpenPage,
+    sandbox: SandboxProcess,
+    data_folder: Path,
+) -> None:
+    """A project's last archived flags deleted for good: the window says there are none, and
+    the outcome line, the only place that names the snapshot, stays in sight above it."""
+    content = shown(qtbot, tool_page, connect(sandbox), "web-shop")
+    model = content.model
+    content.table.view.setFocus()
+    qtbot.keyClick(content.table.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    count = len(model.selected_rows)
+    assert count == model.table.total_count > 1
+    qtbot.keyClick(content.table.view, Qt.Key.Key_Delete)
+    box = content.confirmation
+    assert box is not None
+    qtbot.keyClicks(box.typed, "web-shop")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    wait_done(qtbot, content)
+    wait_state(qtbot, content, EMPTY)
+    assert archived(sandbox, "web-shop") == set()
+    assert content.states.state == StatePanel.EMPTY and content.states.empty_page.isVisible()
+    assert model.outcome == (f"{count} flags of project web-shop deleted for good. "
+                             f"Snapshot: {box.plan.snapshot}")  # fmt: skip
+    assert content.outcome_label.isVisible() and content.outcome_label.text() == model.outcome
+
+
 def test_cancel_changes_nothing(
     qtbot: Any,
     connect: Callable[..., Session],
@@ -246,7 +311,7 @@ def test_cancel_changes_nothing(
     before = archived(demo_sandbox, "web-shop")
     name = model.table.rows[0].name
     select(content, name)
-    # Escape at a revive; Enter (Cancel is the default) at a delete with the name typed
+    # Escape at a revive, and at a delete with the name typed
     qtbot.mouseClick(content.revive_button, Qt.MouseButton.LeftButton)
     box = content.confirmation
     assert box is not None
@@ -258,7 +323,7 @@ def test_cancel_changes_nothing(
     assert box is not None
     qtbot.keyClicks(box.typed, name)
     assert box.action_button.isEnabled()
-    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.keyClick(box.typed, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: content.confirmation is None)
     assert not box.confirmed and not model.acting
     assert archived(demo_sandbox, "web-shop") == before

@@ -1,7 +1,8 @@
 """Connections never leak into each other (issue 14, section 4), on two real sandboxes: a project
 typed against one server is checked against the next one's projects before anything is asked
-about it; a window's error leaves the status bar with its window or its connection; a change
-made in one window reloads every other window that shows it."""
+about it; a window's error leaves the status bar with its window or its connection; what an
+action did is shown on its own connection only, and again when it comes back (issue 34,
+section 2); a change made in one window reloads every other window that shows it."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from typing import Any
 
 import pytest
 
+from app.actions.journal import journal_folder
 from app.changes import Changes, Resource
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
-from app.viewmodels.archive import CONTENT
+from app.viewmodels.archive import CONTENT, REVIVE
 from app.viewmodels.session import READY, Session
 from sandbox import db
 from sandbox.process import SandboxProcess
 from ui.archive import ArchiveBrowser
+from ui.context_usage import ContextUsageViewer
 from ui.dashboard import ProjectDashboard
 from ui.groups import GroupEditor
 from ui.inactive_users import InactiveUsersView
@@ -164,6 +167,88 @@ def test_a_window_out_of_view_that_reloads_and_fails_keeps_its_error_off_the_sta
     qtbot.waitUntil(lambda: not dashboard.model.busy, timeout=10_000)
     assert dashboard.model.error.startswith("No project nope")  # its page still says it
     assert session.last_error == "" and not main.error_button.isVisible()
+
+
+def delete_an_inactive_user(qtbot: Any, view: InactiveUsersView) -> None:
+    m = view.model
+    qtbot.waitUntil(lambda: m.loaded and not m.busy, timeout=15_000)
+    m.select(m.table.rows[:1])
+    plan = m.plan_delete()
+    assert plan is not None, m.delete_reason
+    assert m.delete(plan) is not None
+
+
+def revive_a_flag(qtbot: Any, view: ArchiveBrowser) -> None:
+    m = view.model
+    view.open_item("web-shop")
+    qtbot.waitUntil(lambda: m.loaded_project == "web-shop" and not m.busy, timeout=15_000)
+    m.select_rows(m.table.rows[:1])
+    plan = m.plan(REVIVE)
+    assert plan is not None, m.reason(REVIVE)
+    assert m.carry_out(plan) is not None
+
+
+def delete_a_context_field(qtbot: Any, view: ContextUsageViewer) -> None:
+    m = view.model
+    view.open_item("tenantId")
+    qtbot.waitUntil(lambda: m.loaded_field == "tenantId" and m.field_known, timeout=15_000)
+    assert m.delete_field() is not None
+    qtbot.waitUntil(lambda: view.confirmation is not None, timeout=15_000)
+    box = view.confirmation
+    assert box is not None
+    box.confirm_button.click()
+
+
+def shown_again(qtbot: Any, view: Any) -> None:
+    """The window has loaded what it shows on the connection just opened."""
+    m = view.model
+    if isinstance(view, InactiveUsersView):
+        qtbot.waitUntil(lambda: m.loaded and not m.busy, timeout=15_000)
+    elif isinstance(view, ArchiveBrowser):
+        qtbot.waitUntil(lambda: m.loaded_project == "web-shop" and not m.busy, timeout=15_000)
+    else:
+        qtbot.waitUntil(lambda: m.loaded_field == "tenantId" and not m.busy, timeout=15_000)
+
+
+@pytest.mark.parametrize(
+    ("key", "act"),
+    [
+        ("inactive_users", delete_an_inactive_user),
+        ("archived_features", revive_a_flag),
+        ("context_usage", delete_a_context_field),
+    ],
+)
+def test_what_an_action_did_is_shown_on_its_own_connection_only(
+    qtbot: Any,
+    window: tuple[MainWindow, Session],
+    sandbox: SandboxProcess,
+    demo_sandbox: SandboxProcess,
+    data_folder: Path,
+    key: str,
+    act: Callable[[Any, Any], None],
+) -> None:
+    """An action on the first server, then Ctrl+K to another: the window there does not say
+    what was done on the first (its snapshot's path names the first's journal); back on the
+    first, it says it again."""
+    main, session = window
+    open_on(qtbot, session, sandbox, "first")
+    view = content(main, key)
+    act(qtbot, view)
+    m = view.model
+    qtbot.waitUntil(lambda: bool(m.outcome or m.outcome_error) and not m.busy, timeout=20_000)
+    did = m.outcome
+    first = str(journal_folder("first"))
+    assert did and f"Snapshot: {first}" in did, (did, m.outcome_error)
+    assert view.outcome_label.text() == did
+
+    open_on(qtbot, session, demo_sandbox, "second")
+    shown_again(qtbot, view)
+    assert (m.outcome, m.outcome_error) == ("", "")
+    assert view.outcome_label.text() == ""  # neither what was done there, nor its snapshot
+
+    open_on(qtbot, session, sandbox, "first")  # its connection again: what it did is its own
+    shown_again(qtbot, view)
+    assert m.outcome == did and view.outcome_label.text() == did
 
 
 def test_a_change_in_one_window_reloads_every_window_that_shows_it(

@@ -394,21 +394,16 @@ def test_delete_selected_users_after_the_confirmation(
     assert said[3] == "To confirm, type the number of users: 2"
     assert box.typed.isVisible() and box.typed.placeholderText() == "2"
     assert box.focusWidget() is box.typed
-    assert box.cancel_button.isDefault()  # Enter does not delete
+    assert box.cancel_button.isDefault()  # Enter away from the typed text does not delete
     assert not box.delete_button.isEnabled()
     for wrong in ("y", "3", "22"):  # a wrong text keeps the button disabled
         box.typed.clear()
         qtbot.keyClicks(box.typed, wrong)
         assert not box.delete_button.isEnabled()
-        qtbot.keyClick(box.typed, Qt.Key.Key_Return)  # Enter: Cancel, the default
-        qtbot.waitUntil(lambda: view.confirmation is None)
-        assert not box.confirmed
-        qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
-        box = view.confirmation
-        assert box is not None
     assert served_ids(arun, session) >= {LEON_ID, PRIYA_ID}  # nothing sent while asking
     assert not data_folder.exists()  # no snapshot, no journal
 
+    box.typed.clear()
     qtbot.keyClicks(box.typed, "2")  # keyboard only
     assert box.delete_button.isEnabled()
     qtbot.keyClick(box.typed, Qt.Key.Key_Tab)  # on to the Delete button
@@ -438,6 +433,66 @@ def test_delete_selected_users_after_the_confirmation(
         ["43", "Priya Nair", "priya.nair@example.com", "priya.nair"],
     ]
     assert rows[2][4] == "" and rows[1][4].endswith("Z")  # Priya never logged in
+
+
+def test_enter_in_the_typed_field_deletes_once_the_number_matches_else_says_what_to_type(
+    qtbot: Any, own_view: InactiveUsersView, arun: Any, data_folder: Path
+) -> None:
+    """Enter after a typed confirmation: with a wrong number the box stays open and says, under
+    the field, exactly what to type (nothing is sent); with the right one it deletes."""
+    view, session = own_view, own_view.session
+    select_users(view, LEON_ID, PRIYA_ID)
+    view.table.view.setFocus()
+    qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
+    box = view.confirmation
+    assert box is not None and box.focusWidget() is box.typed
+    for wrong in ("", "3"):
+        box.typed.clear()
+        qtbot.keyClicks(box.typed, wrong)
+        qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+        qtbot.wait(50)  # a closing box would be gone by now
+        assert view.confirmation is box and box.isVisible() and box.result() == 0
+        assert box.hint.isVisible()
+        assert box.hint.text() == "Type “2” to confirm, or press Escape to cancel."
+        assert box.typed.accessibleDescription() == box.hint.text()
+        assert box.focusWidget() is box.typed
+        qtbot.wait(20)  # laid out
+        details = box.details  # the hint takes no line of the details
+        assert details.height() >= details.heightForWidth(details.width())
+    assert served_ids(arun, session) >= {LEON_ID, PRIYA_ID}  # nothing sent
+    assert not data_folder.exists()  # no snapshot, no journal
+    assert view.model.outcome == view.model.outcome_error == ""
+
+    qtbot.keyClicks(box.typed, "2")  # the wrong text was selected: typing replaces it
+    assert box.typed.text() == "2"
+    assert box.hint.isHidden()  # what it said is done
+    qtbot.keyClick(box.typed, Qt.Key.Key_Enter)  # the keypad's Enter, as Return
+    qtbot.waitUntil(lambda: view.confirmation is None)
+    assert box.confirmed
+    qtbot.waitUntil(lambda: view.model.outcome != "" and not view.model.busy, timeout=20_000)
+    assert view.model.outcome.startswith("Deleted 2 inactive users. Snapshot: ")
+    assert served_ids(arun, session).isdisjoint({LEON_ID, PRIYA_ID})
+
+
+def test_what_deleting_every_user_did_stays_in_sight_over_the_empty_list(
+    qtbot: Any, own_view: InactiveUsersView, arun: Any
+) -> None:
+    """The last inactive users deleted: the window says there are none, and the outcome line,
+    the only place that names the snapshot, stays in sight above it."""
+    view, session = own_view, own_view.session
+    view.table.view.setFocus()
+    qtbot.keyClick(view.table.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
+    box = view.confirmation
+    assert box is not None and box.plan.count == 12
+    qtbot.keyClicks(box.typed, "12")
+    qtbot.keyClick(box.typed, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.model.outcome != "" and not view.model.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: view.model.phase is LoadPhase.EMPTY, timeout=20_000)
+    assert served_ids(arun, session) == set()
+    assert view.states.state == StatePanel.EMPTY and view.states.empty_page.isVisible()
+    assert view.model.outcome == f"Deleted 12 inactive users. Snapshot: {box.plan.snapshot}"
+    assert view.outcome_label.isVisible() and view.outcome_label.text() == view.model.outcome
 
 
 def test_cancel_at_the_confirmation_changes_nothing(

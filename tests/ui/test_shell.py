@@ -476,6 +476,44 @@ def test_the_connections_dialog_adds_tests_and_switches(
     assert demo_sandbox.admin_token not in saved
 
 
+def test_removing_a_saved_connection_asks_with_the_shared_confirmation(
+    qtbot: Any, shell: tuple[MainWindow, Session]
+) -> None:
+    """Remove asks with the confirmation box every window uses (window-modal, Cancel the
+    default: Enter keeps the connection), naming the connection and what goes with it."""
+    window, session = shell
+    session.store.save(
+        Profile(name="Staging", url="https://staging.example.com", token_store="file"),
+        token="staging-token",
+    )
+    dialog = ConnectionDialog(session, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.reload(select="Staging")
+    assert dialog.editing == "Staging" and dialog.remove_button.isEnabled()
+    qtbot.mouseClick(dialog.remove_button, Qt.MouseButton.LeftButton)
+    box = dialog.confirmation
+    assert box is not None and box.isVisible() and box.plan == "Staging"
+    assert box.windowModality() == Qt.WindowModality.WindowModal
+    assert box.text() == "Remove the connection “Staging”?"
+    assert box.informativeText().startswith(
+        "“Staging” (https://staging.example.com) is removed from the saved connections"
+    )
+    assert box.defaultButton() is box.cancel_button
+    qtbot.keyClick(box, Qt.Key.Key_Return)  # Enter: Cancel, the default
+    qtbot.waitUntil(lambda: dialog.confirmation is None)
+    assert [p.name for p in session.store.profiles()] == ["Staging"]
+
+    qtbot.mouseClick(dialog.remove_button, Qt.MouseButton.LeftButton)
+    box = dialog.confirmation
+    assert box is not None
+    box.action_button.click()
+    qtbot.waitUntil(lambda: dialog.confirmation is None)
+    assert session.store.profiles() == []
+    items = [dialog.list.item(row).text() for row in range(dialog.list.count())]
+    assert "Staging" not in items
+
+
 def test_about_names_the_server_and_the_libraries(
     qtbot: Any, shell: tuple[MainWindow, Session], demo_sandbox: SandboxProcess
 ) -> None:
