@@ -29,6 +29,7 @@ from app.actions.journal import (
 from app.actions.journal_text import action_title, by_text, items_text, outcome_text
 from app.api.errors import ClientError
 from app.changes import Changes, Resource
+from app.registry import UPLOAD_METRICS
 from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel
@@ -93,6 +94,27 @@ class HistoryModel(SessionViewModel):
     @property
     def checkable(self) -> list[Entry]:
         return [e for e in self.entries if can_check(e)]
+
+    def doubt_text(self) -> str:
+        """What the entries in doubt are, and which flagdesk cannot check ("" with none)."""
+        doubt = self.in_doubt
+        if not doubt:
+            return ""
+        text = (
+            f"{plural(len(doubt), 'change')} in doubt: the request went out and no answer "
+            "said what came of it."
+        )
+        uploads = sum(1 for e in doubt if e.action == UPLOAD_METRICS.key)
+        others = len(doubt) - len(self.checkable) - uploads
+        if others > 0:
+            text += f" {others} cannot be checked by flagdesk."
+        if uploads:
+            text += (
+                f" {plural(uploads, 'upload')} of metrics: resume "
+                f"{'it' if uploads == 1 else 'them'} on the Metrics page, which checks the "
+                "server's totals."
+            )
+        return text
 
     def refresh(self) -> None:
         if self.closed:
