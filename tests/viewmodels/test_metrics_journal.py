@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QObject
 
 from app.actions.journal import JOURNAL_NAME, Entry, State, journal_folder, read_journal
 from app.metrics import load
@@ -18,6 +19,7 @@ from app.metrics.upload import Progress
 from app.viewmodels.history import HistoryModel
 from app.viewmodels.metrics import MetricsToolModel
 from app.viewmodels.session import Session
+from app.viewmodels.table import releasing
 from sandbox.process import SandboxProcess
 from tests.conftest import known_flags
 from tests.metrics.test_upload import file_rows, generate
@@ -39,13 +41,34 @@ def empty_sandbox(tmp_path: Path) -> Iterator[SandboxProcess]:
         yield sb
 
 
+@pytest.fixture
+def models(qtbot: Any) -> Iterator[list[QObject]]:
+    """The view-models a test makes, closed and deleted at its end, and the collection their
+    deletion asks for (`collect_when_released`) run then, not in a later test's middle."""
+    made: list[QObject] = []
+    yield made
+    gone: list[bool] = []
+    for model in made:
+        model.destroyed.connect(lambda *_: gone.append(True))
+        model.close()  # type: ignore[attr-defined]
+        model.deleteLater()
+    count = len(made)
+    made.clear()
+    qtbot.waitUntil(lambda: len(gone) == count, timeout=10_000)
+    qtbot.waitUntil(lambda: not releasing(), timeout=10_000)
+    qtbot.wait(20)
+
+
 def entries(data: Path) -> list[Entry]:
     return read_journal(journal_folder(LABEL, data) / JOURNAL_NAME)
 
 
-def loaded(qtbot: Any, session: Session, sb: SandboxProcess, path: Path) -> MetricsToolModel:
+def loaded(
+    qtbot: Any, session: Session, sb: SandboxProcess, path: Path, models: list[QObject]
+) -> MetricsToolModel:
     known_flags(sb, (key[0] for key in file_rows(load([path]))))
     model = MetricsToolModel(session)
+    models.append(model)
     model.start()
     model.add_files([str(path)])
     qtbot.waitUntil(lambda: not model.loading and not model.busy, timeout=60_000)
@@ -66,14 +89,16 @@ def test_an_upload_is_one_entry_the_history_lists(
     empty_sandbox: SandboxProcess,
     tmp_path: Path,
     data: Path,
+    models: list[QObject],
 ) -> None:
     path = generate(tmp_path / "batch.ndjson", 600, "--seed", "4")
     session = connect(empty_sandbox, label=LABEL)
     history = HistoryModel(session)
+    models.append(history)
     history.refresh()
     qtbot.waitUntil(lambda: not history.tasks, timeout=10_000)
     assert history.entries == []
-    model = loaded(qtbot, session, empty_sandbox, path)
+    model = loaded(qtbot, session, empty_sandbox, path, models)
     assert model.upload(max_body=4_096) is not None
     wait_uploaded(qtbot, model)
     report = model.report
@@ -98,7 +123,6 @@ def test_an_upload_is_one_entry_the_history_lists(
     assert table.text(0, 4) == "client"
     assert str(report.ledger.parent) in table.text(0, 6)
     assert history.in_doubt == [] and history.checkable == []
-    history.close()
 
 
 def test_a_cancelled_upload_completes_its_entry_and_its_resume_is_another(
@@ -107,10 +131,11 @@ def test_a_cancelled_upload_completes_its_entry_and_its_resume_is_another(
     empty_sandbox: SandboxProcess,
     tmp_path: Path,
     data: Path,
+    models: list[QObject],
 ) -> None:
     path = generate(tmp_path / "batch.ndjson", 2_000, "--seed", "5")
     session = connect(empty_sandbox, label=LABEL)
-    model = loaded(qtbot, session, empty_sandbox, path)
+    model = loaded(qtbot, session, empty_sandbox, path, models)
 
     def cancel(progress: Progress) -> None:
         if progress.requests_done >= 3:
