@@ -24,6 +24,9 @@ class Resource(enum.Enum):
     FEATURES = "features"
     ARCHIVED_FEATURES = "archived features"
     CONTEXT_FIELDS = "context fields"
+    #: client metrics (an upload); no window lists them, but each upload is journaled: the
+    #: History reads its journal again
+    METRICS = "metrics"
 
 
 @dataclass(frozen=True)

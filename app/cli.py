@@ -102,6 +102,14 @@ def commands() -> tuple[Command, ...]:
             "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
         ),
         Command(
+            "journal",
+            "list the changes flagdesk made on a connection (the History)",
+            "The journal of the changes flagdesk made, from the window or a command, per "
+            "connection: `flagdesk journal list --profile NAME | --url URL | --all`, newest "
+            "first, as the window's History shows them. Reads local files only. Run `flagdesk "
+            "journal list --help` for the options.",
+        ),
+        Command(
             "profiles",
             "list, show, add or remove connection profiles",
             "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "

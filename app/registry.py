@@ -207,6 +207,16 @@ DELETE_CONTEXT_FIELD = Action(
     )),
 )  # fmt: skip
 
+#: an upload of metrics batches (`app.metrics.batch_upload`): journaled as one entry an upload
+#: or resume, naming its ledger's folder, so the History lists it with the changes; it needs what
+#: its tool needs (a client token on the bulk metrics endpoint), whatever the main token's kind
+UPLOAD_METRICS = Action(
+    "metrics.upload",
+    "Upload metrics",
+    "POST /api/client/metrics/bulk",
+    Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS),
+)
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -278,6 +288,7 @@ TOOL = Tools(
         # token on every version)
         Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS, versions=(
             Versions("unleash", minimum=(5, 9), what="the bulk metrics endpoint"),)),
+        (UPLOAD_METRICS,),
     ),
 )  # fmt: skip
 

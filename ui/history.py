@@ -10,7 +10,6 @@ from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.text import plural
 from app.viewmodels.history import DETAILS_COLUMN, WHEN_COLUMN, HistoryModel, history_count_text
 from ui.table import DataTable
 
@@ -91,13 +90,7 @@ class HistoryPage(QWidget):
         if self.model.busy:
             self.doubt_label.setText("Checking the changes in doubt against the server…")
         elif doubt:
-            text = (
-                f"{plural(len(doubt), 'change')} in doubt: the request went out and no answer "
-                "said what came of it."
-            )
-            if len(checkable) < len(doubt):
-                text += f" {len(doubt) - len(checkable)} cannot be checked by flagdesk."
-            self.doubt_label.setText(text)
+            self.doubt_label.setText(self.model.doubt_text())
         else:
             self.doubt_label.setText(self.model.checked)
         self.doubt_label.setVisible(bool(self.doubt_label.text()))

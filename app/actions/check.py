@@ -28,6 +28,9 @@ doubt, and the History says to look on the server.
   is done, the other way round failed.
 - `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
   recreated by Undo): a group with the entry's name is listed.
+- `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
+  totals by resuming the upload (its ledger knows each body), which the verdict says, naming
+  the ledger's folder; the entry stays in doubt (`can_check` is false).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from app.registry import (
     EDIT_USER,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
+    UPLOAD_METRICS,
 )
 from app.text import plural
 
@@ -306,6 +310,14 @@ async def check_entry(client: AdminClient, entry: Entry) -> Verdict:
             State.IN_DOUBT,
             "the journal does not hold the body this edit sent (an older flagdesk wrote it): "
             "look on the server whether it happened",
+        )
+    if entry.action == UPLOAD_METRICS.key:
+        ledger = _before(entry).get("ledger") or "its ledger's folder"
+        return Verdict(
+            State.IN_DOUBT,
+            "an upload's bodies in doubt are checked against the server's totals when it is "
+            f"resumed: resume the upload of {ledger} (Resume on the Metrics page, or flagdesk "
+            "metrics upload --resume FOLDER)",
         )
     if check is None:
         action = ACTIONS_BY_KEY.get(entry.action)

@@ -30,6 +30,7 @@ from app.commands.output import Output, add_action, whole_number
 from app.text import noun_for, plural
 
 if TYPE_CHECKING:
+    from app.actions.journal import Journal
     from app.connection import ConnectionSpec
     from app.metrics import Batch
     from app.metrics.batch_upload import BatchUpload, Checks, Outcome
@@ -382,6 +383,7 @@ def _send(
         concurrency=args.concurrency,
         retry=retry,
         resend_in_doubt=args.resend_in_doubt,
+        journal=upload_journal(args.profile or spec.url, spec),
     )
     try:
         outcome = asyncio.run(_drive(job, args, batch, max_body, resume))
@@ -537,6 +539,14 @@ class _Terminal:
     def progress(self, progress: Progress) -> None:
         if self.bar is not None:
             self.bar.update(progress)
+
+
+def upload_journal(connection: str, spec: ConnectionSpec) -> Journal:
+    """The journal of the connection named `connection` (the profile's name, or the URL, as
+    every command names it), where the upload is one entry, made with the client token."""
+    from app.actions.journal import Actor, Journal
+
+    return Journal(Actor(connection, spec.url, "client"))
 
 
 def resume_command(folder: Path) -> str:

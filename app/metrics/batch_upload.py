@@ -77,6 +77,7 @@ from app.api.client import RetryPolicy
 from app.api.errors import ClientError
 from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
+from app.metrics.journaling import UploadEntry, UploadJournal, complete_soon
 from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
 from app.metrics.reconcile import (
     LACKS,
@@ -485,8 +486,12 @@ class BatchUpload:
         retry: RetryPolicy | None = None,
         resend_in_doubt: bool = False,
         settle: float | None = None,
+        journal: UploadJournal | None = None,
     ) -> None:
         self.spec = spec
+        #: the journal of the connection it uploads through: each send or resume that sends
+        #: is one entry there (`app.metrics.journaling`); None journals nothing
+        self.journal = journal
         #: send the bodies in doubt that a check cannot decide anyway (the person said so)
         self.resend_in_doubt = resend_in_doubt
         #: seconds to wait for the server to store what it received before a check (None:
@@ -612,7 +617,7 @@ class BatchUpload:
                         client_token=self.spec.client_token,
                         known_features=known,
                     )
-                return await self._run(job, outcome)
+                return await self._run(job, outcome, resume=False)
             finally:
                 job.close()
 
@@ -639,11 +644,11 @@ class BatchUpload:
                     invalid=int(note.get("invalid") or 0),
                     invalid_file=job.ledger.folder / str(name) if name else None,
                 )
-                return await self._run(job, outcome)
+                return await self._run(job, outcome, resume=True)
             finally:
                 job.close()
 
-    async def _run(self, job: Upload, outcome: Outcome) -> Outcome:
+    async def _run(self, job: Upload, outcome: Outcome, *, resume: bool) -> Outcome:
         if self.cancelled:  # before the first request: the ledger stays for Resume
             outcome.failure = CANCELLED_EARLY
             outcome.message = (
@@ -651,6 +656,17 @@ class BatchUpload:
                 f"{job.ledger.folder} for Resume."
             )
             return outcome
+        entry: UploadEntry | None = None
+        if self.journal is not None:  # its `sent` line, before the first body goes
+            try:
+                entry = await UploadEntry.begin(self.journal, job.ledger, resume=resume)
+            except OSError as exc:
+                outcome.failure = NOT_STARTED
+                outcome.message = (
+                    f"Could not write the journal {self.journal.path}: {exc.strerror or exc}. "
+                    f"Nothing was sent; the ledger is kept in {job.ledger.folder} for Resume."
+                )
+                return outcome
         self.job = job
         self.hooks.started(job)
         self.hooks.status(f"Uploading to {job.client.base_url}…")
@@ -668,7 +684,14 @@ class BatchUpload:
             self.report = dataclasses.replace(
                 job.report(), stopped=CANCELLED, error="The upload was stopped at once."
             )
+            await complete_soon(entry, self.report)
             raise
+        except Exception as exc:  # a bug: the ledger still says what each body became
+            failed = dataclasses.replace(job.report(), stopped="error", error=f"{exc!r}")
+            await complete_soon(entry, failed)
+            raise
+        if entry is not None and outcome.report is not None:
+            await entry.complete(outcome.report)
         return outcome
 
 

@@ -1,6 +1,7 @@
 """`HistoryModel`: the journal of the current connection (`app.actions.journal`) as a table: every
 change flagdesk made there, from any window or command, newest first, with its outcome; and the
-changes in doubt, each checked against the server on request (`app.actions.check`).
+changes in doubt, each checked against the server on request (`app.actions.check`). Its rows
+read as `flagdesk journal list` prints them (`app.actions.journal_text`).
 
 It reads the journal when the connection changes, when any window says it changed something
 (`Session.data_changed`: the journal has a new entry), and on `refresh()` (F5). The file is read
@@ -25,48 +26,14 @@ from app.actions.journal import (
     journal_folder,
     read_journal,
 )
+from app.actions.journal_text import action_title, by_text, items_text, outcome_text
 from app.api.errors import ClientError
 from app.changes import Changes, Resource
-from app.registry import ACTIONS_BY_KEY
+from app.registry import UPLOAD_METRICS
 from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel
 from app.viewmodels.tools import SessionViewModel
-
-#: what an entry's state reads as in the table
-OUTCOME = {
-    State.DONE: "done",
-    State.FAILED: "failed",
-    State.IN_DOUBT: "in doubt",
-    State.SENT: "in doubt",
-}
-#: the ids a row names before "and N more"
-NAMED = 3
-
-
-def action_title(entry: Entry) -> str:
-    action = ACTIONS_BY_KEY.get(entry.action)
-    return action.title if action is not None else entry.action
-
-
-def items_text(entry: Entry) -> str:
-    """'3 items: 39, 43, 51' or 'User 7'; the ids as the entry lists them."""
-    ids = [str(i) for i in entry.ids]
-    if not ids:
-        return "—"
-    shown = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
-    return f"{plural(len(ids), 'item')}: {shown}"
-
-
-def outcome_text(entry: Entry) -> str:
-    text = OUTCOME[entry.state]
-    return f"{text} ({entry.status})" if entry.status is not None else text
-
-
-def by_text(entry: Entry) -> str:
-    """Who made the change: the token's kind and the user it acts as."""
-    parts = [p for p in (entry.token, entry.user) if p]
-    return " · ".join(parts) if parts else "—"
 
 
 def when(entry: Entry) -> datetime:
@@ -127,6 +94,27 @@ class HistoryModel(SessionViewModel):
     @property
     def checkable(self) -> list[Entry]:
         return [e for e in self.entries if can_check(e)]
+
+    def doubt_text(self) -> str:
+        """What the entries in doubt are, and which flagdesk cannot check ("" with none)."""
+        doubt = self.in_doubt
+        if not doubt:
+            return ""
+        text = (
+            f"{plural(len(doubt), 'change')} in doubt: the request went out and no answer "
+            "said what came of it."
+        )
+        uploads = sum(1 for e in doubt if e.action == UPLOAD_METRICS.key)
+        others = len(doubt) - len(self.checkable) - uploads
+        if others > 0:
+            text += f" {others} cannot be checked by flagdesk."
+        if uploads:
+            text += (
+                f" {plural(uploads, 'upload')} of metrics: resume "
+                f"{'it' if uploads == 1 else 'them'} on the Metrics page, which checks the "
+                "server's totals."
+            )
+        return text
 
     def refresh(self) -> None:
         if self.closed:

@@ -25,6 +25,9 @@ Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk 
   once the person confirms the risk (`resend_question`, then `resend_in_doubt()`).
 - Started after a crash, the window lists the unfinished uploads (`unfinished`) at once;
   Resume sends one.
+- Each upload or resume that sends is one entry in the connection's journal
+  (`app.metrics.journaling`, given `_upload_journal()`), as `flagdesk metrics upload` writes
+  it; once it ends the session is told (`Resource.METRICS`), so the History reads it again.
 - The client token: the connection's when the capabilities say it works on the metrics endpoint;
   otherwise the person types one, kept in memory per server URL for this run, unless they save
   it into the connection's profile.
@@ -47,8 +50,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.actions.journal import Actor, Journal
 from app.api.errors import ClientError
 from app.api.wire import BULK_METRICS_BODY_LIMIT as BULK_METRICS_BODY_LIMIT
+from app.changes import Changes, Resource
 from app.metrics import (
     ApplicationItem,
     Batch,
@@ -928,6 +933,8 @@ class MetricsToolModel(ToolViewModel):
                 return
             self._uploading = False
             self._batch_upload = None
+            # its journal entry (if it sent anything) is complete: the History reads it again
+            self.notify(Changes(Resource.METRICS))
         if not self.closed:
             self.phase_changed.emit()
             self.upload_state_changed.emit()
@@ -1252,6 +1259,13 @@ class MetricsToolModel(ToolViewModel):
             raise ClientError(self.upload_reason or "Not connected.")
         return dataclasses.replace(spec, client_token=token)
 
+    def _upload_journal(self) -> Journal:
+        """The journal of the connection the upload goes through (as every window's changes,
+        under the connection's name), where each upload or resume is one entry, made with the
+        client token. Made when the upload starts: one that ends after a new connection is
+        still recorded where it was made."""
+        return Journal(Actor(self.session.name, self.session.url, "client"))
+
     def upload(
         self,
         max_body: int = BULK_METRICS_BODY_LIMIT,
@@ -1278,7 +1292,12 @@ class MetricsToolModel(ToolViewModel):
             self._again = lambda: self.upload(max_body, concurrency, again=again, send_dropped=True)
             self._changed_report()
             return None
-        job = BatchUpload(self._upload_spec(), hooks=_WindowHooks(self), concurrency=concurrency)
+        job = BatchUpload(
+            self._upload_spec(),
+            hooks=_WindowHooks(self),
+            concurrency=concurrency,
+            journal=self._upload_journal(),
+        )
         self._retry = lambda: self.upload(max_body, concurrency)
         self._again = lambda: self.upload(max_body, concurrency, again=True)
         return self._start_upload(self._send(job, self.batches, max_body, again), job)
@@ -1314,6 +1333,7 @@ class MetricsToolModel(ToolViewModel):
             hooks=_WindowHooks(self),
             concurrency=concurrency,
             resend_in_doubt=resend_in_doubt,
+            journal=self._upload_journal(),
         )
         self._retry = lambda: self.resume(item, concurrency)
         return self._start_upload(self._resume(job, item.folder), job)

@@ -18,7 +18,7 @@ from app.api.capabilities import (
 )
 from app.api.models import ArchivedFeatures, CurrentUser, GroupList, UiConfig
 from app.commands.check import report
-from app.registry import ACTIONS, DELETE_INACTIVE_USERS, TOOL
+from app.registry import ACTIONS, DELETE_INACTIVE_USERS, TOOL, UPLOAD_METRICS
 
 URL = "http://unleash.test"
 ADMIN = CurrentUser.model_validate(
@@ -136,9 +136,13 @@ def test_actions_follow_their_tool_and_their_own_needs() -> None:
     assert caps.operation(TOOL.groups).available
     assert caps.action("groups.edit").reason == NEEDS_ADMIN_ROLE
     assert caps.action("users.create").reason == NEEDS_ADMIN_ROLE
-    # a client token does none of them
+    # a client token does none of them but the metrics upload, its tool's one action
     caps = capabilities_of(ProbeOutcomes(URL, False, "default", None))
-    assert {caps.action(a).reason for a in ACTIONS} == {NEEDS_ADMIN_SIDE}
+    assert {caps.action(a).reason for a in ACTIONS if a is not UPLOAD_METRICS} == {NEEDS_ADMIN_SIDE}
+    assert caps.action(UPLOAD_METRICS).available
+    # an admin token without a client token cannot upload: its tool's reason
+    caps = capabilities_of(outcomes())
+    assert caps.action(UPLOAD_METRICS).reason == NEEDS_CLIENT_TOKEN
     assert set(caps.to_json()["actions"]) == {a.key for a in ACTIONS}
 
 

@@ -49,6 +49,8 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         },
         "groups": {"groups.create", "groups.edit", "groups.delete"},
         "context_usage": {"context_fields.create", "context_fields.edit", "context_fields.delete"},
+        # journaled so the History lists uploads (issue 34 section 2)
+        "metrics_upload": {"metrics.upload"},
     }  # fmt: skip
     for key, actions in expected.items():
         assert {a.key for a in TOOLS_BY_KEY[key].actions} == actions
@@ -56,6 +58,8 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
     # the user actions need the Admin root role, like the tools that list users
     assert all(ACTIONS_BY_KEY[a].needs.admin_role for a in expected["users"])
     assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
+    # an upload goes with a client token, whatever the main token is
+    assert ACTIONS_BY_KEY["metrics.upload"].needs.tokens == TOOL.metrics_upload.needs.tokens
 
 
 def test_versions() -> None:

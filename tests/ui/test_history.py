@@ -227,6 +227,34 @@ def test_a_change_flagdesk_cannot_check_stays_in_doubt_and_says_so(
     assert page.model.table.text(0, 3) == "in doubt"
 
 
+def test_an_upload_in_doubt_is_listed_and_its_resume_named_not_checked_here(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, data_folder: Path,
+    arun: Any,
+) -> None:  # fmt: skip
+    """A metrics upload's entry left `sent` (the process died mid-upload): the History lists
+    it, counts it in doubt, and says its resume (the ledger) settles it; Check does not try."""
+    session = connect(demo_sandbox)
+    journal = Journal(Actor(session.name, session.url, "client"))
+    before = {"ledger": "/data/uploads/20261121-101500-3fa2c1", "bodies": 12, "metrics": 5000,
+              "pending": 12, "resume": False}  # fmt: skip
+    arun(journal.begin("metrics.upload", [], before=before,
+                       request={"method": "POST", "path": "/api/client/metrics/bulk"}))  # fmt: skip
+    page = open_page(qtbot, session)
+    table = page.model.table
+    assert [table.text(0, c) for c in range(1, 5)] == [
+        "Upload metrics",
+        "12 bodies (5,000 metrics)",
+        "in doubt",
+        "client",
+    ]
+    assert page.doubt_label.text() == (
+        "1 change in doubt: the request went out and no answer said what came of it. "
+        "1 upload of metrics: resume it on the Metrics page, which checks the server's totals."
+    )
+    assert page.check_button.isVisible() and not page.check_button.isEnabled()
+    assert page.model.checkable == [] and page.model.check_in_doubt() is None
+
+
 def test_after_a_kill_the_next_start_counts_the_change_in_doubt_and_checks_it(
     qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path,
     arun: Any,

@@ -1,0 +1,157 @@
+"""`flagdesk journal list`: the changes flagdesk made on a connection (or on every one), read from
+the journal (`app.actions.journal`), newest first, in the History's words
+(`app.actions.journal_text`). It reads local files only: no server is asked, and no token is
+needed. No Qt."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.commands.connection import EXIT_OK, EXIT_USAGE, UsageError
+from app.commands.output import Output, add_action, print_table
+
+if TYPE_CHECKING:
+    from app.actions.journal import Entry
+
+DESCRIPTION = """\
+The changes flagdesk made on a server, from the window or a command (metrics uploads included),
+as the window's History lists them: read from the journal kept per connection in your user data
+folder, newest first. No server is asked and no token is needed.
+
+  flagdesk journal list --profile NAME [--json]
+  flagdesk journal list --url URL [--json]
+  flagdesk journal list --all [--json]
+
+--profile and --url name the connection as the other commands do (a profile's journal is the
+one its window and `--profile NAME` write; `--url URL` the one `--url URL` writes); --all lists
+every connection's. Each line: when (local time), the connection (with --all), the change, its
+items, its outcome (done, failed, or in doubt: the request went out and no answer said what came
+of it), the server's HTTP status, the entry's id, and the file it names: the snapshot written
+before the change, or an upload's ledger folder.
+
+--json prints one JSON array, an object per entry, with the keys entry, time (UTC), connection,
+server, token (the token's kind: tokens are never journaled), user, action, title, ids, state
+("done", "failed", "in doubt"), status, message, before, request, finished and file. A
+failure is said on stderr (and, with --json, as one object with error and exit_status).
+
+exit status:
+  0  listed (an empty journal too)
+  2  bad usage: no --profile, --url or --all; an unknown profile; a journal that cannot be read
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
+    listing = add_action(sub, "list", "list the changes journaled for a connection", DESCRIPTION)
+    which = listing.add_argument_group("journal").add_mutually_exclusive_group()
+    which.add_argument("--profile", metavar="NAME", help="the journal of a saved profile")
+    which.add_argument("--url", metavar="URL",
+                       help="the journal of the connection to this URL")  # fmt: skip
+    which.add_argument("--all", action="store_true", help="every connection's journal")
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
+
+
+def run(args: argparse.Namespace) -> int:
+    from app.actions.journal import journal_folder
+
+    out = Output("flagdesk journal", args.what, args.json)
+    try:
+        name = "" if args.all else connection_name(args)
+        journals = every_journal() if args.all else [journal_folder(name)]
+        found = [(entry, folder) for folder in journals for entry in read_entries(folder)]
+    except UsageError as exc:
+        return out.fail(EXIT_USAGE, str(exc))
+    # newest first; of two begun in the same millisecond, the one written later
+    found.reverse()
+    found.sort(key=lambda pair: pair[0].time, reverse=True)
+    if args.json:
+        from app.actions.journal_text import entry_json
+
+        print(json.dumps([entry_json(e, f) for e, f in found], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print_entries(found, every=args.all)
+    print(summary([e for e, _ in found], name))
+    return EXIT_OK
+
+
+def every_journal() -> list[Path]:
+    """The folder of every connection's journal (`--all`)."""
+    from app.actions.journal import JOURNAL_FOLDER
+    from app.paths import data_dir
+
+    top = data_dir() / JOURNAL_FOLDER
+    try:
+        return sorted(p for p in top.iterdir() if p.is_dir())
+    except FileNotFoundError:  # nothing journaled yet
+        return []
+    except OSError as exc:
+        raise UsageError(f"cannot read {top}: {exc.strerror or exc}") from None
+
+
+def connection_name(args: argparse.Namespace) -> str:
+    """The name the connection's changes are journaled under, as the other commands name it:
+    the profile's name (which must exist), or the URL as `--url` gives it to them."""
+    if args.profile:
+        from app.profiles import ProfileError, ProfileStore
+
+        try:
+            return ProfileStore().get(args.profile).name
+        except ProfileError as exc:
+            raise UsageError(str(exc)) from None
+    if args.url:
+        from app.api.client import normalise_base_url
+
+        try:
+            return normalise_base_url(args.url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
+    raise UsageError("say which journal: --profile NAME, --url URL, or --all for every one")
+
+
+def read_entries(folder: Path) -> list[Entry]:
+    """The entries of the journal in `folder` (none when it has none yet)."""
+    from app.actions.journal import JOURNAL_NAME, read_journal
+
+    path = folder / JOURNAL_NAME
+    try:
+        return read_journal(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def print_entries(found: list[tuple[Entry, Path]], *, every: bool) -> None:
+    """One line per entry, under titles (nothing when there is none)."""
+    from app.actions.journal_text import action_title, file_of, items_text, state_text, time_text
+
+    if not found:
+        return
+    titles = ["WHEN", *(["CONNECTION"] if every else []), "CHANGE", "ITEMS", "OUTCOME", "STATUS",
+              "ENTRY", "FILE"]  # fmt: skip
+    rows = []
+    for entry, folder in found:
+        file = file_of(entry, folder)
+        rows.append([
+            time_text(entry), *([entry.connection] if every else []), action_title(entry),
+            items_text(entry), state_text(entry),
+            "" if entry.status is None else str(entry.status), entry.id,
+            "" if file is None else str(file),
+        ])  # fmt: skip
+    print_table(titles, rows)
+
+
+def summary(entries: list[Entry], name: str) -> str:
+    """'3 changes on prod, 1 in doubt' ('on 2 connections' without a `name`: --all), or that
+    there are none yet."""
+    from app.actions.journal import State
+    from app.text import plural
+
+    where = f"on {name}" if name else "on any connection"
+    if not entries:
+        return f"No changes made through flagdesk {where} yet."
+    if not name:
+        where = f"on {plural(len({e.connection for e in entries}), 'connection')}"
+    doubt = sum(1 for e in entries if e.state is State.IN_DOUBT)
+    return f"{plural(len(entries), 'change')} {where}" + (f", {doubt} in doubt" if doubt else "")
