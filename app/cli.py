@@ -103,11 +103,12 @@ def commands() -> tuple[Command, ...]:
         ),
         Command(
             "journal",
-            "list the changes flagdesk made on a connection (the History)",
+            "list the changes flagdesk made on a connection (the History), or undo one",
             "The journal of the changes flagdesk made, from the window or a command, per "
             "connection: `flagdesk journal list --profile NAME | --url URL | --all`, newest "
-            "first, as the window's History shows them. Reads local files only. Run `flagdesk "
-            "journal list --help` for the options.",
+            "first, as the window's History shows them (it reads local files only), and "
+            "`flagdesk journal undo ENTRY`, the History's Undo. Run `flagdesk journal WHAT "
+            "--help` for the options.",
         ),
         Command(
             "profiles",

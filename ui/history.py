@@ -1,17 +1,30 @@
 """The History page (bound to `HistoryModel`): every change flagdesk made on the current
 connection, newest first, in a `DataTable` (filter as you type, Ctrl+C, Export CSV…); the
-changes in doubt are counted above it, with a button that checks them against the server; and a
-button opens the journal's folder (the journal file and the snapshots the entries name).
-Shows and forwards; never reads the journal itself."""
+changes in doubt are counted above it, with a button that checks them against the server; Undo…
+takes back the selected change (confirmed first, like any change, and journaled); and a button
+opens the journal's folder (the journal file and the snapshots the entries name). Shows and
+forwards; never reads the journal itself."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.viewmodels.history import DETAILS_COLUMN, WHEN_COLUMN, HistoryModel, history_count_text
+from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
 from ui.table import DataTable
+
+
+class UndoConfirmation(ConfirmationBox):
+    """Asks before an undo: the plan's question over its lines, Cancel the default."""
+
+    def __init__(self, plan: Any, parent: QWidget | None = None) -> None:
+        super().__init__("historyUndoConfirmation", "Undo a change", plan.question, plan.lines(),
+                         "&Undo", parent)  # fmt: skip
+        self.plan = plan
 
 
 class HistoryPage(QWidget):
@@ -49,12 +62,25 @@ class HistoryPage(QWidget):
         )
         self.check_button.clicked.connect(self.on_check_button_clicked)
         bar.addWidget(self.check_button)
+        self.undo_button = QPushButton("&Undo…")
+        self.undo_button.setObjectName("historyUndoButton")
+        self.undo_button.clicked.connect(self.on_undo_button_clicked)
+        bar.addWidget(self.undo_button)
         self.folder_button = QPushButton("Open the journal &folder")
         self.folder_button.setObjectName("historyFolderButton")
         self.folder_button.setToolTip("The journal file and the snapshots its changes name")
         self.folder_button.clicked.connect(self.on_folder_button_clicked)
         bar.addWidget(self.folder_button)
         layout.addLayout(bar)
+        self.outcome_label = QLabel()
+        self.outcome_label.setObjectName("historyUndoOutcome")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outcome_label.hide()
+        layout.addWidget(self.outcome_label)
+        self.confirmations = ConfirmationFlow(
+            self, lambda plan: UndoConfirmation(plan, self), self.model.undo
+        )
 
         self.table = DataTable(
             "history",
@@ -74,7 +100,12 @@ class HistoryPage(QWidget):
         model.entries_changed.connect(self.on_model_changed)
         model.busy_changed.connect(self.on_model_changed)
         model.check_finished.connect(self.on_model_changed)
+        model.undo_changed.connect(self.on_model_undo_changed)
+        model.undo_planned.connect(self.confirmations.ask)
+        self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
+        model.table.modelReset.connect(self.on_table_selection_changed)
         self.on_model_changed()
+        self.on_model_undo_changed()
 
     def refresh(self) -> None:
         self.model.refresh()
@@ -96,6 +127,20 @@ class HistoryPage(QWidget):
         self.doubt_label.setVisible(bool(self.doubt_label.text()))
         self.check_button.setVisible(bool(doubt))
         self.check_button.setEnabled(bool(checkable) and not self.model.busy)
+
+    def on_table_selection_changed(self, *_: object) -> None:
+        chosen = self.table.selected_items()
+        self.model.select(chosen[0] if len(chosen) == 1 else None)
+
+    def on_model_undo_changed(self) -> None:
+        reason = self.model.undo_reason
+        self.undo_button.setEnabled(not reason)
+        self.undo_button.setToolTip(reason or "Take back the selected change (asks first)")
+        show_outcome(self.outcome_label, self.model.undo_outcome, self.model.undo_error)
+        self.outcome_label.setVisible(bool(self.outcome_label.text()))
+
+    def on_undo_button_clicked(self) -> None:
+        self.model.plan_undo()
 
     def on_check_button_clicked(self) -> None:
         self.model.check_in_doubt()

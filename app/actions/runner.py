@@ -121,6 +121,15 @@ class Plan(Protocol):
 
     def steps(self) -> Sequence[Step]: ...
 
+    @property
+    def question(self) -> str:
+        """The confirmation's question: "Delete group “Ops”?"."""
+        ...
+
+    def lines(self) -> list[str]:
+        """Everything the confirmation says, one sentence a line."""
+        ...
+
     def write_snapshot(self) -> object:
         """Write the snapshot at `snapshot` (called on a worker thread when there is one)."""
         ...

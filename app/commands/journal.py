@@ -1,7 +1,8 @@
 """`flagdesk journal list`: the changes flagdesk made on a connection (or on every one), read from
 the journal (`app.actions.journal`), newest first, in the History's words
 (`app.actions.journal_text`). It reads local files only: no server is asked, and no token is
-needed. No Qt."""
+needed. `flagdesk journal undo ENTRY`: the History's Undo, headless (`app.actions.undo` plans
+it, the runner carries it out). No Qt."""
 
 from __future__ import annotations
 
@@ -10,11 +11,28 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands.connection import EXIT_OK, EXIT_USAGE, UsageError
-from app.commands.output import Output, add_action, print_table
+from app.commands.connection import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_connection_arguments,
+    client_from_args,
+)
+from app.commands.output import (
+    EXIT_REFUSED,
+    Output,
+    add_action,
+    add_change_options,
+    confirmed,
+    need_terminal,
+    print_requests,
+    print_table,
+    run_job,
+)
 
 if TYPE_CHECKING:
     from app.actions.journal import Entry
+    from app.api.client import AdminClient
 
 DESCRIPTION = """\
 The changes flagdesk made on a server, from the window or a command (metrics uploads included),
@@ -42,6 +60,32 @@ exit status:
   2  bad usage: no --profile, --url or --all; an unknown profile; a journal that cannot be read
 """
 
+UNDO = """\
+Undo one change of a connection's journal, as the window's History does: the plan that takes it
+back is made from the entry, its snapshot and what the server holds now, shown, confirmed, and
+carried out like any change (journaled, as an undo of ENTRY).
+
+  flagdesk journal undo ENTRY --profile NAME [--dry-run] [--yes] [--json]
+  flagdesk journal undo ENTRY --url URL [--dry-run] [--yes] [--json]
+
+ENTRY is an entry's id as `flagdesk journal list` prints it (its first characters do, when no
+other entry starts with them). What can be undone, once done: a group's edit (put back) or
+deletion (recreated from its snapshot, with a new id), a user's edit (the previous values put
+back), a context field's edit or deletion, a revive of archived flags (archived again). What
+cannot, and says why: a deletion of users or of flags for good, a reset link, a creation
+(delete what was created instead), an entry in doubt (check it in the History first), an undo.
+
+On a terminal it asks first; without a terminal it changes nothing unless --yes is given.
+--dry-run prints the exact requests and sends nothing.
+
+exit status:
+  0  undone (or, with --dry-run, printed)
+  1  the entry cannot be undone (why is said), the server refused, or the answer was no
+  2  bad usage: no such entry, no terminal to ask and no --yes
+  3  the server was unreachable
+  4  the token was refused, or lacks what the undo needs
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
@@ -52,12 +96,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the journal of the connection to this URL")  # fmt: skip
     which.add_argument("--all", action="store_true", help="every connection's journal")
     listing.add_argument("--json", action="store_true", help="print one JSON array")
+    undo = add_action(sub, "undo", "undo one change of the journal", UNDO)
+    undo.add_argument("entry", metavar="ENTRY", help="the entry's id (`flagdesk journal list`)")
+    add_change_options(undo, "undo")
+    add_connection_arguments(undo)
+    undo.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     from app.actions.journal import journal_folder
 
     out = Output("flagdesk journal", args.what, args.json)
+    if args.what == "undo":
+        try:
+            need_terminal(args, "the undo", "undone", "undo")
+            client, connection = client_from_args(args)
+        except UsageError as exc:
+            return out.fail(EXIT_USAGE, str(exc))
+        return run_job(out, _undo(args, client, connection, out))
     try:
         name = "" if args.all else connection_name(args)
         journals = every_journal() if args.all else [journal_folder(name)]
@@ -155,3 +211,37 @@ def summary(entries: list[Entry], name: str) -> str:
         where = f"on {plural(len({e.connection for e in entries}), 'connection')}"
     doubt = sum(1 for e in entries if e.state is State.IN_DOUBT)
     return f"{plural(len(entries), 'change')} {where}" + (f", {doubt} in doubt" if doubt else "")
+
+
+async def _undo(args: argparse.Namespace, client: AdminClient, connection: str, out: Output) -> int:
+    from app.actions.journal_text import action_title
+    from app.actions.runner import carry_out, journal_of
+    from app.actions.undo import CannotUndo, find_entry, plan_undo
+
+    async with client:
+        caps = await client.capabilities()
+        journal = journal_of(connection, caps)
+        try:
+            entries = read_entries(journal.folder)
+            entry = find_entry(entries, args.entry)
+        except CannotUndo as exc:
+            raise UsageError(f"{exc} ({journal.path})") from None
+        out.update(server=client.base_url, connection=connection, entry=entry.id,
+                   action=entry.action)  # fmt: skip
+        try:
+            plan = await plan_undo(client, journal, entry)
+        except CannotUndo as exc:
+            return out.fail(EXIT_REFUSED, str(exc))
+        requests = [step.request for step in plan.steps()]
+        if args.dry_run:
+            print_requests(out, requests, f"Dry run: nothing was sent to {client.base_url} "
+                           f"(the undo of {entry.id}).")  # fmt: skip
+            return out.done(EXIT_OK)
+        if not args.yes and not confirmed(plan.lines(), plan.question):
+            return out.fail(EXIT_REFUSED, "not confirmed: nothing was undone")
+        done = await carry_out(client, plan)
+    out.update(undone=True, statuses=list(done.statuses), journal=str(done.journal),
+               entries=list(done.entries))  # fmt: skip
+    out.say(f"Undid entry {entry.id} ({action_title(entry)}) on {client.base_url}: the undo is "
+            f"entry {', '.join(done.entries)} of {done.journal}.")  # fmt: skip
+    return out.done(EXIT_OK)

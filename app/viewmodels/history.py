@@ -26,7 +26,9 @@ from app.actions.journal import (
     journal_folder,
     read_journal,
 )
-from app.actions.journal_text import action_title, by_text, items_text, outcome_text
+from app.actions.journal_text import action_title, by_text, items_text, outcome_text, time_text
+from app.actions.runner import Plan, journal_of
+from app.actions.undo import CannotUndo, plan_undo, why_not
 from app.api.errors import ClientError
 from app.changes import Changes, Resource
 from app.registry import UPLOAD_METRICS
@@ -62,6 +64,10 @@ class HistoryModel(SessionViewModel):
     entries_changed = Signal()
     #: a check of the entries in doubt ended (its summary is `checked`)
     check_finished = Signal()
+    #: the undo of the selected entry is planned: confirm it, then `undo(plan)`
+    undo_planned = Signal(object)
+    #: what Undo can do changed (`undo_reason`, `undo_outcome`, `undo_error`)
+    undo_changed = Signal()
 
     # every change a window makes is journaled first: any of them may add an entry
     shows = frozenset(Resource)
@@ -73,6 +79,13 @@ class HistoryModel(SessionViewModel):
         #: what the last check of the entries in doubt found ("" before any)
         self.checked = ""
         self._reading: asyncio.Task[None] | None = None
+        #: the entry selected (what Undo… undoes)
+        self.selected: Entry | None = None
+        #: how the last undo went: what it did, or why it was not done ("" before any)
+        self.undo_outcome = ""
+        self.undo_error = ""
+        self._undoing: asyncio.Task[None] | None = None
+        self._planned_for: Entry | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -131,6 +144,9 @@ class HistoryModel(SessionViewModel):
 
     def on_connection_changed(self) -> None:
         self.checked = ""
+        self.selected = None
+        self.undo_outcome = self.undo_error = ""
+        self.undo_changed.emit()
         self.entries = []
         self.table.clear()
         self.entries_changed.emit()
@@ -146,6 +162,82 @@ class HistoryModel(SessionViewModel):
         doubt = len(self.in_doubt)
         extra = f", {doubt} in doubt" if doubt else ""
         return f"{plural(len(self.entries), 'change')} on {self.session.name}{extra}"
+
+    # ------------------------------------------------------------------ undo
+
+    def select(self, entry: Entry | None) -> None:
+        """The entry selected in the table (what Undo… undoes)."""
+        self.selected = entry
+        self.undo_changed.emit()
+
+    @property
+    def undoing(self) -> bool:
+        return self._undoing is not None and not self._undoing.done()
+
+    @property
+    def undo_reason(self) -> str:
+        """Why Undo… cannot be used now, and what would help ("" when it can)."""
+        entry = self.selected
+        if entry is None:
+            return "Select a change to undo."
+        if not self.session.ready:
+            return self.session.message or "Not connected."
+        if self.undoing:
+            return "Wait for the undo under way."
+        why = why_not(entry)
+        return f"This change cannot be undone: {why}." if why else ""
+
+    def plan_undo(self) -> asyncio.Task[None] | None:
+        """Plan the undo of the selected entry (reading what the server holds now):
+        `undo_planned` gives the plan to confirm, or `undo_error` says why there is none."""
+        entry = self.selected
+        if entry is None or self.undo_reason:
+            return None
+        self.undo_outcome = self.undo_error = ""
+        self._undoing = self.run(self._plan_undo(entry), busy=False)
+        self.undo_changed.emit()
+        return self._undoing
+
+    async def _plan_undo(self, entry: Entry) -> None:
+        try:
+            client = await self.session.client()
+            caps = await client.capabilities()
+            journal = journal_of(self.session.name, caps)
+            plan = await plan_undo(client, journal, entry)
+        except (ClientError, CannotUndo) as exc:
+            self.undo_error = str(exc)
+            self.report_error(self.undo_error)
+        else:
+            self._planned_for = entry
+            self.undo_planned.emit(plan)
+        finally:
+            self._undoing = None
+            if not self.closed:
+                self.undo_changed.emit()
+
+    def undo(self, plan: Plan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed undo through the runner (journaled like any change)."""
+        if self.undoing or self.closed:
+            return None
+        self._undoing = self.run(self._undo(plan), busy=False)
+        self.undo_changed.emit()
+        return self._undoing
+
+    async def _undo(self, plan: Plan) -> None:
+        try:
+            done = await self.run_plan(plan, after_sent=self.refresh)
+        except ClientError as exc:
+            self.undo_error = f"Not undone: {exc}"
+            self.report_error(self.undo_error)
+        else:
+            undone = self._planned_for
+            what = f" {action_title(undone)} of {time_text(undone)}" if undone else ""
+            self.undo_outcome = (f"Undone:{what}. {plan.question.rstrip('?')}: journaled as "
+                                 f"entry {done.entry}.")  # fmt: skip
+        finally:
+            self._undoing = None
+            if not self.closed:
+                self.undo_changed.emit()
 
     # ------------------------------------------------------------------ checking
 

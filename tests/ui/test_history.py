@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from app.actions.check import can_check
+from app.actions.groups import plan_edit, request_of
 from app.actions.inactive_users import journal_of
 from app.actions.journal import JOURNAL_NAME, Actor, Journal, State, read_journal
+from app.actions.runner import carry_out
 from app.api import errors
 from app.api.client import Answer, WriteRequest
 from app.viewmodels.history import HistoryModel, history_count_text
@@ -304,3 +307,43 @@ def test_after_a_kill_the_next_start_counts_the_change_in_doubt_and_checks_it(
 
 def test_texts() -> None:
     assert history_count_text(3, 3) == "3 changes" and history_count_text(1, 3) == "1 of 3 changes"
+
+
+def test_undo_takes_back_the_selected_change_after_asking(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path,
+    arun: Any,
+) -> None:  # fmt: skip
+    """A group's edit, made elsewhere, undone from the History: Undo… reads the server, asks
+    with the plan's words, and puts the group back, journaled as an undo; a change without an
+    undo keeps Undo… disabled, saying why."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    group = arun(client.get_group(1))
+    caps = session.capabilities
+    assert caps is not None
+    plan = plan_edit(group, request_of(group).model_copy(update={"name": "Renamed"}),
+                     journal_of(session.name, caps))  # fmt: skip
+    arun(carry_out(client, plan))
+    begin_only(session, arun, [LEON_ID])  # in doubt: cannot be undone
+    page = open_page(qtbot, session)
+    assert not page.undo_button.isEnabled()
+    assert page.undo_button.toolTip() == "Select a change to undo."
+    view = page.table.view
+    rows = {page.model.table.row_at(r).action: r for r in range(page.model.table.rowCount())}
+    view.selectRow(rows["inactive_users.delete"])
+    assert not page.undo_button.isEnabled()
+    assert "in doubt: check it against the server first" in page.undo_button.toolTip()
+    view.selectRow(rows["groups.edit"])
+    assert page.undo_button.isEnabled()
+    qtbot.mouseClick(page.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.confirmations.box is not None, timeout=20_000)
+    box = page.confirmations.box
+    assert box.text() == "Put back group “Renamed”?"
+    assert arun(client.get_group(1)).name == "Renamed"  # nothing sent before the answer
+    box.action_button.click()
+    qtbot.waitUntil(lambda: page.outcome_label.isVisible(), timeout=20_000)
+    assert page.outcome_label.text().startswith("Undone: Edit group of ")
+    assert arun(client.get_group(1)).name == group.name
+    entries = read_journal(journal_of(session.name, caps).path)
+    assert [e.action for e in entries] == ["groups.edit", "inactive_users.delete", "groups.edit"]
+    assert entries[-1].before["undo"] is True and entries[-1].state is State.DONE
