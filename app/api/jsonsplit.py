@@ -2,7 +2,7 @@
 around the comma). The same sequence can sit inside a string or between two nested objects of
 one item, so a cut found here is a candidate only: the caller accepts it once the pieces it
 gives validate as JSON items (`app.api.streaming.ListStream` for the large answers,
-`app.metrics.read` for metrics files). One pattern for text and for bytes. Standard library
+`app.metrics.documents` for metrics files). One pattern for text and for bytes. Standard library
 only."""
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ _TIMES: dict[str, datetime] = {}
 
 def time_value(value: Any) -> datetime | int:
     """`TimeValue`'s validator: an integer (milliseconds since the epoch) within what a server
-    reads, or a datetime, or a string pydantic reads as one. `app.metrics.read` checks the time
+    reads, or a datetime, or a string pydantic reads as one. `app.metrics.items` checks the time
     strings of the items it reads without pydantic with it."""
     if isinstance(value, int) and not isinstance(value, bool):
         if abs(value) > MAX_TIME_MS:

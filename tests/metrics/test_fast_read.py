@@ -1,5 +1,5 @@
-"""The fast path of reading metric items (msgspec, `read.fast_metrics`) takes only what pydantic
-(`read.METRICS`, the authority) takes, reads it into the same item and the same bytes, and
+"""The fast path of reading metric items (msgspec, `items.fast_metrics`) takes only what pydantic
+(`items.METRICS`, the authority) takes, reads it into the same item and the same bytes, and
 leaves everything else to pydantic: a file loads into the same batch (sums, problems with their
 lines, columns and paths, invalid items, bodies) with the fast path and without it."""
 
@@ -17,8 +17,10 @@ from pydantic import ValidationError
 
 from app.api.models import BulkMetric
 from app.metrics import Batch, load
-from app.metrics import read as read_module
-from app.metrics.read import CHUNK, METRICS, Metric, fast_metrics
+from app.metrics import documents as document_reader
+from app.metrics import ndjson as ndjson_reader
+from app.metrics.items import METRICS, Metric, fast_metrics
+from app.metrics.sourcefile import CHUNK
 
 #: 2026-11-20T10:00:00Z
 BASE = int(datetime(2026, 11, 20, 10, tzinfo=UTC).timestamp() * 1000)
@@ -221,9 +223,11 @@ def test_a_file_loads_alike_with_the_fast_path_and_without(
         fast = load([path])
         taken.clear()
         with monkeypatch.context() as patch:
-            patch.setattr(read_module, "fast_metrics", counted)
+            for reader in (ndjson_reader, document_reader):  # the two that take the fast path
+                patch.setattr(reader, "fast_metrics", counted)
             assert _everything(load([path])) == _everything(fast)
-            patch.setattr(read_module, "fast_metrics", lambda doc, n: None)
+            for reader in (ndjson_reader, document_reader):
+                patch.setattr(reader, "fast_metrics", lambda doc, n: None)
             slow = load([path])
         assert _everything(slow) == _everything(fast), path.name
         assert fast.metric_count > 100 and fast.problems

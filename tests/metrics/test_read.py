@@ -22,10 +22,13 @@ from app.metrics import (
     InputProblem,
     load,
     load_text,
+    sourcefile,
     token_environment,
 )
-from app.metrics import read as read_module
-from app.metrics.read import APPLICATION, CHUNK, HEAD, LISTED, MAX_DEPTH, METRIC
+from app.metrics.items import APPLICATION, METRIC
+from app.metrics.jsontext import MAX_DEPTH
+from app.metrics.read import HEAD
+from app.metrics.sourcefile import CHUNK, LISTED
 
 HOUR = 3_600_000
 #: 2026-11-20T10:00:00Z
@@ -784,7 +787,7 @@ def test_the_cache_of_timestamps_starts_afresh_and_still_warns(
 ) -> None:
     """Distinct unrounded times are kept up to a bound, then the cache starts again: the odd ones
     after that are still warned about and counted."""
-    monkeypatch.setattr(read_module, "WINDOWS_KEPT", 50)
+    monkeypatch.setattr(sourcefile, "WINDOWS_KEPT", 50)
     items = [metric(timestamp=BASE + k * 7) for k in range(400)]
     for k in range(0, 400, 3):
         items[k]["timestamp"] = BASE // 1000 + k  # seconds, not milliseconds
