@@ -295,6 +295,38 @@ async def _act_and_look_back(
     await settle(window)
     save(window, f"history-checked-{palette}")
 
+    # a group renamed in its window, then taken back from the History: the question, the outcome
+    window.show_page("groups")
+    editor = window.tool_pages["groups"].ensure_content()
+    assert isinstance(editor, GroupEditor)
+    await until(lambda: editor.model.loaded)
+    opened = editor.model.open_group(editor.model.groups.all_rows[0].id)
+    assert opened is not None
+    await opened
+    editor.model.set_name(editor.model.name + " (renamed)")
+    saving = editor.model.plan_save()
+    assert saving is not None, editor.model.save_reason
+    changed = editor.model.change(saving)
+    assert changed is not None
+    await changed
+    window.show_page("history")
+    await until(lambda: any(e.action == "groups.edit" for e in history.entries))
+    await settle(window)
+    table = window.history.table
+    row = next(r for r in range(history.table.rowCount())
+               if history.table.row_at(r).action == "groups.edit")  # fmt: skip
+    table.view.selectRow(row)
+    window.history.undo_button.click()
+    await until(lambda: window.history.confirmations.box is not None)
+    box = window.history.confirmations.box
+    assert box is not None
+    await settle(box)
+    save(box, f"history-undo-confirm-{palette}")
+    box.action_button.click()  # type: ignore[attr-defined]
+    await until(lambda: bool(history.undo_outcome or history.undo_error))
+    await settle(window)
+    save(window, f"history-undone-{palette}")
+
 
 async def _column_menu(
     window: MainWindow, palette: str, save: Callable[[QPixmap, str], None]

@@ -231,9 +231,8 @@ class HistoryModel(SessionViewModel):
             self.report_error(self.undo_error)
         else:
             undone = self._planned_for
-            what = f" {action_title(undone)} of {time_text(undone)}" if undone else ""
-            self.undo_outcome = (f"Undone:{what}. {plan.question.rstrip('?')}: journaled as "
-                                 f"entry {done.entry}.")  # fmt: skip
+            what = f"“{action_title(undone)}” of {time_text(undone)}" if undone else "the change"
+            self.undo_outcome = f"Undone: {what}. The undo is journaled as entry {done.entry}."
         finally:
             self._undoing = None
             if not self.closed:

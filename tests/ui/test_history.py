@@ -342,7 +342,7 @@ def test_undo_takes_back_the_selected_change_after_asking(
     assert arun(client.get_group(1)).name == "Renamed"  # nothing sent before the answer
     box.action_button.click()
     qtbot.waitUntil(lambda: page.outcome_label.isVisible(), timeout=20_000)
-    assert page.outcome_label.text().startswith("Undone: Edit group of ")
+    assert page.outcome_label.text().startswith("Undone: “Edit group” of ")
     assert arun(client.get_group(1)).name == group.name
     entries = read_journal(journal_of(session.name, caps).path)
     assert [e.action for e in entries] == ["groups.edit", "inactive_users.delete", "groups.edit"]
