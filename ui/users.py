@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.api.models import CreateUser, User
+from app.api.models import User
 from app.registry import CREATE_USER, DELETE_USER, RESET_PASSWORD
 from app.text import counted
 from app.viewmodels.table import MARK, cell_text
@@ -51,7 +51,6 @@ from app.viewmodels.users import (
     DeleteUserPlan,
     LoadPhase,
     UserEditorModel,
-    email_problem,
     unavailable_reason,
     user_label,
 )
@@ -170,17 +169,10 @@ class CreateUserDialog(QDialog):
         self.cancel_button.clicked.connect(self.reject)
         form.addRow(self.buttons)
 
-    def user(self) -> CreateUser | str:
-        """The user as typed, or what is wrong with it."""
-        email = self.email_edit.text().strip()
-        username = self.username_edit.text().strip()
-        if not email and not username:
-            return "Give an email address (or at least a username)."
-        if email and (problem := email_problem(email)):
-            return problem
-        return CreateUser(email=email or None, name=self.name_edit.text().strip() or None,
-                          username=username or None, rootRole=self.role,
-                          sendEmail=self.send_email.isChecked())  # fmt: skip
+    def typed(self) -> tuple[str, str, str, str, bool]:
+        """What the form holds: email, name, username, root role, whether to send an email."""
+        return (self.email_edit.text(), self.name_edit.text(), self.username_edit.text(),
+                self.role, self.send_email.isChecked())  # fmt: skip
 
     @property
     def role(self) -> str:
@@ -731,11 +723,10 @@ class UserEditor(ToolContent):
         dialog = self.create_dialog
         if dialog is None or self.confirmation is not None:
             return
-        user = dialog.user()
-        if isinstance(user, str):
-            dialog.show_error(user)
+        plan = self.model.plan_create(*dialog.typed())
+        if isinstance(plan, str):
+            dialog.show_error(plan)
             return
-        plan = self.model.plan_create(user, dialog.role)
         if plan is None:
             return
         self._confirm(

@@ -42,6 +42,7 @@ from PySide6.QtCore import QObject, Signal
 from app.actions.users import (
     ADMIN,
     Created,
+    NotARootRole,
     edited_user,
     journal_of,
     plan_create,
@@ -51,6 +52,7 @@ from app.actions.users import (
     plan_undo,
     reset_link,
     role_of,
+    root_role_of,
 )
 from app.actions.users import CreatePlan as CreatePlan
 from app.actions.users import DeleteUserPlan as DeleteUserPlan
@@ -667,11 +669,32 @@ class UserEditorModel(ToolViewModel):
         self.action_changed.emit(False)
         return self._action
 
-    def plan_create(self, user: CreateUser, role: str) -> CreatePlan | None:
+    def plan_create(
+        self, email: str, name: str, username: str, role: str, send_email: bool
+    ) -> CreatePlan | str | None:
+        """What creating the user typed in the New user dialog does, for the confirmation; what
+        is wrong with it (a sentence) when it cannot be sent; None when no user can be created
+        now. The root role is sent as the server expects it: a predefined one by name, a custom
+        one by its id (the request's schema names only the predefined ones)."""
         caps = self.session.capabilities
         if caps is None or self.action_reason(CREATE_USER):
             return None
-        return plan_create(user, role, journal_of(self.session.name, caps))
+        email, username = email.strip(), username.strip()
+        if not email and not username:
+            return "Give an email address (or at least a username)."
+        if email and (problem := email_problem(email)):
+            return problem
+        try:
+            role_name, sent = root_role_of(role, self._roles, caps.base_url)
+            user = CreateUser(email=email or None, name=name.strip() or None,
+                              username=username or None, rootRole=sent,
+                              sendEmail=send_email)  # fmt: skip
+        except NotARootRole as exc:
+            return f"{exc}."
+        except ValidationError as exc:
+            said = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            return f"Not a user the server would take: {said}."
+        return plan_create(user, role_name, journal_of(self.session.name, caps))
 
     def create(self, plan: CreatePlan) -> asyncio.Task[None] | None:
         """Carry out a confirmed create; the window's form stays as typed until it succeeds."""

@@ -17,7 +17,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
-from app.api.models import CreateUser, UserList
+from app.api.models import UserList
 from app.changes import Changes, Resource
 from app.registry import CREATE_USER
 from app.viewmodels.session import Session
@@ -286,8 +286,8 @@ def test_actions_disabled_with_the_reason_without_the_admin_role(
     reason = caps.action(CREATE_USER).reason
     assert "Admin" in reason
     assert not editor.new_button.isEnabled() and editor.new_button.toolTip() == reason
-    new = CreateUser(email="someone@example.com", rootRole="Viewer")
-    assert editor.model.plan_create(new, "Viewer") is None  # nothing can be planned either
+    planned = editor.model.plan_create("someone@example.com", "", "", "Viewer", False)
+    assert planned is None  # nothing can be planned either
     assert not editor.delete_button.isEnabled() and editor.delete_button.toolTip() == reason
 
 
@@ -405,3 +405,25 @@ def test_the_invite_link_is_shown_whole_and_copied(
     assert not field.isVisible()
     editor.model.open_user(made.id)
     assert not field.isVisible()
+
+
+def test_a_custom_root_role_chosen_in_the_new_user_dialog_is_sent_by_id(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any,
+    data_folder: Path,
+) -> None:  # fmt: skip
+    """The dialog offers the server's root roles, a custom one included; the request names a
+    custom one by its id (its schema names only the predefined ones by name). It used to send
+    the name, which the request's model refused before anything was sent."""
+    sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
+                 " 'custom-root', 'Reads everything')")  # fmt: skip
+    session = connect(sandbox)
+    editor = open_editor(qtbot, session)
+    fill_create(qtbot, editor, "audit@example.com", "Audrey Auditor", "Auditor")
+    box = editor.confirmation
+    assert box is not None and "root role Auditor" in box.informativeText()
+    confirm(qtbot, editor)
+    qtbot.waitUntil(lambda: editor.create_dialog is None, timeout=20_000)
+    made = by_email(arun, session, "audit@example.com")
+    assert made is not None and made.rootRole == 90
+    (entry,) = journal(data_folder)
+    assert (entry.action, entry.state) == ("users.create", State.DONE)
