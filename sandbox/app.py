@@ -6,7 +6,10 @@ The routes live in `sandbox.routes`, one module per area, each endpoint declared
 validated with the pydantic models of `app.api.models`, so the sandbox cannot drift from the wire
 contract. This module puts the areas together with the error handlers and the document, and
 `wrap` puts the content-type guard in front. Not FastAPI: its import and its reading of every
-route's signature were about 40% of the boot the GUI waits for (docs/ARCHITECTURE.md).
+route's signature were about 40% of the boot the GUI waits for (docs/performance.md, "The
+sandbox's boot"). What FastAPI gave is kept without it: validation is pydantic's with the same
+models (`app.api.models`), and the document is still made from the declarations. The groups
+area is served only when groups are (`create_app(groups=...)`, and never for a played release).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""`flagdesk serve`: open (or create) a sandbox database and serve it with uvicorn."""
+"""`flagdesk serve`: open (or create) a sandbox database and serve it with uvicorn.
+
+It binds the socket itself (`bind`), so `--port 0` works and the real address is printed, and
+hands it to uvicorn. `sandbox.process` runs this command as a child process: tests, benchmarks
+and the GUI's embedded sandbox use it."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ tests/compat):
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
   has the `id` before 7.0 only, and 5.x repeats each detail's message as its `description`;
   a wrong kind of token, no or an unknown token on the client API, a malformed JSON body and
-  a body past the limit get `{message}` alone.
+  a body past the limit get `{message}` alone (who refuses is `Refusal.by`:
+  `sandbox.responses.played_error_body`). Unplayed, the sandbox keeps the spec's bodies.
 
 Measured on 5.12.8, 6.10.1, 7.6.5 and 8.2.0 (tests/compat; "5.x" and "6.x" mean what 5.12 and
 6.10 do: releases in between were not measured).

@@ -20,8 +20,10 @@ snapshot), a deletion by creating the field again from its snapshot (`POST`; onl
 time is new). An undo is planned, confirmed and journaled like any change. A creation is not
 undone here: deleting the new field (while nothing uses it) is the way back.
 
-Unleash 8.2's `PUT` replaces the whole field (a description, sort order or legal values left
-out are emptied, stickiness false), so an edit always sends every part of it.
+Unleash 8.2's `PUT` replaces the whole field (stickiness, sort order and legal values left out
+are emptied; a description left out is kept, as measured on the 8.2 peer), so an edit always
+sends every part of it; on the 8.2 peer a `PUT` leaves the sort order 0 whatever it sends, a 5
+given at creation included (tests/compat/test_context_actions.py).
 """
 
 from __future__ import annotations

@@ -16,6 +16,13 @@ Undo is a plan like any other: an edit is undone by putting the previous group b
 (`plan_edit(group now, request_of(group before))`), a deletion by `plan_recreate(snapshot)`. A
 deleted group's access to projects is not part of the group's API, so a recreated group does not
 get it back: the confirmation of a deletion says so.
+
+What it relies on of the server: a `PUT` carries the whole group, nulls included, since Unleash
+keeps a field left out; a recreated group gets a new id (Unleash's ids are a sequence, and the
+sandbox never gives a deleted group's id again); and Unleash answers `DELETE` with 200 for an id
+it does not know (its group service does nothing), so the command and the window read the group
+first and a missing one is a 404 before anything is sent. Groups are Unleash Enterprise's and the
+sandbox's (open-source Unleash has none), so no compat test covers them.
 """
 
 from __future__ import annotations

@@ -11,6 +11,12 @@
 
 A deleted user cannot be brought back by the API (Unleash has no undelete): the snapshot is what
 is left of them, and the confirmation says so.
+
+Unleash deletes any user id given to the endpoint (its handler does not check inactivity) and
+stops at the first unknown id with 404, the users before it deleted: flagdesk sends only ids it
+has just listed as inactive (the command refuses others before anything is sent; the window's
+selection comes from its list), and reloads after a failure as well. More than one user is
+confirmed by typing their number (`runner.count_to_type`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,10 @@ as `Changes`). `carry_out(client, plan)` then does, in this order and nowhere el
 It returns `Done` with the answers (a module reads their bodies with `client.read_answer`), or
 raises: `NotStarted` (nothing sent: no snapshot or journal could be written; `Refused`), the
 client's error (the journal has it), `PartlyDone` when a later step of several fails.
+
+A window's view-model calls it through `SessionViewModel.run_plan`, a command directly, so the
+two cannot differ; `tests/app/test_one_runner.py` fails when anything else calls a method of the
+client that writes.
 """
 
 from __future__ import annotations

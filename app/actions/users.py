@@ -20,6 +20,9 @@ the request, the entry completed. `Created.of`, `edited_user` and `reset_link` r
 - An edit can be undone: `plan_undo` makes the plan that puts back the previous values, carried
   out (and journaled) as any edit. A deleted user cannot be brought back: the confirmation says
   so, and the snapshot is what is left of them.
+- A reset link (`plan_reset`): its confirmation says that anyone with the link can set the
+  password (Unleash keeps it 24 hours). Unleash's reset-password body `{id}` is the user's
+  **email**, not the id (idSchema); the link is not written to the journal.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ request goes out (`send`), the base of `AdminClient`.
   by `app.api.failures`).
 - The token travels only in the `Authorization` header, and is registered with the log's
   redaction for the life of the sender.
+- One connection pool a connection (keep-alive; 5 s to connect, 30 s to answer); TLS verified
+  against certifi plus an optional CA bundle, or, when the person turns it off, not at all with
+  a warning in the log; `User-Agent: flagdesk/<version>`.
 """
 
 from __future__ import annotations

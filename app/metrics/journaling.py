@@ -24,7 +24,8 @@ fate is the ledger's business, not the journal's: a process killed mid-run leave
 `sent` (read as in doubt), and resuming the upload settles its bodies (a new entry).
 
 `app.metrics` does not import `app.actions` (the layers are independent): the journal is given
-by the caller as `UploadJournal`, which `app.actions.journal.Journal` is.
+by the caller as `UploadJournal`, which `app.actions.journal.Journal` is. A journal that cannot
+be written sends nothing (`NOT_STARTED`), as an action's `NotStarted`.
 """
 
 from __future__ import annotations

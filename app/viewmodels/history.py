@@ -4,8 +4,14 @@ changes in doubt, each checked against the server on request (`app.actions.check
 read as `flagdesk journal list` prints them (`app.actions.journal_text`).
 
 It reads the journal when the connection changes, when any window says it changed something
-(`Session.data_changed`: the journal has a new entry), and on `refresh()` (F5). The file is read
-on a worker thread. QtCore only.
+(`Session.data_changed`: the journal has a new entry; the metrics window says
+`Resource.METRICS` when an upload ends), and on `refresh()` (F5). The file is read on a worker
+thread. QtCore only.
+
+The History is a page of the main window below the Overview (Ctrl+H), not a tool of the
+registry: it reads the local journal, not the server. The sidebar counts the changes in doubt
+("History (1 in doubt)") from the moment the window is bound, so the start after a crash offers
+the check at once.
 """
 
 from __future__ import annotations

@@ -6,6 +6,13 @@ they were doing and load again. It also gathers what the status bar shows: reque
 the last error, which belongs to whoever reported it (a view-model, or the session itself for a
 connection that failed) and to the connection it was made on. It passes `Changes` (what an
 operation changed) from the view-model that made them to every other. QtCore only.
+
+The embedded sandbox is the `SandboxProcess` that `ui.main_window.run` gives it
+(`sandbox.process.embedded_sandbox`: with `shared_tokens`, so two flagdesks on one database keep
+working, and `exit_with_parent`, so a crashed GUI leaves no server behind). While ready it
+checks `/health` every 20 s (`HEALTH_INTERVAL`): a server that goes away turns the session to
+failed at once, and the first answer after that reconnects. The requests in flight come from
+`AdminClient.on_activity`; `avatars` is the shared `AvatarCache`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics) over one shared
-connection (`core.Core`), and `Store`, all of them together.
+connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
+on (groups and tokens on users, features on projects).
 
 Every public method is one thing the API can ask; each returns a wire model from
 `app.api.models` (built with only the fields the server means to send, so that

@@ -1,0 +1,12 @@
+"""The client (`app.api`): every operation against a sandbox over HTTP, `flagdesk check` as a
+subprocess, and every error kind by fault injection: small local servers on real sockets
+(`tests/faults.py`, shared with `tests/metrics/`: stalls, drops, TLS with the test CA in
+`tests/api/certs/`) or an `httpx.MockTransport` where a real server cannot be made to misbehave
+on demand (rate limits, an Unleash 8.2 without groups).
+
+One file per job of the client: `test_errors.py` (failures through the client) and
+`test_failures.py` (`failures.py` and `html_pages.py` alone), `test_retries.py` (sending),
+`test_streaming.py` (large lists), `test_fallbacks.py` (search fallback, servers without
+groups), `test_capabilities.py` (`capabilities_of` with no server), `test_operations.py`;
+`helpers.py` holds their canned answers.
+"""
