@@ -511,8 +511,9 @@ class AdminClient(Sender):
 
     async def update_context_field(self, name: str, field: UpdateContextField) -> int:
         """`PUT /api/admin/context/:name` (`context_fields.edit`): 200 with no body. Unleash
-        8.2 replaces the whole field with the body (what it leaves out is emptied), so `field`
-        holds every part: description, stickiness, sort order and legal values."""
+        8.2 replaces the field with the body (stickiness, sort order and legal values left out
+        are emptied; a description left out is kept), so `field` holds every part:
+        description, stickiness, sort order and legal values."""
         await self._require(EDIT_CONTEXT_FIELD)
         return (await self._send_write(update_context_field_request(name, field))).status_code
 
