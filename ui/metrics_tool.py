@@ -63,7 +63,6 @@ from app.viewmodels.metrics import (
     CONTENT,
     DEFAULT_CONCURRENCY,
     EMPTY,
-    EMPTY_TEXT,
     FAILED,
     INVALID_NAME,
     LOADING,
@@ -76,10 +75,9 @@ from app.viewmodels.metrics import (
     InputProblem,
     MetricsToolModel,
     Progress,
-    SourceRow,
-    megabytes,
     progress_text,
 )
+from app.viewmodels.metrics_inputs import EMPTY_TEXT, SourceRow, megabytes
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import is_dark

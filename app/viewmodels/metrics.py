@@ -1,14 +1,22 @@
 """`MetricsToolModel`: the metrics tool's window state: the files and pastes of a batch, their
 problems, the preview (totals, rows, the chart's bars), and the upload with its ledger.
 
+The parts with names of their own are modules beside this one: plain data and the tables'
+columns, which the model's state is made of, importing nothing of this module:
+
+- `metrics_inputs`: the inputs (`Input`: one file or one paste, a batch of its own), the sources
+  table and the problems table.
+
+Here: the model's state and the signals the window binds to, and what changes them: loading,
+the server checks, the client token, uploading and resuming, each upload's journal entry.
+
 Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk metrics upload`
 (`app/commands/metrics.py`), with the window's hooks (`_WindowHooks`):
 
 - Each input (one file, or one paste) is read into a `Batch` of its own by `app.metrics.load`
-  on a worker thread, with a byte progress and a cancel event. One batch per input, not one for
-  all: adding a file reads only that file (not the 100 MB read before it again), and Remove drops
-  one batch. The preview adds the inputs' sums together (`merge_totals`); the upload chains
-  their bodies into one ledger (`batch_upload.chain_bodies`).
+  on a worker thread, with a byte progress and a cancel event (why one per input:
+  `metrics_inputs`). The preview adds the inputs' sums together (`merge_totals`); the upload
+  chains their bodies into one ledger (`batch_upload.chain_bodies`).
 - Loading is offline work: it goes on when the connection changes. An upload runs with a client
   of its own (the connection's URL and TLS settings, with the client token), so a connection
   switch stops it gracefully (`Upload.cancel`: the requests in flight get their answers) rather
@@ -100,6 +108,14 @@ from app.metrics.upload import (
 from app.metrics.upload import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
 from app.metrics.upload import Progress as Progress
 from app.text import plural
+from app.viewmodels.metrics_inputs import (
+    PROBLEM_COLUMNS,
+    SOURCE_COLUMNS,
+    Input,
+    SourceRow,
+    short_name,
+    source_rows,
+)
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, prepare_rows
 from app.viewmodels.tools import ToolViewModel
@@ -121,26 +137,6 @@ TOP_FEATURES = 8
 #: hour windows drawn one by one; more are drawn in groups of consecutive windows
 MAX_WINDOW_BARS = 72
 
-FORMAT_LABELS = {
-    "bulk": "bulk payload",
-    "array": "JSON array",
-    "ndjson": "NDJSON",
-    "sdk": "SDK payload",
-}
-FORMAT_HELP = {
-    "bulk": "A bulk payload: {applications, metrics}, as POST /api/client/metrics/bulk takes it",
-    "array": "A JSON array of metric items",
-    "ndjson": "NDJSON: one metric item a line",
-    "sdk": "An SDK's client-metrics payload (appName, bucket.toggles), converted to metric items",
-}
-FORMATS_TEXT = (
-    "Formats: a bulk payload {applications, metrics}, a JSON array of metric items, NDJSON "
-    "(one metric item a line), or an SDK's client-metrics payload {appName, bucket: {toggles}}."
-)
-EMPTY_TEXT = (
-    "Add metrics files with Add files… or by dropping them here, or paste a batch with "
-    "Ctrl+V. Nothing is sent until you press Upload. " + FORMATS_TEXT
-)
 #: why the window asks for a client token (the reason is the same on every server)
 WHY_CLIENT_TOKEN = (
     "Metrics are sent with a client (backend) token: admin API tokens and personal access "
@@ -155,115 +151,6 @@ RESEND_BUTTON = "Send in doubt anyway…"
 #: what the files part of the window shows
 EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
 
-
-def megabytes(n: int) -> str:
-    """Bytes as a person reads them: "512 bytes", "84 kB", "12.3 MB"."""
-    if n < 1000:
-        return plural(n, "byte")
-    if n < 1_000_000:
-        return f"{n / 1000:.0f} kB"
-    return f"{n / 1_000_000:.1f} MB"
-
-
-# ---------------------------------------------------------------------------- inputs
-
-
-@dataclass(eq=False)
-class Input:
-    """One file or one paste, read into a batch of its own."""
-
-    #: the path as given, or "<clipboard>", "<clipboard 2>"...
-    name: str
-    batch: Batch
-    path: Path | None = None
-    #: the pasted text (kept so F5 can read it again)
-    text: str | None = None
-
-    @property
-    def pasted(self) -> bool:
-        return self.path is None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    """A row of the sources table: one input, in the format it was found to be in."""
-
-    input: Input
-    file: str
-    #: FORMAT_LABELS' label; None when the input could not be read as any format
-    format: str | None
-    format_help: str
-    metrics: int
-    applications: int
-    invalid: int
-    size: int
-    errors: int
-    warnings: int
-
-    @property
-    def name(self) -> str:
-        """The file's name without its folder (the table's cell; the tooltip has the path)."""
-        return self.file if self.input.pasted else os.path.basename(self.file) or self.file
-
-
-def source_rows(inputs: Sequence[Input]) -> list[SourceRow]:
-    rows = []
-    for item in inputs:
-        batch = item.batch
-        errors = sum(1 for p in batch.problems if p.severity == "error")
-        warnings = len(batch.problems) - errors
-        if batch.sources:
-            for s in batch.sources:
-                row = SourceRow(item, s.file, FORMAT_LABELS.get(s.format, s.format),
-                                FORMAT_HELP.get(s.format, ""), s.metrics, s.applications,
-                                s.invalid, s.size, errors, warnings)  # fmt: skip
-                rows.append(row)
-        else:  # unreadable, empty, or a broken document: nothing of it is in the batch
-            size = item.path.stat().st_size if item.path and item.path.is_file() else 0
-            if item.text is not None:
-                size = len(item.text.encode("utf-8"))
-            row = SourceRow(item, item.name, None, "Not read: see its problems", 0, 0,
-                            batch.invalid_count, size, errors, warnings)  # fmt: skip
-            rows.append(row)
-    return rows
-
-
-def _file_tooltip(row: SourceRow) -> str:
-    what = "Pasted from the clipboard" if row.input.pasted else row.file
-    if row.errors or row.warnings:
-        what += f"\n{plural(row.errors, 'error')}, {plural(row.warnings, 'warning')}"
-    return what
-
-
-SOURCE_COLUMNS: list[Column[SourceRow]] = [
-    Column("File", lambda r: r.name, tooltip=_file_tooltip, width=34),
-    Column("Format", lambda r: r.format, tooltip=lambda r: r.format_help),
-    Column("Metrics", lambda r: r.metrics, numeric=True),
-    Column("Applications", lambda r: r.applications, numeric=True,
-           tooltip=lambda r: "Application items (registrations) read from it"),
-    Column("Invalid", lambda r: r.invalid, numeric=True,
-           tooltip=lambda r: "Items left out of the upload: see Problems"),
-    Column("Size", lambda r: megabytes(r.size), numeric=True, sort_key=lambda r: r.size),
-]  # fmt: skip
-
-
-def _short_name(file: str) -> str:
-    """A file's name without its folder ("<clipboard>" as it is)."""
-    return file if file.startswith("<") else os.path.basename(file) or file
-
-
-def _short_file(p: InputProblem) -> str:
-    return _short_name(p.file)
-
-
-PROBLEM_COLUMNS: list[Column[InputProblem]] = [
-    Column("Severity", lambda p: p.severity, width=12),
-    Column("File", _short_file, tooltip=lambda p: p.file, width=17),
-    Column("Line", lambda p: p.line, numeric=True, width=6),
-    Column("Column", lambda p: p.column, numeric=True, width=9),
-    Column("JSON path", lambda p: p.path, width=27),
-    Column("Message", lambda p: p.message, tooltip=lambda p: str(p)),
-]
 
 ROW_COLUMNS: list[Column[Row]] = [
     Column("Feature", lambda r: r.feature, width=26),
@@ -323,7 +210,7 @@ APPLICATION_COLUMNS: list[Column[ApplicationItem]] = [
     Column("Strategies", lambda a: ", ".join(a.strategies) or None,
            tooltip=_strategies_tip),
     Column("Connect via", _via_text, tooltip=_via_text),
-    Column("File", lambda a: _short_name(a.file), tooltip=_application_source),
+    Column("File", lambda a: short_name(a.file), tooltip=_application_source),
 ]  # fmt: skip
 
 
