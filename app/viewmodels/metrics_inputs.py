@@ -10,7 +10,7 @@ Why it reads the way it does:
 - An input that gave nothing to the batch (unreadable, empty, or a broken document) is still a
   row of the sources table, its format empty, so the person sees what became of every input.
 - A file is shown by its name without its folder (`short_name`, the tooltip has the path), here
-  and in the preview's applications table.
+  and in the preview's applications table (`metrics_preview`), which imports it from here.
 
 Plain data and columns, no Qt object: the model's `TableModel`s show them.
 """
