@@ -72,10 +72,10 @@ from app.viewmodels.metrics import (
     InputProblem,
     MetricsToolModel,
     Progress,
-    progress_text,
 )
 from app.viewmodels.metrics_inputs import EMPTY_TEXT, SourceRow, megabytes
 from app.viewmodels.metrics_preview import NO_APPLICATIONS_TEXT, TOP_FEATURES, Bar
+from app.viewmodels.metrics_uploads import progress_text
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import is_dark

@@ -9,9 +9,12 @@ only the preview imports the inputs' `short_name`:
   table and the problems table.
 - `metrics_preview`: the preview of the inputs together (`Preview`, made by `make_preview` on a
   worker thread): the totals, the rows, the application items, the chart's bars.
+- `metrics_uploads`: the unfinished uploads (`Unfinished`, `find_unfinished`), the progress line
+  and the rejections table.
 
 Here: the model's state and the signals the window binds to, and what changes them: loading,
-the server checks, the client token, uploading and resuming, each upload's journal entry.
+the server checks, the client token, uploading and resuming, each upload's journal entry. The
+window's hooks into an upload (`_WindowHooks`) stay with the model: they set its state.
 
 Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk metrics upload`
 (`app/commands/metrics.py`), with the window's hooks (`_WindowHooks`):
@@ -54,8 +57,6 @@ import dataclasses
 import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +96,7 @@ from app.metrics.batch_upload import (
 from app.metrics.batch_upload import MAX_CONCURRENCY as MAX_CONCURRENCY
 from app.metrics.batch_upload import MIN_MAX_BODY as MIN_MAX_BODY
 from app.metrics.ledger import INVALID_NAME as INVALID_NAME
-from app.metrics.ledger import Counts, ledgers_in
+from app.metrics.ledger import Counts
 from app.metrics.upload import (
     CANCELLED,
     WRONG_TOKEN,
@@ -115,8 +116,9 @@ from app.viewmodels.metrics_inputs import (
     source_rows,
 )
 from app.viewmodels.metrics_preview import APPLICATION_COLUMNS, ROW_COLUMNS, Preview, make_preview
+from app.viewmodels.metrics_uploads import REJECTION_COLUMNS, Unfinished, find_unfinished
 from app.viewmodels.session import Session
-from app.viewmodels.table import Column, TableModel
+from app.viewmodels.table import TableModel
 from app.viewmodels.tools import ToolViewModel
 
 if TYPE_CHECKING:
@@ -146,75 +148,7 @@ RESEND_BUTTON = "Send in doubt anyway…"
 EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
 
 
-def rejection_details(r: Rejection) -> str | None:
-    return "\n".join(r.details) if r.details else None
-
-
-REJECTION_COLUMNS: list[Column[Rejection]] = [
-    Column("Body", lambda r: r.body, numeric=True),
-    Column("Status", lambda r: r.status, numeric=True),
-    Column("Metrics", lambda r: r.metrics, numeric=True),
-    Column("Server's message", lambda r: r.message, tooltip=rejection_details),
-]
-
-
 # ---------------------------------------------------------------------------- uploads
-
-
-@dataclass(frozen=True, slots=True)
-class Unfinished:
-    """An upload whose ledger still holds bodies without an outcome."""
-
-    folder: Path
-    server: str
-    created: datetime | None
-    pending: Counts
-    total: Counts
-    in_doubt: int
-
-    @property
-    def label(self) -> str:
-        when = self.created.astimezone().strftime("%Y-%m-%d %H:%M") if self.created else "?"
-        return (
-            f"{when} · {self.server or 'unknown server'} · "
-            f"{self.pending.bodies:,} of {plural(self.total.bodies, 'body', 'bodies')} "
-            f"pending ({plural(self.pending.metrics, 'metric')})"
-            + (f", {self.in_doubt:,} in doubt (checked first)" if self.in_doubt else "")
-        )
-
-
-def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
-    """The uploads under `folder` (default `uploads_dir()`) with bodies still pending, newest
-    first. Folders that hold no readable ledger are passed over. Blocking: worker thread."""
-    found = []
-    for ledger in ledgers_in(folder):
-        unfinished = ledger.unfinished()
-        if not unfinished:
-            continue
-        found.append(
-            Unfinished(
-                folder=ledger.folder,
-                server=ledger.server,
-                created=ledger.created,
-                pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
-                total=ledger.total,
-                in_doubt=len(ledger.in_doubt()),
-            )
-        )
-    return found
-
-
-def progress_text(p: Progress) -> str:
-    """The progress line: "12 of 40 requests · 6,000 of 20,000 metrics · 0.5 of 2.0 MB",
-    and the retries."""
-    text = (
-        f"{p.requests_done:,} of {p.requests_total:,} requests · "
-        f"{p.metrics_done:,} of {p.metrics_total:,} metrics · "
-        f"{p.bytes_done / 1e6:.1f} of {p.bytes_total / 1e6:.1f} MB"
-    )
-    if p.retries:
-        text += f" · {plural(p.retries, 'retry', 'retries')}"
-    return text
 
 
 class _WindowHooks(UploadHooks):
