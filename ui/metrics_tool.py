@@ -63,23 +63,19 @@ from app.viewmodels.metrics import (
     CONTENT,
     DEFAULT_CONCURRENCY,
     EMPTY,
-    EMPTY_TEXT,
     FAILED,
     INVALID_NAME,
     LOADING,
     MAX_CONCURRENCY,
     MIN_MAX_BODY,
-    NO_APPLICATIONS_TEXT,
     RESEND_BUTTON,
-    TOP_FEATURES,
-    Bar,
     InputProblem,
     MetricsToolModel,
     Progress,
-    SourceRow,
-    megabytes,
-    progress_text,
 )
+from app.viewmodels.metrics_inputs import EMPTY_TEXT, SourceRow, megabytes
+from app.viewmodels.metrics_preview import NO_APPLICATIONS_TEXT, TOP_FEATURES, Bar
+from app.viewmodels.metrics_uploads import progress_text
 from app.viewmodels.session import Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import is_dark

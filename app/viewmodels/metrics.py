@@ -1,14 +1,28 @@
 """`MetricsToolModel`: the metrics tool's window state: the files and pastes of a batch, their
 problems, the preview (totals, rows, the chart's bars), and the upload with its ledger.
 
+The parts with names of their own are modules beside this one: plain data and the tables'
+columns, which the model's state is made of. None of them imports this module; of each other,
+only the preview imports the inputs' `short_name`:
+
+- `metrics_inputs`: the inputs (`Input`: one file or one paste, a batch of its own), the sources
+  table and the problems table.
+- `metrics_preview`: the preview of the inputs together (`Preview`, made by `make_preview` on a
+  worker thread): the totals, the rows, the application items, the chart's bars.
+- `metrics_uploads`: the unfinished uploads (`Unfinished`, `find_unfinished`), the progress line
+  and the rejections table.
+
+Here: the model's state and the signals the window binds to, and what changes them: loading,
+the server checks, the client token, uploading and resuming, each upload's journal entry. The
+window's hooks into an upload (`_WindowHooks`) stay with the model: they set its state.
+
 Uploads go through the same `app.metrics.batch_upload.BatchUpload` as `flagdesk metrics upload`
 (`app/commands/metrics.py`), with the window's hooks (`_WindowHooks`):
 
 - Each input (one file, or one paste) is read into a `Batch` of its own by `app.metrics.load`
-  on a worker thread, with a byte progress and a cancel event. One batch per input, not one for
-  all: adding a file reads only that file (not the 100 MB read before it again), and Remove drops
-  one batch. The preview adds the inputs' sums together (`merge_totals`); the upload chains
-  their bodies into one ledger (`batch_upload.chain_bodies`).
+  on a worker thread, with a byte progress and a cancel event (why one per input:
+  `metrics_inputs`). The preview adds the inputs' sums together (`merge_totals`); the upload
+  chains their bodies into one ledger (`batch_upload.chain_bodies`).
 - Loading is offline work: it goes on when the connection changes. An upload runs with a client
   of its own (the connection's URL and TLS settings, with the client token), so a connection
   switch stops it gracefully (`Upload.cancel`: the requests in flight get their answers) rather
@@ -42,9 +56,7 @@ import contextlib
 import dataclasses
 import os
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,14 +70,10 @@ from app.metrics import (
     ApplicationItem,
     Batch,
     Cancelled,
-    Count,
     Row,
-    Totals,
     load,
     load_text,
-    merge_totals,
     token_environment,
-    window_text,
 )
 from app.metrics import InputProblem as InputProblem
 from app.metrics.batch_upload import (
@@ -88,7 +96,7 @@ from app.metrics.batch_upload import (
 from app.metrics.batch_upload import MAX_CONCURRENCY as MAX_CONCURRENCY
 from app.metrics.batch_upload import MIN_MAX_BODY as MIN_MAX_BODY
 from app.metrics.ledger import INVALID_NAME as INVALID_NAME
-from app.metrics.ledger import Counts, ledgers_in
+from app.metrics.ledger import Counts
 from app.metrics.upload import (
     CANCELLED,
     WRONG_TOKEN,
@@ -100,8 +108,17 @@ from app.metrics.upload import (
 from app.metrics.upload import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY
 from app.metrics.upload import Progress as Progress
 from app.text import plural
+from app.viewmodels.metrics_inputs import (
+    PROBLEM_COLUMNS,
+    SOURCE_COLUMNS,
+    Input,
+    SourceRow,
+    source_rows,
+)
+from app.viewmodels.metrics_preview import APPLICATION_COLUMNS, ROW_COLUMNS, Preview, make_preview
+from app.viewmodels.metrics_uploads import REJECTION_COLUMNS, Unfinished, find_unfinished
 from app.viewmodels.session import Session
-from app.viewmodels.table import Column, PreparedRows, TableModel, prepare_rows
+from app.viewmodels.table import TableModel
 from app.viewmodels.tools import ToolViewModel
 
 if TYPE_CHECKING:
@@ -116,31 +133,6 @@ AGAIN_HEADINGS = {
     ALREADY_SENT: "Nothing was sent: this batch was uploaded before.",
 }
 
-#: features drawn one by one in the chart; the rest are one "others" bar
-TOP_FEATURES = 8
-#: hour windows drawn one by one; more are drawn in groups of consecutive windows
-MAX_WINDOW_BARS = 72
-
-FORMAT_LABELS = {
-    "bulk": "bulk payload",
-    "array": "JSON array",
-    "ndjson": "NDJSON",
-    "sdk": "SDK payload",
-}
-FORMAT_HELP = {
-    "bulk": "A bulk payload: {applications, metrics}, as POST /api/client/metrics/bulk takes it",
-    "array": "A JSON array of metric items",
-    "ndjson": "NDJSON: one metric item a line",
-    "sdk": "An SDK's client-metrics payload (appName, bucket.toggles), converted to metric items",
-}
-FORMATS_TEXT = (
-    "Formats: a bulk payload {applications, metrics}, a JSON array of metric items, NDJSON "
-    "(one metric item a line), or an SDK's client-metrics payload {appName, bucket: {toggles}}."
-)
-EMPTY_TEXT = (
-    "Add metrics files with Add files… or by dropping them here, or paste a batch with "
-    "Ctrl+V. Nothing is sent until you press Upload. " + FORMATS_TEXT
-)
 #: why the window asks for a client token (the reason is the same on every server)
 WHY_CLIENT_TOKEN = (
     "Metrics are sent with a client (backend) token: admin API tokens and personal access "
@@ -156,370 +148,7 @@ RESEND_BUTTON = "Send in doubt anyway…"
 EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
 
 
-def megabytes(n: int) -> str:
-    """Bytes as a person reads them: "512 bytes", "84 kB", "12.3 MB"."""
-    if n < 1000:
-        return plural(n, "byte")
-    if n < 1_000_000:
-        return f"{n / 1000:.0f} kB"
-    return f"{n / 1_000_000:.1f} MB"
-
-
-# ---------------------------------------------------------------------------- inputs
-
-
-@dataclass(eq=False)
-class Input:
-    """One file or one paste, read into a batch of its own."""
-
-    #: the path as given, or "<clipboard>", "<clipboard 2>"...
-    name: str
-    batch: Batch
-    path: Path | None = None
-    #: the pasted text (kept so F5 can read it again)
-    text: str | None = None
-
-    @property
-    def pasted(self) -> bool:
-        return self.path is None
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRow:
-    """A row of the sources table: one input, in the format it was found to be in."""
-
-    input: Input
-    file: str
-    #: FORMAT_LABELS' label; None when the input could not be read as any format
-    format: str | None
-    format_help: str
-    metrics: int
-    applications: int
-    invalid: int
-    size: int
-    errors: int
-    warnings: int
-
-    @property
-    def name(self) -> str:
-        """The file's name without its folder (the table's cell; the tooltip has the path)."""
-        return self.file if self.input.pasted else os.path.basename(self.file) or self.file
-
-
-def source_rows(inputs: Sequence[Input]) -> list[SourceRow]:
-    rows = []
-    for item in inputs:
-        batch = item.batch
-        errors = sum(1 for p in batch.problems if p.severity == "error")
-        warnings = len(batch.problems) - errors
-        if batch.sources:
-            for s in batch.sources:
-                row = SourceRow(item, s.file, FORMAT_LABELS.get(s.format, s.format),
-                                FORMAT_HELP.get(s.format, ""), s.metrics, s.applications,
-                                s.invalid, s.size, errors, warnings)  # fmt: skip
-                rows.append(row)
-        else:  # unreadable, empty, or a broken document: nothing of it is in the batch
-            size = item.path.stat().st_size if item.path and item.path.is_file() else 0
-            if item.text is not None:
-                size = len(item.text.encode("utf-8"))
-            row = SourceRow(item, item.name, None, "Not read: see its problems", 0, 0,
-                            batch.invalid_count, size, errors, warnings)  # fmt: skip
-            rows.append(row)
-    return rows
-
-
-def _file_tooltip(row: SourceRow) -> str:
-    what = "Pasted from the clipboard" if row.input.pasted else row.file
-    if row.errors or row.warnings:
-        what += f"\n{plural(row.errors, 'error')}, {plural(row.warnings, 'warning')}"
-    return what
-
-
-SOURCE_COLUMNS: list[Column[SourceRow]] = [
-    Column("File", lambda r: r.name, tooltip=_file_tooltip, width=34),
-    Column("Format", lambda r: r.format, tooltip=lambda r: r.format_help),
-    Column("Metrics", lambda r: r.metrics, numeric=True),
-    Column("Applications", lambda r: r.applications, numeric=True,
-           tooltip=lambda r: "Application items (registrations) read from it"),
-    Column("Invalid", lambda r: r.invalid, numeric=True,
-           tooltip=lambda r: "Items left out of the upload: see Problems"),
-    Column("Size", lambda r: megabytes(r.size), numeric=True, sort_key=lambda r: r.size),
-]  # fmt: skip
-
-
-def _short_name(file: str) -> str:
-    """A file's name without its folder ("<clipboard>" as it is)."""
-    return file if file.startswith("<") else os.path.basename(file) or file
-
-
-def _short_file(p: InputProblem) -> str:
-    return _short_name(p.file)
-
-
-PROBLEM_COLUMNS: list[Column[InputProblem]] = [
-    Column("Severity", lambda p: p.severity, width=12),
-    Column("File", _short_file, tooltip=lambda p: p.file, width=17),
-    Column("Line", lambda p: p.line, numeric=True, width=6),
-    Column("Column", lambda p: p.column, numeric=True, width=9),
-    Column("JSON path", lambda p: p.path, width=27),
-    Column("Message", lambda p: p.message, tooltip=lambda p: str(p)),
-]
-
-ROW_COLUMNS: list[Column[Row]] = [
-    Column("Feature", lambda r: r.feature, width=26),
-    Column("Application", lambda r: r.app),
-    Column("Environment", lambda r: r.environment),
-    Column("Hour window (UTC)", lambda r: r.window_text or None,
-           tooltip=lambda r: None if r.window is not None
-           else "No timestamp: the server counts these at the time it receives them",
-           sort_key=lambda r: (r.window is None, r.window or 0)),
-    Column("Yes", lambda r: r.yes, numeric=True),
-    Column("No", lambda r: r.no, numeric=True),
-    Column("Variants", lambda r: r.variants, numeric=True,
-           tooltip=lambda r: "The sum of the variant counts"),
-]  # fmt: skip
-
-
-#: the preview's text when no input holds an application item
-NO_APPLICATIONS_TEXT = "No application items in this batch (metrics items only)"
-
-
-def _seconds(value: float | None) -> float | int | None:
-    """An interval as written: 15, not 15.0."""
-    if value is None:
-        return None
-    return int(value) if float(value).is_integer() else value
-
-
-def _via_text(item: ApplicationItem) -> str | None:
-    return ", ".join(f"{app} ({instance})" for app, instance in item.connect_via) or None
-
-
-def _application_source(item: ApplicationItem) -> str:
-    where = item.file + (f":{item.line}" if item.line is not None else "")
-    return f"{where} {item.path}" if item.path else where
-
-
-def _strategies_tip(item: ApplicationItem) -> str | None:
-    if not item.strategies:
-        return "No strategies listed"
-    return f"{plural(len(item.strategies), 'strategy', 'strategies')}:\n" + "\n".join(
-        item.strategies
-    )
-
-
-#: what the narrow window shows first (the table scrolls): who registers, when and how often
-APPLICATION_COLUMNS: list[Column[ApplicationItem]] = [
-    Column("Application", lambda a: a.app, tooltip=_application_source),
-    Column("Environment", lambda a: a.environment),
-    Column("Instance", lambda a: a.instance_id, tooltip=lambda a: a.instance_id),
-    Column("Started (UTC)", lambda a: a.started_text or None,
-           tooltip=lambda a: None if a.started is not None
-           else "No started time: Unleash 8.2 refuses a body holding this item",
-           sort_key=lambda a: (a.started is None, a.started or 0)),
-    Column("Interval (s)", lambda a: _seconds(a.interval), numeric=True,
-           sort_key=lambda a: (a.interval is None, a.interval or 0)),
-    Column("SDK version", lambda a: a.sdk_version, tooltip=lambda a: a.sdk_version),
-    Column("Strategies", lambda a: ", ".join(a.strategies) or None,
-           tooltip=_strategies_tip),
-    Column("Connect via", _via_text, tooltip=_via_text),
-    Column("File", lambda a: _short_name(a.file), tooltip=_application_source),
-]  # fmt: skip
-
-
-def application_rows(batches: Sequence[Batch]) -> list[ApplicationItem]:
-    """The application items of every input, one after the other: each input's are sent in
-    its own bodies, so an item found in two files is listed (and sent) once per file."""
-    return [item for batch in batches for item in batch.application_items()]
-
-
-def rejection_details(r: Rejection) -> str | None:
-    return "\n".join(r.details) if r.details else None
-
-
-REJECTION_COLUMNS: list[Column[Rejection]] = [
-    Column("Body", lambda r: r.body, numeric=True),
-    Column("Status", lambda r: r.status, numeric=True),
-    Column("Metrics", lambda r: r.metrics, numeric=True),
-    Column("Server's message", lambda r: r.message, tooltip=rejection_details),
-]
-
-
-# ---------------------------------------------------------------------------- preview
-
-
-@dataclass(frozen=True, slots=True)
-class Bar:
-    """One bar of the chart: yes and no stacked."""
-
-    label: str
-    yes: int
-    no: int
-    tooltip: str = ""
-    #: a second line under the label (the date under an hour), "" for none
-    sublabel: str = ""
-    #: the bar of every feature past the top ones
-    others: bool = False
-
-    @property
-    def total(self) -> int:
-        return self.yes + self.no
-
-
-def _bar_tip(title: str, count: Count) -> str:
-    return f"{title}\n{count.yes:,} yes, {count.no:,} no ({plural(count.metrics, 'metric item')})"
-
-
-def feature_bars(totals: Totals, top: int = TOP_FEATURES) -> list[Bar]:
-    """The `top` features by volume (yes + no), then one bar for all the others."""
-    ranked = sorted(totals.features.items(), key=lambda kv: (-(kv[1].yes + kv[1].no), kv[0]))
-    shown = ranked if len(ranked) <= top else ranked[: top - 1]
-    bars = [Bar(name, c.yes, c.no, _bar_tip(name, c)) for name, c in shown]
-    rest = ranked[len(shown) :]
-    if rest:
-        yes = sum(c.yes for _, c in rest)
-        no = sum(c.no for _, c in rest)
-        metrics = sum(c.metrics for _, c in rest)
-        tip = _bar_tip(f"{len(rest):,} other features", Count(metrics, yes, no))
-        bars.append(Bar(f"{len(rest):,} others", yes, no, tip, others=True))
-    return bars
-
-
-def _hour_label(window: int | None) -> tuple[str, str]:
-    """("09:00", "2026-11-20") for a window start; ("none", "no time") without one."""
-    if window is None:
-        return "none", "no time"
-    text = window_text(window)  # 2026-11-20T09:00:00Z
-    if "T" not in text:
-        return text, ""
-    day, _, clock = text.partition("T")
-    return clock[:5], day
-
-
-def window_bars(totals: Totals, most: int = MAX_WINDOW_BARS) -> list[Bar]:
-    """One bar per hour window, in time order (metrics without timestamp last); past `most`
-    windows, consecutive windows are drawn together so the bars stay readable."""
-    items = list(totals.windows.items())
-    timed = [(w, c) for w, c in items if w is not None]
-    untimed = [c for w, c in items if w is None]
-    group = max(1, -(-len(timed) // most))
-    bars: list[Bar] = []
-    for start in range(0, len(timed), group):
-        chunk = timed[start : start + group]
-        first = chunk[0][0]
-        yes = sum(c.yes for _, c in chunk)
-        no = sum(c.no for _, c in chunk)
-        metrics = sum(c.metrics for _, c in chunk)
-        clock, day = _hour_label(first)
-        title = f"Hour window {window_text(first)}"
-        if len(chunk) > 1:
-            title = f"{len(chunk)} hour windows from {window_text(first)}"
-        bars.append(Bar(clock, yes, no, _bar_tip(title, Count(metrics, yes, no)), day))
-    for c in untimed:
-        bars.append(Bar("none", c.yes, c.no, _bar_tip("Metrics without timestamp", c), "no time"))
-    return bars
-
-
-@dataclass(frozen=True)
-class Preview:
-    """What the preview shows of the inputs together; made on a worker thread."""
-
-    totals: Totals
-    rows: PreparedRows[Row]
-    features: list[Bar]
-    windows: list[Bar]
-    #: the application items of every input (`application_rows`)
-    applications: PreparedRows[ApplicationItem]
-
-    @property
-    def figures(self) -> list[tuple[str, int, str]]:
-        """(title, value, explanation) for the totals line."""
-        t = self.totals
-        return [
-            ("Metrics", t.total.metrics, "Valid metric items"),
-            ("Yes", t.total.yes, "The sum of the yes counts"),
-            ("No", t.total.no, "The sum of the no counts"),
-            ("Variants", t.total.variants, "The sum of the variant counts"),
-            ("Applications", len(t.applications), "Applications (appName) the metrics name"),
-            ("Features", len(t.features), "Features the metrics name"),
-            ("Hour windows", len(t.windows), "One-hour windows the metrics fall in"),
-        ]
-
-
-def make_preview(
-    batches: Sequence[Batch],
-    sort_columns: Iterable[int] = (),
-    application_sort_columns: Iterable[int] = (),
-) -> Preview:
-    """No Qt: runs on a worker thread. `sort_columns` and `application_sort_columns`: the
-    columns the rows and the applications tables are sorted by (their keys made here)."""
-    totals = merge_totals([b.totals() for b in batches]) if batches else merge_totals([])
-    return Preview(
-        totals,
-        prepare_rows(ROW_COLUMNS, totals.rows, sort_columns),
-        feature_bars(totals),
-        window_bars(totals),
-        prepare_rows(APPLICATION_COLUMNS, application_rows(batches), application_sort_columns),
-    )
-
-
 # ---------------------------------------------------------------------------- uploads
-
-
-@dataclass(frozen=True, slots=True)
-class Unfinished:
-    """An upload whose ledger still holds bodies without an outcome."""
-
-    folder: Path
-    server: str
-    created: datetime | None
-    pending: Counts
-    total: Counts
-    in_doubt: int
-
-    @property
-    def label(self) -> str:
-        when = self.created.astimezone().strftime("%Y-%m-%d %H:%M") if self.created else "?"
-        return (
-            f"{when} · {self.server or 'unknown server'} · "
-            f"{self.pending.bodies:,} of {plural(self.total.bodies, 'body', 'bodies')} "
-            f"pending ({plural(self.pending.metrics, 'metric')})"
-            + (f", {self.in_doubt:,} in doubt (checked first)" if self.in_doubt else "")
-        )
-
-
-def find_unfinished(folder: Path | None = None) -> list[Unfinished]:
-    """The uploads under `folder` (default `uploads_dir()`) with bodies still pending, newest
-    first. Folders that hold no readable ledger are passed over. Blocking: worker thread."""
-    found = []
-    for ledger in ledgers_in(folder):
-        unfinished = ledger.unfinished()
-        if not unfinished:
-            continue
-        found.append(
-            Unfinished(
-                folder=ledger.folder,
-                server=ledger.server,
-                created=ledger.created,
-                pending=Counts(len(unfinished), sum(e.metrics for e in unfinished)),
-                total=ledger.total,
-                in_doubt=len(ledger.in_doubt()),
-            )
-        )
-    return found
-
-
-def progress_text(p: Progress) -> str:
-    """The progress line: "12 of 40 requests · 6,000 of 20,000 metrics · 0.5 of 2.0 MB",
-    and the retries."""
-    text = (
-        f"{p.requests_done:,} of {p.requests_total:,} requests · "
-        f"{p.metrics_done:,} of {p.metrics_total:,} metrics · "
-        f"{p.bytes_done / 1e6:.1f} of {p.bytes_total / 1e6:.1f} MB"
-    )
-    if p.retries:
-        text += f" · {plural(p.retries, 'retry', 'retries')}"
-    return text
 
 
 class _WindowHooks(UploadHooks):

@@ -42,8 +42,8 @@ from app.viewmodels.metrics import (
     CONTENT,
     EMPTY,
     MetricsToolModel,
-    SourceRow,
 )
+from app.viewmodels.metrics_inputs import SourceRow
 from app.viewmodels.session import FAILED, READY, Session
 from sandbox.process import SandboxProcess
 from tests.conftest import MemoryKeyring, known_flags
