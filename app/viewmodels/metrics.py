@@ -126,7 +126,7 @@ if TYPE_CHECKING:
 
 #: the question asked before a batch with metrics the server would drop is sent
 DROPPED = "would be dropped"
-#: what each question Upload again answers is about (`MetricsModel.again_heading`)
+#: what each question Upload again answers is about (`MetricsToolModel.again_heading`)
 AGAIN_HEADINGS = {
     DROPPED: "Nothing was sent: the server would drop some of these metrics.",
     UNFINISHED: "Nothing was sent: an upload of this batch is unfinished.",
