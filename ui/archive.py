@@ -180,6 +180,9 @@ class ArchiveConfirmation(TypedConfirmation):
 class ArchiveBrowser(ToolContent):
     """A project's archived flags, and the selected one's environments."""
 
+    model: ArchiveBrowserModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName(f"{STEM}Browser")

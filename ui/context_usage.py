@@ -241,6 +241,9 @@ class FieldDialog(QDialog):
 class ContextUsageViewer(ToolContent):
     """The strategies that use a context field, grouped by project and feature."""
 
+    model: ContextUsageModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName(f"{STEM}Viewer")

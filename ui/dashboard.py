@@ -226,7 +226,8 @@ class EventCard(QFrame):
 
 
 class ProjectDashboard(ToolContent):
-    #: the project shown, for a window's title ("Web shop (web-shop)")
+    model: ProjectDashboardModel
+    states: StatePanel
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)

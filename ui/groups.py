@@ -531,6 +531,9 @@ class GroupConfirmation(ConfirmationBox):
 class GroupEditor(ToolContent):
     """The Groups tool's window: the existing groups beside the new group's form."""
 
+    model: GroupEditorModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName("groupsEditor")
