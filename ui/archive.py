@@ -35,12 +35,9 @@ from app.api.models import ArchivedFeature
 from app.text import counted, plural
 from app.viewmodels.archive import (
     ARCHIVED_COLUMN,
-    CONTENT,
     DEFAULT_ORDER,
     DELETE,
     DETAILS,
-    ERROR,
-    LOADING,
     REVIVE,
     ArchiveBrowserModel,
     ArchivePlan,
@@ -180,6 +177,9 @@ class ArchiveConfirmation(TypedConfirmation):
 class ArchiveBrowser(ToolContent):
     """A project's archived flags, and the selected one's environments."""
 
+    model: ArchiveBrowserModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName(f"{STEM}Browser")
@@ -259,7 +259,6 @@ class ArchiveBrowser(ToolContent):
         self.splitter.setSizes([340, 220])
 
         self.states = StatePanel(STEM, self.splitter)
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states, 1)
 
         self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
@@ -273,30 +272,20 @@ class ArchiveBrowser(ToolContent):
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.changed.connect(self.on_model_changed)
         self.model.project_changed.connect(self.picker.set_value)
-        self.model.start()
-        self.on_model_changed()
+        self.start_model()
         self.on_model_actions_changed()
 
     # ------------------------------------------------------------------ ToolContent
-
-    def refresh(self) -> None:
-        self.model.refresh()
 
     def open_item(self, item: Any) -> None:
         project = str(item)
         self.picker.set_value(project)
         self.model.show_project(project)
 
-    def close_content(self) -> None:
-        self.model.close()
-
     # ------------------------------------------------------------------ slots
 
     def on_picker_chosen(self, project: str) -> None:
         self.model.show_project(project)
-
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()
 
     def on_table_current_changed(self, feature: ArchivedFeature | None) -> None:
         if feature is not None:
@@ -329,19 +318,14 @@ class ArchiveBrowser(ToolContent):
         view.selectionModel().setCurrentIndex(index, flags)
         view.scrollTo(index)
 
+    def on_model_phase_changed(self) -> None:
+        self.on_model_changed()
+
     def on_model_changed(self) -> None:
         m = self.model
         self.notice.setText(m.notice)
         self.notice.setVisible(bool(m.notice))
-        state = m.state
-        if state == LOADING:
-            self.states.show_loading(m.loading_text)
-        elif state == ERROR:
-            self.states.show_error(m.error_title, m.error)
-        elif state == CONTENT:
-            self.states.show_content()
-        else:  # empty, or nothing asked for yet
-            self.states.show_empty(m.empty_title, m.empty_text)
+        self.show_phase()
 
     # ------------------------------------------------------------------ revive, delete, undo
 

@@ -35,9 +35,6 @@ from PySide6.QtWidgets import (
 from app.api.models import ContextFieldStrategy
 from app.registry import CREATE_CONTEXT_FIELD, DELETE_CONTEXT_FIELD, EDIT_CONTEXT_FIELD
 from app.viewmodels.context_usage import (
-    CONTENT,
-    ERROR,
-    LOADING,
     ContextUsageModel,
     FieldForm,
     FieldPlan,
@@ -45,6 +42,7 @@ from app.viewmodels.context_usage import (
     tsv,
 )
 from app.viewmodels.session import Session
+from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
 from ui.palette import quiet
 from ui.picker import Picker
@@ -241,6 +239,9 @@ class FieldDialog(QDialog):
 class ContextUsageViewer(ToolContent):
     """The strategies that use a context field, grouped by project and feature."""
 
+    model: ContextUsageModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName(f"{STEM}Viewer")
@@ -350,7 +351,6 @@ class ContextUsageViewer(ToolContent):
         results.addWidget(self.no_match)
 
         self.states = StatePanel(STEM, content)
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states, 1)
 
         self._shown_groups: object = None  # the groups the tree was last built from
@@ -362,22 +362,15 @@ class ContextUsageViewer(ToolContent):
         self.model.change_finished.connect(self.on_model_change_finished)
         self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
-        self.model.start()
-        self.on_model_changed()
+        self.start_model()
         self.on_model_actions_changed()
 
     # ------------------------------------------------------------------ ToolContent
-
-    def refresh(self) -> None:
-        self.model.refresh()
 
     def open_item(self, item: Any) -> None:
         field = str(item)
         self.picker.set_value(field)
         self.model.show_field(field)
-
-    def close_content(self) -> None:
-        self.model.close()
 
     def focus_filter(self) -> bool:
         if not self.filter_edit.isVisible():
@@ -506,20 +499,15 @@ class ContextUsageViewer(ToolContent):
     def on_picker_chosen(self, field: str) -> None:
         self.model.show_field(field)
 
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()
-
     def on_filter_edit_text_changed(self, text: str) -> None:
         self.model.set_filter(text)
 
+    def on_model_phase_changed(self) -> None:
+        self.on_model_changed()
+
     def on_model_changed(self) -> None:
         m = self.model
-        state = m.state
-        if state == LOADING:
-            self.states.show_loading(m.loading_text)
-        elif state == ERROR:
-            self.states.show_error(m.error_title, m.error)
-        elif state == CONTENT:
+        if m.phase is LoadPhase.READY:
             if self._shown_groups is not m.groups:
                 self.rebuild()
             self.count_label.setText(m.count_text)
@@ -530,9 +518,7 @@ class ContextUsageViewer(ToolContent):
                 "" if shown else f"No strategy matches “{m.filter_text.strip()}”."
             )
             self.no_match.setVisible(not shown)
-            self.states.show_content()
-        else:  # empty, or nothing asked for yet
-            self.states.show_empty(m.empty_title, m.empty_text)
+        self.show_phase()
 
     def copy(self, strategies: list[ContextFieldStrategy]) -> int:
         if not strategies:

@@ -29,7 +29,8 @@ from app.viewmodels.dashboard import (
     ProjectDashboardModel,
     RoleItem,
 )
-from app.viewmodels.session import CONNECTING, FAILED, Session
+from app.viewmodels.session import Session
+from app.viewmodels.tools import LoadPhase
 from ui.avatar import Avatar
 from ui.icons import icon
 from ui.markdown import MarkdownView
@@ -226,7 +227,8 @@ class EventCard(QFrame):
 
 
 class ProjectDashboard(ToolContent):
-    #: the project shown, for a window's title ("Web shop (web-shop)")
+    model: ProjectDashboardModel
+    states: StatePanel
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -356,32 +358,19 @@ class ProjectDashboard(ToolContent):
         self.setTabOrder(self.picker.button, self.states.retry_button)
 
         self.picker.chosen.connect(self.on_picker_chosen)
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         m = self.model
         m.changed.connect(self.on_model_changed)
-        m.busy_changed.connect(self.on_model_changed)
-        m.error_changed.connect(self.on_model_changed)
         m.status_changed.connect(self.on_model_changed)
         m.project_changed.connect(self.on_model_project_changed)
-        session.state_changed.connect(self.on_session_state_changed)
-        m.start()
-        self.on_model_changed()
+        self.start_model()
 
     # ------------------------------------------------------------------ ToolContent
-
-    def refresh(self) -> None:
-        self.model.refresh()
 
     def open_item(self, item: Any) -> None:
         project = str(item).strip()
         if project:
             self.picker.set_value(project)
             self.model.show_project(project)
-
-    def close_content(self) -> None:
-        if not self.model.closed:
-            self.session.state_changed.disconnect(self.on_session_state_changed)
-        self.model.close()
 
     @property
     def title(self) -> str:
@@ -393,46 +382,23 @@ class ProjectDashboard(ToolContent):
     def on_picker_chosen(self, project: str) -> None:
         self.model.show_project(project)
 
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()
-
     def on_model_project_changed(self, project: str) -> None:
         if self.picker.value != project:
             self.picker.set_value(project)
 
-    def on_session_state_changed(self) -> None:
+    def on_model_phase_changed(self) -> None:
         self.on_model_changed()
 
     def on_model_changed(self, *_: object) -> None:
         m = self.model
         if m.closed:
             return
-        s = m.session
         self._set_title(m.project_label)
         self.notice.setText(m.notice)
         self.notice.setVisible(bool(m.notice))
-        if s.state == CONNECTING:
-            self.states.show_loading(s.message or "Connecting…")
-        elif s.state == FAILED or not s.ready:
-            self.states.show_empty("Not connected", s.message or "Choose a connection (Ctrl+K).")
-        elif not m.available:
-            self._show_unavailable()
-        elif m.error:
-            if m.error_title:
-                self.states.show_error(m.error_title, m.error_detail)
-            else:  # not from the server (no connection any more, say)
-                self.states.show_error("Could not load the dashboard", m.error)
-        elif not m.project:
-            self.states.show_empty(
-                "Choose a project",
-                "Pick one of the server's projects above, or type a project id and press Enter, "
-                "to see its owners, your roles in it and its latest events.",
-            )
-        elif m.has_data:
+        if m.phase is LoadPhase.READY:
             self._fill()
-            self.states.show_content()
-        else:
-            self.states.show_loading(m.status or f"Loading the dashboard of {m.project}…")
+        self.show_phase()
 
     # ------------------------------------------------------------------ building
 
@@ -440,10 +406,6 @@ class ProjectDashboard(ToolContent):
         if title != self._title:
             self._title = title
             self.title_changed.emit(title)
-
-    def _show_unavailable(self) -> None:
-        title, text = self.model.unavailable
-        self.states.show_empty(title, text)
 
     def _fill(self) -> None:
         m = self.model

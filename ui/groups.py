@@ -43,7 +43,7 @@ from app.viewmodels.groups import (
     user_detail,
     user_label,
 )
-from app.viewmodels.session import CONNECTING, Session
+from app.viewmodels.session import Session
 from ui.avatar import avatar_pixmap
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 from ui.palette import error_color, quiet
@@ -531,6 +531,9 @@ class GroupConfirmation(ConfirmationBox):
 class GroupEditor(ToolContent):
     """The Groups tool's window: the existing groups beside the new group's form."""
 
+    model: GroupEditorModel
+    states: StatePanel
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName("groupsEditor")
@@ -745,7 +748,6 @@ class GroupEditor(ToolContent):
             self, lambda plan: GroupConfirmation(plan, self.model.people, self), self.model.change
         )
         self.states = StatePanel("groups", body)
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         layout.addWidget(self.states)
 
         # Tab goes through the list, then the form top to bottom, then Create
@@ -777,8 +779,6 @@ class GroupEditor(ToolContent):
             QWidget.setTabOrder(first, second)
 
         m = self.model
-        m.busy_changed.connect(self.on_model_changed)
-        m.error_changed.connect(self.on_model_changed)
         m.status_changed.connect(self.on_model_changed)
         m.changed.connect(self.on_model_changed)
         m.form_changed.connect(self.on_model_form_changed)
@@ -787,11 +787,9 @@ class GroupEditor(ToolContent):
         m.editing_changed.connect(self.on_model_editing_changed)
         m.change_changed.connect(self.on_model_change_changed)
         m.groups.counts_changed.connect(self.on_model_changed)
-        session.state_changed.connect(self.on_session_state_changed)
         self._paint_errors()
-        self.on_model_changed()
         self.on_model_change_changed()  # no Undo yet, nor an outcome (and the form's state)
-        m.start()
+        self.start_model()
 
     @staticmethod
     def _add_row(
@@ -806,14 +804,9 @@ class GroupEditor(ToolContent):
 
     # ------------------------------------------------------------------ ToolContent
 
-    def refresh(self) -> None:
-        self.model.refresh()
-
     def close_content(self) -> None:
         self.save_layout()
-        if not self.model.closed:
-            self.session.state_changed.disconnect(self.on_session_state_changed)
-        self.model.close()
+        super().close_content()
 
     def unsaved_changes(self) -> str:
         return self.model.unsaved_changes
@@ -825,26 +818,12 @@ class GroupEditor(ToolContent):
 
     # ------------------------------------------------------------------ the model's state
 
-    def on_session_state_changed(self) -> None:
-        self.on_model_changed()
-        self.on_model_form_changed()
+    def on_model_phase_changed(self) -> None:
+        self.on_model_changed()  # the session's state decides what the form offers too
 
     def on_model_changed(self, *_: object) -> None:
         m = self.model
-        if not m.available:
-            if self.session.state == CONNECTING:
-                self.states.show_loading(self.session.message)
-            else:
-                self.states.show_empty("Groups cannot be used on this connection",
-                                       m.unavailable_reason)  # fmt: skip
-        elif m.busy:
-            self.states.show_loading(m.status)
-        elif m.error:
-            self.states.show_error("Could not load the groups", m.error)
-        elif not m.loaded:
-            self.states.show_loading()
-        else:
-            self.states.show_content()
+        self.show_phase()
         self.list_pane.setVisible(m.can_list_groups)
         # alone, the form keeps a width that reads well rather than spanning the window
         self.form_stack.setMaximumWidth(WIDGET_SIZE_MAX if m.can_list_groups else FORM_ALONE_WIDTH)
@@ -1019,9 +998,6 @@ class GroupEditor(ToolContent):
                 "Undo: recreate the group" if m.undoable.kind == "delete" else "Undo the edit"
             )
         self.on_model_form_changed()
-
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()
 
     def on_splitter_splitter_moved(self, *_: object) -> None:
         self._save_timer.start()

@@ -22,13 +22,12 @@ from app.text import plural
 from app.viewmodels.inactive_users import (
     DAYS_COLUMN,
     EMAIL_COLUMN,
-    INACTIVE_DAYS,
     DeletePlan,
     InactiveRow,
     InactiveUsersModel,
     inactive_count_text,
 )
-from app.viewmodels.users import LoadPhase, unavailable_reason
+from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationFlow, TypedConfirmation, show_outcome
 from ui.palette import quiet
 from ui.states import StatePanel
@@ -50,6 +49,9 @@ class DeleteConfirmation(TypedConfirmation):
 
 
 class InactiveUsersView(ToolContent):
+    model: InactiveUsersModel
+    states: StatePanel
+
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName("inactiveUsersView")
@@ -104,48 +106,20 @@ class InactiveUsersView(ToolContent):
 
         self.table.delete_with(self.delete_button)  # the Delete key
 
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         self.table.row_activated.connect(self.on_table_row_activated)
         self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
         self.model.table.modelReset.connect(self.on_table_selection_changed)
         self.delete_button.clicked.connect(self.on_delete_button_clicked)
-        self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.status_changed.connect(self.on_model_status_changed)
         self.model.delete_changed.connect(self.on_model_delete_changed)
         self.model.outcome_changed.connect(self.on_model_outcome_changed)
-        self.on_model_phase_changed()
         self.on_model_delete_changed()
-        self.model.start()
-
-    # ------------------------------------------------------------------ ToolContent
-
-    def refresh(self) -> None:
-        self.model.refresh()
-
-    def close_content(self) -> None:
-        self.model.close()
+        self.start_model()
 
     # ------------------------------------------------------------------ slots
 
     def on_model_phase_changed(self) -> None:
-        phase = self.model.phase
-        if phase is LoadPhase.WAITING:
-            self.states.show_loading("Waiting for the connection…")
-        elif phase is LoadPhase.UNAVAILABLE:
-            self.states.show_empty("Not available", unavailable_reason(self.model))
-        elif phase is LoadPhase.LOADING:
-            self.states.show_loading(self.model.status or "Loading inactive users…")
-        elif phase is LoadPhase.FAILED:
-            self.states.show_error("Could not load the inactive users", self.model.error)
-        elif phase is LoadPhase.EMPTY:
-            self.states.show_empty(
-                "No inactive users",
-                f"Every user has logged in within the last {INACTIVE_DAYS} days, or was "
-                f"created less than {INACTIVE_DAYS} days ago. Service accounts are never "
-                "listed.",
-            )
-        else:
-            self.states.show_content()
+        if self.show_phase() is LoadPhase.READY:
             show_refreshing(self.table, self.model.busy)
 
     def on_model_status_changed(self, text: str) -> None:
@@ -177,6 +151,3 @@ class InactiveUsersView(ToolContent):
     def on_table_row_activated(self, row: object) -> None:
         if isinstance(row, InactiveRow):
             self.open_requested.emit("users", row.id)
-
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()

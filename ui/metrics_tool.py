@@ -350,6 +350,7 @@ class MetricsTool(ToolContent):
     #: files are read and checked with no connection, or one without a client token: the page
     #: should leave this window enabled (see the ToolPage change asked for in issue 6's notes)
     usable_when_unavailable = True
+    model: MetricsToolModel
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -410,6 +411,8 @@ class MetricsTool(ToolContent):
         self.paste_button.clicked.connect(self.on_paste_button_clicked)
         self.remove_button.clicked.connect(self.on_remove_button_clicked)
         self.clear_button.clicked.connect(self.on_clear_button_clicked)
+        # not `start_model()`: the files part's states show reading with its progress, and
+        # Retry reads the files again (`reload`), none of it waiting for a connection
         m.phase_changed.connect(self.on_model_phase_changed)
         m.inputs_changed.connect(self.on_model_inputs_changed)
         m.load_progress.connect(self.on_model_load_progress)
@@ -755,14 +758,6 @@ class MetricsTool(ToolContent):
         self.unfinished_combo.currentIndexChanged.connect(self.on_model_upload_state_changed)
         self.tabs.addTab(page, "Upload")
 
-    # ------------------------------------------------------------------ ToolContent
-
-    def refresh(self) -> None:
-        self.model.refresh()
-
-    def close_content(self) -> None:
-        self.model.close()
-
     # ------------------------------------------------------------------ input
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -874,8 +869,10 @@ class MetricsTool(ToolContent):
     def on_model_phase_changed(self) -> None:
         phase = self.model.phase
         if phase == LOADING:
-            self.files_states.show_loading(self.model.status or "Reading…")
-            self.files_states.loading_bar.setValue(0)
+            # the phase is said again on busy, error and connection changes: the bar goes on
+            if self.files_states.state != StatePanel.LOADING:
+                self.files_states.show_loading(self.model.status or "Reading…")
+                self.files_states.loading_bar.setValue(0)
         elif phase == FAILED:
             self.files_states.show_error("Could not read the files", self.model.load_error)
         elif phase == EMPTY:

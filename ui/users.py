@@ -43,15 +43,14 @@ from app.api.models import User
 from app.registry import CREATE_USER, DELETE_USER, RESET_PASSWORD
 from app.text import counted
 from app.viewmodels.table import MARK, cell_text
+from app.viewmodels.tools import LoadPhase
 from app.viewmodels.users import (
     EMAIL,
     NAME,
     ROOT_ROLE,
     CreatePlan,
     DeleteUserPlan,
-    LoadPhase,
     UserEditorModel,
-    unavailable_reason,
     user_label,
 )
 from ui.confirmation import ConfirmationBox
@@ -192,6 +191,9 @@ class CreateUserDialog(QDialog):
 
 
 class UserEditor(ToolContent):
+    model: UserEditorModel
+    states: StatePanel
+
     def __init__(self, session: Any, parent: QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setObjectName("usersEditor")
@@ -260,17 +262,14 @@ class UserEditor(ToolContent):
         QWidget.setTabOrder(self.role_combo, self.save_button)
         QWidget.setTabOrder(self.save_button, self.revert_button)
 
-        self.states.retry_requested.connect(self.on_states_retry_requested)
         self.table.current_changed.connect(self.on_table_current_changed)
         self.table.row_activated.connect(self.on_table_row_activated)
         self.model.users.modelReset.connect(self.on_users_model_reset)
-        self.model.phase_changed.connect(self.on_model_phase_changed)
         self.model.current_changed.connect(self.on_model_current_changed)
         self.model.form_changed.connect(self.on_model_form_changed)
         self.model.action_changed.connect(self.on_model_action_changed)
         self.on_model_current_changed()
-        self.on_model_phase_changed()
-        self.model.start()
+        self.start_model()
 
     # ------------------------------------------------------------------ building
 
@@ -448,9 +447,6 @@ class UserEditor(ToolContent):
 
     # ------------------------------------------------------------------ ToolContent
 
-    def refresh(self) -> None:
-        self.model.refresh()
-
     def open_item(self, item: Any) -> None:
         """Select the user with this id (the inactive-users window sends it)."""
         self._reveal = True
@@ -460,7 +456,7 @@ class UserEditor(ToolContent):
 
     def close_content(self) -> None:
         self.save_splitter()
-        self.model.close()
+        super().close_content()
 
     def unsaved_changes(self) -> str:
         drafts = self.model.drafts_text  # "2 users with unsaved changes"
@@ -473,23 +469,8 @@ class UserEditor(ToolContent):
 
     # ------------------------------------------------------------------ the model's state
 
-    def on_model_phase_changed(self, *_: object) -> None:
-        phase = self.model.phase
-        if phase is LoadPhase.WAITING:
-            self.states.show_loading("Waiting for the connection…")
-        elif phase is LoadPhase.UNAVAILABLE:
-            self.states.show_empty("Not available", unavailable_reason(self.model))
-        elif phase is LoadPhase.LOADING:
-            self.states.show_loading("Loading users…")
-        elif phase is LoadPhase.FAILED:
-            self.states.show_error("Could not load the users", self.model.error)
-        elif phase is LoadPhase.EMPTY:
-            self.states.show_empty(
-                "No users",
-                "This server lists no user accounts. (Service accounts are never listed here.)",
-            )
-        else:
-            self.states.show_content()
+    def on_model_phase_changed(self) -> None:
+        if self.show_phase() is LoadPhase.READY:
             show_refreshing(self.table, self.model.busy)
 
     def on_model_current_changed(self) -> None:
@@ -673,9 +654,6 @@ class UserEditor(ToolContent):
 
     def on_revert_button_clicked(self) -> None:
         self.model.revert()
-
-    def on_states_retry_requested(self) -> None:
-        self.model.refresh()
 
     def on_undo_button_clicked(self) -> None:
         self.model.undo()

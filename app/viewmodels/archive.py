@@ -212,6 +212,8 @@ class ArchiveBrowserModel(ActionViewModel):
 
     @property
     def state(self) -> str:
+        """What the list part shows once the connection serves the tool (the shared `phase`
+        says what comes first: waiting for the connection, or why it cannot be used)."""
         if not self.project:
             return IDLE
         if self.busy:
@@ -221,6 +223,13 @@ class ArchiveBrowserModel(ActionViewModel):
         if self.loaded_project != self.project:
             return IDLE  # nothing loaded yet, or not for this one
         return CONTENT if self.table.total_count else EMPTY
+
+    def is_loaded(self) -> bool:
+        return self.state != LOADING
+
+    def is_empty(self) -> bool:
+        """Nothing asked for yet (`IDLE`: "Choose a project"), or no flag archived in it."""
+        return self.state in (IDLE, EMPTY)
 
     def project_label(self, project: str) -> str:
         """The project as the picker names it ("Web shop (web-shop)"), else its id."""
@@ -263,7 +272,7 @@ class ArchiveBrowserModel(ActionViewModel):
         )
 
     @property
-    def error_title(self) -> str:
+    def failed_title(self) -> str:
         return f"Could not load the archived flags of project {self.project_label(self.project)}"
 
     # ------------------------------------------------------------------ actions

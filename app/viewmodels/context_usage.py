@@ -252,6 +252,8 @@ class ContextUsageModel(ActionViewModel):
 
     @property
     def state(self) -> str:
+        """What the strategies part shows once the connection serves the tool (the shared
+        `phase` says what comes first: waiting for the connection, or why it cannot be used)."""
         if not self.field:
             return IDLE
         if self.busy:
@@ -261,6 +263,13 @@ class ContextUsageModel(ActionViewModel):
         if self.loaded_field != self.field:
             return IDLE  # nothing loaded yet, or not for this one
         return CONTENT if self.strategies else EMPTY
+
+    def is_loaded(self) -> bool:
+        return self.state != LOADING
+
+    def is_empty(self) -> bool:
+        """Nothing asked for yet (`IDLE`: "Choose a context field"), or no strategy uses it."""
+        return self.state in (IDLE, EMPTY)
 
     @property
     def count_text(self) -> str:
@@ -277,7 +286,7 @@ class ContextUsageModel(ActionViewModel):
         return f"Looking for the strategies that use the context field “{self.field}”…"
 
     @property
-    def error_title(self) -> str:
+    def failed_title(self) -> str:
         return f"Could not load the strategies that use the context field “{self.field}”"
 
     @property

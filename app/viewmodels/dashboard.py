@@ -311,14 +311,68 @@ class ProjectDashboardModel(ToolViewModel):
             return f"None: {caps.user_name} holds no role in this project."
         return "None: you hold no role in this project."
 
+    # ------------------------------------------------------------------ the window's state
+
+    def is_loaded(self) -> bool:
+        """The project asked for is shown (when none is, there is nothing to load)."""
+        return not self.project or self.has_data
+
+    def is_empty(self) -> bool:
+        """No project asked for yet: the empty state asks for one."""
+        return not self.project
+
     @property
-    def unavailable(self) -> tuple[str, str]:
-        """Why the dashboard cannot be read on this connection: (title, text)."""
+    def waiting_text(self) -> str:
+        return self.session.message or "Connecting…"
+
+    @property
+    def _reason(self) -> str:
         caps = self.session.capabilities
-        reason = caps.operation(self.tool.key).reason if caps is not None else ""
-        if reason == NEEDS_PAT:
-            return (NEEDS_PAT_TITLE, PAT_STEPS)  # the page's banner says why
-        return ("Not available on this connection", reason)
+        return caps.operation(self.tool.key).reason if caps is not None else ""
+
+    @property
+    def unavailable_title(self) -> str:
+        """Why the dashboard cannot be read on this connection, the title: no connection, or
+        one whose token cannot read it."""
+        if not self.session.ready:
+            return "Not connected"
+        if self._reason == NEEDS_PAT:
+            return NEEDS_PAT_TITLE
+        return "Not available on this connection"
+
+    @property
+    def unavailable_reason(self) -> str:
+        if not self.session.ready:
+            return self.session.message or "Choose a connection (Ctrl+K)."
+        reason = self._reason
+        return PAT_STEPS if reason == NEEDS_PAT else reason  # the page's banner says why
+
+    @property
+    def loading_text(self) -> str:
+        return self.status or f"Loading the dashboard of {self.project}…"
+
+    @property
+    def failed_title(self) -> str:
+        """The failure explained (`explain`), or, for one not from the server (no connection
+        any more, say), a plain title."""
+        return self.error_title or "Could not load the dashboard"
+
+    @property
+    def failed_text(self) -> str:
+        return self.error_detail if self.error_title else self.error
+
+    @property
+    def empty_title(self) -> str:
+        return "Choose a project"
+
+    @property
+    def empty_text(self) -> str:
+        return (
+            "Pick one of the server's projects above, or type a project id and press Enter, "
+            "to see its owners, your roles in it and its latest events."
+        )
+
+    # ------------------------------------------------------------------ what is shown
 
     @property
     def no_events_text(self) -> str:

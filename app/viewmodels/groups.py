@@ -171,8 +171,6 @@ class GroupEditorModel(ToolViewModel):
         super().__init__("groups", session, parent)
         # ---- from the server
         self.groups: TableModel[Group] = TableModel(self._columns(), self)
-        #: the groups were listed at least once on this connection
-        self.loaded = False
         #: the server lists its groups to this token (else the list is hidden)
         self.can_list_groups = True
         #: why the groups are not listed ("" when they are)
@@ -208,7 +206,20 @@ class GroupEditorModel(ToolViewModel):
         #: what Undo would undo: the last change's plan (None when nothing can be undone)
         self.undoable: GroupPlan | None = None
 
-    # ------------------------------------------------------------------ availability
+    # ------------------------------------------------------------------ the window's state
+
+    def is_loaded(self) -> bool:
+        """The groups were listed on this connection, and are not being listed again: the
+        whole window (the form too) shows the loading state while they are."""
+        return self.loaded and not self.busy
+
+    @property
+    def waiting_text(self) -> str:
+        return self.session.message  # "Connecting to …"
+
+    @property
+    def unavailable_title(self) -> str:
+        return "Groups cannot be used on this connection"
 
     @property
     def unavailable_reason(self) -> str:

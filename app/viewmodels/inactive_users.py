@@ -43,7 +43,6 @@ from app.text import count_text, plural
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, RowPipeline, TableModel, cell_text
 from app.viewmodels.tools import ActionViewModel
-from app.viewmodels.users import LoadPhase, load_phase
 
 #: the server's threshold (the spec's "Limits": 180 days without login)
 INACTIVE_DAYS = 180
@@ -131,8 +130,6 @@ def inactive_count_text(shown: int, total: int) -> str:
 class InactiveUsersModel(ActionViewModel):
     #: the rows were loaded (or emptied)
     rows_loaded = Signal()
-    #: the window's state changed (see `phase`)
-    phase_changed = Signal()
     #: whether Delete… can be used changed (the selection, a deletion running, the connection)
     delete_changed = Signal()
     #: a deletion ended: `outcome` or `outcome_error` says how
@@ -143,23 +140,21 @@ class InactiveUsersModel(ActionViewModel):
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("inactive_users", session, parent)
         self.table: TableModel[InactiveRow] = TableModel(INACTIVE_COLUMNS, self)
-        self.loaded = False
         self._load_task: asyncio.Task[None] | None = None
         #: the rows selected in the window
         self.selected: list[InactiveRow] = []
         self._delete_task: asyncio.Task[None] | None = None
-        self.busy_changed.connect(self._phase_may_change)
-        self.error_changed.connect(self._phase_may_change)
-        session.state_changed.connect(self._phase_may_change)
         session.state_changed.connect(self.delete_changed)
 
-    @property
-    def phase(self) -> LoadPhase:
-        return load_phase(self, self.loaded, self.table.total_count == 0)
+    def is_empty(self) -> bool:
+        return self.table.total_count == 0
 
-    def _phase_may_change(self, *_: object) -> None:
-        if not self.closed:
-            self.phase_changed.emit()
+    @property
+    def empty_text(self) -> str:
+        return (
+            f"Every user has logged in within the last {INACTIVE_DAYS} days, or was created "
+            f"less than {INACTIVE_DAYS} days ago. Service accounts are never listed."
+        )
 
     @property
     def busy_loading(self) -> bool:
@@ -284,10 +279,8 @@ class InactiveUsersModel(ActionViewModel):
         self.selected = []
         self.table.clear()
         self.rows_loaded.emit()
-        self.phase_changed.emit()
 
     def close(self) -> None:
         if not self.closed:
-            self.session.state_changed.disconnect(self._phase_may_change)
             self.session.state_changed.disconnect(self.delete_changed)
         super().close()

@@ -119,7 +119,7 @@ from app.viewmodels.metrics_preview import APPLICATION_COLUMNS, ROW_COLUMNS, Pre
 from app.viewmodels.metrics_uploads import REJECTION_COLUMNS, Unfinished, find_unfinished
 from app.viewmodels.session import Session
 from app.viewmodels.table import TableModel
-from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.tools import LoadPhase, ToolViewModel
 
 if TYPE_CHECKING:
     from app.connection import ConnectionSpec
@@ -144,8 +144,13 @@ FEATURES_WHY = "Unleash answers 202 to metrics of flags it does not know, and st
 #: the window's way of asking to send the bodies in doubt anyway (the command line's is an option)
 RESEND_BUTTON = "Send in doubt anyway…"
 
-#: what the files part of the window shows
-EMPTY, LOADING, FAILED, CONTENT = "empty", "loading", "failed", "content"
+#: what the files part of the window shows (the shared `LoadPhase`s it can be)
+EMPTY, LOADING, FAILED, CONTENT = (
+    LoadPhase.EMPTY,
+    LoadPhase.LOADING,
+    LoadPhase.FAILED,
+    LoadPhase.READY,
+)
 
 
 # ---------------------------------------------------------------------------- uploads
@@ -183,8 +188,6 @@ class MetricsToolModel(ToolViewModel):
 
     #: the list of inputs changed (the sources table is already updated)
     inputs_changed = Signal()
-    #: `phase` changed
-    phase_changed = Signal()
     #: (bytes read, bytes in all) while loading
     load_progress = Signal(int, int)
     #: the preview was made again (`preview`)
@@ -367,8 +370,11 @@ class MetricsToolModel(ToolViewModel):
         return self._uploading
 
     @property
-    def phase(self) -> str:
-        """What the files part shows: EMPTY, LOADING, FAILED or CONTENT."""
+    def phase(self) -> LoadPhase:
+        """What the files part shows: EMPTY, LOADING, FAILED or CONTENT. Not the shared rule:
+        files are read and checked with no connection (the window is `usable_when_unavailable`),
+        so it never waits for one nor is unavailable, and what failed is reading (`load_error`),
+        not the server checks that also set `error`."""
         if self.loading:
             return LOADING
         if self.load_error:

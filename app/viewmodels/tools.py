@@ -1,8 +1,15 @@
 """The tools of the sidebar, and `ToolModel`, what a tool's page knows about itself: whether the
-current connection can serve it and, if not, why and what would make it work. QtCore only."""
+current connection can serve it and, if not, why and what would make it work.
+
+`ToolViewModel` is the skeleton every tool's own view-model shares: it loads once the tool can be
+used (and again on F5, Retry, a new connection, a change made elsewhere), and says which of its
+window's states to show (`phase`, a `LoadPhase`) with the texts of each; `phase_changed` says
+when that may have changed. `ActionViewModel` adds what the last action on the server did.
+QtCore only."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -12,7 +19,7 @@ from PySide6.QtCore import QObject, Signal
 from app.changes import Changes, Resource
 from app.registry import TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
-from app.viewmodels.session import CONNECTING, FAILED, Session
+from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
 from app.viewmodels.table import collect_when_released
 
 if TYPE_CHECKING:
@@ -169,25 +176,142 @@ def _collect_soon(*_: object) -> None:
     collect_when_released()
 
 
+class LoadPhase(enum.Enum):
+    """Which of its states a tool's window shows (`ToolViewModel.phase`)."""
+
+    #: the connection is not ready yet (none opened, or one opening)
+    WAITING = "waiting"
+    #: no connection (it failed), or one that cannot serve this tool: see `unavailable_reason`
+    UNAVAILABLE = "unavailable"
+    #: what the window shows is being loaded
+    LOADING = "loading"
+    #: the last load failed: the error and Retry
+    FAILED = "failed"
+    #: loaded, and there is nothing (or nothing asked for yet)
+    EMPTY = "empty"
+    #: loaded, with something to show (a refresh may be running: see `busy`)
+    READY = "ready"
+
+
 class ToolViewModel(SessionViewModel):
     """The base of a tool's own view-model (the group editor's, the archive browser's...).
 
     It loads what the tool needs once the tool can be used on the connection (`start()`, then on
     every new connection), forgets it when the connection goes (`reset()`), and `refresh()` (F5,
     Retry) loads again. Subclasses override `load()` (start tasks with `run`) and `reset()`.
+
+    `phase` says which state the window shows: waiting for the connection, unavailable (and
+    why), loading, failed (and Retry), empty, or ready. The connection's part is decided here;
+    a subclass says what it holds: it sets `loaded` (True once its load succeeded, False in
+    `reset()`) or overrides `is_loaded()` when that follows from other state, and overrides
+    `is_empty()`. `phase_changed` is emitted here when the session's state, `busy` or `error`
+    change and after a new connection's reset; a subclass emits it itself only when `loaded` or
+    what `is_empty()` reads changes outside a busy task (a busy task's end emits it).
+
+    The texts of each state (`waiting_text`, `unavailable_title`, `unavailable_reason`,
+    `loading_text`, `failed_title`, `failed_text`, `empty_title`, `empty_text`) have defaults
+    made from the tool's title ("Could not load the users", "No users"); a subclass overrides
+    those its window words otherwise. `ui.tool_content.ToolContent.show_phase` shows them.
     """
+
+    #: which state the window shows may have changed (see `phase`)
+    phase_changed = Signal()
 
     def __init__(self, tool_key: str, session: Session, parent: QObject | None = None) -> None:
         super().__init__(session, parent)
         self.tool = TOOLS_BY_KEY[tool_key]
         self._started = False
+        #: what the window shows was loaded on this connection (see `is_loaded`)
+        self.loaded = False
         # once its window is deleted (and this with it), what the window held is freed: see
         # `collect_frozen` (a function, not a method: nothing here may keep it alive)
         self.destroyed.connect(_collect_soon)
+        self.busy_changed.connect(self._phase_may_change)
+        self.error_changed.connect(self._phase_may_change)
+        session.state_changed.connect(self._phase_may_change)
 
     @property
     def available(self) -> bool:
         return tool_available(self.session, self.tool.key)
+
+    # ------------------------------------------------------------------ the window's state
+
+    @property
+    def phase(self) -> LoadPhase:
+        """Which state the window shows: the connection's (waiting, unavailable) first, then
+        the load's (failed, loading), then what was loaded (empty, ready)."""
+        state = self.session.state
+        if state in (IDLE, CONNECTING):
+            return LoadPhase.WAITING
+        if state != READY or not self.available:
+            return LoadPhase.UNAVAILABLE
+        if self.error and not self.busy:
+            return LoadPhase.FAILED
+        if not self.is_loaded():
+            return LoadPhase.LOADING
+        return LoadPhase.EMPTY if self.is_empty() else LoadPhase.READY
+
+    def is_loaded(self) -> bool:
+        """Override when "loaded" follows from other state (`loaded` by default)."""
+        return self.loaded
+
+    def is_empty(self) -> bool:
+        """Override: what was loaded holds nothing to show (False by default)."""
+        return False
+
+    def _phase_may_change(self, *_: object) -> None:
+        if not self.closed:
+            self.phase_changed.emit()
+
+    @property
+    def _noun(self) -> str:
+        return self.tool.title.lower()
+
+    @property
+    def waiting_text(self) -> str:
+        """`LoadPhase.WAITING`'s loading text."""
+        return "Waiting for the connection…"
+
+    @property
+    def unavailable_title(self) -> str:
+        """`LoadPhase.UNAVAILABLE`'s title."""
+        return "Not available"
+
+    @property
+    def unavailable_reason(self) -> str:
+        """Why the tool cannot be used now, and what would make it work (the text of
+        `LoadPhase.UNAVAILABLE`)."""
+        session = self.session
+        if session.state == FAILED:
+            return f"Not connected: {session.message}" if session.message else "Not connected."
+        caps = session.capabilities
+        return caps.operation(self.tool.key).reason if caps is not None else "Not connected."
+
+    @property
+    def loading_text(self) -> str:
+        """`LoadPhase.LOADING`'s text: the status ("Loading users… 10,000 so far"), else
+        "Loading <the tool's title>…"."""
+        return self.status or f"Loading {self._noun}…"
+
+    @property
+    def failed_title(self) -> str:
+        """`LoadPhase.FAILED`'s title (its text is `failed_text`, with Retry)."""
+        return f"Could not load the {self._noun}"
+
+    @property
+    def failed_text(self) -> str:
+        return self.error
+
+    @property
+    def empty_title(self) -> str:
+        """`LoadPhase.EMPTY`'s title (its text, `empty_text`, says what empty means)."""
+        return f"No {self._noun}"
+
+    @property
+    def empty_text(self) -> str:
+        return ""
+
+    # ------------------------------------------------------------------ loading
 
     def start(self) -> None:
         """Begin: the window is built and bound. Loads at once when the tool can be used."""
@@ -199,6 +323,10 @@ class ToolViewModel(SessionViewModel):
         """Load again (F5, Retry); nothing when the tool cannot be used here."""
         if self.available and not self.closed:
             self.load()
+
+    def _on_session_connection_changed(self) -> None:
+        super()._on_session_connection_changed()
+        self._phase_may_change()  # what came from the old connection is gone (`reset`)
 
     def on_connection_changed(self) -> None:
         self.reset()
@@ -215,6 +343,11 @@ class ToolViewModel(SessionViewModel):
 
     def reset(self) -> None:
         """Override: forget what came from the previous connection."""
+
+    def close(self) -> None:
+        if not self.closed:
+            self.session.state_changed.disconnect(self._phase_may_change)
+        super().close()
 
 
 @dataclass(frozen=True)

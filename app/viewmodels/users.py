@@ -22,7 +22,8 @@ only the fields that changed.
   person's form as typed (the window keeps its dialog open); a 429 is waited out with
   `create_progress` saying how long.
 
-`LoadPhase` (shared with the inactive-users window) says which of the window's states to show.
+Which of the window's states to show is the shared `phase` (`ToolViewModel`): loaded once the
+list came, empty when it holds nobody.
 
 QtCore only: no QtWidgets below `app/`.
 """
@@ -30,7 +31,6 @@ QtCore only: no QtWidgets below `app/`.
 from __future__ import annotations
 
 import asyncio
-import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -63,7 +63,7 @@ from app.api.models import CreateUser, Role, UpdateUser, User
 from app.changes import Resource
 from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
 from app.text import plural
-from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
+from app.viewmodels.session import Session
 from app.viewmodels.table import Column, PreparedRows, TableModel, cell_text, prepare_rows
 from app.viewmodels.tools import ToolViewModel
 
@@ -75,45 +75,6 @@ FIELD_LABELS = {NAME: "name", EMAIL: "email", ROOT_ROLE: "root role"}
 #: the tooltip of a user marked in the list
 UNSAVED = "Unsaved changes: select the user to save or revert them."
 SCIM_REASON = "Changes would be overwritten by the identity provider; change this user there."
-
-
-class LoadPhase(enum.Enum):
-    """What a window that loads one list shows."""
-
-    #: the connection is not ready yet
-    WAITING = "waiting"
-    #: no connection (it failed), or one that cannot serve this tool: see `unavailable_reason`
-    UNAVAILABLE = "unavailable"
-    #: the first load is running
-    LOADING = "loading"
-    #: the last load failed: the error and Retry
-    FAILED = "failed"
-    #: loaded, and there is nothing
-    EMPTY = "empty"
-    #: loaded, with rows (a refresh may be running: see `busy`)
-    READY = "ready"
-
-
-def load_phase(model: ToolViewModel, loaded: bool, empty: bool) -> LoadPhase:
-    state = model.session.state
-    if state in (IDLE, CONNECTING):
-        return LoadPhase.WAITING
-    if state != READY or not model.available:
-        return LoadPhase.UNAVAILABLE
-    if model.error and not model.busy:
-        return LoadPhase.FAILED
-    if not loaded:
-        return LoadPhase.LOADING
-    return LoadPhase.EMPTY if empty else LoadPhase.READY
-
-
-def unavailable_reason(model: ToolViewModel) -> str:
-    """Why the tool cannot be used now (for `LoadPhase.UNAVAILABLE`)."""
-    session = model.session
-    if session.state == FAILED:
-        return f"Not connected: {session.message}" if session.message else "Not connected."
-    caps = session.capabilities
-    return caps.operation(model.tool.key).reason if caps is not None else "Not connected."
 
 
 @dataclass(frozen=True)
@@ -171,8 +132,6 @@ class UserEditorModel(ToolViewModel):
     current_changed = Signal()
     #: the draft, its problems, the saving state or the messages changed
     form_changed = Signal()
-    #: the window's state changed (see `phase`)
-    phase_changed = Signal()
     #: a create, delete or reset started, waits, or ended (see `create_error`,
     #: `create_progress`, `action_error`, `reset_link`); with True when a create succeeded
     action_changed = Signal(bool)
@@ -185,7 +144,6 @@ class UserEditorModel(ToolViewModel):
         self._role_by_id: dict[int, str] = {}
         self.users: TableModel[User] = TableModel(self._columns(), self)
         self._by_id: dict[int, User] = {}
-        self.loaded = False
         self._load_task: asyncio.Task[None] | None = None
         #: the selected user's id and its latest server copy
         self._current_id: int | None = None
@@ -221,9 +179,6 @@ class UserEditorModel(ToolViewModel):
         self._just_created: Created | None = None
         self.users.mark = self.draft_mark
         self.form_changed.connect(self._marks_may_change)
-        self.busy_changed.connect(self._phase_may_change)
-        self.error_changed.connect(self._phase_may_change)
-        session.state_changed.connect(self._phase_may_change)
         session.state_changed.connect(self._actions_may_change)
 
     def _actions_may_change(self, *_: object) -> None:
@@ -269,13 +224,12 @@ class UserEditorModel(ToolViewModel):
     def busy_loading(self) -> bool:
         return self._load_task is not None and not self._load_task.done()
 
-    @property
-    def phase(self) -> LoadPhase:
-        return load_phase(self, self.loaded, self.users.total_count == 0)
+    def is_empty(self) -> bool:
+        return self.users.total_count == 0
 
-    def _phase_may_change(self, *_: object) -> None:
-        if not self.closed:
-            self.phase_changed.emit()
+    @property
+    def empty_text(self) -> str:
+        return "This server lists no user accounts. (Service accounts are never listed here.)"
 
     def load(self) -> None:
         if self.busy_loading:
@@ -341,7 +295,6 @@ class UserEditorModel(ToolViewModel):
         self.users_loaded.emit()
         self.current_changed.emit()
         self.form_changed.emit()
-        self.phase_changed.emit()
 
     # ------------------------------------------------------------------ unsaved drafts
 
@@ -865,7 +818,6 @@ class UserEditorModel(ToolViewModel):
 
     def close(self) -> None:
         if not self.closed:
-            self.session.state_changed.disconnect(self._phase_may_change)
             self.session.state_changed.disconnect(self._actions_may_change)
         super().close()
 

@@ -32,8 +32,7 @@ from app.viewmodels.inactive_users import (
     inactive_row,
 )
 from app.viewmodels.session import Session
-from app.viewmodels.tools import TOOLS_BY_KEY, ToolModel
-from app.viewmodels.users import LoadPhase
+from app.viewmodels.tools import TOOLS_BY_KEY, LoadPhase, ToolModel
 from sandbox import db
 from sandbox.process import SandboxProcess
 from tests.qt_fixtures import select_where

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 from app.api.models import CreateUser, User
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel
+from app.viewmodels.tools import LoadPhase
 from app.viewmodels.users import (
     EMAIL,
     NAME,
     ROOT_ROLE,
-    LoadPhase,
     field_of,
     merged_user,
 )
