@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -358,8 +358,3 @@ async def _complete(record: Awaitable[None]) -> None:
         await record
     except OSError as exc:
         log.warning("could not complete a journal entry: %s", exc)
-
-
-def ids_of(values: Iterable[Any]) -> tuple[Any, ...]:
-    """Each value once, in order."""
-    return tuple(dict.fromkeys(values))
