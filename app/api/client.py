@@ -330,13 +330,10 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get("/api/admin/groups", GroupList)
 
-    async def create_group(
-        self, group: CreateGroup, *, answered: Callable[[int], object] | None = None
-    ) -> Group:
-        """Operation 1, `POST /api/admin/groups`. `answered` is given the answer's status (for
-        a journal) before the body is read."""
+    async def create_group(self, group: CreateGroup) -> Group:
+        """Operation 1, `POST /api/admin/groups`."""
         await self._require("groups")
-        return await self._send_group(create_group_request(group), answered)
+        return await self.read_answer(await self.send_write(create_group_request(group)), Group)
 
     async def get_group(self, group_id: int) -> Group:
         """`GET /api/admin/groups/:id`: the group with its members (404 `NotFound` for an id
@@ -344,28 +341,14 @@ class AdminClient(Sender):
         await self._require("groups")
         return await self.get(f"/api/admin/groups/{int(group_id)}", Group)
 
-    async def update_group(
-        self,
-        group_id: int,
-        group: CreateGroup,
-        *,
-        answered: Callable[[int], object] | None = None,
-    ) -> Group:
+    async def update_group(self, group_id: int, group: CreateGroup) -> Group:
         """`PUT /api/admin/groups/:id` (the action `groups.edit`): every field replaced, the
         nulls sent as nulls (no root role, no description). Unleash 8.2 answers the group
         without its members (groupWriteResponseSchema): `get_group` reads them. 409 `Conflict`
-        for a name another group has, 400 `BadRequest`, 404 `NotFound`. `answered` as for
-        `create_group`."""
+        for a name another group has, 400 `BadRequest`, 404 `NotFound`."""
         await self._require(EDIT_GROUP)
-        return await self._send_group(update_group_request(group_id, group), answered)
-
-    async def _send_group(
-        self, request: WriteRequest, answered: Callable[[int], object] | None
-    ) -> Group:
-        response = await self._send_write(request)
-        if answered is not None:
-            answered(response.status_code)
-        return await self._parse(response, Group, f"{request.method} {request.path}")
+        request = update_group_request(group_id, group)
+        return await self.read_answer(await self.send_write(request), Group)
 
     async def delete_group(self, group_id: int) -> int:
         """`DELETE /api/admin/groups/:id` (the action `groups.delete`); the answer's status
