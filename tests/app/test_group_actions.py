@@ -235,7 +235,8 @@ def test_group_edits_in_doubt_are_checked_by_the_body_sent(
                     await change(c, plan)
             c.send = True
             # someone else renames the third after the lost answer
-            await AdminClient.update_group(c, groups[2].id, body("Renamed elsewhere", a))
+            async with AdminClient(sandbox.url, sandbox.admin_token) as someone:
+                await someone.update_group(groups[2].id, body("Renamed elsewhere", a))
             entries = journal.entries()
             assert all(x.in_doubt and can_check(x) for x in entries)
             verdicts = []
