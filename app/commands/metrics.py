@@ -280,7 +280,7 @@ def _dry_run(
 ) -> int:
     """Split and check as a real upload would (the same warnings: the client token's
     environment and the server's flag names when a connection is given); send nothing."""
-    from app.metrics.batch_upload import dry_run_checks, dry_split
+    from app.metrics.batch_upload import dry_run_checks, dry_split, look_for_earlier
 
     split = dry_split([batch], max_body)
     try:
@@ -303,7 +303,48 @@ def _dry_run(
             f"the largest {split.largest:,} of at most {max_body:,})"
             + (f"; {plural(invalid, 'invalid item')} left out" if invalid else "")
         )
+    if spec is not None and not args.again:  # what the upload would find first: said alike
+        try:
+            found = asyncio.run(look_for_earlier([batch], spec, folder=args.folder))
+        except KeyboardInterrupt:
+            return out.fail(EXIT_CANCELLED, "cancelled; nothing was sent")
+        if found is not None:
+            return _sent_before(out, found, dry_run=True)
     return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+
+
+def _sent_before(out: Output, outcome: Outcome, *, dry_run: bool) -> int:
+    """This batch went to this server before (`ALREADY_SENT`, `UNFINISHED`): say when, where
+    and what to do, the same for an upload and its --dry-run; exit 5 or 6."""
+    from app.metrics.batch_upload import ALREADY_SENT
+
+    nothing = "An upload would send nothing." if dry_run else "Nothing was sent."
+    if outcome.failure == ALREADY_SENT:
+        out.update(
+            already_sent=[
+                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+                 "server": e.server, "bodies": e.bodies, "metrics": e.metrics}
+                for e in outcome.earlier
+            ]
+        )  # fmt: skip
+        return out.fail(
+            EXIT_ALREADY_SENT,
+            f"{outcome.message} {nothing} To send it again anyway, add --again.",
+        )
+    out.update(
+        unfinished=[
+            {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+             "server": e.server, "bodies": e.total, "unfinished": e.unfinished,
+             "resume": resume_command(e.folder)}
+            for e in outcome.earlier
+        ]
+    )  # fmt: skip
+    return out.fail(
+        EXIT_UNFINISHED,
+        f"{outcome.message} {nothing} Resume with: "
+        f"{resume_command(outcome.earlier[0].folder)} (or add --again to start a new "
+        "upload anyway)",
+    )
 
 
 def _report_problems(out: Output, checks: Checks) -> int:
@@ -392,33 +433,8 @@ def _send(
     finally:
         if bar is not None:
             bar.finish()
-    if outcome.failure == ALREADY_SENT:
-        out.update(
-            already_sent=[
-                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
-                 "bodies": e.bodies, "metrics": e.metrics}
-                for e in outcome.earlier
-            ]
-        )  # fmt: skip
-        return out.fail(
-            EXIT_ALREADY_SENT,
-            f"{outcome.message} Nothing was sent. To send it again anyway, add --again.",
-        )
-    if outcome.failure == UNFINISHED:
-        out.update(
-            unfinished=[
-                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
-                 "bodies": e.total, "unfinished": e.unfinished,
-                 "resume": resume_command(e.folder)}
-                for e in outcome.earlier
-            ]
-        )  # fmt: skip
-        return out.fail(
-            EXIT_UNFINISHED,
-            f"{outcome.message} Nothing was sent. Resume with: "
-            f"{resume_command(outcome.earlier[0].folder)} (or add --again to start a new "
-            "upload anyway)",
-        )
+    if outcome.failure in (ALREADY_SENT, UNFINISHED):
+        return _sent_before(out, outcome, dry_run=False)
     if outcome.failure == INVALID_NOT_SAVED:
         assert outcome.folder is not None
         return out.fail(
