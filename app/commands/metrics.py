@@ -88,9 +88,13 @@ upload: use the URL the server points to. After Ctrl+C, a crash or a network los
 LEDGER sends exactly the bodies pending. Uploading the same files to the same server again
 while an earlier upload of them is unfinished says its --resume command and sends nothing
 (exit 6). A batch this server accepted before (found in the earlier uploads' ledgers) is not
-sent again without --again.
+sent again without --again: a batch is its metric items, however they are split (--max-body),
+ordered or spread over files, and a server is its instance id (read with the admin token of
+--token-env or the profile), else its address (localhost, 127.0.0.1 and ::1 are one; the
+default port and trailing slashes do not count).
 --dry-run prints the same problems and warnings as an upload: with --url or --profile, also the
-ones about the client token's environment and the server's flag names.
+ones about the client token's environment and the server's flag names, and, like the upload,
+that the batch was accepted before (exit 5) or is unfinished (exit 6).
 
 exit status:
   0  every body accepted (with --dry-run: every item valid)
@@ -102,9 +106,9 @@ exit status:
   3  the server was unreachable (or kept failing) after retries, or cannot take metrics at this
      URL (a redirect, no such endpoint): bodies left pending, resume later
   4  the token was refused (401/403): wrong token, or not a client token
-  5  this server accepted the batch (bodies with exactly these bytes) in an earlier upload:
-     nothing was sent, and the earlier upload's folder is named; --again sends it anyway
-     (the server then counts it twice)
+  5  this server accepted the batch (the same metric items, however split or spelt) in an
+     earlier upload: nothing was sent, and when, to which server and the earlier upload's
+     folder are named; --again sends it anyway (the server then counts it twice)
   6  an upload of these files to this server stopped unfinished: nothing was sent; its
      --resume command is printed (--again starts a new upload anyway)
   7  bodies in doubt that the server's totals could not decide are left pending (the report
@@ -294,6 +298,7 @@ def _dry_run(
             "token's environment and the feature names).",
             file=sys.stderr,
         )
+        _accepted_anywhere(batch, args.folder)
     out.update(dry_run=True, bodies=split.bodies, bytes=split.bytes, largest_body=split.largest)
     if not args.json:
         sendable = batch.metric_count - batch.unsendable
@@ -311,6 +316,21 @@ def _dry_run(
         if found is not None:
             return _sent_before(out, found, dry_run=True)
     return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+
+
+def _accepted_anywhere(batch: Batch, folder: Path | None) -> None:
+    """A dry run without a server: the earlier uploads of this batch to any server that had it
+    accepted, said (the exit status is not changed: which server is meant is not known)."""
+    from app.metrics.batch_upload import earlier_uploads, upload_parents
+    from app.metrics.identity import batch_key
+
+    for earlier in earlier_uploads(batch_key([batch]), None, upload_parents(folder))[:3]:
+        print(
+            f"This batch was uploaded to {earlier.server} and accepted already "
+            f"({earlier.metrics:,} of its {plural(batch.metric_count, 'metric')}), "
+            f"{earlier.text}: give --url or --profile to check the server you mean.",
+            file=sys.stderr,
+        )
 
 
 def _sent_before(out: Output, outcome: Outcome, *, dry_run: bool) -> int:
@@ -600,9 +620,9 @@ def _connection(
     checks then leave the environment out)."""
     if dry_run and not args.profile and not args.url:
         return None
-    from app.api.client import normalise_base_url
     from app.commands.connection import connection_from_args, url_connection
     from app.metrics import token_environment
+    from app.metrics.identity import same_address
 
     if args.profile:
         spec = connection_from_args(args)
@@ -615,7 +635,7 @@ def _connection(
                 f"(default {args.client_token_env})"
             )
         spec = url_connection(args, url)
-    if ledger_server and normalise_base_url(ledger_server) != spec.url:
+    if ledger_server and not same_address(ledger_server, spec.url):  # localhost = 127.0.0.1
         raise UsageError(
             f"the ledger is an upload to {ledger_server}, not {spec.url}: resume it there "
             "(leave out --url and --profile to use the ledger's server)"

@@ -407,9 +407,11 @@ def _source_keys(sources: Iterable[dict[str, Any]]) -> list[tuple[str, int]]:
     return sorted((str(s.get("file", "")), int(s.get("metrics") or 0)) for s in sources)
 
 
-def _same_server(server: ServerIdentity, parents: Iterable[Path]) -> Iterator[tuple[Ledger, str]]:
-    """The ledgers under `parents` (each once) of uploads to `server`, with how their server
-    was found to be it ("" when its URL is spelt alike)."""
+def _same_server(
+    server: ServerIdentity | None, parents: Iterable[Path]
+) -> Iterator[tuple[Ledger, str]]:
+    """The ledgers under `parents` (each once) of uploads to `server` (None: to any), with how
+    their server was found to be it ("" when its URL is spelt alike)."""
     seen: set[Path] = set()
     for parent in parents:
         for other in ledgers_in(parent):
@@ -417,6 +419,9 @@ def _same_server(server: ServerIdentity, parents: Iterable[Path]) -> Iterator[tu
             if key in seen:
                 continue
             seen.add(key)
+            if server is None:
+                yield other, ""
+                continue
             theirs = ServerIdentity.of_header(other.header)
             if server.same(theirs):
                 yield other, server.why_same(theirs)
@@ -433,11 +438,12 @@ def same_server(a: str, b: str) -> bool:
 
 
 def earlier_uploads(
-    key: BatchKey, server: ServerIdentity, parents: Iterable[Path]
+    key: BatchKey, server: ServerIdentity | None, parents: Iterable[Path]
 ) -> list[EarlierUpload]:
-    """The uploads in the folders under `parents` to `server` of the batch of `key` that had
-    something of it accepted, newest first: whatever bodies it was split into, in whatever
-    order, and however the server's URL was spelt. Blocking: worker thread."""
+    """The uploads in the folders under `parents` to `server` (None: to any server) of the
+    batch of `key` that had something of it accepted, newest first: whatever bodies it was
+    split into, in whatever order, and however the server's URL was spelt. Blocking: worker
+    thread."""
     found: list[EarlierUpload] = []
     for other, how in _same_server(server, parents):
         accepted = [e for e in other.entries if e.state is State.ACCEPTED]

@@ -483,6 +483,10 @@ def test_dry_run_prints_the_same_warnings_as_an_upload(tmp_path: Path) -> None:
     offline = flagdesk("upload", path, "--dry-run", data=tmp_path)
     assert offline.returncode == 0
     assert "Not checked against a server" in offline.stderr
+    # the upload above, to a server it cannot tell is meant, is said
+    folder = summary(real)["folder"]
+    assert f"uploaded to {sb.url} and accepted already (3 of its 3 metrics)" in offline.stderr
+    assert folder in offline.stderr
 
 
 def test_a_batch_the_server_accepted_is_sent_again_only_with_again(
@@ -710,3 +714,7 @@ def test_the_same_batch_split_otherwise_or_sent_to_another_spelling_is_accepted_
         assert "--again" in again.stderr
     assert stored(sandbox, set(features)) == once  # never counted twice
     assert [p.name for p in (tmp_path / "uploads").iterdir()] == [Path(folder).name]
+    # its ledger resumes through another spelling of its server (nothing left to send)
+    resumed = flagdesk("upload", "--resume", folder, "--url", f"http://localhost:{port}/",
+                       env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
