@@ -138,7 +138,7 @@ class EarlierUpload:
     total: int = 0
     #: how its server was found to be this one when its URL is spelt otherwise ("the same
     #: server as http://127.0.0.1:4242, by its address http://loopback:4242"); "" when alike
-    same_server: str = ""
+    matched_by: str = ""
 
     @property
     def when(self) -> str:
@@ -161,7 +161,7 @@ def already_sent_text(earlier: Sequence[EarlierUpload], total_metrics: int) -> s
         what = "This batch was"
     else:
         what = f"{first.metrics:,} of this batch's {plural(total_metrics, 'metric')} were"
-    same = f" ({first.same_server})" if first.same_server else ""
+    same = f" ({first.matched_by})" if first.matched_by else ""
     more = ""
     if len(earlier) > 1:
         more = f" (and in {plural(len(earlier) - 1, 'more upload')})"
@@ -358,7 +358,7 @@ def write_invalid(batches: Sequence[Batch], path: Path) -> int:
 def unfinished_text(earlier: Sequence[EarlierUpload]) -> str:
     """What to tell a person who uploads a batch whose earlier upload stopped unfinished."""
     first = earlier[0]
-    same = f" ({first.same_server})" if first.same_server else ""
+    same = f" ({first.matched_by})" if first.matched_by else ""
     more = ""
     if len(earlier) > 1:
         more = f" (and {plural(len(earlier) - 1, 'more unfinished upload')})"
@@ -450,7 +450,7 @@ def earlier_uploads(
         if accepted and ledger_key(other) == key:
             found.append(
                 EarlierUpload(other.folder, other.server, other.created, len(accepted),
-                              sum(e.metrics for e in accepted), same_server=how)
+                              sum(e.metrics for e in accepted), matched_by=how)
             )  # fmt: skip
     return _newest_first(found)
 

@@ -18,9 +18,12 @@ Why not a cryptographic digest per item: SHA-1 or BLAKE2 of a million items cost
 of CPU on top of the 2.4 s of reading them (a third more); CRC-32 costs 0.2 s. The totals make the
 key exact for every change the server would count differently (one count more, another hour,
 another flag); a change it would not (a timestamp within the same hour, counts moved between two
-items of one hour) changes the CRC sums unless CRC-32 collides (a change of up to 32 bits in one
-item never does; any other about one time in 2^32). Items too large for any body are part of the
-batch too: the key does not depend on `--max-body`.
+items of one hour) changes the CRC sums unless CRC-32 collides: a change within four bytes in
+a row of one item never does (CRC-32 finds every burst of up to 32 bits), another about one time
+in 2^32; the sum of squares catches two items swapping a difference. Items too large for any
+body are part of the batch too: the key does not depend on `--max-body`. What is not the same
+batch: the same time spelt otherwise (an integer or a string, another offset), variants listed
+in another order: the bytes sent differ.
 
 **A server is what it says it is**: its instance id, where it answers one (`GET
 /api/admin/ui-config`, `versionInfo.instanceId`: Unleash generates it when its database is made,

@@ -63,7 +63,7 @@ def test_only_uploads_of_the_same_batch_accepted_on_the_same_server_count(tmp_pa
                             [uploads, uploads])  # fmt: skip
     # the one without an instance id is this server by its address; the other instance is not
     assert [(e.folder, e.bodies, e.metrics) for e in found] == [(accepted, 1, 1)]
-    assert found[0].same_server == (
+    assert found[0].matched_by == (
         "the same server as http://localhost:4242, by its address http://loopback:4242"
     )
     text = already_sent_text(found, 2)

@@ -3,7 +3,8 @@
 The guard matched the exact body bytes for the exact URL text: the same batch split otherwise
 (`--max-body`), or sent to `localhost` rather than `127.0.0.1`, was sent again and counted
 twice. A batch is its metric items (a multiset: whatever the bodies, the files, their format and
-order), a server its instance id, else its normalised address. Here every way to split, spell
+order, and however each item's JSON is spaced or its keys ordered), a server its instance id,
+else its normalised address. Here every way to split, spell
 and order the batch the sandbox accepted is refused `ALREADY_SENT` by `BatchUpload.send` (the
 path of the command line and the window) before anything is written or sent, and the same
 batch with one item changed, added or left out is not (`look_for_earlier`, the dry run's view of
@@ -70,15 +71,21 @@ def items() -> list[dict[str, Any]]:
     return [copy.deepcopy(out[0]), *out]
 
 
-def write(folder: Path, batch: list[dict[str, Any]], fmt: str, files: int) -> list[Path]:
-    """`batch` in `files` files of format `fmt` (ndjson, bulk or array)."""
+def write(
+    folder: Path, batch: list[dict[str, Any]], fmt: str, files: int, respell: bool = False
+) -> list[Path]:
+    """`batch` in `files` files of format `fmt` (ndjson, bulk or array); `respell`: each
+    item's keys in the reverse order, spaced out."""
     folder.mkdir(parents=True, exist_ok=True)
+    if respell:
+        batch = [dict(reversed(item.items())) for item in batch]
     paths = []
     for k in range(files):
         part = batch[k::files]
         path = folder / f"part-{k}.{fmt}"
         if fmt == "ndjson":
-            path.write_text("".join(json.dumps(i) + "\n" for i in part))
+            sep = (" , ", " : ") if respell else None
+            path.write_text("".join(json.dumps(i, separators=sep) + "\n" for i in part))
         elif fmt == "bulk":
             path.write_text(json.dumps({"applications": [], "metrics": part}, indent=1))
         else:
@@ -161,6 +168,7 @@ SPLITS = (1024, 1500, 2048, 4096, 60_000, BULK_METRICS_BODY_LIMIT)
     max_body=st.sampled_from(SPLITS),
     spelling=st.integers(0, 3),
     admin=st.booleans(),
+    respell=st.booleans(),
 )
 def test_the_same_batch_however_split_spelt_or_ordered_is_accepted_before(
     accepted: Accepted,
@@ -170,10 +178,11 @@ def test_the_same_batch_however_split_spelt_or_ordered_is_accepted_before(
     max_body: int,
     spelling: int,
     admin: bool,
+    respell: bool,
 ) -> None:
     base = items()
     with tempfile.TemporaryDirectory() as tmp:
-        batch = load(write(Path(tmp), [base[i] for i in order], fmt, files))
+        batch = load(write(Path(tmp), [base[i] for i in order], fmt, files, respell))
         assert batch.metric_count == 30 and not batch.errors
         url = accepted.spellings()[spelling]
         # without an admin token the server is known by its address alone
