@@ -143,6 +143,8 @@ def ledger_key(ledger: Ledger) -> BatchKey | None:
         key = bodies_key(ledger.body(entry.index) for entry in ledger.entries)
     except LedgerError:
         return None
+    finally:
+        ledger.release_bodies()  # `ledgers_in` opens ledgers that nobody closes
     with contextlib.suppress(OSError):
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps({"format": KEY_FORMAT, "batch": key.to_json()}) + "\n", "utf-8")

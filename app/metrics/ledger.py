@@ -575,6 +575,13 @@ class Ledger:
             os.close(self._bodies_fd)
             self._bodies_fd = None
 
+    def release_bodies(self) -> None:
+        """Close the copy of the bodies that `body()` opened (it opens it again when needed):
+        after reading the bodies of a ledger opened only to be read, which nobody closes."""
+        if self._bodies_fd is not None:
+            os.close(self._bodies_fd)
+            self._bodies_fd = None
+
     def discard(self) -> None:
         """Close the ledger and remove it, its copy of the bodies and its folder (when that is
         then empty): for an upload nothing of which was sent. Blocking."""
