@@ -7,6 +7,8 @@ sandbox, against a bare httpx loop sending the same pre-split bodies with the sa
 1. `app/resources/samples/generate.py` writes the batch into a temporary folder (not timed).
 2. `app.metrics.load()` then `Batch.bodies()`: metrics per second for each and together, and the
    peak RSS of this process (`resource.getrusage`) after them. Goal: 200,000 metrics/s or more.
+   Reading also sums each item's CRC-32 for the batch's key; `batch_key_s` is the key made
+   from those sums and the totals afterwards (an upload's first step; not in the goal).
    Beside them the CPU time the process had (`cpu_share`: of the wall-clock time): well under 1,
    the machine was busy with other work and the figures say more about it than about flagdesk.
 3. Upload, each on a fresh `flagdesk serve --empty` child (`SandboxProcess`):
@@ -53,6 +55,7 @@ from margin import at_least, at_most, of_baseline  # noqa: E402
 from app import resources  # noqa: E402
 from app.api.client import AdminClient  # noqa: E402
 from app.metrics import Batch, Body, load  # noqa: E402
+from app.metrics.identity import batch_key  # noqa: E402
 from app.metrics.upload import Upload  # noqa: E402
 from sandbox.process import SandboxProcess  # noqa: E402
 
@@ -91,6 +94,8 @@ def load_and_split(path: Path) -> tuple[Batch, list[Body], dict[str, Any]]:
     bodies = batch.bodies()
     t2 = time.perf_counter()
     cpu = time.process_time() - cpu0
+    key = batch_key([batch])  # what an upload looks for in the earlier ledgers (not in the goal)
+    t3 = time.perf_counter()
     n = batch.metric_count
     figures = {
         "metrics": n,
@@ -98,6 +103,8 @@ def load_and_split(path: Path) -> tuple[Batch, list[Body], dict[str, Any]]:
         "file_mb": round(path.stat().st_size / 1e6, 1),
         "load_s": round(t1 - t0, 3),
         "split_s": round(t2 - t1, 3),
+        "batch_key_s": round(t3 - t2, 3),
+        "batch_key": key.digest,
         "load_metrics_per_s": round(n / (t1 - t0)),
         "split_metrics_per_s": round(n / (t2 - t1)),
         "load_and_split_metrics_per_s": round(n / (t2 - t0)),

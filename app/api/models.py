@@ -828,6 +828,9 @@ class FeatureMetricsRaw(Response):
 
 class VersionInfo(Response):
     current: dict[str, str] = {}
+    #: the server's instance id: Unleash generates it when its database is made (5 to 8), the
+    #: sandbox too; what `app.metrics.identity` knows a server by
+    instanceId: str | None = None
 
 
 class Permission(Response):

@@ -88,9 +88,13 @@ upload: use the URL the server points to. After Ctrl+C, a crash or a network los
 LEDGER sends exactly the bodies pending. Uploading the same files to the same server again
 while an earlier upload of them is unfinished says its --resume command and sends nothing
 (exit 6). A batch this server accepted before (found in the earlier uploads' ledgers) is not
-sent again without --again.
+sent again without --again: a batch is its metric items, however they are split (--max-body),
+ordered or spread over files, and a server is its instance id (read with the admin token of
+--token-env or the profile), else its address (localhost, 127.0.0.1 and ::1 are one; the
+default port and trailing slashes do not count).
 --dry-run prints the same problems and warnings as an upload: with --url or --profile, also the
-ones about the client token's environment and the server's flag names.
+ones about the client token's environment and the server's flag names, and, like the upload,
+that the batch was accepted before (exit 5) or is unfinished (exit 6).
 
 exit status:
   0  every body accepted (with --dry-run: every item valid)
@@ -102,9 +106,9 @@ exit status:
   3  the server was unreachable (or kept failing) after retries, or cannot take metrics at this
      URL (a redirect, no such endpoint): bodies left pending, resume later
   4  the token was refused (401/403): wrong token, or not a client token
-  5  this server accepted the batch (bodies with exactly these bytes) in an earlier upload:
-     nothing was sent, and the earlier upload's folder is named; --again sends it anyway
-     (the server then counts it twice)
+  5  this server accepted the batch (the same metric items, however split or spelt) in an
+     earlier upload: nothing was sent, and when, to which server and the earlier upload's
+     folder are named; --again sends it anyway (the server then counts it twice)
   6  an upload of these files to this server stopped unfinished: nothing was sent; its
      --resume command is printed (--again starts a new upload anyway)
   7  bodies in doubt that the server's totals could not decide are left pending (the report
@@ -280,7 +284,7 @@ def _dry_run(
 ) -> int:
     """Split and check as a real upload would (the same warnings: the client token's
     environment and the server's flag names when a connection is given); send nothing."""
-    from app.metrics.batch_upload import dry_run_checks, dry_split
+    from app.metrics.batch_upload import dry_run_checks, dry_split, look_for_earlier
 
     split = dry_split([batch], max_body)
     try:
@@ -294,6 +298,7 @@ def _dry_run(
             "token's environment and the feature names).",
             file=sys.stderr,
         )
+        _accepted_anywhere(batch, args.folder)
     out.update(dry_run=True, bodies=split.bodies, bytes=split.bytes, largest_body=split.largest)
     if not args.json:
         sendable = batch.metric_count - batch.unsendable
@@ -303,7 +308,63 @@ def _dry_run(
             f"the largest {split.largest:,} of at most {max_body:,})"
             + (f"; {plural(invalid, 'invalid item')} left out" if invalid else "")
         )
+    if spec is not None and not args.again:  # what the upload would find first: said alike
+        try:
+            found = asyncio.run(look_for_earlier([batch], spec, folder=args.folder))
+        except KeyboardInterrupt:
+            return out.fail(EXIT_CANCELLED, "cancelled; nothing was sent")
+        if found is not None:
+            return _sent_before(out, found, dry_run=True)
     return out.done(EXIT_INCOMPLETE if invalid else EXIT_OK)
+
+
+def _accepted_anywhere(batch: Batch, folder: Path | None) -> None:
+    """A dry run without a server: the earlier uploads of this batch to any server that had it
+    accepted, said (the exit status is not changed: which server is meant is not known)."""
+    from app.metrics.batch_upload import earlier_uploads, upload_parents
+    from app.metrics.identity import batch_key
+
+    for earlier in earlier_uploads(batch_key([batch]), None, upload_parents(folder))[:3]:
+        print(
+            f"This batch was uploaded to {earlier.server} and accepted already "
+            f"({earlier.metrics:,} of its {plural(batch.metric_count, 'metric')}), "
+            f"{earlier.text}: give --url or --profile to check the server you mean.",
+            file=sys.stderr,
+        )
+
+
+def _sent_before(out: Output, outcome: Outcome, *, dry_run: bool) -> int:
+    """This batch went to this server before (`ALREADY_SENT`, `UNFINISHED`): say when, where
+    and what to do, the same for an upload and its --dry-run; exit 5 or 6."""
+    from app.metrics.batch_upload import ALREADY_SENT
+
+    nothing = "An upload would send nothing." if dry_run else "Nothing was sent."
+    if outcome.failure == ALREADY_SENT:
+        out.update(
+            already_sent=[
+                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+                 "server": e.server, "bodies": e.bodies, "metrics": e.metrics}
+                for e in outcome.earlier
+            ]
+        )  # fmt: skip
+        return out.fail(
+            EXIT_ALREADY_SENT,
+            f"{outcome.message} {nothing} To send it again anyway, add --again.",
+        )
+    out.update(
+        unfinished=[
+            {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
+             "server": e.server, "bodies": e.total, "unfinished": e.unfinished,
+             "resume": resume_command(e.folder)}
+            for e in outcome.earlier
+        ]
+    )  # fmt: skip
+    return out.fail(
+        EXIT_UNFINISHED,
+        f"{outcome.message} {nothing} Resume with: "
+        f"{resume_command(outcome.earlier[0].folder)} (or add --again to start a new "
+        "upload anyway)",
+    )
 
 
 def _report_problems(out: Output, checks: Checks) -> int:
@@ -392,33 +453,8 @@ def _send(
     finally:
         if bar is not None:
             bar.finish()
-    if outcome.failure == ALREADY_SENT:
-        out.update(
-            already_sent=[
-                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
-                 "bodies": e.bodies, "metrics": e.metrics}
-                for e in outcome.earlier
-            ]
-        )  # fmt: skip
-        return out.fail(
-            EXIT_ALREADY_SENT,
-            f"{outcome.message} Nothing was sent. To send it again anyway, add --again.",
-        )
-    if outcome.failure == UNFINISHED:
-        out.update(
-            unfinished=[
-                {"folder": str(e.folder), "created": e.created.isoformat() if e.created else None,
-                 "bodies": e.total, "unfinished": e.unfinished,
-                 "resume": resume_command(e.folder)}
-                for e in outcome.earlier
-            ]
-        )  # fmt: skip
-        return out.fail(
-            EXIT_UNFINISHED,
-            f"{outcome.message} Nothing was sent. Resume with: "
-            f"{resume_command(outcome.earlier[0].folder)} (or add --again to start a new "
-            "upload anyway)",
-        )
+    if outcome.failure in (ALREADY_SENT, UNFINISHED):
+        return _sent_before(out, outcome, dry_run=False)
     if outcome.failure == INVALID_NOT_SAVED:
         assert outcome.folder is not None
         return out.fail(
@@ -584,9 +620,9 @@ def _connection(
     checks then leave the environment out)."""
     if dry_run and not args.profile and not args.url:
         return None
-    from app.api.client import normalise_base_url
     from app.commands.connection import connection_from_args, url_connection
     from app.metrics import token_environment
+    from app.metrics.identity import same_address
 
     if args.profile:
         spec = connection_from_args(args)
@@ -599,7 +635,7 @@ def _connection(
                 f"(default {args.client_token_env})"
             )
         spec = url_connection(args, url)
-    if ledger_server and normalise_base_url(ledger_server) != spec.url:
+    if ledger_server and not same_address(ledger_server, spec.url):  # localhost = 127.0.0.1
         raise UsageError(
             f"the ledger is an upload to {ledger_server}, not {spec.url}: resume it there "
             "(leave out --url and --profile to use the ledger's server)"

@@ -1,5 +1,6 @@
 """Metrics batches: load and validate (`read`), preview (`Batch.totals`), split into request
-bodies (`split`), upload with a ledger (`upload`, `ledger`). No Qt here."""
+bodies (`split`), upload with a ledger (`upload`, `ledger`), know a batch and a server again
+(`identity`). No Qt here."""
 
 from app.metrics.batch import (
     ApplicationItem,

@@ -225,6 +225,10 @@ class Batch:
         self._split_problems: list[InputProblem] = []
         self.metric_count = 0
         self.invalid_count = 0
+        #: the sums of the CRC-32 of each valid metric item's bytes and of its square: with the
+        #: totals, the batch's key (`app.metrics.identity.batch_key`)
+        self.crc_sum = 0
+        self.crc_squares = 0
         #: the environment SDK payloads that name none were read for (`load(environment=)`)
         self.sdk_environment = "default"
         #: metric items the last `bodies()` call left out because too large for any body

@@ -12,23 +12,26 @@ The steps of `send`, and what each case does (one behaviour for both, the safe o
 
 1. **The client** is made from the connection (its URL and TLS settings, with the client
    token). An unreadable CA bundle: nothing is sent, no ledger is made (`NOT_STARTED`).
-2. **The ledger**: the batches are split into bodies and written with the ledger in a new upload
-   folder (`Upload.start`, on a worker thread). Cancelled meanwhile: what was written is removed
-   and nothing is sent (`CANCELLED_EARLY`). It cannot be written: nothing is sent
-   (`NOT_STARTED`).
-3. **Unfinished already?** An upload folder next to this one whose ledger is for the same
-   server, still has bodies without an outcome, has sent something the server may have counted
-   (a body accepted or in doubt), and holds a body with exactly the bytes of one of this
-   batch's (or was read from the same files): sending the batch anew would count what that
-   upload sent twice. Unless `again` is given, nothing is sent, the new ledger is removed,
-   and the outcome names that upload (`UNFINISHED`): the command line says its `--resume`
-   command, the window offers to resume it.
-   **Sent already?** An upload folder next to this one (under `uploads_dir()`, and the parent of
-   a folder chosen) whose ledger is for the same server and holds a body with exactly the bytes
-   of one of this batch's bodies (the SHA-256 each ledger records) *accepted*: the server has
-   counted that body, and would count it twice. Unless `again` is given, nothing is sent, the new
-   ledger is removed, and the outcome names the earlier uploads (`ALREADY_SENT`); the command
-   line then wants `--again`, the window a confirmation.
+2. **Sent already?** The batch's key (`identity.batch_key`: its metric items, whatever the
+   bodies and their order) and the server's identity (`identity.read_server_identity`: its
+   instance id, read with the connection's admin token, else its normalised address) are
+   looked for in the ledgers of the earlier uploads (under `uploads_dir()`, and the parent of a
+   folder chosen; a ledger made before keys were kept gets its key from its bodies, once:
+   `identity.ledger_key`). Unless `again` is given, nothing is split, written or sent when:
+   - **unfinished already**: an upload of the same batch (or read from the same files) to the
+     same server still has bodies without an outcome and has sent something the server may
+     have counted (a body accepted or in doubt): sending the batch anew would count what that
+     upload sent twice. The outcome names that upload (`UNFINISHED`): the command line says
+     its `--resume` command, the window offers to resume it.
+   - **sent already**: an upload of the same batch to the same server had bodies accepted: the
+     server has counted them, and would count them twice. The outcome names the earlier
+     uploads, when and where (`ALREADY_SENT`); the command line then wants `--again`, the
+     window a confirmation.
+   `--dry-run` finds the same (`look_for_earlier`), and says it the same way.
+3. **The ledger**: the batches are split into bodies and written with the ledger in a new upload
+   folder (`Upload.start`, on a worker thread), its header keeping the batch's key and the
+   server's identity. Cancelled meanwhile: what was written is removed and nothing is sent
+   (`CANCELLED_EARLY`). It cannot be written: nothing is sent (`NOT_STARTED`).
 4. **Checks** (the same as `--dry-run` prints, `dry_run_checks`): the problems of reading and
    of the split (items too large for any body), and the server checks: metrics for another
    environment than the client token's, and for feature names the server has no flag of (read
@@ -77,6 +80,14 @@ from app.api.client import RetryPolicy
 from app.api.errors import ClientError
 from app.api.wire import BULK_METRICS_BODY_LIMIT, accepted_environment
 from app.metrics.batch import Batch, Cancelled, InputProblem, token_environment
+from app.metrics.identity import (
+    BatchKey,
+    ServerIdentity,
+    batch_key,
+    ledger_key,
+    read_server_identity,
+    same_address,
+)
 from app.metrics.journaling import UploadEntry, UploadJournal, complete_soon
 from app.metrics.ledger import INVALID_NAME, Ledger, LedgerError, State, ledgers_in, uploads_dir
 from app.metrics.reconcile import (
@@ -113,17 +124,21 @@ MAX_CHECKS = 3
 
 @dataclass(frozen=True, slots=True)
 class EarlierUpload:
-    """An earlier upload to the same server that had bodies of this batch accepted."""
+    """An earlier upload of this batch to the same server (`app.metrics.identity`)."""
 
     folder: Path
+    #: the server's URL as that upload was given it
     server: str
     created: datetime | None
-    #: bodies of this batch (the same bytes) it had accepted, and their metrics
+    #: bodies of that upload the server accepted, and their metrics
     bodies: int
     metrics: int
     #: bodies it holds without an outcome (pending or in doubt), of all its bodies
     unfinished: int = 0
     total: int = 0
+    #: how its server was found to be this one when its URL is spelt otherwise ("the same
+    #: server as http://127.0.0.1:4242, by its address http://loopback:4242"); "" when alike
+    matched_by: str = ""
 
     @property
     def when(self) -> str:
@@ -138,20 +153,21 @@ class EarlierUpload:
         return f"on {self.when} (ledger in {self.folder})"
 
 
-def already_sent_text(server: str, earlier: Sequence[EarlierUpload], total_bodies: int) -> str:
-    """What to tell a person before a batch goes to a server a second time: when and where it
-    was uploaded before."""
-    count = sum(e.bodies for e in earlier)
-    if count >= total_bodies:
+def already_sent_text(earlier: Sequence[EarlierUpload], total_metrics: int) -> str:
+    """What to tell a person before a batch goes to a server a second time: when, to which
+    server and where its ledger is (the newest upload that had it accepted)."""
+    first = earlier[0]
+    if first.metrics >= total_metrics:
         what = "This batch was"
     else:
-        what = f"{count:,} of this batch's {total_bodies:,} bodies were"
+        what = f"{first.metrics:,} of this batch's {plural(total_metrics, 'metric')} were"
+    same = f" ({first.matched_by})" if first.matched_by else ""
     more = ""
     if len(earlier) > 1:
         more = f" (and in {plural(len(earlier) - 1, 'more upload')})"
     return (
-        f"{what} uploaded to {server} and accepted already, {earlier[0].text}{more}. Sending it "
-        "again makes the server count those metrics twice."
+        f"{what} uploaded to {first.server}{same} and accepted already, {first.text}{more}. "
+        "Sending it again makes the server count those metrics twice."
     )
 
 
@@ -339,37 +355,50 @@ def write_invalid(batches: Sequence[Batch], path: Path) -> int:
     return count
 
 
-def unfinished_text(server: str, earlier: Sequence[EarlierUpload]) -> str:
+def unfinished_text(earlier: Sequence[EarlierUpload]) -> str:
     """What to tell a person who uploads a batch whose earlier upload stopped unfinished."""
     first = earlier[0]
+    same = f" ({first.matched_by})" if first.matched_by else ""
     more = ""
     if len(earlier) > 1:
         more = f" (and {plural(len(earlier) - 1, 'more unfinished upload')})"
     return (
-        f"An upload of this batch to {server} stopped unfinished {first.text}{more}: "
+        f"An upload of this batch to {first.server}{same} stopped unfinished {first.text}{more}: "
         f"{first.unfinished:,} of its {plural(first.total, 'body', 'bodies')} have no outcome. "
         "Resume it: sending the batch anew would make the server count what it sent twice."
     )
 
 
-def unfinished_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUpload]:
-    """The unfinished uploads in the folders under `parents` to `ledger`'s server of the same
-    batch: a body with the same bytes as one of `ledger`'s, or read from the same files (names
-    and metric counts). Newest first. Blocking: worker thread."""
-    digests = {entry.sha256 for entry in ledger.entries}
-    sources = _source_keys(ledger.sources)
+def upload_parents(folder: Path | None) -> list[Path]:
+    """Where earlier uploads are looked for: `uploads_dir()`, and the parent of a folder chosen."""
+    parents = [uploads_dir()]
+    if folder is not None and Path(folder).parent not in parents:
+        parents.append(Path(folder).parent)
+    return parents
+
+
+def unfinished_uploads(
+    key: BatchKey,
+    server: ServerIdentity,
+    parents: Iterable[Path],
+    sources: Iterable[dict[str, Any]] = (),
+) -> list[EarlierUpload]:
+    """The unfinished uploads in the folders under `parents` to `server` of the same batch (the
+    same `key`, or read from the same files: names and metric counts) that may have had
+    something counted (a body accepted or in doubt). Newest first. Blocking: worker thread."""
+    wanted = _source_keys(sources)
     found: list[EarlierUpload] = []
-    for other in _other_ledgers(ledger, parents):
+    for other, how in _same_server(server, parents):
         left = other.unfinished()
         if not left or not any(e.state is State.ACCEPTED or e.doubt for e in other.entries):
             continue  # finished, or nothing of it can have been counted: nothing to lose
-        same = sources and _source_keys(other.sources) == sources
-        if not same and not any(e.sha256 in digests for e in other.entries):
+        same = wanted and _source_keys(other.sources) == wanted
+        if not same and ledger_key(other) != key:
             continue
         accepted = [e for e in other.entries if e.state is State.ACCEPTED]
         found.append(
             EarlierUpload(other.folder, other.server, other.created, len(accepted),
-                          sum(e.metrics for e in accepted), len(left), len(other.entries))
+                          sum(e.metrics for e in accepted), len(left), len(other.entries), how)
         )  # fmt: skip
     return _newest_first(found)
 
@@ -378,17 +407,24 @@ def _source_keys(sources: Iterable[dict[str, Any]]) -> list[tuple[str, int]]:
     return sorted((str(s.get("file", "")), int(s.get("metrics") or 0)) for s in sources)
 
 
-def _other_ledgers(ledger: Ledger, parents: Iterable[Path]) -> Iterator[Ledger]:
-    """The ledgers under `parents` (each once) other than `ledger`, to its server."""
-    seen = {ledger.folder.resolve()}
+def _same_server(
+    server: ServerIdentity | None, parents: Iterable[Path]
+) -> Iterator[tuple[Ledger, str]]:
+    """The ledgers under `parents` (each once) of uploads to `server` (None: to any), with how
+    their server was found to be it ("" when its URL is spelt alike)."""
+    seen: set[Path] = set()
     for parent in parents:
         for other in ledgers_in(parent):
             key = other.folder.resolve()
             if key in seen:
                 continue
             seen.add(key)
-            if same_server(other.server, ledger.server):
-                yield other
+            if server is None:
+                yield other, ""
+                continue
+            theirs = ServerIdentity.of_header(other.header)
+            if server.same(theirs):
+                yield other, server.why_same(theirs)
 
 
 def _newest_first(found: list[EarlierUpload]) -> list[EarlierUpload]:
@@ -397,27 +433,66 @@ def _newest_first(found: list[EarlierUpload]) -> list[EarlierUpload]:
 
 
 def same_server(a: str, b: str) -> bool:
-    return a.rstrip("/").casefold() == b.rstrip("/").casefold()
+    """Whether two URLs name one server by their address (`identity.normalise_address`)."""
+    return same_address(a, b)
 
 
-def earlier_uploads(ledger: Ledger, parents: Iterable[Path]) -> list[EarlierUpload]:
-    """The uploads in the folders under `parents` to `ledger`'s server that had a body with the
-    same bytes as one of `ledger`'s accepted, newest first. Blocking: worker thread."""
-    digests = {entry.sha256 for entry in ledger.entries}
+def earlier_uploads(
+    key: BatchKey, server: ServerIdentity | None, parents: Iterable[Path]
+) -> list[EarlierUpload]:
+    """The uploads in the folders under `parents` to `server` (None: to any server) of the
+    batch of `key` that had something of it accepted, newest first: whatever bodies it was
+    split into, in whatever order, and however the server's URL was spelt. Blocking: worker
+    thread."""
     found: list[EarlierUpload] = []
-    for other in _other_ledgers(ledger, parents):
-        hits = [e for e in other.entries if e.state is State.ACCEPTED and e.sha256 in digests]
-        if hits:
+    for other, how in _same_server(server, parents):
+        accepted = [e for e in other.entries if e.state is State.ACCEPTED]
+        if accepted and ledger_key(other) == key:
             found.append(
-                EarlierUpload(
-                    other.folder,
-                    other.server,
-                    other.created,
-                    len(hits),
-                    sum(e.metrics for e in hits),
-                )
-            )
+                EarlierUpload(other.folder, other.server, other.created, len(accepted),
+                              sum(e.metrics for e in accepted), matched_by=how)
+            )  # fmt: skip
     return _newest_first(found)
+
+
+def earlier_outcome(
+    key: BatchKey,
+    server: ServerIdentity,
+    parents: Iterable[Path],
+    sources: Iterable[dict[str, Any]] = (),
+    invalid: int = 0,
+) -> Outcome | None:
+    """Step 3: UNFINISHED or ALREADY_SENT, naming the earlier uploads, when this batch went to
+    this server before; None when it did not. Blocking: worker thread."""
+    parents = list(parents)
+    unfinished = unfinished_uploads(key, server, parents, sources)
+    if unfinished:
+        return Outcome(UNFINISHED, unfinished_text(unfinished), invalid=invalid,
+                       earlier=unfinished)  # fmt: skip
+    earlier = earlier_uploads(key, server, parents)
+    if earlier:
+        return Outcome(ALREADY_SENT, already_sent_text(earlier, key.metrics), invalid=invalid,
+                       earlier=earlier)  # fmt: skip
+    return None
+
+
+async def look_for_earlier(
+    batches: Sequence[Batch], spec: ConnectionSpec, *, folder: Path | None = None
+) -> Outcome | None:
+    """What `BatchUpload.send` finds in step 3, without sending or writing anything (`--dry-run`):
+    UNFINISHED or ALREADY_SENT when this batch went to `spec`'s server before, else None."""
+    try:
+        client = spec.client()
+    except (ValueError, OSError):  # an unreadable CA bundle: the address alone
+        server = ServerIdentity(spec.url)
+    else:
+        async with client:
+            server = await read_server_identity(client, spec.token)
+    key = await asyncio.to_thread(batch_key, batches)
+    return await asyncio.to_thread(
+        earlier_outcome, key, server, upload_parents(folder), batch_sources(batches),
+        sum(batch.invalid_count for batch in batches),
+    )  # fmt: skip
 
 
 class UploadHooks(Protocol):
@@ -535,6 +610,18 @@ class BatchUpload:
         except (ValueError, OSError) as exc:  # an unreadable CA bundle
             return Outcome(NOT_STARTED, str(exc))
         async with client:
+            self.hooks.status("Looking for earlier uploads of this batch…")
+            key, server = await asyncio.gather(
+                asyncio.to_thread(batch_key, batches),
+                read_server_identity(client, self.spec.token),
+            )
+            if not again:
+                found = await asyncio.to_thread(
+                    earlier_outcome, key, server, upload_parents(folder), sources,
+                    sum(batch.invalid_count for batch in batches),
+                )  # fmt: skip
+                if found is not None:
+                    return found
             self.hooks.status("Splitting the batch into bodies…")
             invalid = [0]
 
@@ -553,6 +640,8 @@ class BatchUpload:
                     concurrency=self.concurrency,
                     retry=self.retry,
                     cancel=self._cancel,
+                    batch=key.to_json(),
+                    server_id=server.to_json(),
                 )
             except Cancelled:
                 return Outcome(
@@ -564,29 +653,6 @@ class BatchUpload:
             ledger = job.ledger
             outcome = Outcome(folder=ledger.folder, invalid=invalid[0])
             try:
-                if not again:
-                    self.hooks.status("Looking for earlier uploads of this batch…")
-                    parents = {uploads_dir(), ledger.folder.parent}
-                    unfinished = await asyncio.to_thread(unfinished_uploads, ledger, parents)
-                    if unfinished:
-                        job.close()
-                        await asyncio.to_thread(ledger.discard)
-                        return Outcome(
-                            UNFINISHED,
-                            unfinished_text(ledger.server, unfinished),
-                            invalid=invalid[0],
-                            earlier=unfinished,
-                        )
-                    earlier = await asyncio.to_thread(earlier_uploads, ledger, parents)
-                    if earlier:
-                        job.close()
-                        await asyncio.to_thread(ledger.discard)
-                        return Outcome(
-                            ALREADY_SENT,
-                            already_sent_text(ledger.server, earlier, len(ledger.entries)),
-                            invalid=invalid[0],
-                            earlier=earlier,
-                        )
                 self.hooks.status("Checking the batch against the server…")
                 known, error = await read_feature_names(client)
                 outcome.checks = make_checks(batches, self.spec.client_token, known, error)

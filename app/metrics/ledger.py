@@ -282,6 +282,8 @@ class Ledger:
         sources: Iterable[Mapping[str, Any]] = (),
         note: Note | None = None,
         cancel: threading.Event | None = None,
+        batch: Mapping[str, Any] | None = None,
+        server_id: Mapping[str, Any] | None = None,
     ) -> Ledger:
         """Write the copy of `bodies` and a new journal into `folder` (made if needed, and it
         must hold no ledger yet; default: a new folder under `uploads_dir()`), fsync both, and
@@ -291,7 +293,9 @@ class Ledger:
         `server` (the base URL, never a token), `max_body`, `sources` (what the batch was read
         from) and `note` (anything JSON, such as where the invalid items went; or a callable
         returning it, called after the bodies) are kept in the header for the report of a
-        later resume.
+        later resume; `batch` (the batch's key) and `server_id` (the server's identity, its
+        instance id when known), for later uploads to tell that they send this batch to this
+        server again (`app.metrics.identity`).
 
         `cancel` is checked before each body and after the last: once set, `Cancelled` is
         raised and what was written so far is removed (no ledger is left: nothing of it was
@@ -334,6 +338,8 @@ class Ledger:
                 "max_body": max_body,
                 "sources": [dict(s) for s in sources],
                 "note": dict((note() if callable(note) else note) or {}),
+                "batch": dict(batch) if batch is not None else None,
+                "server_id": dict(server_id) if server_id is not None else None,
                 "bodies_file": BODIES_NAME,
                 "bodies": table,
             }
@@ -565,6 +571,13 @@ class Ledger:
         if self._journal is not None:
             journal, self._journal = self._journal, None
             journal.close()
+        if self._bodies_fd is not None:
+            os.close(self._bodies_fd)
+            self._bodies_fd = None
+
+    def release_bodies(self) -> None:
+        """Close the copy of the bodies that `body()` opened (it opens it again when needed):
+        after reading the bodies of a ledger opened only to be read, which nobody closes."""
         if self._bodies_fd is not None:
             os.close(self._bodies_fd)
             self._bodies_fd = None

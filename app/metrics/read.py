@@ -181,3 +181,8 @@ def load_text(text: str, name: str = "<clipboard>", environment: str = "default"
     counter = Progress(len(data), None, None)
     _read_source(batch, io.BytesIO(data), name, counter, int(time.time() * 1000))
     return batch
+
+
+def read_body(batch: Batch, body: bytes, name: str, now_ms: int) -> None:
+    """Add the items of one bulk body (as a ledger copies it) to `batch`, read as a file is."""
+    _read_source(batch, io.BytesIO(body), name, Progress(len(body), None, None), now_ms)

@@ -22,8 +22,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from itertools import accumulate, islice
-from operator import itemgetter
+from operator import itemgetter, mul
 from typing import Any, BinaryIO
+from zlib import crc32
 
 import pydantic_core
 from msgspec import UNSET
@@ -153,6 +154,10 @@ class File:
         self.problems: list[InputProblem] = []
         self.invalid: list[dict[str, Any]] = []
         self.metrics = 0
+        #: the sums of the CRC-32 of the valid metric items' bytes and of its square (the
+        #: batch's key, `app.metrics.identity`)
+        self.crc_sum = 0
+        self.crc_squares = 0
         #: metric items with yes and no both 0 (Unleash drops them)
         self.zero = 0
         self.listed: dict[str, int] = {}
@@ -347,6 +352,9 @@ class File:
                 flagged.append((k, ""))
             if odd and stamp in odd:
                 flagged.append((k, odd[stamp]))
+        crcs = list(map(crc32, datas))
+        self.crc_sum += sum(crcs)
+        self.crc_squares += sum(map(mul, crcs, crcs))
         if len(by_app) == 1:
             for app in by_app:
                 self._group(app, prefix).add(datas, indexes, lines)
@@ -479,6 +487,7 @@ class File:
         self.listed.clear()
         self.unlisted.clear()
         self.metrics = 0
+        self.crc_sum = self.crc_squares = 0
         self.reject_syntax(
             error.line, error.column, None, error.message + "; nothing of this file is loaded", raw
         )
@@ -528,6 +537,8 @@ class File:
         batch._environments.append(environments)
         batch._features.append(features)
         batch.metric_count += self.metrics
+        batch.crc_sum += self.crc_sum
+        batch.crc_squares += self.crc_squares
         batch.invalid_count += len(self.invalid)
         batch.sources.append(
             Source(

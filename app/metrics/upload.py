@@ -348,6 +348,8 @@ class Upload:
         concurrency: int = DEFAULT_CONCURRENCY,
         retry: RetryPolicy | None = None,
         cancel: threading.Event | None = None,
+        batch: Mapping[str, Any] | None = None,
+        server_id: Mapping[str, Any] | None = None,
     ) -> Upload:
         """Write the ledger and the copy of `bodies` (on a worker thread: 100 MB take a
         fraction of a second, not to be spent on the GUI's loop) and return the upload, ready
@@ -357,7 +359,8 @@ class Upload:
         `cancel`, once set, stops the writing between two bodies: `Cancelled` is raised and no
         ledger is left. Cancelling the task does the same and then waits for the thread, so
         that no ledger stays open (and locked) behind it; a ledger the thread completed
-        meanwhile is closed, and can be resumed (nothing of it was sent)."""
+        meanwhile is closed, and can be resumed (nothing of it was sent). `batch` and
+        `server_id` go into the ledger's header (`Ledger.create`)."""
         stop = cancel if cancel is not None else threading.Event()
         creation = asyncio.ensure_future(
             asyncio.to_thread(
@@ -369,6 +372,8 @@ class Upload:
                 sources=list(sources),
                 note=note,
                 cancel=stop,
+                batch=batch,
+                server_id=server_id,
             )
         )
         try:

@@ -29,6 +29,7 @@ async def ui_config(call: Call[None]) -> Response:
                         "current": {"oss": played.release, "enterprise": ""},
                         "latest": {},
                         "isLatest": True,
+                        "instanceId": call.store.instance_id(),
                     },
                     "authenticationType": "open-source",
                 }
@@ -38,7 +39,9 @@ async def ui_config(call: Call[None]) -> Response:
         m.UiConfig(
             name=SERVER_NAME,
             version=__version__,
-            versionInfo=m.VersionInfo(current={"sandbox": __version__}),
+            versionInfo=m.VersionInfo(
+                current={"sandbox": __version__}, instanceId=call.store.instance_id()
+            ),
             authenticationType="open-source",
         )
     )

@@ -11,6 +11,7 @@ Every public method is one thing the API can ask; each returns a wire model from
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 
 from sandbox.store.archive import ARCHIVED_FEATURES_QUERY, Archive
@@ -23,6 +24,7 @@ from sandbox.store.core import (
     DAY_MS,
     EDITOR_ROLE,
     HOUR_MS,
+    INSTANCE_ID,
     MEMBER_ROLE,
     OWNER_ROLE,
     VIEWER_ROLE,
@@ -104,3 +106,5 @@ class Store(Tokens, Groups, Features, Archive, Context, Metrics):
             )  # fmt: skip
             if self.setting("initialised_at") is None:
                 self.set_setting("initialised_at", str(now))
+            if self.instance_id() is None:  # as Unleash, once, when its database is made
+                self.set_setting(INSTANCE_ID, str(uuid.uuid4()))

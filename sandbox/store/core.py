@@ -83,6 +83,10 @@ def bad_request(message: str, path: str | None = None) -> Refusal:
     return Refusal(400, "ValidationError", message, details)
 
 
+#: the `settings` key of the instance id
+INSTANCE_ID = "instance_id"
+
+
 @dataclass(frozen=True)
 class Principal:
     """Who a request is made as."""
@@ -188,6 +192,11 @@ class Core:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def instance_id(self) -> str | None:
+        """The id this database was given when it was made (`GET /api/admin/ui-config` names it,
+        as Unleash does: flagdesk knows a server by it)."""
+        return self.setting(INSTANCE_ID)
 
     def is_initialised(self) -> bool:
         return self.setting("initialised_at") is not None

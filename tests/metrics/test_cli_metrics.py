@@ -483,6 +483,10 @@ def test_dry_run_prints_the_same_warnings_as_an_upload(tmp_path: Path) -> None:
     offline = flagdesk("upload", path, "--dry-run", data=tmp_path)
     assert offline.returncode == 0
     assert "Not checked against a server" in offline.stderr
+    # the upload above, to a server it cannot tell is meant, is said
+    folder = summary(real)["folder"]
+    assert f"uploaded to {sb.url} and accepted already (3 of its 3 metrics)" in offline.stderr
+    assert folder in offline.stderr
 
 
 def test_a_batch_the_server_accepted_is_sent_again_only_with_again(
@@ -677,3 +681,40 @@ def test_metrics_the_server_would_drop_are_sent_only_with_send_dropped(tmp_path:
         assert summary(sent)["accepted"]["metrics"] == 3
         # the sandbox drops what Unleash drops: only the development metric with counts stays
         assert [v[:2] for v in stored(sb, {"cli-drop"}).values()] == [(5, 6)]
+
+
+def test_the_same_batch_split_otherwise_or_sent_to_another_spelling_is_accepted_before(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Issue 35, item 1: the guard matched the exact body bytes for the exact URL text, so the
+    same batch with another --max-body, or to `localhost` for `127.0.0.1`, was sent again and
+    counted twice, and --dry-run of an accepted batch said nothing. A batch is its metric items,
+    a server its instance id (else its normalised address): each is refused (exit 5), naming
+    the earlier upload, and the server's counts stay those of the first upload."""
+    features = [f"cli-dup-{i}" for i in range(40)]
+    batch = [metric(f, yes=i + 1, no=i % 3) for i, f in enumerate(features * 3)]
+    path = write_ndjson(tmp_path / "b.ndjson", batch)
+    known_flags(sandbox, features)
+    first = flagdesk("upload", path, "--url", sandbox.url, "--max-body", "4096", "--json",
+                     env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    folder = summary(first)["folder"]
+    assert summary(first)["bodies"] > 1
+    once = stored(sandbox, set(features))
+    port = sandbox.url.rsplit(":", 1)[1]
+    for variant in (
+        ("--url", sandbox.url, "--max-body", "8192"),
+        ("--url", f"http://localhost:{port}", "--max-body", "4096"),
+        ("--url", f"HTTP://LocalHost:{port}/", "--max-body", "4096"),
+        ("--url", f"http://localhost:{port}", "--max-body", "4096", "--dry-run"),
+    ):
+        again = flagdesk("upload", path, *variant, env=tokens(sandbox), data=tmp_path)
+        assert again.returncode == 5, (variant, again.stdout, again.stderr)
+        assert folder in again.stderr and "accepted" in again.stderr, again.stderr
+        assert "--again" in again.stderr
+    assert stored(sandbox, set(features)) == once  # never counted twice
+    assert [p.name for p in (tmp_path / "uploads").iterdir()] == [Path(folder).name]
+    # its ledger resumes through another spelling of its server (nothing left to send)
+    resumed = flagdesk("upload", "--resume", folder, "--url", f"http://localhost:{port}/",
+                       env=tokens(sandbox), data=tmp_path)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr

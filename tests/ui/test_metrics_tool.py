@@ -11,6 +11,7 @@ leaves no result of the previous server."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -548,6 +549,46 @@ def hold_the_split(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, th
 
 def ledgers_under(data: Path) -> list[Path]:
     return sorted(data.glob("uploads/*/ledger.jsonl"))
+
+
+def test_the_window_refuses_a_batch_sent_before_split_and_spelt_otherwise(
+    qtbot: Any, connect: Callable[..., Session], empty_sandbox: SandboxProcess,
+    arun: Any, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Issue 35, item 1, in the window: the batch the command line sent to `localhost` in
+    bodies of 2 KiB, reordered into another file, is the same batch to the same server (its
+    instance id) for the window's Upload: nothing is sent, and the question names that upload
+    and why its server is this one."""
+    batch = generate(tmp_path / "batch.ndjson", 300, "--seed", "35")
+    know(empty_sandbox, batch)
+    port = empty_sandbox.url.rsplit(":", 1)[1]
+    sent = subprocess.run(
+        [sys.executable, "-m", "app", "metrics", "upload", str(batch), "--url",
+         f"http://localhost:{port}/", "--max-body", "2048", "--json"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "FLAGDESK_TOKEN": empty_sandbox.admin_token,
+             "FLAGDESK_CLIENT_TOKEN": empty_sandbox.client_token},
+    )  # fmt: skip
+    assert sent.returncode == 0, sent.stderr
+    folder = json.loads(sent.stdout)["folder"]
+    lines = batch.read_text().splitlines()
+    reordered = tmp_path / "reordered.json"
+    reordered.write_text("[" + ",".join(reversed(lines)) + "]")
+    expected = file_rows(batch)
+    session = connect(empty_sandbox)
+    tool = open_tool(qtbot, session)
+    model = tool.model
+    tool.add_files([str(reordered)])
+    wait_loaded(qtbot, model)
+    tool.upload_button.click()
+    qtbot.waitUntil(lambda: not model.uploading and bool(model.again_question), timeout=60_000)
+    assert model.report is None and model.upload_error == ""
+    assert folder in model.again_question and "accepted already" in model.again_question
+    assert f"the same server as {empty_sandbox.url}, by its instance id" in model.again_question
+    assert tool.again_button.isVisible()
+    client = arun(session.client())
+    assert arun(stored_rows(client, {k[0] for k in expected}), timeout=60_000) == expected
+    assert [p.parent for p in ledgers_under(tmp_path / "data")] == [Path(folder)]
 
 
 @pytest.mark.parametrize("how", ["cancel", "new connection"])
