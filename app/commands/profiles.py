@@ -113,13 +113,19 @@ def _show(args: argparse.Namespace, store: ProfileStore) -> int:
 
 
 def _read_token(var: str, what: str, *, required: bool) -> str | None:
+    from app.api.sending import UnusableToken, check_token
+
     value = os.environ.get(var, "").strip()
-    if value:
-        return value
-    if required and sys.stdin.isatty():
+    where = f"The environment variable {var}"
+    if not value and required and sys.stdin.isatty():
         value = getpass.getpass(f"{what} (not echoed): ").strip()
-        if value:
-            return value
+        where = f"The {what} typed"
+    if value:
+        try:
+            check_token(value, where)
+        except UnusableToken as exc:
+            raise ProfileError(f"{exc} Nothing was saved.") from None
+        return value
     if required:
         raise ProfileError(f"no token: set {var} to the {what}, or run this on a terminal")
     return None
