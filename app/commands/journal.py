@@ -24,6 +24,7 @@ from app.commands.output import (
     add_action,
     add_change_options,
     confirmed,
+    echo,
     need_terminal,
     print_requests,
     print_table,
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([entry_json(e, f) for e, f in found], indent=2, ensure_ascii=False))
         return EXIT_OK
     print_entries(found, every=args.all)
-    print(summary([e for e, _ in found], name))
+    echo(summary([e for e, _ in found], name))
     return EXIT_OK
 
 
