@@ -627,11 +627,16 @@ def _connection(
 
 
 def _check_files(files: Sequence[Path]) -> None:
+    from app.metrics.read import not_a_file
+
     for path in files:
         if not path.exists():
             raise UsageError(f"{path}: no such file")
         if path.is_dir():
             raise UsageError(f"{path}: is a folder, not a file")
+        kind = not_a_file(path)
+        if kind:  # a FIFO would wait for a writer, /dev/zero never end
+            raise UsageError(f"{path}: not a regular file ({kind}): metrics are read from files")
         if not os.access(path, os.R_OK):
             raise UsageError(f"{path}: cannot be read (permission denied)")
 
