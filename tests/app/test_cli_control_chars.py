@@ -38,7 +38,8 @@ def hostile_sandbox(sb: SandboxProcess) -> None:
     sql(sb, "UPDATE users SET name = ?, email = ? WHERE id = ?",
         f"Leon{HOSTILE}", f"leon{HOSTILE}@example.com", LEON)  # fmt: skip
     sql(sb, "INSERT INTO features(name, project, type, description, created_at, archived_at) "
-        "VALUES(?, 'default', ?, ?, 0, 1000)", f"flag{HOSTILE}", f"release{HOSTILE}", HOSTILE)  # fmt: skip
+        "VALUES(?, 'default', ?, ?, 0, 1000)",
+        f"flag{HOSTILE}", f"release{HOSTILE}", HOSTILE)  # fmt: skip
     sql(sb, "UPDATE context_fields SET description = ? WHERE name = 'region'", HOSTILE)
     sql(sb, "UPDATE strategies SET name = ?, title = ? WHERE id IN "
         "(SELECT strategy_id FROM strategy_context_fields WHERE context_name = 'region')",
