@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import sys
 import textwrap
@@ -21,7 +20,7 @@ from app.commands.connection import (
     add_connection_arguments,
     connection_from_args,
 )
-from app.commands.output import echo, visible
+from app.commands.output import echo, json_text, visible
 from app.registry import TOOLS
 
 if TYPE_CHECKING:  # light to import: the parser is built for every `flagdesk` command
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     except e.ClientError as exc:
         return _failed(args, spec, EXIT_UNREACHABLE, "failed", exc)
     if args.json:
-        print(json.dumps({"reachable": True, "authorised": True, **caps.to_json()}, indent=2))
+        print(json_text({"reachable": True, "authorised": True, **caps.to_json()}))
     else:
         print(report(caps))  # each line made visible in report()
     return EXIT_OK
@@ -110,7 +109,7 @@ def _failed(
         }
         if isinstance(exc, e.ApiError):
             out["error"]["status"] = exc.status
-        print(json.dumps(out, indent=2))
+        print(json_text(out))
     else:
         echo(f"flagdesk check: {state}: {exc}", file=sys.stderr)
     return status

@@ -35,6 +35,18 @@ def visible(text: str) -> str:
     return text.translate(_VISIBLE)
 
 
+#: DEL and the C1 controls, which JSON leaves as they are, as JSON's `\u` escapes
+_JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def json_text(value: Any) -> str:
+    """`value` as the indented JSON `--json` prints: text as it is (not ASCII-escaped), but DEL
+    and the C1 controls (`\x9b` starts a terminal's control sequence as ESC [ does) escaped as
+    well as the C0 ones JSON always escapes. The same JSON: such a character can only be inside
+    a string."""
+    return json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_CONTROLS)
+
+
 def echo(text: str = "", *, file: TextIO | None = None) -> None:
     """`print` a line of plain output through `visible` (a line break inside it included)."""
     print(visible(text), file=file)
@@ -66,7 +78,7 @@ class Output:
             echo(line)
 
     def json(self, fields: dict[str, Any]) -> None:
-        print(json.dumps({**self.data, **fields}, indent=2, ensure_ascii=False))
+        print(json_text({**self.data, **fields}))
 
     def done(self, status: int) -> int:
         if self.as_json:

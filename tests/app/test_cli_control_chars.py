@@ -75,6 +75,8 @@ def test_every_listing_and_change_shows_control_characters_escaped(
     as_json = run_flagdesk(("archive",), sandbox, ("list", "default", "--json"), tmp_path, None)
     names = [f["name"] for f in json.loads(as_json.stdout)["features"]]
     assert f"flag{HOSTILE}" in names  # --json is JSON: the text itself, escaped as JSON escapes
+    assert not RAW.search(as_json.stdout)  # C1 too, which JSON would leave as it is
+    assert "\\u009b31m" in as_json.stdout
 
 
 def test_the_terminal_question_shows_them_escaped(
