@@ -5,15 +5,16 @@ nothing with it either."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.profiles import ProfileStore
+from app.profiles import Profile, ProfileStore
 from app.viewmodels.connections import ProfileForm
-from app.viewmodels.session import Session
+from app.viewmodels.session import FAILED, Session
 from ui.connection_dialog import ConnectionDialog
 
 SECRET = "0123456789abcdef0123456789"
@@ -58,3 +59,25 @@ def test_a_token_that_cannot_be_a_header_is_refused_by_name_and_kind(
     with pytest.raises(ValueError, match=said) as refused:
         window.model.spec_of_form(form)
     assert SECRET[9:] not in str(refused.value)
+
+
+def test_a_stored_token_that_cannot_be_a_header_fails_the_connection_by_name(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any]
+) -> None:
+    """A profile whose stored token an older flagdesk (or a hand edit) left wrapped: opening it
+    fails with the profile's name and the kind of character; it stayed "connecting" for good
+    (the ValueError of the client was nobody's)."""
+    store = ProfileStore(tmp_path / "config")
+    store.save(Profile(name="wrapped", url="http://127.0.0.1:1", token_store="file"),
+               token="*:*.placeholder")  # fmt: skip
+    tokens = json.loads(store.tokens_file.read_text())
+    tokens["wrapped/admin"] = f"*:*.{SECRET[:9]}\n{SECRET[9:]}"
+    store.tokens_file.write_text(json.dumps(tokens))
+    session = Session(store, health_interval=0)
+    try:
+        session.open_profile("wrapped")
+        qtbot.waitUntil(lambda: session.state == FAILED, timeout=10_000)
+        assert "profile 'wrapped'" in session.message and "a line break" in session.message
+        assert SECRET[9:] not in session.message
+    finally:
+        arun(session.aclose())
