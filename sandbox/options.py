@@ -65,6 +65,17 @@ def at_least(low: int, noun: str) -> Callable[[str], int]:
     return parse
 
 
+def seconds(text: str) -> float:
+    """An argparse `type`: a time in seconds, more than 0 and finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: a time is more than 0 seconds, and finite")
+    return value
+
+
 def refusal(options: ServeOptions) -> str | None:
     """Why `flagdesk serve` cannot run with `options`, found before anything is made (the
     database, its tokens printed): a `--db` whose folder does not exist (it is not made: a
@@ -109,7 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="N",
                         help="users created per window before 429, as Unleash's "
                         "createUserMaxPerMinute (0: no limit)")  # fmt: skip
-    parser.add_argument("--create-user-window", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--create-user-window", type=seconds, default=60.0, metavar="SECONDS",
                         help="the window of --create-user-limit (default 60)")  # fmt: skip
     parser.add_argument("--as-version", choices=tuple(PLAYABLE), metavar="VERSION",
                         help="play open-source Unleash " + ", ".join(PLAYABLE) + " (the "

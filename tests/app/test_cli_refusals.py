@@ -92,7 +92,8 @@ def test_serve_checks_the_folder_and_the_address_before_making_the_database(
         assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
 
     for option, value in (("--scale", "-5"), ("--inactive-days", "-1"),
-                          ("--create-user-limit", "-1")):  # fmt: skip
+                          ("--create-user-limit", "-1"), ("--create-user-window", "0"),
+                          ("--create-user-window", "nan")):  # fmt: skip
         negative = serve(option, value, "--db", db)
         assert negative.returncode == 2
         assert f"argument {option}: {value}:" in negative.stderr, negative.stderr
