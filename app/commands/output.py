@@ -1,11 +1,16 @@
-"""What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
+r"""What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
 bounds, with an error that says which bound), `add_action` (a sub-action with its own help
-page), `print_table` (rows in aligned columns), `visible` (a server's text made safe to print),
-and for the commands that change a server:
+page), `print_table` (rows in aligned columns), and for the commands that change a server:
 `add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
 its exit status), `need_terminal` (no terminal and no --yes: refused), `dry_run` and
-`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question)."""
+`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question).
+
+A server's text never drives the terminal: every line of plain output goes through `visible`
+(control characters and line breaks shown as `\x1b`, `\n`), through `Output.say`,
+`Output.fail`, `print_table`, `ask` or `echo` (a command's own `print` of text is `echo`);
+`--json` through `json_text`, JSON with DEL and the C1 controls escaped as well. A test walks
+every command's output with a hostile name (`tests/app/test_cli_control_chars.py`)."""
 
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ _JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 def json_text(value: Any) -> str:
-    """`value` as the indented JSON `--json` prints: text as it is (not ASCII-escaped), but DEL
+    r"""`value` as the indented JSON `--json` prints: text as it is (not ASCII-escaped), but DEL
     and the C1 controls (`\x9b` starts a terminal's control sequence as ESC [ does) escaped as
     well as the C0 ones JSON always escapes. The same JSON: such a character can only be inside
     a string."""
