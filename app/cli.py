@@ -176,13 +176,17 @@ def run_command(given: list[str]) -> int:
     for command in commands():
         if args.command == command.name:
             logged = start_log(given, verbose=args.verbose)
-            status = 1
+            ending = "ended by an exception"
             try:
                 status = command.module.run(args)
+                ending = f"exit status {status}"
                 return status
+            except BaseException as exc:
+                ending = f"ended by {type(exc).__name__}"  # a closed pipe, Ctrl+C, a bug
+                raise
             finally:
                 if logged:
-                    end_log(given, status)
+                    end_log(given, ending)
     return run_gui(verbose=args.verbose)
 
 
@@ -220,14 +224,14 @@ def start_log(given: Sequence[str], *, verbose: bool) -> bool:
     return True
 
 
-def end_log(given: Sequence[str], status: int) -> None:
-    """The command's exit status in the log, then the log closed (a command run in process,
-    as tests do, leaves logging as it found it)."""
+def end_log(given: Sequence[str], ending: str) -> None:
+    """How the command ended ("exit status 0", "ended by BrokenPipeError") in the log, then the
+    log closed (a command run in process, as tests do, leaves logging as it found it)."""
     import logging
 
     from app import logs
 
-    logging.getLogger("flagdesk.cli").info("%s: exit status %d", command_words(given), status)
+    logging.getLogger("flagdesk.cli").info("%s: %s", command_words(given), ending)
     logs.reset_logging()
 
 
