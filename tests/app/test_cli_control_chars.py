@@ -29,14 +29,15 @@ HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\x9b31m\r\nFAKE"
 SHOWN = "\\x1b]0;PWNED\\x07\\x1b[2J\\x9b31m\\r\\nFAKE"
 #: a control character other than the line breaks between lines (C0, DEL, C1)
 RAW = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-GROUP, LEON = 1, 39
+GROUP, LEON, USER = 1, 39, 5  # a group, an inactive user, a user who is not an Admin
 
 
 def hostile_sandbox(sb: SandboxProcess) -> None:
     sql(sb, "UPDATE groups_ SET name = ?, description = ?, mappings_sso = ? WHERE id = ?",
         f"Platform{HOSTILE}", HOSTILE, json.dumps([HOSTILE]), GROUP)  # fmt: skip
-    sql(sb, "UPDATE users SET name = ?, email = ? WHERE id = ?",
-        f"Leon{HOSTILE}", f"leon{HOSTILE}@example.com", LEON)  # fmt: skip
+    for user in (LEON, USER):
+        sql(sb, "UPDATE users SET name = ?, email = ? WHERE id = ?",
+            f"User{HOSTILE}", f"user{user}{HOSTILE}@example.com", user)  # fmt: skip
     sql(sb, "INSERT INTO features(name, project, type, description, created_at, archived_at) "
         "VALUES(?, 'default', ?, ?, 0, 1000)",
         f"flag{HOSTILE}", f"release{HOSTILE}", HOSTILE)  # fmt: skip
@@ -67,6 +68,8 @@ def test_every_listing_and_change_shows_control_characters_escaped(
         (("context",), ("usage", "region"), True),
         (("groups",), ("delete", str(GROUP), "--yes"), True),
         (("users", "inactive"), ("delete", "--ids", str(LEON), "--yes"), False),
+        (("users",), ("delete", str(USER), "--yes"), True),
+        (("users",), ("reset-password", str(USER + 1)), False),
         (("journal",), ("list",), False),  # ids only: but no control character either
     ):
         result = run_flagdesk(words, sandbox, args, tmp_path, None)
@@ -125,3 +128,14 @@ def test_an_error_message_quoting_the_server_shows_them_escaped(
         result = run_flagdesk(words, hostile_server, args, tmp_path, "*:*.whatever-token")
         assert result.returncode != 0
         assert_visible(result)
+    # a metrics upload: the server's answer to the feature check and to the body, in its report
+    item = {"featureName": "f", "appName": "a", "environment": "development",
+            "timestamp": 1_700_000_000_000, "yes": 1, "no": 2}  # fmt: skip
+    batch = tmp_path / "batch.ndjson"
+    batch.write_text(json.dumps(item) + "\n")
+    client_token = "default:development.0123456789abcdef0123"
+    upload = run_flagdesk(("metrics", "upload"), hostile_server, (str(batch),), tmp_path,
+                          client_token)  # fmt: skip
+    assert upload.returncode == 1, upload.stderr
+    assert_visible(upload)
+    assert f"body 0: 400: bad{SHOWN}" in upload.stdout
