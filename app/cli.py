@@ -132,7 +132,8 @@ def build_parser(given: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"flagdesk {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true",
-                        help="write more detail to the log file (debug level)")  # fmt: skip
+                        help="write more detail to the log file (debug level); a command says "
+                        "where the file is")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # the command is the first word that is not an option: no option before it takes a value
     named = None if given is None else next((a for a in given if not a.startswith("-")), "")
@@ -174,8 +175,64 @@ def run_command(given: list[str]) -> int:
     args = build_parser(given).parse_args(given)
     for command in commands():
         if args.command == command.name:
-            return command.module.run(args)
+            logged = start_log(given, verbose=args.verbose)
+            ending = "ended by an exception"
+            try:
+                status = command.module.run(args)
+                ending = f"exit status {status}"
+                return status
+            except BaseException as exc:
+                ending = f"ended by {type(exc).__name__}"  # a closed pipe, Ctrl+C, a bug
+                raise
+            finally:
+                if logged:
+                    end_log(given, ending)
     return run_gui(verbose=args.verbose)
+
+
+def command_words(given: Sequence[str]) -> str:
+    """What the log says a command line was: its words before the first option after the
+    command ("groups show 1", "users inactive delete"), never an option's value (`serve
+    --admin-token T` takes a token)."""
+    words = [word for word in given if word not in WINDOW_OPTIONS]
+    taken = []
+    for word in words:
+        if word.startswith("-"):
+            break
+        taken.append(word)
+    return "flagdesk " + " ".join(taken)
+
+
+def start_log(given: Sequence[str], *, verbose: bool) -> bool:
+    """A command writes the window's log (`app.logs`: rotating, private, tokens redacted):
+    where it started and ended, the requests (`flagdesk.api`) and the warnings; `--verbose`
+    adds the debug lines (each request's status and time) and says on stderr where the file
+    is. A log that cannot be written is said once on stderr and the command runs all the same.
+    Returns whether the log was set up."""
+    import logging
+
+    from app import logs
+
+    try:
+        path = logs.setup_logging(verbose)
+    except OSError as exc:
+        print(f"flagdesk: no log ({logs.log_dir()}: {exc.strerror or exc})", file=sys.stderr)
+        return False
+    logging.getLogger("flagdesk.cli").info("%s (flagdesk %s)", command_words(given), __version__)
+    if verbose:
+        print(f"flagdesk: debug log in {path}", file=sys.stderr)
+    return True
+
+
+def end_log(given: Sequence[str], ending: str) -> None:
+    """How the command ended ("exit status 0", "ended by BrokenPipeError") in the log, then the
+    log closed (a command run in process, as tests do, leaves logging as it found it)."""
+    import logging
+
+    from app import logs
+
+    logging.getLogger("flagdesk.cli").info("%s: %s", command_words(given), ending)
+    logs.reset_logging()
 
 
 def closed_pipe() -> int:

@@ -10,13 +10,18 @@ import sys
 from collections.abc import Sequence
 
 from app import startup
-from sandbox.options import DESCRIPTION, add_arguments, options_of
+from sandbox.options import DESCRIPTION, add_arguments, options_of, refusal
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=DESCRIPTION)
     add_arguments(parser)
     args = parser.parse_args(argv)
+    options = options_of(args)
+    problem = refusal(options)
+    if problem:
+        print(f"flagdesk serve: {problem}", file=sys.stderr)
+        return 2
     # the server's imports (Starlette, uvicorn, pydantic, the wire models) live as long as the
     # process: made with the collector off, then frozen out of its way (app.startup)
     startup.start_without_collector()
@@ -25,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from sandbox.server import serve
     finally:
         startup.start_made()
-    return serve(options_of(args))
+    return serve(options)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ rest of the `flagdesk` program."""
 from __future__ import annotations
 
 import argparse
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,52 @@ def port_number(text: str) -> int:
     return port
 
 
+def at_least(low: int, noun: str) -> Callable[[str], int]:
+    """An argparse `type`: a whole number from `low` up, refused with what is wrong ("-5: a
+    number of users is 0 or more")."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: {noun} is {low} or more")
+        return value
+
+    return parse
+
+
+def seconds(text: str) -> float:
+    """An argparse `type`: a time in seconds, more than 0 and finite."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: a time is more than 0 seconds, and finite")
+    return value
+
+
+def refusal(options: ServeOptions) -> str | None:
+    """Why `flagdesk serve` cannot run with `options`, found before anything is made (the
+    database, its tokens printed): a `--db` whose folder does not exist (it is not made: a
+    mistyped path would otherwise grow folders, as root even at `/`), or an address it cannot
+    listen on (not an address, not this machine's, the port taken; tried by binding it once).
+    None when nothing is wrong."""
+    if options.db is not None and not options.db.parent.is_dir():
+        return f"--db: the folder {options.db.parent} does not exist; nothing was made"
+    family = socket.AF_INET6 if ":" in options.host else socket.AF_INET  # as server.bind
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as trial:
+            trial.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            trial.bind((options.host, options.port))
+    except (OSError, UnicodeError, OverflowError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return f"cannot listen on {options.host}:{options.port}: {reason}; nothing was made"
+    return None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
     parser.add_argument("--port", type=port_number, default=4242,
@@ -58,18 +106,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="load the demo data into a new database (the default)")  # fmt: skip
     data.add_argument("--empty", dest="demo", action="store_const", const=False,
                       help="start a new database with no demo data")  # fmt: skip
-    parser.add_argument("--scale", type=int, default=0, metavar="N",
+    parser.add_argument("--scale", type=at_least(0, "a number of users and flags"), default=0,
+                        metavar="N",
                         help="add N users and N archived flags (benchmarks)")  # fmt: skip
     parser.add_argument("--admin-token", metavar="T", help="admin API token to accept")
     parser.add_argument("--client-token", metavar="C", help="client token to accept")
     parser.add_argument("--without-groups", action="store_true",
                         help="no groups endpoints, as on open-source Unleash (404)")  # fmt: skip
-    parser.add_argument("--inactive-days", type=int, default=180, metavar="DAYS",
+    parser.add_argument("--inactive-days", type=at_least(0, "a number of days"), default=180,
+                        metavar="DAYS",
                         help="days without login after which a user is inactive")  # fmt: skip
-    parser.add_argument("--create-user-limit", type=int, default=20, metavar="N",
+    parser.add_argument("--create-user-limit", type=at_least(0, "a number of users"), default=20,
+                        metavar="N",
                         help="users created per window before 429, as Unleash's "
                         "createUserMaxPerMinute (0: no limit)")  # fmt: skip
-    parser.add_argument("--create-user-window", type=float, default=60.0, metavar="SECONDS",
+    parser.add_argument("--create-user-window", type=seconds, default=60.0, metavar="SECONDS",
                         help="the window of --create-user-limit (default 60)")  # fmt: skip
     parser.add_argument("--as-version", choices=tuple(PLAYABLE), metavar="VERSION",
                         help="play open-source Unleash " + ", ".join(PLAYABLE) + " (the "

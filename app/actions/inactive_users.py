@@ -83,8 +83,9 @@ def user_label(user: NamedUser) -> str:
 def write_users_csv(path: Path, users: Iterable[InactiveUserLike], *, private: bool = True) -> int:
     """Write the users to `path` as CSV (a header of `SNAPSHOT_COLUMNS`, then a row each),
     whole or not at all: written beside it, fsync'ed, then renamed into place; private (0600)
-    unless `private` is False (an export to a file of the person's choosing: see
-    `write_whole`). Returns the number of users written."""
+    and in a private folder, made when missing, unless `private` is False (an export to a file
+    of the person's choosing: 0600 too, in a folder that must exist; see `write_whole`).
+    Returns the number of users written."""
 
     def fill(f: TextIO) -> int:
         count = 0

@@ -4,6 +4,7 @@ at all, private (the journal's modes), and times in the wire's notation. Standar
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -30,21 +31,22 @@ def write_whole(path: Path, fill: Callable[[TextIO], int], *, private: bool = Tr
 
     Every snapshot is written through here, and is `private` (names, emails): the file 0600 and
     its folder 0700 whatever the umask, as the journal's own (`journal.private_folder`). A file
-    the person asked for where they chose (`--csv FILE`) is written with `private=False`: its
-    mode and its folders' follow the umask, as a shell's `> FILE` would."""
+    the person asked for where they chose (`--csv FILE`) is written with `private=False`: the
+    file is 0600 all the same (the same names and emails), but its folder is the person's: it
+    is neither made nor changed, and one that does not exist is a `FileNotFoundError` whose
+    `strerror` says so ("the folder /x does not exist"), nothing written."""
     part = path.with_name(path.name + ".part")
     if private:
         private_folder(path.parent)
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-        try:
-            private_fd(fd)  # the umask's bits, or a .part an interrupted write left
-        except OSError:
-            os.close(fd)
-            raise
-        stream = open(fd, "w", newline="", encoding="utf-8")  # noqa: SIM115 (closed below)
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stream = part.open("w", newline="", encoding="utf-8")
+    elif not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"the folder {path.parent} does not exist", str(path))
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        private_fd(fd)  # the umask's bits, or a .part an interrupted write left
+    except OSError:
+        os.close(fd)
+        raise
+    stream = open(fd, "w", newline="", encoding="utf-8")  # noqa: SIM115 (closed below)
     with stream as f:
         count = fill(f)
         f.flush()

@@ -7,7 +7,10 @@ request goes out (`send`), the base of `AdminClient`.
 - A failure status raises its `ApiError`, a transport failure its `ServerUnreachable` (both made
   by `app.api.failures`).
 - The token travels only in the `Authorization` header, and is registered with the log's
-  redaction for the life of the sender.
+  redaction for the life of the sender. A token that cannot be a header value (a line break of
+  a wrapped paste, a control character, a character outside ASCII) is refused before any
+  request (`check_token`, which every place a token comes in calls with its own name for that
+  place), in words that name the kind of character and never the token.
 - One connection pool a connection (keep-alive; 5 s to connect, 30 s to answer); TLS verified
   against certifi plus an optional CA bundle, or, when the person turns it off, not at all with
   a warning in the log; `User-Agent: flagdesk/<version>`.
@@ -80,6 +83,47 @@ def normalise_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
+class UnusableToken(ValueError):
+    """A token that cannot be sent in an HTTP header. The message names where it came from and
+    the kind of character that is wrong, never the token."""
+
+
+def token_problem(token: str) -> str | None:
+    """What keeps `token` out of an `Authorization` header, in words that name the kind of
+    character and its place ("a line break at position 14"), never the token; None when it can
+    go. A header value is printable ASCII (httpx encodes it as ASCII, h11 refuses control
+    characters and white space at either end)."""
+    for place, char in enumerate(token, 1):
+        code = ord(char)
+        if char in "\r\n":
+            kind = "a line break"
+        elif code < 0x20 or 0x7F <= code < 0xA0:
+            kind = "a control character"
+        elif code > 0x7E:
+            kind = "a character outside ASCII"
+        else:
+            continue
+        return f"{kind} at position {place}"
+    if token != token.strip(" "):
+        return "a space at its start or end"
+    return None
+
+
+def check_token(token: str | None, where: str) -> None:
+    """Refuse `token` (from `where`: "the environment variable FLAGDESK_TOKEN", "the token
+    typed") when it cannot be a header value: `UnusableToken`, saying what is in it and where
+    it came from. An empty or absent token passes (whether one is needed is the caller's
+    question)."""
+    problem = token_problem(token) if token else None
+    if problem is None:
+        return
+    hint = " (was it wrapped when it was copied?)" if problem.startswith("a line break") else ""
+    raise UnusableToken(
+        f"{where} holds {problem}{hint}: a token is one line of ASCII letters, digits and "
+        "punctuation, so it cannot be sent."
+    )
+
+
 def tls_context(verify_tls: bool, ca_bundle: str | None, base_url: str) -> ssl.SSLContext | bool:
     """What the client checks certificates against: certifi's roots plus `ca_bundle`.
 
@@ -133,6 +177,8 @@ class Sender:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.retry = retry or RetryPolicy()
+        check_token(token, "The token")
+        check_token(client_token, "The client token")
         self._token = token
         self._client_token = client_token
         self._scrubber = Scrubber([t for t in (token, client_token) if t])

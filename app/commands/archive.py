@@ -197,7 +197,8 @@ async def _list(args: argparse.Namespace, client: AdminClient, out: Output) -> i
 
 def _write_csv(path: Path, features: list[ArchivedFeature]) -> int:
     """The list as CSV: the snapshot's fields, the environments as JSON in their cell; an
-    export where the person chose, so not made private as a snapshot is."""
+    export where the person chose: the file private as a snapshot is, its folder left alone
+    (`write_whole`)."""
     from app.actions.archived_features import SNAPSHOT_FIELDS, feature_json
     from app.actions.snapshots import write_whole
 

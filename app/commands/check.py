@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
 import sys
 import textwrap
@@ -21,6 +20,7 @@ from app.commands.connection import (
     add_connection_arguments,
     connection_from_args,
 )
+from app.commands.output import echo, json_text, visible
 from app.registry import TOOLS
 
 if TYPE_CHECKING:  # light to import: the parser is built for every `flagdesk` command
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         spec = connection_from_args(args)
         client = spec.client()  # reads --ca-bundle: ValueError when it cannot
     except (UsageError, ValueError) as exc:
-        print(f"flagdesk check: {exc}", file=sys.stderr)
+        echo(f"flagdesk check: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         caps = asyncio.run(probe(client))
@@ -54,17 +54,19 @@ def run(args: argparse.Namespace) -> int:
     except e.ClientError as exc:
         return _failed(args, spec, EXIT_UNREACHABLE, "failed", exc)
     if args.json:
-        print(json.dumps({"reachable": True, "authorised": True, **caps.to_json()}, indent=2))
+        print(json_text({"reachable": True, "authorised": True, **caps.to_json()}))
     else:
-        print(report(caps))
+        print(report(caps))  # each line made visible in report()
     return EXIT_OK
 
 
 def report(caps: Capabilities) -> str:
+    """The text of `flagdesk check`: what the server said (its version, the reasons) made
+    `visible`, line by line."""
     lines = [
-        f"Server   {caps.base_url}",
-        f"         {caps.server_label}",
-        f"Token    {caps.token_label}" + (" (Admin root role)" if caps.is_admin else ""),
+        visible(f"Server   {caps.base_url}"),
+        visible(f"         {caps.server_label}"),
+        visible(f"Token    {caps.token_label}" + (" (Admin root role)" if caps.is_admin else "")),
         "",
     ]
     width = max(
@@ -80,7 +82,9 @@ def report(caps: Capabilities) -> str:
         if not why:
             lines.append(head.rstrip())
         else:
-            lines.extend(textwrap.wrap(why, columns, initial_indent=head, subsequent_indent=indent))
+            lines.extend(
+                textwrap.wrap(visible(why), columns, initial_indent=head, subsequent_indent=indent)
+            )
 
     for tool in TOOLS:
         availability = caps.operation(tool)
@@ -105,7 +109,7 @@ def _failed(
         }
         if isinstance(exc, e.ApiError):
             out["error"]["status"] = exc.status
-        print(json.dumps(out, indent=2))
+        print(json_text(out))
     else:
-        print(f"flagdesk check: {state}: {exc}", file=sys.stderr)
+        echo(f"flagdesk check: {state}: {exc}", file=sys.stderr)
     return status

@@ -65,9 +65,16 @@ def connection_from_args(args: argparse.Namespace) -> ConnectionSpec:
             ) from None
         except ProfileError as exc:
             raise UsageError(str(exc)) from None
+        client_token = os.environ.get(args.client_token_env, "").strip()
+        kept = f"kept {store.token_place(profile, 'admin')}"
+        checked(spec.token, f"the token of profile {profile.name!r} ({kept})")
+        if client_token:
+            checked(client_token, f"the environment variable {args.client_token_env}")
+        else:
+            checked(spec.client_token, f"the client token of profile {profile.name!r} ({kept})")
         return dataclasses.replace(
             spec,
-            client_token=os.environ.get(args.client_token_env) or spec.client_token,
+            client_token=client_token or spec.client_token,
             verify_tls=spec.verify_tls and not args.insecure,
             ca_bundle=args.ca_bundle or spec.ca_bundle,
             label=f"profile {profile.name}",
@@ -98,6 +105,17 @@ def client_from_args(args: argparse.Namespace) -> tuple[AdminClient, str]:
     return client, args.profile or spec.url
 
 
+def checked(token: str | None, where: str) -> None:
+    """Refuse a token that cannot be sent as a header value (`app.api.sending.check_token`),
+    naming `where` it came from, as a `UsageError`: before any request, never quoting it."""
+    from app.api.sending import UnusableToken, check_token
+
+    try:
+        check_token(token, where[0].upper() + where[1:])
+    except UnusableToken as exc:
+        raise UsageError(f"{exc} Nothing was sent.") from None
+
+
 def url_connection(args: argparse.Namespace, url: str) -> ConnectionSpec:
     """A connection to `url` (checked, then named by it) with the tokens of the environment
     variables that --token-env and --client-token-env name (either may be empty) and the TLS
@@ -108,10 +126,14 @@ def url_connection(args: argparse.Namespace, url: str) -> ConnectionSpec:
         url = normalise_base_url(url)
     except ValueError as exc:
         raise UsageError(f"--url: {exc}") from None
+    token = os.environ.get(args.token_env, "").strip()
+    client_token = os.environ.get(args.client_token_env, "").strip() or None
+    checked(token, f"the environment variable {args.token_env}")
+    checked(client_token, f"the environment variable {args.client_token_env}")
     return ConnectionSpec(
         url=url,
-        token=os.environ.get(args.token_env, "").strip(),
-        client_token=os.environ.get(args.client_token_env, "").strip() or None,
+        token=token,
+        client_token=client_token,
         verify_tls=not args.insecure,
         ca_bundle=args.ca_bundle,
         label=url,

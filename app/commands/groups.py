@@ -22,6 +22,7 @@ from app.commands.output import (
     add_action,
     add_change_options,
     ask,
+    echo,
     print_requests,
     print_table,
     run_job,
@@ -146,7 +147,7 @@ async def _show(group_id: int, client: AdminClient, out: Output) -> int:
             ("Projects", ", ".join(group.projects) or "—"),
             ("Created", f"{group.createdAt or '—'} by {group.createdBy or '—'}"),
         ):
-            print(f"{caption + ':':14}{value}")
+            echo(f"{caption + ':':14}{value}")
         print()
         print_table(
             ("ID", "NAME", "EMAIL", "JOINED", "ADDED BY"),

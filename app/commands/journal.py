@@ -7,7 +7,6 @@ it, the runner carries it out). No Qt."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +23,8 @@ from app.commands.output import (
     add_action,
     add_change_options,
     confirmed,
+    echo,
+    json_text,
     need_terminal,
     print_requests,
     print_table,
@@ -126,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from app.actions.journal_text import entry_json
 
-        print(json.dumps([entry_json(e, f) for e, f in found], indent=2, ensure_ascii=False))
+        print(json_text([entry_json(e, f) for e, f in found]))
         return EXIT_OK
     print_entries(found, every=args.all)
-    print(summary([e for e, _ in found], name))
+    echo(summary([e for e, _ in found], name))
     return EXIT_OK
 
 

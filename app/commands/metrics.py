@@ -26,7 +26,7 @@ from app.commands.connection import (
     UsageError,
     add_connection_arguments,
 )
-from app.commands.output import Output, add_action, whole_number
+from app.commands.output import Output, add_action, echo, visible, whole_number
 from app.text import noun_for, plural
 
 if TYPE_CHECKING:
@@ -224,8 +224,8 @@ def validate(args: argparse.Namespace) -> int:
         out.json({**summary, "exit_status": status})
         return status
     for problem in [*errors, *warnings]:
-        print(_problem_line(problem))
-    print(
+        echo(_problem_line(problem))
+    echo(
         f"{plural(len(args.files), 'file')}: {plural(batch.metric_count, 'valid metric')}, "
         f"{batch.invalid_count:,} invalid; "
         f"{plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}"
@@ -293,7 +293,7 @@ def _dry_run(
         return out.fail(EXIT_CANCELLED, "cancelled; nothing was sent")
     invalid = _report_problems(out, checks)
     if spec is None and not args.json:
-        print(
+        echo(
             "Not checked against a server (give --url or --profile to check the client "
             "token's environment and the feature names).",
             file=sys.stderr,
@@ -302,7 +302,7 @@ def _dry_run(
     out.update(dry_run=True, bodies=split.bodies, bytes=split.bytes, largest_body=split.largest)
     if not args.json:
         sendable = batch.metric_count - batch.unsendable
-        print(
+        echo(
             f"Would send {plural(sendable, 'metric')} in "
             f"{plural(split.bodies, 'body', 'bodies')} ({split.bytes:,} bytes, "
             f"the largest {split.largest:,} of at most {max_body:,})"
@@ -373,7 +373,7 @@ def _report_problems(out: Output, checks: Checks) -> int:
     if not out.as_json:
         _print_problems(checks.problems, sys.stderr)
         if checks.features_error:
-            print(
+            echo(
                 f"Feature names not checked against the server: {checks.features_error}",
                 file=sys.stderr,
             )
@@ -478,9 +478,9 @@ def _send(
         return out.done(status)
     _print_report(report, invalid, out.data.get("invalid_file"))
     if report.stopped:
-        print(f"flagdesk metrics upload: {report.error}", file=sys.stderr)
+        echo(f"flagdesk metrics upload: {report.error}", file=sys.stderr)
     if not report.complete:
-        print(f"Resume with: {resume_command(report.ledger.parent)}", file=sys.stderr)
+        echo(f"Resume with: {resume_command(report.ledger.parent)}", file=sys.stderr)
     return status
 
 
@@ -546,16 +546,16 @@ class _Terminal:
         if text.startswith("Waiting"):
             if self.bar is not None:
                 self.bar.finish()
-                sys.stderr.write("\r" + text)
+                sys.stderr.write("\r" + visible(text))
                 sys.stderr.flush()
             elif not self._waiting:
-                print(text, file=sys.stderr)
+                echo(text, file=sys.stderr)
             self._waiting = True
             return
         if self._waiting and self.bar is not None:
             sys.stderr.write("\n")
         self._waiting = False
-        print(text, file=sys.stderr)
+        echo(text, file=sys.stderr)
 
     def checked(self, checks: Checks) -> None:
         _report_problems(self.out, checks)
@@ -569,7 +569,7 @@ class _Terminal:
             largest_body=max((e.size for e in entries), default=0),
         )
         if not self.out.as_json:
-            print(f"Uploading to {upload.client.base_url}; ledger {upload.ledger.path}",
+            echo(f"Uploading to {upload.client.base_url}; ledger {upload.ledger.path}",
                   file=sys.stderr)  # fmt: skip
 
     def progress(self, progress: Progress) -> None:
@@ -663,11 +663,16 @@ def _connection(
 
 
 def _check_files(files: Sequence[Path]) -> None:
+    from app.metrics.read import not_a_file
+
     for path in files:
         if not path.exists():
             raise UsageError(f"{path}: no such file")
         if path.is_dir():
             raise UsageError(f"{path}: is a folder, not a file")
+        kind = not_a_file(path)
+        if kind:  # a FIFO would wait for a writer, /dev/zero never end
+            raise UsageError(f"{path}: not a regular file ({kind}): metrics are read from files")
         if not os.access(path, os.R_OK):
             raise UsageError(f"{path}: cannot be read (permission denied)")
 
@@ -717,9 +722,9 @@ def _problem_line(problem: Any) -> str:
 def _print_problems(problems: Sequence[Any], stream: TextIO) -> None:
     ordered = sorted(problems, key=lambda p: p.severity != "error")
     for problem in ordered[:SHOWN_PROBLEMS]:
-        print(_problem_line(problem), file=stream)
+        echo(_problem_line(problem), file=stream)
     if len(ordered) > SHOWN_PROBLEMS:
-        print(f"... and {len(ordered) - SHOWN_PROBLEMS:,} more problems", file=stream)
+        echo(f"... and {len(ordered) - SHOWN_PROBLEMS:,} more problems", file=stream)
 
 
 def _names(files: Sequence[Path]) -> str:
@@ -740,21 +745,21 @@ def _print_report(report: Report, invalid: int, invalid_file: object) -> None:
         metrics = noun_for(c.metrics, "metric")
         return row(label, f"{c.bodies:>8,} {body}", f"{c.metrics:>12,} {metrics}", extra)
 
-    print(f"Server  {report.server}")
-    print(f"Ledger  {report.ledger}")
-    print(counts("accepted", report.accepted))
+    echo(f"Server  {report.server}")
+    echo(f"Ledger  {report.ledger}")
+    echo(counts("accepted", report.accepted))
     saved = f" (saved to {report.rejected_file})" if report.rejected_file else ""
-    print(counts("rejected", report.rejected, saved))
-    print(counts("pending", report.pending))
+    echo(counts("rejected", report.rejected, saved))
+    echo(counts("pending", report.pending))
     if invalid:
         where = f" (saved to {invalid_file})" if invalid_file else ""
-        print(row("invalid", "", f"{invalid:>12,} {noun_for(invalid, 'item')} left out{where}"))
+        echo(row("invalid", "", f"{invalid:>12,} {noun_for(invalid, 'item')} left out{where}"))
     for rejection in report.rejections[:SHOWN_REJECTIONS]:
-        print(f"  body {rejection.body}: {rejection.status}: {rejection.message}")
+        echo(f"  body {rejection.body}: {rejection.status}: {rejection.message}")
     if len(report.rejections) > SHOWN_REJECTIONS:
-        print(f"  ... and {len(report.rejections) - SHOWN_REJECTIONS} more rejected bodies")
+        echo(f"  ... and {len(report.rejections) - SHOWN_REJECTIONS} more rejected bodies")
     for sentence in doubt_sentences(report):
-        print(f"  {sentence}")
+        echo(f"  {sentence}")
 
 
 class _Bar:

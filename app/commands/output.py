@@ -1,10 +1,16 @@
-"""What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
+r"""What the commands share in how they talk: `Output` (text as it goes, or with `--json` one
 object at the end, failures included), `whole_number` (an argument that is a number within
 bounds, with an error that says which bound), `add_action` (a sub-action with its own help
 page), `print_table` (rows in aligned columns), and for the commands that change a server:
 `add_change_options` (`--dry-run`, `--yes`), `run_job` (the job run, each failure turned into
 its exit status), `need_terminal` (no terminal and no --yes: refused), `dry_run` and
-`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question)."""
+`print_requests` (what `--dry-run` prints), `ask` and `confirmed` (the terminal's question).
+
+A server's text never drives the terminal: every line of plain output goes through `visible`
+(control characters and line breaks shown as `\x1b`, `\n`), through `Output.say`,
+`Output.fail`, `print_table`, `ask` or `echo` (a command's own `print` of text is `echo`);
+`--json` through `json_text`, JSON with DEL and the C1 controls escaped as well. A test walks
+every command's output with a hostile name (`tests/app/test_cli_control_chars.py`)."""
 
 from __future__ import annotations
 
@@ -13,10 +19,43 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from app.api.client import WriteRequest
+
+#: each control character (C0, DEL, C1) as an escape a person can read: `\x1b`, `\n`, `\t`
+_VISIBLE = {
+    **{code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))},
+    **{ord(char): repr(char)[1:-1] for char in "\t\n\r"},
+}
+
+
+def visible(text: str) -> str:
+    r"""`text` with every control character (C0, DEL, C1, line breaks included) shown as its
+    escape (`\x1b`, `\n`): what a server sends (a group named `\x1b]0;PWNED\x07`) is printed
+    as text on one line, never obeyed by the terminal. Every line of the plain output goes
+    through it (`Output.say`, `Output.fail`, `print_table`, `ask`, `echo`); `--json` is JSON,
+    whose escapes are JSON's."""
+    return text.translate(_VISIBLE)
+
+
+#: DEL and the C1 controls, which JSON leaves as they are, as JSON's `\u` escapes
+_JSON_CONTROLS = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def json_text(value: Any) -> str:
+    r"""`value` as the indented JSON `--json` prints: text as it is (not ASCII-escaped), but DEL
+    and the C1 controls (`\x9b` starts a terminal's control sequence as ESC [ does) escaped as
+    well as the C0 ones JSON always escapes. The same JSON: such a character can only be inside
+    a string."""
+    return json.dumps(value, indent=2, ensure_ascii=False).translate(_JSON_CONTROLS)
+
+
+def echo(text: str = "", *, file: TextIO | None = None) -> None:
+    """`print` a line of plain output through `visible` (a line break inside it included)."""
+    print(visible(text), file=file)
+
 
 #: the server refused the change (an error answer other than 401/403), part of it failed, or
 #: the person said no
@@ -41,10 +80,10 @@ class Output:
     def say(self, line: str) -> None:
         """A line of the text report (nothing with --json: the object says it)."""
         if not self.as_json:
-            print(line)
+            echo(line)
 
     def json(self, fields: dict[str, Any]) -> None:
-        print(json.dumps({**self.data, **fields}, indent=2, ensure_ascii=False))
+        print(json_text({**self.data, **fields}))
 
     def done(self, status: int) -> int:
         if self.as_json:
@@ -54,7 +93,7 @@ class Output:
     def fail(self, status: int, message: str, *, http_status: int | None = None) -> int:
         """Say `message` (and, with --json, put it in the object as `error`, with the server's
         `http_status` when there was one) and return `status`."""
-        print(f"{self.program} {self.data['command']}: {message}", file=sys.stderr)
+        echo(f"{self.program} {self.data['command']}: {message}", file=sys.stderr)
         if self.as_json:
             extra = {} if http_status is None else {"http_status": http_status}
             self.json({"error": message, **extra, "exit_status": status})
@@ -138,11 +177,11 @@ def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) 
     for i, request in enumerate(requests):
         if i:
             print()
-        print(f"{request.method} {request.path}")
+        echo(f"{request.method} {request.path}")
         if request.body:
             print("Content-Type: application/json")
             print()
-            print(request.body.decode())
+            print("\n".join(visible(line) for line in request.body.decode().split("\n")))
     print(summary, file=sys.stderr)
 
 
@@ -150,15 +189,17 @@ def ask(lines: Sequence[str], question: str) -> str:
     """Say `lines` and ask `question` on the terminal (on stderr, so stdout stays the
     result); the answer, stripped."""
     for line in lines:
-        print(line, file=sys.stderr)
-    print(f"{question} ", end="", file=sys.stderr, flush=True)
+        echo(line, file=sys.stderr)
+    print(f"{visible(question)} ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip()
 
 
 def print_table(titles: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """`rows` under `titles`, in columns as wide as their widest cell, two spaces apart."""
-    widths = [max(len(r[i]) for r in [titles, *rows]) for i in range(len(titles))]
-    for row in [titles, *rows]:
+    """`rows` under `titles`, in columns as wide as their widest cell, two spaces apart; each
+    cell `visible`."""
+    cells = [[visible(cell) for cell in row] for row in [titles, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(titles))]
+    for row in cells:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
               .rstrip())  # fmt: skip
 

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from app.commands.connection import EXIT_OK, EXIT_USAGE
+from app.commands.output import echo
 from app.profiles import NoKeyring, Profile, ProfileError, ProfileStore, keyring_status
 
 STORE_LABELS = {
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, store: ProfileStore | None = None) -> int:
             args, store
         )
     except NoKeyring as exc:
-        print(
+        echo(
             f"flagdesk profiles: {exc.reason}: nothing was saved. No OS keyring can keep the "
             f"token here. Run again with --token-store file to keep tokens in {exc.file_path} "
             "(plain text, readable only by you).",
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace, store: ProfileStore | None = None) -> int:
         )
         return EXIT_USAGE
     except ProfileError as exc:
-        print(f"flagdesk profiles: {exc}", file=sys.stderr)
+        echo(f"flagdesk profiles: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -84,14 +85,14 @@ def _list(args: argparse.Namespace, store: ProfileStore) -> int:
         print(json.dumps([_describe(p, store) for p in profiles], indent=2))
         return EXIT_OK
     if not profiles:
-        print("No profiles yet: add one with `flagdesk profiles add NAME --url URL`.")
+        echo("No profiles yet: add one with `flagdesk profiles add NAME --url URL`.")
         return EXIT_OK
     width = max(len(p.name) for p in profiles)
     last = store.last
     for p in profiles:
         mark = "*" if p.name == last else " "
         tls = "" if p.verify_tls else "  (TLS NOT VERIFIED)"
-        print(f"{mark} {p.name:<{width}}  {p.url}{tls}")
+        echo(f"{mark} {p.name:<{width}}  {p.url}{tls}")
     return EXIT_OK
 
 
@@ -103,23 +104,29 @@ def _show(args: argparse.Namespace, store: ProfileStore) -> int:
     where = STORE_LABELS[profile.token_store]
     if profile.token_store == "file":
         where += f" {store.tokens_file}"
-    print(f"Profile      {profile.name}")
-    print(f"URL          {profile.url}")
+    echo(f"Profile      {profile.name}")
+    echo(f"URL          {profile.url}")
     tls = "verified" if profile.verify_tls else "NOT VERIFIED (insecure)"
-    print(f"TLS          {tls}" + (f", CA bundle {profile.ca_bundle}" if profile.ca_bundle else ""))
-    print(f"Tokens in    {where}")
-    print(f"Client token {'yes' if profile.has_client_token else 'no'}")
+    echo(f"TLS          {tls}" + (f", CA bundle {profile.ca_bundle}" if profile.ca_bundle else ""))
+    echo(f"Tokens in    {where}")
+    echo(f"Client token {'yes' if profile.has_client_token else 'no'}")
     return EXIT_OK
 
 
 def _read_token(var: str, what: str, *, required: bool) -> str | None:
+    from app.api.sending import UnusableToken, check_token
+
     value = os.environ.get(var, "").strip()
-    if value:
-        return value
-    if required and sys.stdin.isatty():
+    where = f"The environment variable {var}"
+    if not value and required and sys.stdin.isatty():
         value = getpass.getpass(f"{what} (not echoed): ").strip()
-        if value:
-            return value
+        where = f"The {what} typed"
+    if value:
+        try:
+            check_token(value, where)
+        except UnusableToken as exc:
+            raise ProfileError(f"{exc} Nothing was saved.") from None
+        return value
     if required:
         raise ProfileError(f"no token: set {var} to the {what}, or run this on a terminal")
     return None
@@ -153,15 +160,15 @@ def _add(args: argparse.Namespace, store: ProfileStore) -> int:
     where = STORE_LABELS[profile.token_store]
     if profile.token_store == "file":
         where += f" {store.tokens_file} (readable only by you, not encrypted)"
-    print(f"Saved profile {profile.name!r}; tokens kept in the {where}.")
+    echo(f"Saved profile {profile.name!r}; tokens kept in the {where}.")
     if not profile.verify_tls:
-        print("Warning: TLS certificates of this server will NOT be verified.", file=sys.stderr)
+        echo("Warning: TLS certificates of this server will NOT be verified.", file=sys.stderr)
     return EXIT_OK
 
 
 def _remove(args: argparse.Namespace, store: ProfileStore) -> int:
     store.remove(args.name)
-    print(f"Removed profile {args.name!r} and its stored tokens.")
+    echo(f"Removed profile {args.name!r} and its stored tokens.")
     return EXIT_OK
 
 

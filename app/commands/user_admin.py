@@ -21,6 +21,7 @@ from app.commands.output import (
     add_change_options,
     confirmed,
     dry_run,
+    echo,
     need_terminal,
     print_requests,
     run_job,
@@ -280,5 +281,5 @@ async def _reset(args: argparse.Namespace, client: AdminClient, connection: str,
         link = await reset_link(client, await carry_out(client, plan))
     out.update(server=plan.server, id=user.id, email=user.email, resetPasswordUrl=link)
     if not out.as_json:
-        print(link)
+        echo(link)
     return out.done(EXIT_OK)

@@ -19,8 +19,11 @@ a call). A document is never parsed whole.
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import json
+import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -79,13 +82,64 @@ def _is_ndjson(head: bytes, complete: bool) -> bool:
 # --------------------------------------------------------------------------- entry points
 
 
+def kind_of(mode: int) -> str | None:
+    """What a file of `st_mode` `mode` is when it is not a regular file ("a named pipe", "a
+    device", "a socket", "a folder"); None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def not_a_file(path: Path | str) -> str | None:
+    """`kind_of` the file at `path` (following links); None for a regular file, or one that
+    cannot be looked at (opening it says why)."""
+    try:
+        return kind_of(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """`path` opened for reading, when it is a regular file: a named pipe would wait for a
+    writer and a device such as /dev/zero never end, so either is an `OSError` saying what it
+    is. Opened without waiting (O_NONBLOCK, which a pipe with no writer would otherwise do)
+    and checked on the open file, so that nothing put in its place meanwhile is read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):  # as open() says it
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        kind = kind_of(mode)
+        if kind is not None:
+            raise OSError(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _read_source(
     batch: Batch, stream: BinaryIO, name: str, progress: Progress, now_ms: int
 ) -> None:
     head = stream.read(HEAD)
+    white = 0  # bytes of white space before `head`
+    while len(head) == HEAD and not head.strip():  # white space so far, and more to come
+        white += len(head)
+        head = stream.read(HEAD)
     complete = len(head) < HEAD
     stream.seek(0)
     if not head.strip():
+        empty = not head and not white
         batch._problems.append(
             InputProblem(
                 "error",
@@ -93,10 +147,10 @@ def _read_source(
                 None,
                 None,
                 None,
-                "the file is empty" if not head else "the file holds only white space",
+                "the file is empty" if empty else "the file holds only white space",
             )
         )
-        progress.done += len(head)
+        progress.done += white + len(head)
         return
     start = progress.done
     file = File(batch, name, now_ms)
@@ -152,7 +206,7 @@ def load(
         name = str(path)
         counter.check()
         try:
-            stream = open(path, "rb")  # noqa: SIM115 (closed below)
+            stream = open_regular(path)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             batch._problems.append(

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from app.api.capabilities import Capabilities
 from app.api.client import normalise_base_url
 from app.api.errors import ClientError
+from app.api.sending import UnusableToken, check_token
 from app.connection import ConnectionSpec, MissingToken, spec_of
 from app.profiles import NOT_SET, NoKeyring, Profile, ProfileError, TokenStore
 from app.registry import OPERATIONS
@@ -117,6 +118,11 @@ class ConnectionsModel(ViewModel):
             problems["url"] = str(exc)
         if not form.token.strip() and not (editing and self.has_token(editing)):
             problems["token"] = "Give an admin API token or a personal access token."
+        for field, where in (("token", "The token"), ("client_token", "The client token")):
+            try:  # the command line's check and words (a wrapped paste, a character not ASCII)
+                check_token(getattr(form, field).strip(), where)
+            except UnusableToken as exc:
+                problems[field] = str(exc)
         return problems
 
     def save(self, form: ProfileForm, *, editing: str | None = None) -> Profile:
@@ -160,6 +166,8 @@ class ConnectionsModel(ViewModel):
             token, client_token = stored.token, client_token or stored.client_token
         if not token:
             raise ValueError("Give an admin API token or a personal access token.")
+        check_token(token, "The token")  # UnusableToken is a ValueError
+        check_token(client_token, "The client token")
         return ConnectionSpec(
             url=url,
             token=token,

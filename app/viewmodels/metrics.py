@@ -871,7 +871,7 @@ class MetricsToolModel(ToolViewModel):
             )
         if self.upload_token is None:
             return "Type a client token above to upload."
-        return ""
+        return self._unusable_token()
 
     def resume_reason(self, item: Unfinished | None) -> str:
         """Why this unfinished upload cannot be resumed now ("" when it can)."""
@@ -885,6 +885,19 @@ class MetricsToolModel(ToolViewModel):
             return f"This upload went to {item.server}: connect to that server to resume it."
         if self.upload_token is None:
             return "Type a client token above to resume."
+        return self._unusable_token()
+
+    def _unusable_token(self) -> str:
+        """Why the typed client token cannot be sent (a wrapped paste, a character outside
+        ASCII), in the command line's words, never the token; "" when it can."""
+        from app.api.sending import UnusableToken, check_token  # httpx: not before it is needed
+
+        if self.connection_token or not self.typed_token:
+            return ""
+        try:
+            check_token(self.typed_token, "The client token typed")
+        except UnusableToken as exc:
+            return str(exc)
         return ""
 
     def _upload_spec(self) -> ConnectionSpec:

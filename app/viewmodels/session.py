@@ -287,7 +287,9 @@ class Session(QObject):
             connection = await self._make(target)
         except asyncio.CancelledError:
             raise
-        except (ClientError, ProfileError, MissingToken) as exc:
+        except (ClientError, ProfileError, MissingToken, ValueError) as exc:
+            # ValueError: a client that cannot be made (a stored token that cannot be a header
+            # value, a CA bundle that cannot be read): its message says which
             self._fail(str(exc))
             return
         connection.client.on_activity = self._on_activity
@@ -385,6 +387,10 @@ class Session(QObject):
         profile = self.store.get(target)
         # the keyring may block (a Secret Service unlock prompt): off the GUI thread
         spec = await asyncio.to_thread(spec_of, profile, self.store)
+        from app.api.sending import check_token  # the command line's check and words
+
+        check_token(spec.token, f"The token of profile {profile.name!r}")
+        check_token(spec.client_token, f"The client token of profile {profile.name!r}")
         return Connection(profile.name, spec)
 
     async def _start_sandbox(self) -> EmbeddedSandbox:

@@ -167,10 +167,21 @@ def test_non_loopback_host_warns_and_a_busy_port_is_a_clear_error(tmp_path):
             text=True,
             timeout=60,
         )  # fmt: skip
-    assert "warning: serving on 0.0.0.0" in r.stderr
     assert r.returncode == 2
     assert f"cannot listen on 0.0.0.0:{port}" in r.stderr
     assert "Traceback" not in r.stderr
+    assert not (tmp_path / "w.sqlite3").exists()  # refused before the database is made
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--host", "0.0.0.0", "--port", "0",
+         "--db", str(tmp_path / "w.sqlite3"), "--empty"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    ) as serving:  # fmt: skip
+        try:
+            assert serving.stderr is not None
+            assert "warning: serving on 0.0.0.0" in serving.stderr.readline()
+        finally:
+            serving.terminate()
 
 
 def test_serve_imports_no_qt(tmp_path):

@@ -828,6 +828,14 @@ def test_without_a_client_token_the_window_asks_for_one(
         assert model.upload_reason == "Type a client token above to upload."
         assert tool.token_edit.echoMode() == tool.token_edit.EchoMode.Password
         assert "Environments are not checked" in tool.checks_label.text()
+        # a token that cannot be a header value: refused by kind, never sent nor shown
+        token = empty_sandbox.client_token
+        tool.token_edit.setText(f"{token[:12]}é{token[12:]}")
+        assert not tool.upload_button.isEnabled()
+        assert model.upload_reason.startswith(
+            "The client token typed holds a character outside ASCII at position 13"
+        ), model.upload_reason
+        assert token[12:] not in model.upload_reason
         # the admin token is refused, and the report says why
         tool.token_edit.setText(empty_sandbox.admin_token)
         assert tool.upload_button.isEnabled()
