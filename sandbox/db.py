@@ -410,6 +410,12 @@ MIGRATIONS: list[str] = [
         UPDATE users SET inactive_json = {_INACTIVE_JSON} WHERE id = NEW.id;
     END;
     """,
+    # 7 -> 8: an admin API token is no user's, as on Unleash (it was user 1's, and deleting or
+    # demoting that user locked it out of every Admin route): it holds the Admin root role
+    # itself and its changes are logged as "admin", creator id -42 (`sandbox.store.core`)
+    """
+    UPDATE tokens SET user_id = NULL WHERE kind = 'admin';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

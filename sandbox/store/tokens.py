@@ -7,7 +7,7 @@ import secrets
 import sqlite3
 
 from sandbox.db import stored_token
-from sandbox.store.core import ADMIN_USER_ID, Principal
+from sandbox.store.core import ADMIN_TOKEN_NAME, ADMIN_TOKEN_USER_ID, Principal
 from sandbox.store.users import Users
 
 
@@ -41,7 +41,7 @@ class Tokens(Users):
         return secret
 
     def _insert_token(self, c: sqlite3.Connection, kind: str, secret: str) -> None:
-        user_id = ADMIN_USER_ID if kind == "admin" else None
+        user_id = None  # an admin API token is no user's (`Principal`)
         environment = None
         if kind == "client":
             head = secret.split(".", 1)[0]
@@ -63,6 +63,8 @@ class Tokens(Users):
         if row["kind"] == "personal":
             with self.tx() as c:
                 c.execute("UPDATE users SET pat_seen_at = ? WHERE id = ?", (self.clock(), row[1]))
+        if row["kind"] == "admin":
+            return Principal("admin", ADMIN_TOKEN_USER_ID, ADMIN_TOKEN_NAME)
         name = row["username"] or row["name"] or "unknown"
         if row["kind"] == "client":
             name = "client"
