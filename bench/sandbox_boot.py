@@ -101,7 +101,7 @@ def one_run(source: Path | None, database: Path) -> dict[str, float]:
     marks: dict[str, float] = {}
     with child_code(source):
         # as `embedded_sandbox()` makes it, on the benchmark's database
-        sandbox = SandboxProcess(database, shared_tokens=True, exit_with_parent=True)
+        sandbox = SandboxProcess(database, session_tokens=True, exit_with_parent=True)
         t0 = time.perf_counter()
         sandbox.launch()
         try:

@@ -165,6 +165,9 @@ class Core:
         self.clock = clock
         #: the last password reset link made for each user id (ms), for Unleash's one a minute
         self.reset_links: dict[int, int] = {}
+        #: the tokens of this run, never stored (`Tokens.accept_for_this_run`): their hash ->
+        #: (kind, environment)
+        self.run_tokens: dict[str, tuple[str, str | None]] = {}
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
