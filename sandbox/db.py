@@ -505,7 +505,8 @@ def migrate(conn: sqlite3.Connection) -> None:
             f"the sandbox database is at schema version {version}, newer than this flagdesk "
             f"({SCHEMA_VERSION}); use a newer flagdesk or another --db"
         )
-    wiping = version < HASHED_TOKENS <= SCHEMA_VERSION
+    # (a new database, at 0, has no token to wipe)
+    wiping = 0 < version < HASHED_TOKENS <= SCHEMA_VERSION
     if wiping:  # the clear tokens' bytes are overwritten as they are replaced, not just freed
         conn.execute("PRAGMA secure_delete = ON")
     while version < SCHEMA_VERSION:

@@ -203,10 +203,10 @@ class SandboxProcess:
 
     @property
     def running(self) -> bool:
-        """Started (it answered /health and its tokens are known: `start()` or `wait_ready()`
-        returned) and not exited. A child that is only listening is not running yet: a window
-        that took one launched early as running once it had printed its address, before the
-        session waited for it, connected with no token (401, one start in about fifty)."""
+        """Started (it answered /health: `start()` or `wait_ready()` returned) and not exited. A
+        child that is only listening is not running yet: a window that took one launched early
+        as running once it had printed its address, before the session waited for it, connected
+        with no token (401, one start in about fifty)."""
         return self.proc is not None and self.proc.poll() is None and self._ready
 
     @property

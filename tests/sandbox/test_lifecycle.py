@@ -1,5 +1,6 @@
 """The sandbox child's life: it ends with the process that started it (a crash included), stops
-cleanly when asked, shares its database's tokens with another sandbox, and keeps its output."""
+cleanly when asked, serves its database beside another sandbox (each with tokens of its own),
+and keeps its output."""
 
 from __future__ import annotations
 
