@@ -119,6 +119,9 @@ def _prepare(path: Path, options: ServeOptions, out: TextIO) -> Store:
         if generated:
             print(f"{kind} token (shown once, its hash kept in the database): {token}",
                   file=out)  # fmt: skip
+        elif token is None:
+            print(f"{kind} token: the one shown when it was made (the database keeps its hash "
+                  f"alone; --{kind}-token T replaces it)", file=out)  # fmt: skip
     return store
 
 

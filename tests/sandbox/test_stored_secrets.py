@@ -132,6 +132,21 @@ def test_a_new_database_prints_its_tokens_once_and_keeps_their_hashes(tmp_path: 
     finally:
         first.stdin.close()
         first.wait(10)
+    # started again: nothing to show but how to replace them
+    again = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(path),
+                              "--exit-with-parent"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=env)  # fmt: skip
+    assert again.stdout is not None and again.stdin is not None
+    lines = []
+    for line in again.stdout:
+        lines.append(line)
+        if "listening on" in line:
+            break
+    again.stdin.close()
+    again.wait(10)
+    assert not any(secret in "".join(lines) for secret in tokens.values()), lines
+    assert any("--admin-token T replaces it" in line for line in lines), lines
 
 
 def old_database(path: Path, admin: str, client: str, personal: str) -> None:
