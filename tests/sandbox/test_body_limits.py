@@ -89,8 +89,11 @@ def health_stalls(url: str, stop: threading.Event, out: list[float]) -> None:
 
 
 def test_a_large_body_without_a_token_is_refused_unread(flooded: SandboxProcess) -> None:
-    """57.7 MB with no token: 401, and the child's peak resident memory grows by less than
-    50 MB (before: 1.5 GB, the body held whole and parsed), read from /proc, not timed.
+    """57.7 MB with no token: 401, and the child's peak resident memory (VmHWM in /proc, so a
+    peak between two samples is not missed) grows by less than 50 MB: a body left unread
+    costs nothing but uvicorn's 64 KB read buffer (measured: +0.6 MB), and 50 MB leaves room
+    for the allocator while far below what holding the body alone takes (58 MB), let alone
+    parsing it (before: +1,486 MB).
 
     `/health` keeps answering meanwhile: the bound, 1 s, is generous on purpose (the machine
     is shared, two cores, with other test runs; a request between two turns of a busy loop can
