@@ -4,11 +4,11 @@ probe's and the overview's requests answered. Prints one JSON object.
     .venv/bin/python bench/sandbox_boot.py [--runs 9] [--bundle [DIR]] [--baseline DIR]
 
 Each run starts the child as the GUI does (`sandbox.process.embedded_sandbox()`: `python -m
-sandbox`, tokens shared through the database, `--exit-with-parent`), on a database of the
-benchmark's own: made with the demo data by a first start that is not counted (which also writes
-the bytecode any first start writes), then opened again by each run, as at a person's second
-start and in `bench/gui_startup.py` (`--first-start`: a new database for each run, the demo data
-loaded by the run). Each run times, from just before the spawn:
+sandbox`, tokens of its run's own handed over in its environment, `--exit-with-parent`), on a
+database of the benchmark's own: made with the demo data by a first start that is not counted
+(which also writes the bytecode any first start writes), then opened again by each run, as at
+a person's second start and in `bench/gui_startup.py` (`--first-start`: a new database for each
+run, the demo data loaded by the run). Each run times, from just before the spawn:
 
 - `listening_s`: the child printed its URL (its socket is bound);
 - `healthy_s`: it answered `/health` (`SandboxProcess.start()`, what the session waits on);
@@ -101,7 +101,7 @@ def one_run(source: Path | None, database: Path) -> dict[str, float]:
     marks: dict[str, float] = {}
     with child_code(source):
         # as `embedded_sandbox()` makes it, on the benchmark's database
-        sandbox = SandboxProcess(database, shared_tokens=True, exit_with_parent=True)
+        sandbox = SandboxProcess(database, session_tokens=True, exit_with_parent=True)
         t0 = time.perf_counter()
         sandbox.launch()
         try:

@@ -7,7 +7,11 @@ Times are stored as integer milliseconds since the epoch (UTC).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
@@ -410,7 +414,24 @@ MIGRATIONS: list[str] = [
         UPDATE users SET inactive_json = {_INACTIVE_JSON} WHERE id = NEW.id;
     END;
     """,
+    # 7 -> 8: an admin API token is no user's, as on Unleash (it was user 1's, and deleting or
+    # demoting that user locked it out of every Admin route): it holds the Admin root role
+    # itself and its changes are logged as "admin", creator id -42 (`sandbox.store.core`)
+    """
+    UPDATE tokens SET user_id = NULL WHERE kind = 'admin';
+    """,
+    # 8 -> 9: tokens are stored as hashes (`token_hash`), never in clear: the database was
+    # readable by others (0644) and a token read from it was as good as the one printed. The
+    # clear ones are hashed in place, so a token printed once (and saved in a profile) still
+    # connects; `migrate` overwrites their freed bytes and empties the write-ahead log
+    """
+    ALTER TABLE tokens RENAME COLUMN secret TO secret_hash;
+    UPDATE tokens SET secret_hash = token_hash(secret_hash);
+    """,
 ]
+
+#: the first version whose tokens are hashes (`migrate` wipes the clear ones on its way there)
+HASHED_TOKENS = 9
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -419,15 +440,44 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def token_hash(secret: str) -> str:
+    """What the database keeps of a token: its SHA-256, named as such. A token is a random
+    secret of 192 bits (or one given with `--admin-token`), looked up on every request: a fast
+    hash, not a password's slow one; the database alone no longer lets anyone in."""
+    return "sha256:" + hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+#: the files SQLite keeps beside a database: its write-ahead log, the log's index, the rollback
+#: journal. SQLite makes them with the database's own permissions.
+COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def make_private(path: Path) -> None:
+    """The database at `path` and the files beside it are the user's alone (0600), made so when
+    they are missing; a folder made for it is 0700. Nothing on Windows, where a user's data
+    folder is theirs already."""
+    if os.name != "posix":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for file in (path, *(path.with_name(path.name + s) for s in COMPANIONS)):
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_IMODE(file.stat().st_mode) != 0o600:
+                file.chmod(0o600)
+
+
 def connect(path: Path | str) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the database at `path` (":memory:" for tests).
+    """Open (creating if needed, `make_private`) and migrate the database at `path` (":memory:"
+    for tests).
 
     WAL lets readers run beside the single writer; synchronous=NORMAL in WAL mode keeps every
     committed transaction across a process crash (only a power loss can cost the last commits).
     """
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        make_private(Path(path))
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    conn.create_function("token_hash", 1, token_hash, deterministic=True)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -437,12 +487,11 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
-def stored_token(conn: sqlite3.Connection, kind: str) -> str | None:
-    """The first stored token of `kind` ("admin" or "client"), or None."""
-    row = conn.execute(
-        "SELECT secret FROM tokens WHERE kind = ? ORDER BY created_at LIMIT 1", (kind,)
-    ).fetchone()
-    return None if row is None else str(row[0])
+def has_token(conn: sqlite3.Connection, kind: str) -> bool:
+    """Whether a token of `kind` ("admin" or "client") is stored (as its hash)."""
+    return (
+        conn.execute("SELECT 1 FROM tokens WHERE kind = ? LIMIT 1", (kind,)).fetchone() is not None
+    )
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -456,6 +505,10 @@ def migrate(conn: sqlite3.Connection) -> None:
             f"the sandbox database is at schema version {version}, newer than this flagdesk "
             f"({SCHEMA_VERSION}); use a newer flagdesk or another --db"
         )
+    # (a new database, at 0, has no token to wipe)
+    wiping = 0 < version < HASHED_TOKENS <= SCHEMA_VERSION
+    if wiping:  # the clear tokens' bytes are overwritten as they are replaced, not just freed
+        conn.execute("PRAGMA secure_delete = ON")
     while version < SCHEMA_VERSION:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -467,6 +520,11 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
             raise
         version += 1
+    if wiping:
+        conn.execute("PRAGMA secure_delete = OFF")
+        # the pages as they were (clear tokens included) may still sit in the database file
+        # until the log is copied back over them, and in the log itself: copy it, empty it
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _split_sql(script: str) -> list[str]:

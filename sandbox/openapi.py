@@ -92,8 +92,13 @@ def _operation(
 
 
 def _answers(endpoint: Endpoint[Any]) -> dict[int, Answer]:
-    """What `endpoint` answers: what it declares, and the token errors of its side."""
-    return {**(errors(*TOKEN_ERRORS) if endpoint.side != "open" else {}), **endpoint.answers}
+    """What `endpoint` answers: what it declares, the token errors of its side, and the 413 of
+    a body past the limit (`sandbox.routes.endpoint.BODY_LIMIT`) when it reads one."""
+    return {
+        **(errors(*TOKEN_ERRORS) if endpoint.side != "open" else {}),
+        **(errors(413) if endpoint.body is not None else {}),
+        **endpoint.answers,
+    }
 
 
 def _parameter(param: Param) -> dict[str, Any]:

@@ -40,6 +40,10 @@ class ServeOptions:
     create_user_window: float = 60.0
     #: the open-source Unleash release to play ("5.12", "6.10", "7.6", "8.2"; `sandbox.versions`)
     as_version: str | None = None
+    #: the tokens given are this run's alone, held in memory beside the database's own, which
+    #: stay as they are (none is made): the embedded sandbox's (FLAGDESK_SANDBOX_RUN_TOKENS=1,
+    #: set by `sandbox.process.SandboxProcess`)
+    run_tokens: bool = False
 
 
 def port_number(text: str) -> int:

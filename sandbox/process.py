@@ -1,5 +1,6 @@
 """Run a real `flagdesk serve` in a child process on a free loopback port: for the GUI's embedded
-sandbox, tests and benchmarks. Tokens travel in the environment, never in argv.
+sandbox, tests and benchmarks. The tokens are made here and travel in the environment, never in
+argv, nor back from the database (which keeps their hashes alone).
 
 By default the child is started with `--exit-with-parent` and a pipe on its standard input whose
 write end only this process holds: when this process ends, however it ends (a SIGKILL or a
@@ -33,32 +34,31 @@ log = logging.getLogger("flagdesk.sandbox")
 class SandboxProcess:
     def __init__(self, db: Path, *args: str, admin_token: str | None = None,
                  client_token: str | None = None, exit_with_parent: bool = True,
-                 shared_tokens: bool = False) -> None:  # fmt: skip
+                 session_tokens: bool = False) -> None:  # fmt: skip
         """`exit_with_parent`: the child stops when this process exits, however it exits.
 
-        `shared_tokens`: use the tokens already stored in the database (made when the database
-        is new) rather than replacing them with tokens of our own, so that several processes can
-        serve the same database at once, each with the same valid tokens. `admin_token` and
-        `client_token` are then only known once `start()` has returned."""
-        if shared_tokens and (admin_token or client_token):
-            raise ValueError("shared_tokens uses the database's tokens; give no token")
+        The tokens are made here (unless given) and handed to the child in its environment:
+        known before the launch, never read back (the database keeps their hashes alone).
+        By default they replace the database's own. `session_tokens`: they are the child's
+        for this run alone, held in its memory beside the database's own tokens, which stay as
+        they are, so that several processes can serve the same database at once (two windows),
+        each with tokens of its own, and a token printed once by `flagdesk serve` (and saved in
+        a profile) keeps working; the database never holds them."""
+        if session_tokens and (admin_token or client_token):
+            raise ValueError("session_tokens makes tokens of its own; give no token")
         self.db = Path(db)
         self.args = list(args)
         self.exit_with_parent = exit_with_parent
-        self.shared_tokens = shared_tokens
-        if shared_tokens:
-            self.admin_token, self.client_token = "", ""
-        else:  # (secrets, 5 ms to import, is not on the way to the window: its sandbox shares)
-            import secrets
-
-            self.admin_token = admin_token or "*:*." + secrets.token_hex(16)
-            self.client_token = client_token or "default:development." + secrets.token_hex(16)
+        self.session_tokens = session_tokens
+        # os.urandom, as `secrets.token_hex` (whose import, 5 ms, the window would wait for)
+        self.admin_token = admin_token or "*:*." + os.urandom(24).hex()
+        self.client_token = client_token or "default:development." + os.urandom(24).hex()
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
         self._lines: collections.deque[str] = collections.deque(maxlen=OUTPUT_LINES)
         self._lock = threading.Lock()
         self._listening = threading.Event()  # set once the URL is known, or at end of output
-        #: `wait_ready()` saw the child answer /health (and read the tokens it serves)
+        #: `wait_ready()` saw the child answer /health
         self._ready = False
         self._reader: threading.Thread | None = None
         #: when `launch()` started the child, and when it printed its address (time.monotonic)
@@ -86,9 +86,9 @@ class SandboxProcess:
         serve: `wait_ready()` waits for that). The GUI launches its sandbox before it loads
         its own pages, so both happen at the same time."""
         env = dict(os.environ)
-        # empty: the child keeps the database's tokens (or makes them, for a new database)
         env["FLAGDESK_SANDBOX_ADMIN_TOKEN"] = self.admin_token
         env["FLAGDESK_SANDBOX_CLIENT_TOKEN"] = self.client_token
+        env["FLAGDESK_SANDBOX_RUN_TOKENS"] = "1" if self.session_tokens else ""
         env["PYTHONUNBUFFERED"] = "1"
         argv = [*serve_command(), "--port", "0", "--db", str(self.db)]
         if self.exit_with_parent:
@@ -123,9 +123,6 @@ class SandboxProcess:
     def wait_ready(self, timeout: float = 30.0) -> SandboxProcess:
         """Wait until the launched child answers /health (blocking)."""
         deadline = time.monotonic() + timeout
-        # while the child boots: the tokens a database already holds are the ones it serves
-        # (it keeps them), read now rather than after its answer, on the way to the first data
-        known = self._tokens_held() if self.shared_tokens else None
         if not self._listening.wait(timeout):
             raise RuntimeError("sandbox did not start:\n" + "".join(self.output))
         if not self.url:
@@ -136,15 +133,12 @@ class SandboxProcess:
             time.sleep(0.05)
         else:
             raise RuntimeError("sandbox never became healthy")
-        if self.shared_tokens:
-            self.admin_token, self.client_token = known or self._stored_tokens()
         self._ready = True
         # (`flagdesk --verbose` shows it: where the wait for the first data went)
         log.debug(
-            "sandbox %s: listening %.0f ms after its launch, answering and its tokens read at "
-            "%.0f ms%s", self.url, (self._listening_at - self._launched_at) * 1000,
+            "sandbox %s: listening %.0f ms after its launch, answering at %.0f ms", self.url,
+            (self._listening_at - self._launched_at) * 1000,
             (time.monotonic() - self._launched_at) * 1000,
-            " (read as it booted)" if known else "",
         )  # fmt: skip
         return self
 
@@ -162,49 +156,6 @@ class SandboxProcess:
             pass
         finally:
             self._listening.set()
-
-    def _tokens_held(self) -> tuple[str, str] | None:
-        """Both tokens, when the database exists, is at this flagdesk's schema and holds them:
-        read only, as the child may be opening it. None otherwise (a new database, one the
-        child migrates first, or one being written): `_stored_tokens()` then reads or makes them
-        once the child answers."""
-        import sqlite3
-
-        from sandbox import db
-
-        if not self.db.is_file():
-            return None
-        try:
-            conn = sqlite3.connect(f"{self.db.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
-        except sqlite3.Error:
-            return None
-        try:
-            if db.schema_version(conn) != db.SCHEMA_VERSION:
-                return None
-            admin, client = db.stored_token(conn, "admin"), db.stored_token(conn, "client")
-        except sqlite3.Error:
-            return None
-        finally:
-            conn.close()
-        return None if admin is None or client is None else (admin, client)
-
-    def _stored_tokens(self) -> tuple[str, str]:
-        """The tokens the database holds: the ones the child kept or made (read with sqlite3
-        alone, `_tokens_held()`: the store's modules import pydantic, 0.1-0.2 s of the GUI's
-        wait for its first data when they are read this way); made as the child makes them when
-        the database holds none yet."""
-        held = self._tokens_held()
-        if held is not None:
-            return held
-        from sandbox import db
-        from sandbox.store import Store
-
-        conn = db.connect(self.db)
-        try:
-            store = Store(conn)
-            return store.ensure_token("admin", None)[0], store.ensure_token("client", None)[0]
-        finally:
-            conn.close()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the child to stop (closing its standard input, else SIGTERM), waiting up to
@@ -252,10 +203,10 @@ class SandboxProcess:
 
     @property
     def running(self) -> bool:
-        """Started (it answered /health and its tokens are known: `start()` or `wait_ready()`
-        returned) and not exited. A child that is only listening is not running yet: a window
-        that took one launched early as running once it had printed its address, before the
-        session waited for it, connected with no token (401, one start in about fifty)."""
+        """Started (it answered /health: `start()` or `wait_ready()` returned) and not exited. A
+        child that is only listening is not running yet: a window that took one launched early
+        as running once it had printed its address, before the session waited for it, connected
+        with no token (401, one start in about fifty)."""
         return self.proc is not None and self.proc.poll() is None and self._ready
 
     @property
@@ -379,6 +330,7 @@ def default_db_path() -> Path:
 
 def embedded_sandbox() -> SandboxProcess:
     """The GUI's embedded sandbox (not started yet): the user's own database (demo data on first
-    start), tokens shared with any other flagdesk on the same database, and stopped when this
-    process ends. The GUI's entry point (`ui.main_window.run`) gives it to the session."""
-    return SandboxProcess(default_db_path(), shared_tokens=True, exit_with_parent=True)
+    start), tokens of this run's own (any other flagdesk on the same database keeps its own, and
+    the database's stay as they are), and stopped when this process ends. The GUI's entry point
+    (`ui.main_window.run`) gives it to the session."""
+    return SandboxProcess(default_db_path(), session_tokens=True, exit_with_parent=True)

@@ -32,6 +32,8 @@ from sandbox.versions import Played
 
 ADMIN_TOKEN_ENV = "FLAGDESK_SANDBOX_ADMIN_TOKEN"
 CLIENT_TOKEN_ENV = "FLAGDESK_SANDBOX_CLIENT_TOKEN"
+#: "1": the tokens of the two variables above are this run's alone (`ServeOptions.run_tokens`)
+RUN_TOKENS_ENV = "FLAGDESK_SANDBOX_RUN_TOKENS"
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +49,11 @@ def is_loopback(host: str) -> bool:
 
 @contextmanager
 def exclusive(path: Path, timeout: float = 60.0) -> Iterator[None]:
-    """Hold an exclusive lock on the file `path` (made when missing), across processes; the OS
-    drops it when the holder ends, however it ends."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Hold an exclusive lock on the file `path` (made when missing, the user's alone), across
+    processes; the OS drops it when the holder ends, however it ends."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
-    with open(path, "a+b") as f:
+    with open(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "a+b") as f:
         while True:
             try:
                 if sys.platform == "win32":
@@ -85,6 +87,12 @@ def prepare(options: ServeOptions, out: TextIO = sys.stdout) -> Store:
     One process at a time (a lock on a `.lock` file beside the database): two sandboxes started
     together on a new database would otherwise both migrate it and both load the demo data."""
     path = options.db or default_db_path()
+    if options.db is None and os.name == "posix":
+        # flagdesk's own data folder (the ledgers of metrics uploads are there too): the
+        # user's alone, as it may have been made readable by others before; a folder given
+        # with --db is the user's to set, and only one made for the database is made 0700
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
     with exclusive(path.with_name(path.name + ".lock")):
         return _prepare(path, options, out)
 
@@ -103,9 +111,17 @@ def _prepare(path: Path, options: ServeOptions, out: TextIO) -> Store:
     if options.scale:
         load_scale(store, options.scale)
     for kind, given in (("admin", options.admin_token), ("client", options.client_token)):
+        if options.run_tokens:
+            if given:
+                store.accept_for_this_run(kind, given)
+            continue
         token, generated = store.ensure_token(kind, given)
         if generated:
-            print(f"{kind} token (shown once, kept in the database): {token}", file=out)
+            print(f"{kind} token (shown once, its hash kept in the database): {token}",
+                  file=out)  # fmt: skip
+        elif token is None:
+            print(f"{kind} token: the one shown when it was made (the database keeps its hash "
+                  f"alone; --{kind}-token T replaces it)", file=out)  # fmt: skip
     return store
 
 
@@ -150,6 +166,11 @@ def watch_stdin(on_eof: Callable[[], None]) -> threading.Thread | None:
 def serve(options: ServeOptions, out: TextIO = sys.stdout) -> int:
     options.admin_token = options.admin_token or os.environ.get(ADMIN_TOKEN_ENV) or None
     options.client_token = options.client_token or os.environ.get(CLIENT_TOKEN_ENV) or None
+    options.run_tokens = options.run_tokens or os.environ.get(RUN_TOKENS_ENV) == "1"
+    if os.name == "posix":
+        # what this process makes (the database, its -wal and -shm, the lock, a folder) is the
+        # user's alone, whatever the umask (`sandbox.db.make_private` sees to existing ones)
+        os.umask(0o077)
     if not is_loopback(options.host):
         print(
             f"warning: serving on {options.host}, reachable from other machines; the sandbox is "

@@ -136,6 +136,12 @@ def personal_token_of(sb: SandboxProcess, username: str) -> str:
         conn.close()
 
 
+#: SQL (on `sandbox.db.connect`, which has `token_hash`) that revokes the token given, as another
+#: administrator would, and that gives an admin API token back (the database keeps their hashes)
+REVOKE = "DELETE FROM tokens WHERE secret_hash = token_hash(?)"
+RESTORE = "INSERT INTO tokens(secret_hash, kind, created_at) VALUES(token_hash(?), 'admin', 0)"
+
+
 def known_flags(sb: SandboxProcess, names: Iterable[str], project: str = "default") -> None:
     """Flags named `names` in `project` of the running sandbox `sb`, written straight into its
     database in one transaction (those it has already are left as they are): the sandbox, as

@@ -487,7 +487,7 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 session = Session(
                     ProfileStore(root / f"config-{palette_name}"),
                     sandbox_factory=functools.partial(
-                        SandboxProcess, root / f"demo-{palette_name}.sqlite3", shared_tokens=True
+                        SandboxProcess, root / f"demo-{palette_name}.sqlite3", session_tokens=True
                     ),
                     health_interval=0,
                 )

@@ -8,7 +8,7 @@ connection that failed) and to the connection it was made on. It passes `Changes
 operation changed) from the view-model that made them to every other. QtCore only.
 
 The embedded sandbox is the `SandboxProcess` that `ui.main_window.run` gives it
-(`sandbox.process.embedded_sandbox`: with `shared_tokens`, so two flagdesks on one database keep
+(`sandbox.process.embedded_sandbox`: with `session_tokens`, so two flagdesks on one database keep
 working, and `exit_with_parent`, so a crashed GUI leaves no server behind). While ready it
 checks `/health` every 20 s (`HEALTH_INTERVAL`): a server that goes away turns the session to
 failed at once, and the first answer after that reconnects. The requests in flight come from

@@ -120,7 +120,7 @@ PERMISSIONS = {
 def require_root(store: Store, who: Principal, allowed: tuple[int, ...], doing: str) -> None:
     """403 unless `who` holds one of the `allowed` root roles. Called in the route, after the
     body is validated (a bad body is a 400 whoever sends it)."""
-    if store.root_role_of(who.user_id) not in allowed:
+    if store.root_role_of_caller(who) not in allowed:
         names = " or ".join({ADMIN_ROLE: "Admin", EDITOR_ROLE: "Editor"}[r] for r in allowed)
         permission = PERMISSIONS.get(doing, "ADMIN") if EDITOR_ROLE in allowed else "ADMIN"
         raise Refusal(403, "NoAccessError", f"You need the {names} root role to {doing}.",

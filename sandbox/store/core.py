@@ -39,6 +39,12 @@ BUILTIN_ROLES: list[tuple[int, str, str, str]] = [
 ]
 ROOT_ROLE_TYPES = ("root", "custom-root")
 ADMIN_USER_ID = 1
+#: who an admin API token acts as in the event log (`created_by_user_id`): no user, as on Unleash
+#: 8.2, which logs the token's changes as "admin" with the creator id -42 ("Unleash Admin
+#: Token" in its `/api/admin/event-creators`); the token holds the Admin root role itself
+ADMIN_TOKEN_USER_ID = -42
+#: the name an admin API token's changes are logged under (Unleash: the token's user name)
+ADMIN_TOKEN_NAME = "admin"
 
 
 #: who refuses, which decides the shape of the error body an Unleash release answers with
@@ -89,7 +95,9 @@ INSTANCE_ID = "instance_id"
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a request is made as."""
+    """Who a request is made as. An admin API token is no user: its `user_id` is
+    ADMIN_TOKEN_USER_ID, what the event log names it by, and it holds the Admin root role
+    whatever becomes of the users (`Users.root_role_of_caller`)."""
 
     kind: str  # admin, client, personal
     user_id: int | None
@@ -161,6 +169,9 @@ class Core:
         self.clock = clock
         #: the last password reset link made for each user id (ms), for Unleash's one a minute
         self.reset_links: dict[int, int] = {}
+        #: the tokens of this run, never stored (`Tokens.accept_for_this_run`): their hash ->
+        #: (kind, environment)
+        self.run_tokens: dict[str, tuple[str, str | None]] = {}
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from app.api import models as m
-from sandbox.store.core import OWNER_ROLE, Core, Principal, avatar_url, not_found, to_dt
+from sandbox.store.core import ADMIN_ROLE, OWNER_ROLE, Core, Principal, avatar_url, not_found, to_dt
 
 
 class Projects(Core):
@@ -97,7 +97,12 @@ class Projects(Core):
         if not owners:
             owners.append(m.SystemOwner(ownerType="system"))
         roles: list[m.DashboardRole] = []
-        if by.user_id is not None:
+        if by.kind == "admin":  # no user: the Admin root role alone (Unleash 8.2 answers 500)
+            admin = self.conn.execute(
+                "SELECT id, name, type FROM roles WHERE id = ?", (ADMIN_ROLE,)
+            ).fetchone()
+            roles.append(m.DashboardRole(id=admin["id"], name=admin["name"], type=admin["type"]))
+        elif by.user_id is not None:
             for r in self.conn.execute(
                 "SELECT DISTINCT ro.id, ro.name, ro.type FROM project_roles pr"
                 " JOIN roles ro ON ro.id = pr.role_id"

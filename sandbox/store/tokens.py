@@ -1,33 +1,52 @@
-"""Tokens: the admin and client tokens `flagdesk serve` keeps, personal access tokens, and who
-a token is."""
+"""Tokens: the admin and client tokens `flagdesk serve` keeps, the tokens of one run (the
+embedded sandbox's), personal access tokens, and who a token is.
+
+The database keeps a token's hash alone (`sandbox.db.token_hash`): a token is shown once, when
+it is made, and then only its holder has it. The tokens of one run are held in memory only."""
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
 
-from sandbox.db import stored_token
-from sandbox.store.core import ADMIN_USER_ID, Principal
+from sandbox.db import has_token, token_hash
+from sandbox.store.core import ADMIN_TOKEN_NAME, ADMIN_TOKEN_USER_ID, Principal
 from sandbox.store.users import Users
 
 
+def _environment(kind: str, secret: str) -> str | None:
+    """The environment a client token is for: the part of its name after the project
+    ("default:development.<secret>"), else development."""
+    if kind != "client":
+        return None
+    head = secret.split(".", 1)[0]
+    return head.split(":", 1)[1] if ":" in head else "development"
+
+
 class Tokens(Users):
-    def ensure_token(self, kind: str, secret: str | None) -> tuple[str, bool]:
-        """The token of `kind` ("admin" or "client"): `secret` when given, else the stored one,
-        else a new one. Returns (token, generated_now)."""
+    def ensure_token(self, kind: str, secret: str | None) -> tuple[str | None, bool]:
+        """The token of `kind` ("admin" or "client"): `secret` when given (it replaces the
+        stored one), else a new one when none is stored. Returns (token, generated_now); the
+        token is None when the database already holds one: only its hash is kept."""
         if secret:
             with self.tx() as c:
                 c.execute("DELETE FROM tokens WHERE kind = ?", (kind,))
                 self._insert_token(c, kind, secret)
             return secret, False
-        stored = stored_token(self.conn, kind)
-        if stored is not None:
-            return stored, False
+        if has_token(self.conn, kind):
+            return None, False
         prefix = "*:*." if kind == "admin" else "default:development."
         secret = prefix + secrets.token_hex(24)
         with self.tx() as c:
             self._insert_token(c, kind, secret)
         return secret, True
+
+    def accept_for_this_run(self, kind: str, secret: str) -> None:
+        """Accept `secret` as a token of `kind` while this process serves, beside the stored
+        ones, without storing it: the embedded sandbox's tokens, made by the window that starts
+        it (`sandbox.process.SandboxProcess`), so that two windows on one database never replace
+        each other's and the database never holds one."""
+        self.run_tokens[token_hash(secret)] = (kind, _environment(kind, secret))
 
     def create_personal_token(self, user_id: int) -> str:
         """A personal access token acting as `user_id` (tests and `flagdesk serve` use it)."""
@@ -35,31 +54,36 @@ class Tokens(Users):
         secret = "user:" + secrets.token_hex(24)
         with self.tx() as c:
             c.execute(
-                "INSERT INTO tokens(secret, kind, user_id, created_at) VALUES(?, 'personal', ?, ?)",
-                (secret, user_id, self.clock()),
+                "INSERT INTO tokens(secret_hash, kind, user_id, created_at)"
+                " VALUES(?, 'personal', ?, ?)",
+                (token_hash(secret), user_id, self.clock()),
             )
         return secret
 
     def _insert_token(self, c: sqlite3.Connection, kind: str, secret: str) -> None:
-        user_id = ADMIN_USER_ID if kind == "admin" else None
-        environment = None
-        if kind == "client":
-            head = secret.split(".", 1)[0]
-            environment = head.split(":", 1)[1] if ":" in head else "development"
         c.execute(
-            "INSERT INTO tokens(secret, kind, user_id, environment, created_at)"
-            " VALUES(?, ?, ?, ?, ?)",
-            (secret, kind, user_id, environment, self.clock()),
+            "INSERT INTO tokens(secret_hash, kind, user_id, environment, created_at)"
+            " VALUES(?, ?, NULL, ?, ?)",  # an admin API token is no user's (`Principal`)
+            (token_hash(secret), kind, _environment(kind, secret), self.clock()),
         )
 
     def authenticate(self, secret: str) -> Principal | None:
+        hashed = token_hash(secret)
+        run = self.run_tokens.get(hashed)
+        if run is not None:
+            kind, environment = run
+            if kind == "admin":
+                return Principal("admin", ADMIN_TOKEN_USER_ID, ADMIN_TOKEN_NAME)
+            return Principal(kind, None, "client", environment)
         row = self.conn.execute(
             "SELECT t.kind, t.user_id, t.environment, u.username, u.name FROM tokens t"
-            " LEFT JOIN users u ON u.id = t.user_id WHERE t.secret = ?",
-            (secret,),
+            " LEFT JOIN users u ON u.id = t.user_id WHERE t.secret_hash = ?",
+            (hashed,),
         ).fetchone()
         if row is None:
             return None
+        if row["kind"] == "admin":
+            return Principal("admin", ADMIN_TOKEN_USER_ID, ADMIN_TOKEN_NAME)
         if row["kind"] == "personal":
             with self.tx() as c:
                 c.execute("UPDATE users SET pat_seen_at = ? WHERE id = ?", (self.clock(), row[1]))

@@ -14,6 +14,8 @@ from typing import Any
 from app.api import models as m
 from sandbox.store.core import (
     ADMIN_ROLE,
+    ADMIN_TOKEN_NAME,
+    ADMIN_TOKEN_USER_ID,
     CHUNK_ITEMS,
     DAY_MS,
     ROOT_ROLE_TYPES,
@@ -73,6 +75,11 @@ class Users(Core):
         row = self.conn.execute("SELECT root_role FROM users WHERE id = ?", (user_id,)).fetchone()
         return None if row is None else row[0]
 
+    def root_role_of_caller(self, who: Principal) -> int | None:
+        """The root role `who` acts with: Admin for an admin API token (no user's: deleting or
+        demoting a user leaves it as it is, as on Unleash), else their user's."""
+        return ADMIN_ROLE if who.kind == "admin" else self.root_role_of(who.user_id)
+
     def _user_row(self, user_id: int) -> sqlite3.Row:
         row = self.conn.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
         if row is None:
@@ -111,15 +118,16 @@ class Users(Core):
     def current_user(self, who: Principal) -> m.CurrentUser:
         """`GET /api/admin/user`: the token's user, as Unleash 8.2 shapes it (minus the secret it
         echoes for admin API tokens)."""
-        admin = self.root_role_of(who.user_id) == ADMIN_ROLE
+        admin = self.root_role_of_caller(who) == ADMIN_ROLE
         permissions = [m.Permission(permission="ADMIN")] if admin else []
         if who.kind == "admin":
             user: dict[str, Any] = {
-                "username": "admin",
+                "username": ADMIN_TOKEN_NAME,
                 "type": "admin",
                 "permissions": ["ADMIN"],
                 "environment": "*",
                 "projects": ["*"],
+                "internalAdminTokenUserId": ADMIN_TOKEN_USER_ID,
             }
         else:
             assert who.user_id is not None
@@ -234,10 +242,9 @@ class Users(Core):
         if row is None:
             raise not_found(f"Could not find user with id {user_id}")
         with self.tx() as c:
-            # their personal access tokens go; the admin API token, which acts as the built-in
-            # admin user here, stays (a token no user owns, as on Unleash), with no root role
-            c.execute("DELETE FROM tokens WHERE user_id = ? AND kind = 'personal'", (user_id,))
-            c.execute("UPDATE tokens SET user_id = NULL WHERE user_id = ?", (user_id,))
+            # their personal access tokens go (the admin API token is no user's: it stays an
+            # Admin, as on Unleash)
+            c.execute("DELETE FROM tokens WHERE user_id = ?", (user_id,))
             for table in ("group_users", "project_roles"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
             c.execute("DELETE FROM users WHERE id = ?", (user_id,))
@@ -293,8 +300,8 @@ class Users(Core):
         names no user ends it with 404 "No user found", and the users before it stay deleted,
         as Unleash deletes them one at a time. Each deletion takes the user's personal access
         tokens, group memberships and project roles with it and records a `user-deleted`
-        event. An admin API token acts as the built-in admin user here, so that user is
-        skipped for it (on Unleash an admin token has no user)."""
+        event. An admin API token is no user (ADMIN_TOKEN_USER_ID), so it skips none, as on
+        Unleash."""
         doomed: list[sqlite3.Row] = []
         taken: set[int] = set()
         missing: int | None = None

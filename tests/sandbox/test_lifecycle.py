@@ -1,5 +1,6 @@
 """The sandbox child's life: it ends with the process that started it (a crash included), stops
-cleanly when asked, shares its database's tokens with another sandbox, and keeps its output."""
+cleanly when asked, serves its database beside another sandbox (each with tokens of its own),
+and keeps its output."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from sandbox import db
 from sandbox.process import SandboxProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CRASHING_PARENT = """
 import os, signal, sys
 from pathlib import Path
+from sandbox import db
 from sandbox.process import SandboxProcess
 
 sb = SandboxProcess(Path(sys.argv[1]), "--empty").start()
@@ -105,19 +108,18 @@ def test_stop_without_exit_with_parent_still_works(tmp_path: Path) -> None:
     assert sb.proc.returncode is not None and not alive(sb.pid)
 
 
-def test_two_sandboxes_share_the_database_tokens(tmp_path: Path) -> None:
+def test_two_sandboxes_on_one_database_each_keep_their_tokens(tmp_path: Path) -> None:
+    """Two windows on one database: each sandbox serves tokens of its own run, so the second
+    start leaves the first one's valid (tests/sandbox/test_stored_secrets.py: never stored)."""
     path = tmp_path / "shared.sqlite3"
-    with SandboxProcess(path, shared_tokens=True) as first:
+    with SandboxProcess(path, session_tokens=True) as first:
         assert first.admin_token.startswith("*:*.")
         with first.admin() as http:
             assert http.get("/api/admin/projects").status_code == 200
-        with SandboxProcess(path, shared_tokens=True) as second:
+        with SandboxProcess(path, session_tokens=True) as second:
             assert second.url != first.url
-            assert (second.admin_token, second.client_token) == (
-                first.admin_token,
-                first.client_token,
-            )
-            # the second start left the first one's token valid: both answer, at the same time
+            assert second.admin_token != first.admin_token
+            # both answer, at the same time
             statuses: list[int] = []
 
             def get(sb: SandboxProcess) -> None:
@@ -135,9 +137,9 @@ def test_two_sandboxes_share_the_database_tokens(tmp_path: Path) -> None:
             assert http.get("/api/admin/projects").status_code == 200
 
 
-def test_shared_tokens_on_a_new_database_started_twice_at_once(tmp_path: Path) -> None:
+def test_session_tokens_on_a_new_database_started_twice_at_once(tmp_path: Path) -> None:
     path = tmp_path / "new.sqlite3"
-    sandboxes = [SandboxProcess(path, shared_tokens=True) for _ in range(2)]
+    sandboxes = [SandboxProcess(path, session_tokens=True) for _ in range(2)]
     errors: list[Exception] = []
 
     def start(sb: SandboxProcess) -> None:
@@ -153,7 +155,6 @@ def test_shared_tokens_on_a_new_database_started_twice_at_once(tmp_path: Path) -
         for thread in threads:
             thread.join()
         assert errors == []
-        assert sandboxes[0].admin_token == sandboxes[1].admin_token
         for sb in sandboxes:
             with sb.admin() as http:
                 projects = http.get("/api/admin/projects").json()["projects"]
@@ -164,31 +165,28 @@ def test_shared_tokens_on_a_new_database_started_twice_at_once(tmp_path: Path) -
             sb.stop()
 
 
-def test_shared_tokens_a_database_holds_are_read_while_the_child_boots(
+def test_session_tokens_are_known_before_the_launch_and_read_from_nowhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the way to the window's first data: a database that already holds its tokens is
-    read before the child answers, not after; a new one once the child has made them."""
+    """On the way to the window's first data: nothing is read from the database for the
+    tokens (it keeps their hashes alone), before the child answers or after."""
     path = tmp_path / "held.sqlite3"
-    assert SandboxProcess(path, shared_tokens=True)._tokens_held() is None  # no database yet
-    with SandboxProcess(path, shared_tokens=True) as first:  # a new one: read afterwards
-        tokens = (first.admin_token, first.client_token)
-    second = SandboxProcess(path, shared_tokens=True)
-    assert second._tokens_held() == tokens
+    sb = SandboxProcess(path, session_tokens=True)
+    tokens = (sb.admin_token, sb.client_token)
 
-    def read_after_the_answer(self: SandboxProcess) -> tuple[str, str]:
-        raise AssertionError("the tokens were read after the child answered")
+    def no_reading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the parent opened the database")
 
-    monkeypatch.setattr(SandboxProcess, "_stored_tokens", read_after_the_answer)
-    with second:
-        assert (second.admin_token, second.client_token) == tokens
-        with second.admin() as http:
+    monkeypatch.setattr(db, "connect", no_reading)
+    with sb:
+        assert (sb.admin_token, sb.client_token) == tokens
+        with sb.admin() as http:
             assert http.get("/api/admin/projects").status_code == 200
 
 
-def test_shared_tokens_with_a_token_given_is_refused(tmp_path: Path) -> None:
+def test_session_tokens_with_a_token_given_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        SandboxProcess(tmp_path / "x.sqlite3", shared_tokens=True, admin_token="*:*.x")
+        SandboxProcess(tmp_path / "x.sqlite3", session_tokens=True, admin_token="*:*.x")
 
 
 def test_output_keeps_the_startup_lines(tmp_path: Path) -> None:

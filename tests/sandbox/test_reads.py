@@ -44,6 +44,7 @@ from sandbox.store import (
     Store,
     to_wire_time,
 )
+from tests.conftest import personal_token_of
 from tests.sandbox.conftest import assert_error
 
 ADMIN_READS = [
@@ -168,7 +169,14 @@ def test_dashboard_of_an_onboarded_project(demo_sandbox):
     groups = [o for o in d.owners if isinstance(o, GroupOwner)]
     assert len(users) == 2 and all(u.email for u in users)
     assert [g.name for g in groups] == ["Checkout squad"]
-    # the admin token acts as the admin user: a Member of web-shop, and root Admin
+    # the admin token is no user: the root Admin role alone
+    assert [(x.name, x.type) for x in d.roles] == [("Admin", "root")]
+    # the admin user's own token: a Member of web-shop, and root Admin
+    mine = personal_token_of(demo_sandbox, "admin")
+    with httpx.Client(base_url=demo_sandbox.url, headers={"Authorization": mine}) as http:
+        d = PersonalDashboardProjectDetails.model_validate(
+            http.get("/api/admin/personal-dashboard/web-shop").json()
+        )
     assert {(x.name, x.type) for x in d.roles} == {("Member", "project"), ("Admin", "root")}
 
 

@@ -36,6 +36,7 @@ from app.viewmodels.session import Session
 from app.viewmodels.tools import TOOLS_BY_KEY, ToolModel
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import REVOKE
 from ui.avatar import Avatar
 from ui.dashboard import ProjectDashboard
 from ui.markdown import MarkdownView, SafeDocument, link_target
@@ -425,7 +426,7 @@ def test_a_revoked_personal_token_gets_the_steps_to_make_a_new_one(
     conn = db.connect(sandbox.db)
     try:
         with conn:
-            conn.execute("DELETE FROM tokens WHERE secret = ?", (token,))
+            conn.execute(REVOKE, (token,))
     finally:
         conn.close()
     view.refresh()
@@ -617,9 +618,9 @@ def test_two_dashboards_side_by_side_are_independent(
     assert [r.name_label.full_text for r in right.owner_rows()] == ["Keiko Sato"]
     assert left.onboarding_badge.text() == "Onboarded"
     assert right.onboarding_badge.text().startswith("First flag created: ")
-    # the sandbox's admin API token acts as its built-in admin user
+    # the sandbox's admin API token is no user: the root Admin role alone, in every project
     assert left.roles_heading.text() == right.roles_heading.text() == "Your roles"
-    assert [b.text() for b in left.role_badges()] == ["Member · project", "Admin · root"]
+    assert [b.text() for b in left.role_badges()] == ["Admin · root"]
     assert [b.text() for b in right.role_badges()] == ["Admin · root"]
 
     # one fails, the other is untouched; one reloads, the other does not

@@ -27,9 +27,9 @@ def test_a_session_without_a_sandbox_launcher_starts_none(
 
 
 def test_the_gui_s_embedded_sandbox() -> None:
-    """What `ui.main_window.run` gives the session: the user's database, the database's own
-    tokens (shared with any other flagdesk), stopped with this process."""
+    """What `ui.main_window.run` gives the session: the user's database, tokens of its run's
+    own (any other flagdesk on it keeps its own), stopped with this process."""
     sandbox = embedded_sandbox()
     assert isinstance(sandbox, SandboxProcess) and not sandbox.launched
     assert sandbox.db == default_db_path()
-    assert sandbox.shared_tokens and sandbox.exit_with_parent
+    assert sandbox.session_tokens and sandbox.exit_with_parent

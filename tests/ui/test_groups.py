@@ -22,6 +22,7 @@ from app.viewmodels.groups import GroupEditorModel, field_of_path
 from app.viewmodels.session import Session
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import RESTORE, REVOKE
 from ui.groups import SPLITTER_KEY, GroupEditor
 from ui.settings import window_settings
 from ui.states import StatePanel
@@ -419,7 +420,7 @@ def test_401_is_said_under_the_form_and_the_form_is_kept(
     m = editor.model
     qtbot.keyClicks(editor.name_edit, "Night shift")
     add_member(qtbot, editor, "okafor")
-    run_sql(sandbox, "DELETE FROM tokens WHERE secret = ?", sandbox.admin_token)  # revoked
+    run_sql(sandbox, REVOKE, sandbox.admin_token)  # revoked
     qtbot.mouseClick(editor.create_button, Qt.MouseButton.LeftButton)
     wait_answered(qtbot, m)
     assert editor.submit_error.text() == (
@@ -442,7 +443,7 @@ def test_a_failed_load_shows_the_error_with_retry_and_keeps_what_was_typed(
     qtbot.keyClick(editor.mappings.edit, Qt.Key.Key_Return)
     add_member(qtbot, editor, "okafor")
 
-    run_sql(sandbox, "DELETE FROM tokens WHERE secret = ?", sandbox.admin_token)  # revoked
+    run_sql(sandbox, REVOKE, sandbox.admin_token)  # revoked
     editor.name_edit.setFocus()
     qtbot.keyClick(editor.name_edit, Qt.Key.Key_F5)  # F5 from anywhere in the page
     qtbot.waitUntil(lambda: editor.states.state == StatePanel.ERROR, timeout=20_000)
@@ -450,8 +451,7 @@ def test_a_failed_load_shows_the_error_with_retry_and_keeps_what_was_typed(
     assert editor.states.error_label.text().startswith("401 AuthenticationRequired")
     assert editor.states.retry_button.isVisible()
 
-    run_sql(sandbox, "INSERT INTO tokens(secret, kind, user_id, created_at)"
-                     " VALUES(?, 'admin', 1, 0)", sandbox.admin_token)  # fmt: skip
+    run_sql(sandbox, RESTORE, sandbox.admin_token)
     qtbot.mouseClick(editor.states.retry_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: editor.states.state == StatePanel.CONTENT, timeout=20_000)
     assert not m.error

@@ -35,6 +35,7 @@ from app.viewmodels.session import Session
 from app.viewmodels.tools import TOOLS_BY_KEY, LoadPhase, ToolModel
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import RESTORE, REVOKE
 from tests.qt_fixtures import select_where
 from ui.inactive_users import InactiveUsersView
 from ui.states import StatePanel
@@ -254,7 +255,7 @@ def test_a_failed_load_shows_the_error_retry_brings_the_rows_back_with_the_filte
     assert view.model.table.shown_count == 1
     assert QApplication.focusWidget() is view.table.filter_edit
 
-    run_sql(sandbox, "DELETE FROM tokens WHERE secret = ?", sandbox.admin_token)  # revoked
+    run_sql(sandbox, REVOKE, sandbox.admin_token)  # revoked
     qtbot.keyClick(view.table.filter_edit, Qt.Key.Key_F5)  # F5 from anywhere in the page
     qtbot.waitUntil(lambda: view.states.state == StatePanel.ERROR)
     assert view.states.error_title.text() == "Could not load the inactive users"
@@ -262,7 +263,7 @@ def test_a_failed_load_shows_the_error_retry_brings_the_rows_back_with_the_filte
 
     run_sql(
         sandbox,
-        "INSERT INTO tokens(secret, kind, user_id, created_at) VALUES(?, 'admin', 1, 0)",
+        RESTORE,
         sandbox.admin_token,
     )
     qtbot.mouseClick(view.states.retry_button, Qt.MouseButton.LeftButton)

@@ -40,7 +40,7 @@ def shell(
     store = ProfileStore(tmp_path / "config")
     session = Session(
         store,
-        sandbox_factory=lambda: SandboxProcess(tmp_path / "sandbox.sqlite3", shared_tokens=True),
+        sandbox_factory=lambda: SandboxProcess(tmp_path / "sandbox.sqlite3", session_tokens=True),
     )
     window = MainWindow(session)
     qtbot.addWidget(window)

@@ -29,6 +29,7 @@ from app.viewmodels.session import FAILED, READY, Session
 from app.viewmodels.tools import LoadPhase, ToolModel, ToolViewModel
 from sandbox import db
 from sandbox.process import SandboxProcess
+from tests.conftest import RESTORE, REVOKE
 from tests.faults import closed_port
 from ui.states import StatePanel
 from ui.tool_content import ToolContent
@@ -117,12 +118,11 @@ def run_sql(sb: SandboxProcess, sql: str, *args: object) -> None:
 
 
 def revoke_admin_token(sb: SandboxProcess) -> None:
-    run_sql(sb, "DELETE FROM tokens WHERE secret = ?", sb.admin_token)
+    run_sql(sb, REVOKE, sb.admin_token)
 
 
 def restore_admin_token(sb: SandboxProcess) -> None:
-    run_sql(sb, "INSERT INTO tokens(secret, kind, user_id, created_at) VALUES(?, 'admin', 1, 0)",
-            sb.admin_token)  # fmt: skip
+    run_sql(sb, RESTORE, sb.admin_token)
 
 
 def is_in_order(seen: list[LoadPhase], wanted: list[LoadPhase]) -> bool:

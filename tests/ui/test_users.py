@@ -34,6 +34,7 @@ from app.viewmodels.users import (
 from sandbox import db
 from sandbox.process import SandboxProcess
 from sandbox.store import ADMIN_ROLE, EDITOR_ROLE, VIEWER_ROLE
+from tests.conftest import RESTORE, REVOKE, personal_token_of
 from ui.settings import window_settings
 from ui.states import StatePanel
 from ui.users import SPLITTER_KEY, UserEditor
@@ -299,11 +300,12 @@ def test_a_400_puts_the_servers_detail_on_the_email_field_and_keeps_the_form(
 def test_a_403_is_shown_as_its_message_and_the_form_is_kept(
     qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, arun: Any
 ) -> None:
-    session = connect(sandbox)
+    # the admin user's own token: the admin API token is no user's, and stays an Admin
+    session = connect(sandbox, personal_token_of(sandbox, "admin"))
     editor = open_editor(qtbot, session)
     user = choose(qtbot, editor, GRETA)
     retype(qtbot, editor.name_edit, "Greta Three")
-    # the admin token's user (id 1) loses the Admin role meanwhile
+    # the token's user (id 1) loses the Admin role meanwhile
     run_sql(sandbox, "UPDATE users SET root_role = ? WHERE id = 1", EDITOR_ROLE)
     save_with_enter(qtbot, editor, editor.name_edit)
 
@@ -326,7 +328,7 @@ def test_a_401_is_shown_as_its_message_and_the_form_is_kept(
     editor = open_editor(qtbot, session)
     choose(qtbot, editor, GRETA)
     retype(qtbot, editor.email_edit, "greta.four@example.com")
-    run_sql(sandbox, "DELETE FROM tokens WHERE secret = ?", sandbox.admin_token)  # revoked
+    run_sql(sandbox, REVOKE, sandbox.admin_token)  # revoked
     save_with_enter(qtbot, editor, editor.email_edit)
 
     text = editor.form_error_label.text()
@@ -415,7 +417,7 @@ def test_a_failed_load_shows_the_error_with_retry_and_keeps_what_was_typed(
     editor = open_editor(qtbot, session)
     user = choose(qtbot, editor, GRETA)
     retype(qtbot, editor.name_edit, "Greta Typed")
-    run_sql(sandbox, "DELETE FROM tokens WHERE secret = ?", sandbox.admin_token)
+    run_sql(sandbox, REVOKE, sandbox.admin_token)
     editor.refresh()  # F5
     qtbot.waitUntil(lambda: editor.states.state == StatePanel.ERROR)
     assert editor.states.error_title.text() == "Could not load the users"
@@ -424,7 +426,7 @@ def test_a_failed_load_shows_the_error_with_retry_and_keeps_what_was_typed(
 
     run_sql(
         sandbox,
-        "INSERT INTO tokens(secret, kind, user_id, created_at) VALUES(?, 'admin', 1, 0)",
+        RESTORE,
         sandbox.admin_token,
     )
     qtbot.mouseClick(editor.states.retry_button, Qt.MouseButton.LeftButton)
