@@ -15,6 +15,15 @@ they do not know, which nothing reads.
 Deprecated fields are kept and marked with `Field(deprecated=...)`, which shows in the JSON
 schema and warns when the attribute is read (on the `@row` items, with a comment).
 
+Every integer a `Request` model takes is bounded by `INT64` (what a 64-bit database column
+holds: the sandbox's SQLite INTEGER), alone or within a tighter bound, so that a larger one is a
+400 naming the field and never reaches a query (`tests/api/test_wire_bounds.py` walks the models
+and fails on an integer without it). Names and other one-line texts of a `Request` refuse
+control characters (`OneLine`; free texts such as descriptions, `Text`, take tabs and line
+breaks only): a name is printed in terminals and shown in windows, where an escape sequence
+would act. Responses take any integer and any text: reading must not break on what a server
+holds.
+
 One-ofs are discriminated unions (onboarding status, including the variants real Unleash sends;
 owners as user, group or system). Fields typed "string or integer" in the spec (`rootRole` in
 requests, metric `timestamp`, application `started`) have a single validator each, so an error
@@ -33,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
 
+from annotated_types import Interval
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -75,12 +85,37 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
+#: the bound of every integer a request takes: what a 64-bit signed database column holds
+#: (the sandbox's SQLite INTEGER; past it, "Python int too large to convert to SQLite INTEGER"
+#: was a 500). Unleash 8.2's columns are 32-bit and it answers 500 past them: a larger number
+#: is no more use to it, and the sandbox then answers 400 as for any invalid value.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64 = Interval(ge=INT64_MIN, le=INT64_MAX)
+#: an integer within `INT64` (a number in a string, such as a path's, is taken for that number)
+Int64 = Annotated[int, INT64]
+#: an integer within `INT64`, and only an integer (no string, no float, no bool)
+StrictInt64 = Annotated[StrictInt, INT64]
+
+
+def int64_problem(value: int) -> str:
+    """Why `value` is not within `INT64`, in pydantic's words ("" when it is): for the
+    validators that take an integer themselves (`RootRoleRef`)."""
+    if value > INT64_MAX:
+        return f"Input should be less than or equal to {INT64_MAX}"
+    if value < INT64_MIN:
+        return f"Input should be greater than or equal to {INT64_MIN}"
+    return ""
+
+
 ROOT_ROLE_NAMES = ("Admin", "Editor", "Viewer", "Owner", "Member")
 RootRoleName = Literal["Admin", "Editor", "Viewer", "Owner", "Member"]
 
 
 def _root_role_ref(value: Any) -> int | str:
     if isinstance(value, int) and not isinstance(value, bool):
+        problem = int64_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
     if isinstance(value, str) and value in ROOT_ROLE_NAMES:
         return value
@@ -94,7 +129,14 @@ def _root_role_ref(value: Any) -> int | str:
 RootRoleRef = Annotated[
     int | RootRoleName,
     PlainValidator(_root_role_ref),
-    WithJsonSchema({"anyOf": [{"type": "integer"}, {"enum": list(ROOT_ROLE_NAMES)}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX},
+                {"enum": list(ROOT_ROLE_NAMES)},
+            ]
+        }
+    ),
 ]
 
 #: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
@@ -110,12 +152,12 @@ def _check_email(value: str) -> str:
 
 
 Email = Annotated[str, AfterValidator(_check_email)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+NonNegativeInt = Annotated[StrictInt64, Field(ge=0)]
 #: an id as a server's database holds it (64 bits; Unleash 8.2's are 32 and it answers 500
 #: past them): a larger one is refused (400) before any query
-RowId = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+RowId = StrictInt64
 #: a metric's count: Unleash refuses more than 2^53 - 1 with 400
-MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
+MetricCount = Annotated[StrictInt64, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 #: time strings read -> the datetime each is: a bulk body's hundreds of items repeat a few
 #: timestamps, read once each then, and each read the same datetime object, whose hash (which
@@ -167,7 +209,14 @@ TimeValue = Annotated[
     datetime | int,
     PlainValidator(time_value),
     PlainSerializer(_time_json, when_used="json"),
-    WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "integer", "minimum": -MAX_TIME_MS, "maximum": MAX_TIME_MS},
+            ]
+        }
+    ),
 ]
 
 
@@ -300,7 +349,7 @@ class Ids(Request):
 
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[Annotated[int, Field(ge=0, le=2**63 - 1)]]
+    ids: list[Annotated[Int64, Field(ge=0)]]
 
 
 class AdminCount(Response):
@@ -593,7 +642,7 @@ class UpdateContextField(Request):
 
     description: Annotated[str, Field(max_length=250)] | None = None
     stickiness: bool | None = None
-    sortOrder: StrictInt | None = None
+    sortOrder: StrictInt64 | None = None
     legalValues: Annotated[list[LegalValueBody] | None, AfterValidator(_unique_values)] = None
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from starlette.responses import Response
 
+from app.api import models as m
+
 from sandbox.routes.answers import ok
 from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.store import Refusal
@@ -48,8 +50,8 @@ AREA = Area(
             search_features,
             ok(Any, 400),  # 400: offset, limit not ints
             params=(
-                Param("offset", "query", int, default=0),
-                Param("limit", "query", int, default=50),
+                Param("offset", "query", m.Int64, default=0),
+                Param("limit", "query", m.Int64, default=50),
             ),
         ),
     ),

@@ -8,7 +8,7 @@ import math
 import secrets
 import time
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from starlette.responses import Response
 
 from app.api import models as m
@@ -73,8 +73,19 @@ class NewUser(BaseModel):
     email: str | None = None
     name: str | None = None
     password: str | None = None
-    rootRole: int | m.RootRoleName
+    rootRole: m.Int64 | m.RootRoleName
     sendEmail: bool | None = None
+
+    @field_validator("rootRole", mode="before")
+    @classmethod
+    def _within_int64(cls, value: object) -> object:
+        """An integer past `m.INT64` as one error of the field, not one per member of the
+        union (the union still bounds it, and the document says so)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            problem = m.int64_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
 
 
 async def create_user(call: Call[NewUser]) -> Response:
