@@ -11,7 +11,6 @@ from typing import Any
 from starlette.responses import Response
 
 from app.api import models as m
-
 from sandbox.routes.answers import ok
 from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.store import Refusal
