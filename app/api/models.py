@@ -49,6 +49,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
@@ -58,6 +59,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
 from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
@@ -142,16 +144,98 @@ RootRoleRef = Annotated[
 #: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
 ROLE_TYPES = ("custom", "project", "root", "custom-root")
 
+#: C0 control characters, DEL and C1 control characters (what a terminal acts on), as a JSON
+#: schema pattern (ECMA 262, as OpenAPI's) and as a Python one
+ONE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: the same but tab, line feed and carriage return, which a free text may hold
+TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def control_problem(text: str, *, lines: bool = False) -> str:
+    """Why `text` cannot be a name (`OneLine`) or, with `lines`, a free text (`Text`): the
+    first control character it holds ("" when none). The window's forms say it under the
+    field; the sandbox answers it in its 400."""
+    found = (_CONTROL_IN_TEXT if lines else _CONTROL).search(text)
+    if found is None:
+        return ""
+    allowed = " (tabs and line breaks are)" if lines else ""
+    return (
+        f"control characters are not allowed{allowed}: U+{ord(found.group()):04X} at "
+        f"character {found.start() + 1}"
+    )
+
+
+def _one_line(value: str) -> str:
+    problem = control_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class _Pattern:
+    """Writes `pattern` into a text's JSON schema (the OpenAPI document), for a rule a validator
+    checks with a clearer message than a pattern's."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema = dict(handler(core_schema))
+        schema["pattern"] = self.pattern
+        return schema
+
+
+class _NoControls:
+    """The refusal of control characters (`control_problem`) as a text's last annotation: it
+    checks after the text's own constraints (`Field(min_length=...)` before it keeps pydantic's
+    own words for those), and writes its pattern into the JSON schema."""
+
+    def __init__(self, *, lines: bool) -> None:
+        self.lines = lines
+
+    def _check(self, value: str) -> str:
+        problem = control_problem(value, lines=self.lines)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        written = dict(handler(schema))
+        written["pattern"] = TEXT_PATTERN if self.lines else ONE_LINE_PATTERN
+        return written
+
+
+#: the last annotation of a name or other one-line text of a request:
+#: `Annotated[str, Field(...), ONE_LINE]`
+ONE_LINE = _NoControls(lines=False)
+#: the last annotation of a free text of a request (a description): tabs and line breaks, no
+#: other control character
+FREE_TEXT = _NoControls(lines=True)
+#: a name or other one-line text of a request, with no other constraint
+OneLine = Annotated[str, ONE_LINE]
+#: a free text of a request, with no other constraint
+Text = Annotated[str, FREE_TEXT]
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _check_email(value: str) -> str:
+    _one_line(value)
     if not _EMAIL.match(value):
         raise ValueError(f"{value!r} is not a valid email address")
     return value
 
 
-Email = Annotated[str, AfterValidator(_check_email)]
+Email = Annotated[str, AfterValidator(_check_email), _Pattern(ONE_LINE_PATTERN)]
 NonNegativeInt = Annotated[StrictInt64, Field(ge=0)]
 #: an id as a server's database holds it (64 bits; Unleash 8.2's are 32 and it answers 500
 #: past them): a larger one is refused (400) before any query
@@ -280,7 +364,7 @@ class UpdateUser(Request):
     """updateUserSchema: only the fields given are updated (see `model_fields_set`)."""
 
     email: Email | None = None
-    name: str | None = None
+    name: OneLine | None = None
     rootRole: RootRoleRef | None = None
 
 
@@ -288,8 +372,8 @@ class CreateUser(Request):
     """`POST /api/admin/user-admin` (a supporting route, as on Unleash 8.2)."""
 
     email: Email | None = None
-    name: str | None = None
-    username: str | None = None
+    name: OneLine | None = None
+    username: OneLine | None = None
     rootRole: RootRoleRef = "Viewer"
     sendEmail: bool = False
 
@@ -420,9 +504,9 @@ class CreateGroupMember(Request):
 class CreateGroup(Request):
     """createGroupSchema."""
 
-    name: Annotated[str, Field(min_length=1)]
-    description: str | None = None
-    mappingsSSO: list[str] = []
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    description: Text | None = None
+    mappingsSSO: list[OneLine] = []
     #: id of the root role (Viewer, Editor or Admin) applied to every user in the group
     rootRole: RowId | None = None
     users: list[CreateGroupMember] = []
@@ -501,7 +585,7 @@ class CreateFeature(Request):
 
     name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.~-]+$")]
     type: FeatureType = "release"
-    description: str | None = None
+    description: Text | None = None
     impressionData: bool = False
 
 
@@ -539,7 +623,7 @@ ConstraintOperator = Literal[
 
 
 class Constraint(Request):
-    contextName: Annotated[str, Field(min_length=1)]
+    contextName: Annotated[str, Field(min_length=1), ONE_LINE]
     operator: ConstraintOperator
     values: list[str] = []
     value: str | None = None
@@ -550,8 +634,8 @@ class Constraint(Request):
 class CreateFeatureStrategy(Request):
     """Adding a strategy to a feature's environment (supporting route)."""
 
-    name: Annotated[str, Field(min_length=1)] = "flexibleRollout"
-    title: str | None = None
+    name: Annotated[str, Field(min_length=1), ONE_LINE] = "flexibleRollout"
+    title: OneLine | None = None
     disabled: bool = False
     constraints: list[Constraint] = []
     parameters: dict[str, str] = {}
@@ -611,7 +695,10 @@ def _url_friendly(name: str) -> str:
 
 #: a context field's name: 1 to 100 URL-friendly characters
 ContextFieldName = Annotated[
-    str, Field(min_length=1, max_length=100), AfterValidator(_url_friendly)
+    str,
+    Field(min_length=1, max_length=100),
+    AfterValidator(_url_friendly),
+    _Pattern(r"^[A-Za-z0-9\-_.!~*'()]+$"),
 ]
 
 
@@ -621,8 +708,8 @@ class LegalValueBody(Request):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: Annotated[str, Field(min_length=1, max_length=100)]
-    description: str | None = None
+    value: Annotated[str, Field(min_length=1, max_length=100), ONE_LINE]
+    description: Text | None = None
 
 
 def _unique_values(values: list[LegalValueBody] | None) -> list[LegalValueBody] | None:
@@ -640,7 +727,7 @@ class UpdateContextField(Request):
     field with it: a description, sort order or legal values left out are emptied (stickiness
     false, sort order 0), so flagdesk always sends all four."""
 
-    description: Annotated[str, Field(max_length=250)] | None = None
+    description: Annotated[str, Field(max_length=250), FREE_TEXT] | None = None
     stickiness: bool | None = None
     sortOrder: StrictInt64 | None = None
     legalValues: Annotated[list[LegalValueBody] | None, AfterValidator(_unique_values)] = None

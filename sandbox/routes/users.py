@@ -69,9 +69,9 @@ class NewUser(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    username: str | None = None
-    email: str | None = None
-    name: str | None = None
+    username: m.OneLine | None = None
+    email: m.OneLine | None = None
+    name: m.OneLine | None = None
     password: str | None = None
     rootRole: m.Int64 | m.RootRoleName
     sendEmail: bool | None = None
