@@ -47,7 +47,7 @@ AREA = Area(
             "GET",
             "/api/admin/search/features",
             search_features,
-            ok(Any, 400),  # 400: offset, limit not ints
+            ok(Any, 400),  # 400: offset, limit not 64-bit integers
             params=(
                 Param("offset", "query", m.Int64, default=0),
                 Param("limit", "query", m.Int64, default=50),
