@@ -17,12 +17,14 @@ schema and warns when the attribute is read (on the `@row` items, with a comment
 
 Every integer a `Request` model takes is bounded by `INT64` (what a 64-bit database column
 holds: the sandbox's SQLite INTEGER), alone or within a tighter bound, so that a larger one is a
-400 naming the field and never reaches a query (`tests/api/test_wire_bounds.py` walks the models
-and fails on an integer without it). Names and other one-line texts of a `Request` refuse
-control characters (`OneLine`; free texts such as descriptions, `Text`, take tabs and line
-breaks only): a name is printed in terminals and shown in windows, where an escape sequence
-would act. Responses take any integer and any text: reading must not break on what a server
-holds.
+400 naming the field and never reaches a query. Names and other one-line texts of a `Request`
+refuse control characters (`OneLine`, `ONE_LINE`; free texts such as descriptions, `Text`,
+`FREE_TEXT`, take tabs and line breaks only): a name is printed in terminals and shown in
+windows, where an escape sequence would act. `tests/sandbox/test_wire_bounds.py` walks every
+request's JSON schema and fails on an integer without the bound or a text without the refusal
+(or a reason to have none). Responses take any integer and any text: reading must not break on
+what a server holds (`app.actions.groups.request_of` and the like make bodies from it
+unvalidated).
 
 One-ofs are discriminated unions (onboarding status, including the variants real Unleash sends;
 owners as user, group or system). Fields typed "string or integer" in the spec (`rootRole` in
