@@ -101,7 +101,7 @@ def fuzz(
             return  # a request against the document: only no 5xx and a documented status
         try:
             case.validate_response(response, checks=CHECKS)
-        except Exception as exc:  # schemathesis's failure group
+        except (Exception, BaseExceptionGroup) as exc:  # schemathesis's FailureGroup is the latter
             if status < 500 and documented:
                 tally.note("other_failures", label, str(exc).strip().splitlines()[0][:200])
 

@@ -182,7 +182,7 @@ AREA = Area(
                  {**ok(m.User, 400, 409, 415, status=201), 429: TOO_MANY_USERS}, body=NewUser),
         Endpoint("GET", USERS + "/admin-count", admin_count, ok(m.AdminCount)),
         Endpoint("POST", USERS + "/reset-password", reset_password,
-                 ok(m.ResetPasswordLink, 400, 404, 415), body=m.ResetPasswordRequest),
+                 ok(m.ResetPasswordLink, 400, 404, 415, 429), body=m.ResetPasswordRequest),
         # endpoint 6 comes before /user-admin/{id} so that "inactive" is not taken for an id
         Endpoint("GET", USERS + "/inactive", inactive_users, ok(m.InactiveUsers)),
         Endpoint("POST", USERS + "/inactive/delete", delete_inactive_users,
