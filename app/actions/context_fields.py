@@ -104,13 +104,16 @@ class FieldInUse(Exception):
 
 
 def body_of(field: ContextField) -> UpdateContextField:
-    """Every part of `field` that a `PUT` replaces, as it is now."""
-    return UpdateContextField(
+    """Every part of `field` that a `PUT` replaces, as it is now. Made as the server holds it,
+    not validated: a text the request's model refuses (control characters, which a server of
+    someone else's may hold) must not stop reading, comparing or snapshotting the field."""
+    return UpdateContextField.model_construct(
         description=field.description,
         stickiness=bool(field.stickiness),
         sortOrder=field.sortOrder or 0,
         legalValues=[
-            LegalValueBody(value=v.value, description=v.description) for v in field.legalValues
+            LegalValueBody.model_construct(value=v.value, description=v.description)
+            for v in field.legalValues
         ],
     )
 

@@ -88,13 +88,19 @@ ACTION_OF: Mapping[Kind, Action] = {
 
 
 def request_of(group: Group) -> CreateGroup:
-    """The body that gives a group back what `group` holds (PUT it, or POST it anew)."""
-    return CreateGroup(
+    """The body that gives a group back what `group` holds (PUT it, or POST it anew). Made as
+    the server holds it, not validated: a text the request's model refuses (a name with
+    control characters, which a server of someone else's may hold) must not stop reading,
+    comparing or snapshotting the group; only a draft typed in the form is validated."""
+    return CreateGroup.model_construct(
         name=group.name,
         description=group.description,
         mappingsSSO=list(group.mappingsSSO),
         rootRole=group.rootRole,
-        users=[CreateGroupMember(user=UserRef(id=m.user.id)) for m in group.users],
+        users=[
+            CreateGroupMember.model_construct(user=UserRef.model_construct(id=m.user.id))
+            for m in group.users
+        ],
     )
 
 

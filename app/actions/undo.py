@@ -23,12 +23,13 @@ import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app.actions import archived_features, context_fields, groups, users
 from app.actions.journal import Entry, Journal, State
 from app.api.errors import ClientError, NotFound
-from app.api.models import ArchivedFeatures, CreateGroup, UpdateUser
+from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
+from app.api.wire import json_path
 from app.registry import (
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
@@ -119,6 +120,28 @@ def _snapshot(journal: Journal, entry: Entry) -> Path:
     return path
 
 
+_R = TypeVar("_R", bound=Request)
+
+
+def _put_back(model: type[_R], data: Any, entry: Entry) -> _R:
+    """What `entry` would put back, as the request `model`; `CannotUndo` when the model refuses
+    it (a name with control characters, as a server of someone else's may hold one, or a
+    journal changed by hand)."""
+    try:
+        return model.model_validate(data)
+    except ValueError as exc:  # pydantic's ValidationError
+        errors = getattr(exc, "errors", None)
+        said = (
+            "; ".join(f"{json_path(e['loc']) or 'the body'}: {e['msg']}" for e in errors())
+            if callable(errors)
+            else str(exc)
+        )
+        raise CannotUndo(
+            f"Entry {entry.id} cannot be undone: what it would put back is not a valid "
+            f"request ({said})."
+        ) from None
+
+
 async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
     """The plan that undoes `entry` of `journal` (its server is the client's), made from the
     entry, its snapshot and the server's state now. `CannotUndo` saying why when there is none
@@ -133,7 +156,7 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
     action = entry.action
     if action == EDIT_GROUP.key:
         group = await _get(client.get_group(int(entry.ids[0])), f"group {entry.ids[0]}")
-        body = CreateGroup.model_validate(before["body"])
+        body = _put_back(CreateGroup, before["body"], entry)
         return groups.plan_edit(group, body, journal, await _roles(client), undo=True)
     if action == DELETE_GROUP.key:
         path = _snapshot(journal, entry)
@@ -145,7 +168,7 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
         user = await _get(client.get_user(int(entry.ids[0])), f"user {entry.ids[0]}")
         roles = {r.id: r.name for r in (await client.list_users()).rootRoles}
         admins = (await client.admin_count()).people
-        values = UpdateUser.model_validate(before["user"])
+        values = _put_back(UpdateUser, before["user"], entry)
         return replace(users.plan_edit(user, values, roles, journal, admins), undo=True)
     if action in (EDIT_CONTEXT_FIELD.key, DELETE_CONTEXT_FIELD.key):
         field = await context_fields.read_snapshot(_snapshot(journal, entry))

@@ -15,6 +15,17 @@ they do not know, which nothing reads.
 Deprecated fields are kept and marked with `Field(deprecated=...)`, which shows in the JSON
 schema and warns when the attribute is read (on the `@row` items, with a comment).
 
+Every integer a `Request` model takes is bounded by `INT64` (what a 64-bit database column
+holds: the sandbox's SQLite INTEGER), alone or within a tighter bound, so that a larger one is a
+400 naming the field and never reaches a query. Names and other one-line texts of a `Request`
+refuse control characters (`OneLine`, `ONE_LINE`; free texts such as descriptions, `Text`,
+`FREE_TEXT`, take tabs and line breaks only): a name is printed in terminals and shown in
+windows, where an escape sequence would act. `tests/sandbox/test_wire_bounds.py` walks every
+request's JSON schema and fails on an integer without the bound or a text without the refusal
+(or a reason to have none). Responses take any integer and any text: reading must not break on
+what a server holds (`app.actions.groups.request_of` and the like make bodies from it
+unvalidated).
+
 One-ofs are discriminated unions (onboarding status, including the variants real Unleash sends;
 owners as user, group or system). Fields typed "string or integer" in the spec (`rootRole` in
 requests, metric `timestamp`, application `started`) have a single validator each, so an error
@@ -33,12 +44,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
 
+from annotated_types import Interval
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
@@ -48,6 +61,7 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
+from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
 from app.api.wire import MAX_METRIC_COUNT, MAX_TIME_MS
@@ -75,12 +89,37 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
+#: the bound of every integer a request takes: what a 64-bit signed database column holds
+#: (the sandbox's SQLite INTEGER; past it, "Python int too large to convert to SQLite INTEGER"
+#: was a 500). Unleash 8.2's columns are 32-bit and it answers 500 past them: a larger number
+#: is no more use to it, and the sandbox then answers 400 as for any invalid value.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64 = Interval(ge=INT64_MIN, le=INT64_MAX)
+#: an integer within `INT64` (a number in a string, such as a path's, is taken for that number)
+Int64 = Annotated[int, INT64]
+#: an integer within `INT64`, and only an integer (no string, no float, no bool)
+StrictInt64 = Annotated[StrictInt, INT64]
+
+
+def int64_problem(value: int) -> str:
+    """Why `value` is not within `INT64`, in pydantic's words ("" when it is): for the
+    validators that take an integer themselves (`RootRoleRef`)."""
+    if value > INT64_MAX:
+        return f"Input should be less than or equal to {INT64_MAX}"
+    if value < INT64_MIN:
+        return f"Input should be greater than or equal to {INT64_MIN}"
+    return ""
+
+
 ROOT_ROLE_NAMES = ("Admin", "Editor", "Viewer", "Owner", "Member")
 RootRoleName = Literal["Admin", "Editor", "Viewer", "Owner", "Member"]
 
 
 def _root_role_ref(value: Any) -> int | str:
     if isinstance(value, int) and not isinstance(value, bool):
+        problem = int64_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
     if isinstance(value, str) and value in ROOT_ROLE_NAMES:
         return value
@@ -94,28 +133,117 @@ def _root_role_ref(value: Any) -> int | str:
 RootRoleRef = Annotated[
     int | RootRoleName,
     PlainValidator(_root_role_ref),
-    WithJsonSchema({"anyOf": [{"type": "integer"}, {"enum": list(ROOT_ROLE_NAMES)}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX},
+                {"enum": list(ROOT_ROLE_NAMES)},
+            ]
+        }
+    ),
 ]
 
 #: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
 ROLE_TYPES = ("custom", "project", "root", "custom-root")
 
+#: C0 control characters, DEL and C1 control characters (what a terminal acts on), as a JSON
+#: schema pattern (ECMA 262, as OpenAPI's) and as a Python one
+ONE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: the same but tab, line feed and carriage return, which a free text may hold
+TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def control_problem(text: str, *, lines: bool = False) -> str:
+    """Why `text` cannot be a name (`OneLine`) or, with `lines`, a free text (`Text`): the
+    first control character it holds ("" when none). The window's forms say it under the
+    field; the sandbox answers it in its 400."""
+    found = (_CONTROL_IN_TEXT if lines else _CONTROL).search(text)
+    if found is None:
+        return ""
+    allowed = " (tabs and line breaks are)" if lines else ""
+    return (
+        f"control characters are not allowed{allowed}: U+{ord(found.group()):04X} at "
+        f"character {found.start() + 1}"
+    )
+
+
+def _one_line(value: str) -> str:
+    problem = control_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class _Pattern:
+    """Writes `pattern` into a text's JSON schema (the OpenAPI document), for a rule a validator
+    checks with a clearer message than a pattern's."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema = dict(handler(core_schema))
+        schema["pattern"] = self.pattern
+        return schema
+
+
+class _NoControls:
+    """The refusal of control characters (`control_problem`) as a text's last annotation: it
+    checks after the text's own constraints (`Field(min_length=...)` before it keeps pydantic's
+    own words for those), and writes its pattern into the JSON schema."""
+
+    def __init__(self, *, lines: bool) -> None:
+        self.lines = lines
+
+    def _check(self, value: str) -> str:
+        problem = control_problem(value, lines=self.lines)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        written = dict(handler(schema))
+        written["pattern"] = TEXT_PATTERN if self.lines else ONE_LINE_PATTERN
+        return written
+
+
+#: the last annotation of a name or other one-line text of a request:
+#: `Annotated[str, Field(...), ONE_LINE]`
+ONE_LINE = _NoControls(lines=False)
+#: the last annotation of a free text of a request (a description): tabs and line breaks, no
+#: other control character
+FREE_TEXT = _NoControls(lines=True)
+#: a name or other one-line text of a request, with no other constraint
+OneLine = Annotated[str, ONE_LINE]
+#: a free text of a request, with no other constraint
+Text = Annotated[str, FREE_TEXT]
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _check_email(value: str) -> str:
+    _one_line(value)
     if not _EMAIL.match(value):
         raise ValueError(f"{value!r} is not a valid email address")
     return value
 
 
-Email = Annotated[str, AfterValidator(_check_email)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+Email = Annotated[str, AfterValidator(_check_email), _Pattern(ONE_LINE_PATTERN)]
+NonNegativeInt = Annotated[StrictInt64, Field(ge=0)]
 #: an id as a server's database holds it (64 bits; Unleash 8.2's are 32 and it answers 500
 #: past them): a larger one is refused (400) before any query
-RowId = Annotated[StrictInt, Field(ge=-(2**63), le=2**63 - 1)]
+RowId = StrictInt64
 #: a metric's count: Unleash refuses more than 2^53 - 1 with 400
-MetricCount = Annotated[StrictInt, Field(ge=0, le=MAX_METRIC_COUNT)]
+MetricCount = Annotated[StrictInt64, Field(ge=0, le=MAX_METRIC_COUNT)]
 _DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 #: time strings read -> the datetime each is: a bulk body's hundreds of items repeat a few
 #: timestamps, read once each then, and each read the same datetime object, whose hash (which
@@ -167,7 +295,14 @@ TimeValue = Annotated[
     datetime | int,
     PlainValidator(time_value),
     PlainSerializer(_time_json, when_used="json"),
-    WithJsonSchema({"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "integer", "minimum": -MAX_TIME_MS, "maximum": MAX_TIME_MS},
+            ]
+        }
+    ),
 ]
 
 
@@ -231,7 +366,7 @@ class UpdateUser(Request):
     """updateUserSchema: only the fields given are updated (see `model_fields_set`)."""
 
     email: Email | None = None
-    name: str | None = None
+    name: OneLine | None = None
     rootRole: RootRoleRef | None = None
 
 
@@ -239,8 +374,8 @@ class CreateUser(Request):
     """`POST /api/admin/user-admin` (a supporting route, as on Unleash 8.2)."""
 
     email: Email | None = None
-    name: str | None = None
-    username: str | None = None
+    name: OneLine | None = None
+    username: OneLine | None = None
     rootRole: RootRoleRef = "Viewer"
     sendEmail: bool = False
 
@@ -300,7 +435,7 @@ class Ids(Request):
 
     model_config = ConfigDict(extra="forbid")
 
-    ids: list[Annotated[int, Field(ge=0, le=2**63 - 1)]]
+    ids: list[Annotated[Int64, Field(ge=0)]]
 
 
 class AdminCount(Response):
@@ -371,9 +506,9 @@ class CreateGroupMember(Request):
 class CreateGroup(Request):
     """createGroupSchema."""
 
-    name: Annotated[str, Field(min_length=1)]
-    description: str | None = None
-    mappingsSSO: list[str] = []
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    description: Text | None = None
+    mappingsSSO: list[OneLine] = []
     #: id of the root role (Viewer, Editor or Admin) applied to every user in the group
     rootRole: RowId | None = None
     users: list[CreateGroupMember] = []
@@ -452,7 +587,7 @@ class CreateFeature(Request):
 
     name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.~-]+$")]
     type: FeatureType = "release"
-    description: str | None = None
+    description: Text | None = None
     impressionData: bool = False
 
 
@@ -490,7 +625,7 @@ ConstraintOperator = Literal[
 
 
 class Constraint(Request):
-    contextName: Annotated[str, Field(min_length=1)]
+    contextName: Annotated[str, Field(min_length=1), ONE_LINE]
     operator: ConstraintOperator
     values: list[str] = []
     value: str | None = None
@@ -501,8 +636,8 @@ class Constraint(Request):
 class CreateFeatureStrategy(Request):
     """Adding a strategy to a feature's environment (supporting route)."""
 
-    name: Annotated[str, Field(min_length=1)] = "flexibleRollout"
-    title: str | None = None
+    name: Annotated[str, Field(min_length=1), ONE_LINE] = "flexibleRollout"
+    title: OneLine | None = None
     disabled: bool = False
     constraints: list[Constraint] = []
     parameters: dict[str, str] = {}
@@ -562,7 +697,10 @@ def _url_friendly(name: str) -> str:
 
 #: a context field's name: 1 to 100 URL-friendly characters
 ContextFieldName = Annotated[
-    str, Field(min_length=1, max_length=100), AfterValidator(_url_friendly)
+    str,
+    Field(min_length=1, max_length=100),
+    AfterValidator(_url_friendly),
+    _Pattern(r"^[A-Za-z0-9\-_.!~*'()]+$"),
 ]
 
 
@@ -572,8 +710,8 @@ class LegalValueBody(Request):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: Annotated[str, Field(min_length=1, max_length=100)]
-    description: str | None = None
+    value: Annotated[str, Field(min_length=1, max_length=100), ONE_LINE]
+    description: Text | None = None
 
 
 def _unique_values(values: list[LegalValueBody] | None) -> list[LegalValueBody] | None:
@@ -591,9 +729,9 @@ class UpdateContextField(Request):
     field with it: a description, sort order or legal values left out are emptied (stickiness
     false, sort order 0), so flagdesk always sends all four."""
 
-    description: Annotated[str, Field(max_length=250)] | None = None
+    description: Annotated[str, Field(max_length=250), FREE_TEXT] | None = None
     stickiness: bool | None = None
-    sortOrder: StrictInt | None = None
+    sortOrder: StrictInt64 | None = None
     legalValues: Annotated[list[LegalValueBody] | None, AfterValidator(_unique_values)] = None
 
 

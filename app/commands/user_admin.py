@@ -30,6 +30,8 @@ from app.commands.output import (
 from app.text import plural
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from app.api.client import AdminClient
 
 CREATE_DESCRIPTION = """\
@@ -133,6 +135,16 @@ def run_user_command(args: argparse.Namespace) -> int:
     return run_job(out, jobs[args.what](args, client, connection, out))
 
 
+def _refused(exc: ValidationError, email: str | None) -> str:
+    """The first refusal of `CreateUser` as the option that gave the value says it (a name
+    with control characters is the name's, not the email's)."""
+    error = exc.errors()[0]
+    field = str(error["loc"][0]) if error["loc"] else "email"
+    if field == "email" and "control character" not in error["msg"]:
+        return f"--email: {email!r} is not an email address"
+    return f"--{field}: {str(error['msg']).removeprefix('Value error, ')}"
+
+
 async def _create(args: argparse.Namespace, client: AdminClient, connection: str,
                   out: Output) -> int:  # fmt: skip
     from pydantic import ValidationError
@@ -164,8 +176,8 @@ async def _create(args: argparse.Namespace, client: AdminClient, connection: str
         try:
             user = CreateUser(email=args.email, name=args.name, username=args.username,
                               rootRole=sent, sendEmail=args.send_email)  # fmt: skip
-        except ValidationError:
-            raise UsageError(f"--email: {args.email!r} is not an email address") from None
+        except ValidationError as exc:
+            raise UsageError(_refused(exc, args.email)) from None
         journal = journal_of(connection, caps)
         plan = plan_create(user, role, journal)
         out.update(server=plan.server, connection=connection)

@@ -67,6 +67,7 @@ from app.api.models import (
     User,
     UserList,
     UserRef,
+    control_problem,
 )
 from app.changes import Changes, Resource
 from app.registry import DELETE_GROUP, EDIT_GROUP, Action
@@ -369,6 +370,19 @@ class GroupEditorModel(ToolViewModel):
             self._clear_field(DESCRIPTION)
             self.form_changed.emit()
 
+    def _check_texts(self) -> None:
+        """Mark the description and the mappings when they hold control characters, which the
+        request refuses (`CreateGroup`): typed or pasted, or as a group read from a server of
+        someone else's holds them (the name's is `name_problem`'s)."""
+        problem = control_problem(self.description.strip(), lines=True)
+        if problem:
+            self.field_errors.setdefault(DESCRIPTION, _sentence(problem))
+        for mapping in self.mappings:
+            problem = control_problem(mapping)
+            if problem:
+                self.field_errors.setdefault(MAPPINGS, f"“{mapping}”: {problem}.")
+                break
+
     def set_root_role(self, name: str) -> None:
         """Choose a root role by name ("" for none)."""
         if name and self.role_by_name(name) is None:
@@ -388,6 +402,7 @@ class GroupEditorModel(ToolViewModel):
     def _clear_field(self, field: str) -> None:
         self.field_errors.pop(field, None)
         self.submit_error = ""
+        self._check_texts()
 
     # ---- SSO group mappings: a list without blanks or duplicates
 
@@ -396,6 +411,9 @@ class GroupEditorModel(ToolViewModel):
         value = text.strip()
         if not value:
             return "An SSO group mapping cannot be blank."
+        problem = control_problem(value)
+        if problem:
+            return _sentence(problem)
         others = [m for i, m in enumerate(self.mappings) if i != index]
         if value in others:
             return f"“{value}” is already in the list."
@@ -478,6 +496,9 @@ class GroupEditorModel(ToolViewModel):
             return self.field_errors[NAME]
         if not self.name.strip():
             return "A name is required."
+        problem = control_problem(self.name.strip())
+        if problem:
+            return _sentence(problem)
         if self.taken_name:
             return f"A group named “{self.taken_name}” already exists."
         return ""
@@ -510,14 +531,23 @@ class GroupEditorModel(ToolViewModel):
         )
 
     def request(self) -> CreateGroup:
-        """The draft as the body of `POST /api/admin/groups`."""
+        """The draft as the body of `POST /api/admin/groups` (validated: `ValidationError`
+        for a draft the request refuses; `valid` says whether it is one)."""
+        return CreateGroup.model_validate(self._draft().model_dump())
+
+    def _draft(self) -> CreateGroup:
+        """The draft as it stands, unvalidated: to compare with a group as a server holds it
+        (`request_of`), whatever either holds."""
         role = self.role_by_name(self.root_role) if self.root_role else None
-        return CreateGroup(
+        return CreateGroup.model_construct(
             name=self.name.strip(),
             description=self.description.strip() or None,
             mappingsSSO=list(self.mappings),
             rootRole=role.id if role is not None else None,
-            users=[CreateGroupMember(user=UserRef(id=m.id)) for m in self.members],
+            users=[
+                CreateGroupMember.model_construct(user=UserRef.model_construct(id=m.id))
+                for m in self.members
+            ],
         )
 
     # ------------------------------------------------------------------ Create
@@ -683,6 +713,7 @@ class GroupEditorModel(ToolViewModel):
         self.root_role = role.name if role is not None else ""
         self.members = [m.user for m in group.users]
         self.field_errors, self.member_errors, self.submit_error = {}, {}, ""
+        self._check_texts()
         if self.created is not None:
             self.created = None
             self.created_changed.emit()
@@ -712,7 +743,7 @@ class GroupEditorModel(ToolViewModel):
                     "root role cannot be shown, so it cannot be changed here.")  # fmt: skip
         if not self.valid:
             return "Fix what is marked to save the group."
-        if self.request() == request_of(self.editing):
+        if self._draft() == request_of(self.editing):
             return "Nothing has changed."
         return ""
 
@@ -723,11 +754,7 @@ class GroupEditorModel(ToolViewModel):
         group = self.editing
         if group is None:
             return ""
-        try:
-            unchanged = self.request() == request_of(group)
-        except ValueError:  # a draft the body cannot hold (a name cleared): changed all the same
-            unchanged = False
-        if unchanged:
+        if self._draft() == request_of(group):
             return ""
         return f"The changes to the group “{group.name}” (id {group.id}) are not saved."
 
@@ -852,6 +879,11 @@ class GroupEditorModel(ToolViewModel):
             self._fill(await client.get_group(group_id))
         except ClientError as exc:  # changed, but not read back: the list still says
             log.info("could not read the group back: %s", exc)
+
+
+def _sentence(problem: str) -> str:
+    """A problem of `app.api.models` (lower case, no full stop) as the form says it."""
+    return problem[:1].upper() + problem[1:] + "."
 
 
 def member_count(group: Group) -> int:

@@ -59,7 +59,7 @@ from app.actions.users import DeleteUserPlan as DeleteUserPlan
 from app.actions.users import EditPlan as EditPlan
 from app.actions.users import ResetPlan as ResetPlan
 from app.api.errors import BadRequest, ClientError, NotFound
-from app.api.models import CreateUser, Role, UpdateUser, User
+from app.api.models import CreateUser, Role, UpdateUser, User, control_problem
 from app.changes import Resource
 from app.registry import CREATE_USER, DELETE_USER, EDIT_USER, RESET_PASSWORD, Action
 from app.text import plural
@@ -91,6 +91,9 @@ class Draft:
 
 def email_problem(text: str) -> str:
     """What is wrong with `text` as an email address ("" when nothing): the wire model's check."""
+    problem = control_problem(text)
+    if problem:
+        return problem[:1].upper() + problem[1:] + "."
     try:
         UpdateUser(email=text)
     except ValidationError:
@@ -448,6 +451,8 @@ class UserEditorModel(ToolViewModel):
                 "A name cannot be removed: Unleash keeps the old name when it gets an empty "
                 "one. Type a new name, or Escape to revert."
             )
+        elif draft.name != base.name and (problem := control_problem(draft.name)):
+            out[NAME] = problem[:1].upper() + problem[1:] + "."
         if draft.email:
             if draft.email != base.email and (problem := email_problem(draft.email)):
                 out[EMAIL] = problem

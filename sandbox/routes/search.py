@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from app.api import models as m
 from sandbox.routes.answers import ok
 from sandbox.routes.endpoint import Area, Call, Endpoint, Param
 from sandbox.store import Refusal
@@ -46,10 +47,10 @@ AREA = Area(
             "GET",
             "/api/admin/search/features",
             search_features,
-            ok(Any, 400),  # 400: offset, limit not ints
+            ok(Any, 400),  # 400: offset, limit not 64-bit integers
             params=(
-                Param("offset", "query", int, default=0),
-                Param("limit", "query", int, default=50),
+                Param("offset", "query", m.Int64, default=0),
+                Param("limit", "query", m.Int64, default=50),
             ),
         ),
     ),

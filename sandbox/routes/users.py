@@ -8,7 +8,7 @@ import math
 import secrets
 import time
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from starlette.responses import Response
 
 from app.api import models as m
@@ -69,12 +69,23 @@ class NewUser(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    username: str | None = None
-    email: str | None = None
-    name: str | None = None
+    username: m.OneLine | None = None
+    email: m.OneLine | None = None
+    name: m.OneLine | None = None
     password: str | None = None
-    rootRole: int | m.RootRoleName
+    rootRole: m.Int64 | m.RootRoleName
     sendEmail: bool | None = None
+
+    @field_validator("rootRole", mode="before")
+    @classmethod
+    def _within_int64(cls, value: object) -> object:
+        """An integer past `m.INT64` as one error of the field, not one per member of the
+        union (the union still bounds it, and the document says so)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            problem = m.int64_problem(value)
+            if problem:
+                raise ValueError(problem)
+        return value
 
 
 async def create_user(call: Call[NewUser]) -> Response:
@@ -171,7 +182,7 @@ AREA = Area(
                  {**ok(m.User, 400, 409, 415, status=201), 429: TOO_MANY_USERS}, body=NewUser),
         Endpoint("GET", USERS + "/admin-count", admin_count, ok(m.AdminCount)),
         Endpoint("POST", USERS + "/reset-password", reset_password,
-                 ok(m.ResetPasswordLink, 400, 404, 415), body=m.ResetPasswordRequest),
+                 ok(m.ResetPasswordLink, 400, 404, 415, 429), body=m.ResetPasswordRequest),
         # endpoint 6 comes before /user-admin/{id} so that "inactive" is not taken for an id
         Endpoint("GET", USERS + "/inactive", inactive_users, ok(m.InactiveUsers)),
         Endpoint("POST", USERS + "/inactive/delete", delete_inactive_users,

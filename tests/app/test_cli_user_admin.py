@@ -99,6 +99,12 @@ def test_create_with_yes_reads_back_and_is_journaled(
     bad = flagdesk(sandbox, "create", "--email", "nope", "--root-role", "Viewer", "--yes",
                    data=tmp_path)  # fmt: skip
     assert bad.returncode == 2 and "not an email address" in bad.stderr
+    # a name with control characters is refused by the option that gave it, nothing sent
+    bad = flagdesk(sandbox, "create", "--email", "ok@example.com", "--name", "Bell\x07",
+                   "--root-role", "Viewer", "--yes", data=tmp_path)  # fmt: skip
+    assert bad.returncode == 2, bad.stderr
+    assert "--name: control characters are not allowed: U+0007 at character 5" in bad.stderr
+    assert by_email(sandbox, "ok@example.com") is None
 
 
 def test_root_role_takes_only_the_servers_root_roles(

@@ -434,6 +434,15 @@ def store_of(sb: SandboxProcess) -> Iterator[Store]:
 
 PROJECTS = ("default", "web-shop", "payments", "mobile-app")
 ODD_TEXT = 'Quotes " and \\ backslashes,\ttabs,\nnew lines, \x01\x1f controls, é, 😀 and \u2028.'
+#: what a request may name a thing with: no control characters (`app.api.models.OneLine`)
+ODD_NAME = 'Quotes " and \\ backslashes, é, 😀 and \u2028.'
+
+
+def hold(sb: SandboxProcess, sql: str, *args: object) -> None:
+    """Write `ODD_TEXT`'s like into the database as a request no longer can (control
+    characters): what a database made before holds, which the answers still escape."""
+    with store_of(sb) as store, store.tx() as c:
+        c.execute(sql, args)
 
 
 def test_streamed_answers_are_the_bytes_of_the_whole_body_answers(sandbox):
@@ -441,9 +450,10 @@ def test_streamed_answers_are_the_bytes_of_the_whole_body_answers(sandbox):
     with sandbox.admin() as admin, sandbox.client() as client:
         created = admin.post(
             "/api/admin/projects/web-shop/features",
-            json={"name": "odd-text", "description": ODD_TEXT, "impressionData": True},
+            json={"name": "odd-text", "description": ODD_NAME, "impressionData": True},
         )
         assert created.status_code == 201, created.text
+        hold(sandbox, "UPDATE features SET description = ? WHERE name = 'odd-text'", ODD_TEXT)
         metric = {"featureName": "odd-text", "appName": "web", "environment": "development",
                   "yes": 1, "no": 0}  # fmt: skip
         sent = client.post(
@@ -543,9 +553,10 @@ def test_inactive_users_keep_up_with_changes_to_them(sandbox):
         listed = InactiveUsers.model_validate_json(
             admin.get("/api/admin/user-admin/inactive").content
         ).inactiveUsers
-        first, second = listed[0].id, listed[1].id
-        for user_id, body in ((first, {"name": ODD_TEXT}), (second, {"email": "né@x.example"})):
+        first, second, third = listed[0].id, listed[1].id, listed[2].id
+        for user_id, body in ((first, {"name": ODD_NAME}), (second, {"email": "né@x.example"})):
             assert admin.put(f"/api/admin/user-admin/{user_id}", json=body).status_code == 200
+    hold(sandbox, "UPDATE users SET name = ? WHERE id = ?", ODD_TEXT, third)
     with store_of(sandbox) as store, store.tx() as c:
         c.execute("INSERT INTO users(username, created_at) VALUES('long-gone', 0)")
         c.execute("UPDATE users SET pat_seen_at = 1234 WHERE id = ?", (second,))
@@ -554,7 +565,8 @@ def test_inactive_users_keep_up_with_changes_to_them(sandbox):
     with store_of(sandbox) as store:
         assert inactive == whole_inactive_users(store)
     users = {u["id"]: u for u in json.loads(inactive)["inactiveUsers"]}
-    assert users[first]["name"] == ODD_TEXT and users[second]["email"] == "né@x.example"
+    assert users[first]["name"] == ODD_NAME and users[second]["email"] == "né@x.example"
+    assert users[third]["name"] == ODD_TEXT
     assert users[second]["patSeenAt"] == "1970-01-01T00:00:01.234Z"
     [gone] = [u for u in users.values() if u["username"] == "long-gone"]
     assert gone["name"] is None and gone["seenAt"] is None

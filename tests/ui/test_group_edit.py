@@ -8,6 +8,8 @@ members; a token without the Admin role sees Save and Delete disabled with the r
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -404,3 +406,45 @@ def test_a_group_window_of_its_own_asks_too_and_quitting_names_it(
     qtbot.mouseClick(box.action_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.isVisible())
     qtbot.waitUntil(lambda: window.tool_windows == set())  # closed, and so deleted
+
+
+HOSTILE = "\x1b]0;PWNED\x07\x1b[2J"
+
+
+def test_a_group_whose_texts_hold_control_characters_opens_and_says_what_to_fix(
+    qtbot: Any, sandbox: SandboxProcess, open_editor: Opener, data_folder: Path
+) -> None:
+    """A server of someone else's may hold a name the requests refuse (issue 35): the group
+    still lists and opens, the form marks the name, the description and the mapping, Save says
+    why not, and once they are fixed the group saves."""
+    conn = sqlite3.connect(sandbox.db)
+    with conn:
+        conn.execute(
+            "INSERT INTO groups_(name, description, mappings_sso, created_at) VALUES (?, ?, ?, 0)",
+            (HOSTILE, "bell\x07", json.dumps(["ok", "csi\x9b"])),
+        )
+    conn.close()
+    _page, editor = open_editor(sandbox)
+    m = editor.model
+    table, view = m.groups, editor.table.view
+    row = table.row_of(lambda g: g.name == HOSTILE)
+    view.setFocus()
+    view.setCurrentIndex(table.index(row, 0))
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: m.editing is not None and not m.opening, timeout=20_000)
+    assert m.editing is not None and m.editing.name == HOSTILE
+    assert m.name_problem == "Control characters are not allowed: U+001B at character 1."
+    assert m.field_errors["description"].startswith("Control characters are not allowed")
+    assert "U+009B" in m.field_errors["mappingsSSO"]
+    assert not m.valid
+    assert not editor.create_button.isEnabled()
+    assert editor.create_button.toolTip() == "Fix what is marked to save the group."
+    assert m.unsaved_changes == ""  # nothing typed yet: nothing to lose
+
+    m.set_name("Renamed")
+    m.set_description("A bell no more")
+    m.remove_mapping(1)
+    assert m.valid and m.save_reason == ""
+    assert (
+        m.add_mapping("tab\there") == "Control characters are not allowed: U+0009 at character 4."
+    )

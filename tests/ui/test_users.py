@@ -77,6 +77,15 @@ def retype(qtbot: Any, edit: QLineEdit, text: str) -> None:
         qtbot.keyClicks(edit, text)
 
 
+def paste(qtbot: Any, edit: QLineEdit, text: str) -> None:
+    """Replace the field's text by pasting `text` (Ctrl+V), which may hold what no key types."""
+    QApplication.clipboard().setText(text)
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert edit.text() == text
+
+
 def run_sql(sb: SandboxProcess, sql: str, *args: object) -> None:
     """Change the running sandbox's database, as another administrator's action would."""
     conn = db.connect(sb.db)
@@ -218,6 +227,15 @@ def test_escape_reverts_and_problems_are_shown_before_anything_is_sent(
     assert "not an email address" in editor.email_error.text()
     assert not editor.save_button.isEnabled()
     qtbot.keyClick(editor.email_edit, Qt.Key.Key_Return)  # Enter does not send an invalid form
+    assert not editor.model.saving and puts == [] and editor.confirmation is None
+
+    # a control character (pasted) is said under its field, and Save is not offered
+    paste(qtbot, editor.name_edit, "Greta\x1b[2J")
+    assert editor.name_error.text() == "Control characters are not allowed: U+001B at character 6."
+    assert not editor.save_button.isEnabled()
+    paste(qtbot, editor.email_edit, "greta\x07@example.com")
+    assert editor.email_error.text() == "Control characters are not allowed: U+0007 at character 6."
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Return)
     assert not editor.model.saving and puts == [] and editor.confirmation is None
 
     retype(qtbot, editor.name_edit, "")
