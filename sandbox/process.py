@@ -332,5 +332,12 @@ def embedded_sandbox() -> SandboxProcess:
     """The GUI's embedded sandbox (not started yet): the user's own database (demo data on first
     start), tokens of this run's own (any other flagdesk on the same database keeps its own, and
     the database's stay as they are), and stopped when this process ends. The GUI's entry point
-    (`ui.main_window.run`) gives it to the session."""
-    return SandboxProcess(default_db_path(), session_tokens=True, exit_with_parent=True)
+    (`ui.main_window.run`) gives it to the session.
+
+    The user data folder is made here (0700, as `flagdesk serve` makes it without --db): the
+    child is given the database's path, and `serve` makes no folder for a --db, which must
+    exist (`sandbox.options.refusal`), so the window's first start on a new machine would
+    otherwise find no sandbox (tests/ui/test_run.py)."""
+    path = default_db_path()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return SandboxProcess(path, session_tokens=True, exit_with_parent=True)
