@@ -291,6 +291,9 @@ class Session(QObject):
             # ValueError: a client that cannot be made (a stored token that cannot be a header
             # value, a CA bundle that cannot be read): its message says which
             self._fail(str(exc))
+            # no connection came of it: the windows that showed "Connecting…" say why instead
+            # (the overview asks for its client, and is told this reason with its Retry)
+            self.connection_changed.emit()
             return
         connection.client.on_activity = self._on_activity
         self.connection = connection

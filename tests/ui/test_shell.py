@@ -606,3 +606,38 @@ def test_with_no_first_data_the_pages_are_built_after_a_while(
     assert set(window._tool_pages) == set(TOOLS_BY_KEY)
     wait_state(qtbot, session, FAILED)
     assert not window.overview_model.has_data
+
+
+def test_a_sandbox_that_does_not_start_is_said_on_the_overview_with_retry(
+    qtbot: Any, qloop: Any, tmp_path: Path, arun: Callable[..., Any]
+) -> None:
+    """The sandbox child exits at once (its database's path is a folder): the overview says why,
+    with Retry, instead of "Starting the local sandbox…" and its busy bar for good (the status
+    bar alone said it: the session failed before it had a connection, and only a connection's
+    failure reached the overview). Retry, once the path is free, opens the sandbox."""
+    db = tmp_path / "sandbox.sqlite3"
+    db.mkdir()
+    session = Session(
+        ProfileStore(tmp_path / "config"),
+        sandbox_factory=lambda: SandboxProcess(db, session_tokens=True),
+    )
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        session.open_last()
+        wait_state(qtbot, session, FAILED)
+        wait_overview(qtbot, window)
+        page = window.overview
+        assert page.stack.currentWidget() is page.error_page
+        assert "The local sandbox did not start" in page.error_label.text()
+        assert "Is a directory" in page.error_label.text()
+        assert page.retry_button.isEnabled()
+        db.rmdir()
+        page.retry_button.click()
+        wait_state(qtbot, session, READY)
+        wait_overview(qtbot, window)
+        assert window.overview_model.has_data and not window.overview_model.error
+    finally:
+        window.close()
+        arun(session.aclose())
