@@ -42,6 +42,10 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.generation import GenerationMode
 
 from sandbox.process import SandboxProcess
+
+# the checks and tokens of the fuzz test, from the checkout this script is in (`tests` is no
+# installed package: run as `.venv/bin/python bench/fuzz_count.py`, only bench/ is on the path)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.fuzz import CHECKS, token_for
 
 
