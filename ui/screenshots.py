@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import functools
 import os
 import shutil
@@ -105,6 +106,28 @@ async def _group_created(content: Any) -> None:
     m.set_name("Release managers")
     m.create()
     await until(lambda: m.created is not None and not m.busy)
+
+
+async def _hostile_group(window: MainWindow, db: Path) -> None:
+    """A group as a server of someone else's may hold it (written past the API, which refuses
+    it: issue 35): a name that retitles and clears a terminal, a bell in the description. The
+    editor opens it and marks what Save needs fixed."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO groups_(name, description, mappings_sso, created_at) VALUES (?, ?, ?, 0)",
+            ("\x1b]0;PWNED\x07\x1b[2J", "Ring the bell\x07", "[]"),
+        )
+    window.show_page("groups")
+    content = window.tool_pages["groups"].ensure_content()
+    assert content is not None
+    m: Any = content.model
+    content.refresh()
+    await until(lambda: m.loaded and not m.busy)
+    group = m.groups.row_at(m.groups.row_of(lambda g: g.name.startswith("\x1b")))
+    m.open_group(group.id)
+    await until(lambda: m.editing is not None and not m.opening)
 
 
 async def _user_form(content: Any) -> None:
@@ -512,6 +535,10 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 await _act_and_look_back(window, session, palette_name, save)
                 await _revive_and_delete(window, palette_name, save)
                 await _confirmations(window, palette_name, save)
+                # last of this palette's steps on the demo data: its group cannot be saved as it is
+                await _hostile_group(window, root / f"demo-{palette_name}.sqlite3")
+                await settle(window)
+                save(window, f"groups-control-characters-{palette_name}")
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip
