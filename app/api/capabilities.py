@@ -205,7 +205,9 @@ def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
     operations = {tool.key: _availability(tool.key, tool.needs, facts) for tool in TOOLS}
     actions: dict[str, Availability] = {}
     for action in ACTIONS:
-        tool = operations[TOOL_OF[action.key].key]
+        owner = TOOL_OF[action.key]
+        # (a tool of the command line alone, `COMMAND_TOOLS`, is no operation of the report)
+        tool = operations.get(owner.key) or _availability(owner.key, owner.needs, facts)
         if not tool.available:
             actions[action.key] = Availability(action.key, False, tool.reason)
         else:
