@@ -332,8 +332,8 @@ class AdminClient(Sender):
             logs.register_secret(request.secret)
         return await self._send(request.method, request.path, content=request.body or None,
                                 headers=headers, idempotent=False, attempts=attempts,
-                                read_timeout=read_timeout,
-                                shown_path=request.shown_path)  # fmt: skip
+                                read_timeout=read_timeout, shown_path=request.shown_path,
+                                path_secret=request.secret)  # fmt: skip
 
     # ------------------------------------------------------------------ groups
 

@@ -62,6 +62,18 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
     assert ACTIONS_BY_KEY["metrics.upload"].needs.tokens == TOOL.metrics_upload.needs.tokens
 
 
+def test_the_command_line_tools_actions_are_the_registrys_but_not_the_sidebars() -> None:
+    """`flagdesk tokens` before its window: its actions are checked, journaled and reported like
+    any other, its tool is not in the sidebar's `TOOLS`."""
+    from app.registry import COMMAND_TOOLS, EVERY_TOOL
+
+    assert [t.key for t in COMMAND_TOOLS] == ["api_tokens"]
+    assert EVERY_TOOL == TOOLS + COMMAND_TOOLS and not set(COMMAND_TOOLS) & set(TOOLS)
+    keys = {a.key for a in COMMAND_TOOLS[0].actions}
+    assert keys == {"api_tokens.create", "api_tokens.delete"}
+    assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is COMMAND_TOOLS[0] for k in keys)
+
+
 def test_versions() -> None:
     assert version_tuple("8.2.0") == (8, 2, 0)
     assert version_tuple("6.3.0-beta.1") == (6, 3, 0)

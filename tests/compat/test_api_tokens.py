@@ -142,7 +142,7 @@ def test_delete_by_the_listed_secret_and_undo_a_creation(
                 secrets.append((await client.read_answer(done.answer, ApiToken)).secret or "")
             listed = [t for t in (await client.api_tokens()).tokens if t.name == first]
             await carry_out(client, plan_delete(listed, journal))
-            creation = [e for e in journal.entries() if e.ids == [second]][0]
+            creation = next(e for e in journal.entries() if e.ids == [second])
             await carry_out(client, await plan_undo(client, journal, creation))
             names = {t.name for t in (await client.api_tokens()).tokens}
             return names, secrets

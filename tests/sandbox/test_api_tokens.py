@@ -112,14 +112,19 @@ def test_expiry_and_delete_take_the_handle_or_the_secret(sandbox: SandboxProcess
         assert one.secret and two.secret
         handle = next(t.secret for t in listed(http) if t.name == "one")
         assert handle
-        r = http.put(f"{TOKENS}/{quote(handle, safe='')}", json={"expiresAt": "2040-01-01T00:00:00Z"})
+        r = http.put(
+            f"{TOKENS}/{quote(handle, safe='')}", json={"expiresAt": "2040-01-01T00:00:00Z"}
+        )
         assert r.status_code == 200 and r.content == b""
         (token,) = listed(http, f"{TOKENS}/one")
         assert token.expiresAt is not None and token.expiresAt.year == 2040
         assert_error(http.put(f"{TOKENS}/{quote(handle, safe='')}", json={}), 400,
                      "ValidationError")  # fmt: skip
         # an unknown token: 200, nothing done (as Unleash)
-        assert http.put(f"{TOKENS}/nope", json={"expiresAt": "2040-01-01T00:00:00Z"}).status_code == 200
+        assert (
+            http.put(f"{TOKENS}/nope", json={"expiresAt": "2040-01-01T00:00:00Z"}).status_code
+            == 200
+        )
         assert http.delete(f"{TOKENS}/nope").status_code == 200
         assert http.delete(f"{TOKENS}/one").status_code == 200  # a name is no secret
         assert len(listed(http, f"{TOKENS}/one")) == 1
@@ -128,9 +133,11 @@ def test_expiry_and_delete_take_the_handle_or_the_secret(sandbox: SandboxProcess
         r = http.delete(f"{TOKENS}/{quote(two.secret, safe='')}")
         assert r.status_code == 200
         assert {t.name for t in listed(http)} == {"admin", "client"}
-        events = sqlite3.connect(sandbox.db).execute(
-            "SELECT type, summary FROM events WHERE type LIKE 'api-token-%' ORDER BY id"
-        ).fetchall()
+        events = (
+            sqlite3.connect(sandbox.db)
+            .execute("SELECT type, summary FROM events WHERE type LIKE 'api-token-%' ORDER BY id")
+            .fetchall()
+        )
     assert [e[0] for e in events] == ["api-token-created", "api-token-created",
                                       "api-token-updated", "api-token-deleted",
                                       "api-token-deleted"]  # fmt: skip
@@ -185,7 +192,9 @@ def test_only_an_admin_changes_tokens(sandbox: SandboxProcess, personal_token) -
                          "NoAccessError")  # fmt: skip
 
 
-@pytest.mark.parametrize(("line", "backend", "every"), [("6.10", False, False), ("7.6", True, True)])
+@pytest.mark.parametrize(
+    ("line", "backend", "every"), [("6.10", False, False), ("7.6", True, True)]
+)
 def test_played_releases_types_and_project_lists(
     tmp_path, line: str, backend: bool, every: bool
 ) -> None:  # type: ignore[no-untyped-def]
