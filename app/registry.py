@@ -326,8 +326,9 @@ ACTIONS: tuple[Action, ...] = tuple(action for tool in EVERY_TOOL for action in 
 ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
 #: the tool each action belongs to
 TOOL_OF: dict[str, Tool] = {action.key: tool for tool in EVERY_TOOL for action in tool.actions}
-#: tool key -> title, the words `flagdesk check` and the capability report show
-OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in TOOLS}
+#: tool key -> title, the words `flagdesk check` and the capability report show (the command
+#: line's tools too: what the connection can do)
+OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in EVERY_TOOL}
 
 # ---------------------------------------------------------------------------- version table
 
