@@ -104,8 +104,11 @@ class Tokens(Users):
         run = self.run_tokens.get(hashed)
         if run is not None:
             kind, environment = run
-            if hashed in self.run_token_rows:
-                self.run_token_rows[hashed]["seen_at"] = now
+            listed = self.run_token_rows.get(hashed)
+            if listed is not None:
+                if listed["expires_at"] is not None and listed["expires_at"] <= now:
+                    return None  # its expiry changed (`PUT /api/admin/api-tokens/:token`)
+                listed["seen_at"] = now
             if kind == "admin":
                 return Principal("admin", ADMIN_TOKEN_USER_ID, ADMIN_TOKEN_NAME)
             return Principal(kind, None, "client", environment)

@@ -207,3 +207,31 @@ def test_played_releases_types_and_project_lists(
         assert http.post(TOKENS, json={"tokenName": "c", "type": "client"}).status_code == 201
         names = {t.name for t in listed(http, "/api/admin/projects/default/api-tokens")}
         assert ("admin" in names) is every
+
+
+def test_an_older_databases_tokens_are_listed_by_their_hashs_ending(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database from before migration 10 holds hashes alone: its served tokens are listed,
+    named `admin` and `client`, their handles ending with `…#` and their hash's last eight
+    (the secret's last characters cannot be known), and those handles name them; a token
+    given again (`--admin-token`) replaces the stored one, with its own ending."""
+    from sandbox import db
+    from sandbox.db import token_hash
+    from sandbox.store import Principal, Store
+    from tests.sandbox.test_stored_secrets import old_database
+
+    path = tmp_path / "old.sqlite3"
+    admin = "*:*." + "0123456789abcdef" * 3
+    client = "default:development." + "fedcba9876543210" * 3
+    old_database(path, admin, client, "user:" + "00112233445566778899aabbccddeeff" * 2)
+    store = Store(db.connect(path))
+    tokens = {t.name: t for t in store.list_api_tokens().tokens}
+    assert set(tokens) == {"admin", "client"}  # the personal access token is no API token
+    assert tokens["admin"].secret == "*:*.…#" + token_hash(admin)[-8:]
+    assert tokens["client"].secret == "default:development.…#" + token_hash(client)[-8:]
+    assert tokens["client"].projects == ["default"] and tokens["client"].type == "client"
+    who = Principal("admin", -42, "admin")
+    assert store.delete_api_token(tokens["client"].secret or "", who) == 200
+    assert store.authenticate(client) is None
+    store.ensure_token("admin", admin)
+    assert [t.secret for t in store.list_api_tokens().tokens] == ["*:*.…" + admin[-8:]]
+    store.conn.close()
