@@ -230,6 +230,12 @@ CREATE_API_TOKEN = Action(
 DELETE_API_TOKEN = Action(
     "api_tokens.delete", "Delete API token", "DELETE /api/admin/api-tokens/:token", _API_TOKENS
 )
+EXPIRE_API_TOKEN = Action(
+    "api_tokens.expire",
+    "Change API token expiry",
+    "PUT /api/admin/api-tokens/:token",
+    _API_TOKENS,
+)
 
 #: tools the command line has before the window does (`flagdesk tokens`): not in the sidebar
 #: (`TOOLS`), their actions the registry's like any other (capabilities, journal, check, undo)
@@ -237,7 +243,7 @@ COMMAND_TOOLS: tuple[Tool, ...] = (
     Tool(
         "api_tokens", "API tokens", "Access",
         "List, create and revoke the server's API tokens (client, frontend, backend).",
-        "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN),
+        "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN, EXPIRE_API_TOKEN),
     ),
 )  # fmt: skip
 

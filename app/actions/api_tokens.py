@@ -1,5 +1,6 @@
-"""Creating and deleting API tokens (`api_tokens.create`, `api_tokens.delete`), and undoing a
-creation: the one path `flagdesk tokens create|delete` (and the window to come) take.
+"""Creating, deleting and changing the expiry of API tokens (`api_tokens.create`,
+`api_tokens.delete`, `api_tokens.expire`), and undoing a creation or an expiry: the one path
+`flagdesk tokens create|delete|expire` (and the window to come) take.
 
 A token's secret is the credential itself, so flagdesk keeps it out of everything it writes:
 the journal records a token's name, type, projects, environment and the secret's last four
@@ -16,7 +17,10 @@ last four (`Step.note`).
 2. `plan_delete(tokens, journal)`: one `DELETE` a token, each naming it by the `secret` its list
    item holds (Unleash: the secret; the sandbox: its masked handle, `sandbox.store.api_tokens`),
    a snapshot first; `confirm_text` asks for their number when there are several.
-3. `plan_undo_create(entry, tokens now, journal)`: a creation is undone by deleting the token
+3. `plan_expire(token, when, journal)`: one `PUT {expiresAt}`, the previous expiry in the
+   journal's `before`; undone by putting that back (`plan_undo_expire`), which cannot be done
+   when there was none (the API takes a date, never "no expiry").
+4. `plan_undo_create(entry, tokens now, journal)`: a creation is undone by deleting the token
    it made, found in the list by its name, type, environment and last four characters. A
    deletion cannot be undone: the secret is gone with it (a new token is another secret, which
    every program holding the old one would need).
@@ -32,6 +36,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -42,11 +47,18 @@ from app.api.client import (
     WriteRequest,
     create_api_token_request,
     delete_api_token_request,
+    expire_api_token_request,
     secret_tail,
 )
 from app.api.models import ApiToken, CreateApiToken
 from app.changes import Changes, Resource
-from app.registry import CREATE_API_TOKEN, DELETE_API_TOKEN, Action, version_tuple
+from app.registry import (
+    CREATE_API_TOKEN,
+    DELETE_API_TOKEN,
+    EXPIRE_API_TOKEN,
+    Action,
+    version_tuple,
+)
 from app.text import plural
 
 if TYPE_CHECKING:
@@ -56,11 +68,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ApiTokenCreation",
     "ApiTokenDeletion",
+    "ApiTokenExpiry",
     "created_secret",
     "last_seen",
     "plan_create",
     "plan_delete",
+    "plan_expire",
     "plan_undo_create",
+    "plan_undo_expire",
     "scope_text",
     "token_facts",
     "type_refusal",
@@ -306,3 +321,84 @@ def plan_undo_create(
         raise ValueError(f"{len(found)} tokens named “{before.get('name')}” end with {tail}: "
                          "delete the right one with flagdesk tokens delete")  # fmt: skip
     return plan_delete(found, journal, undoes=entry.id)
+
+
+@dataclass(frozen=True)
+class ApiTokenExpiry(PlanBase):
+    """Changing one API token's expiry (a `runner.Plan`)."""
+
+    token: ApiToken
+    expires: datetime
+    journal: Journal
+    #: this plan undoes an earlier change (the entry's id)
+    undoes: str = ""
+
+    nothing = "No expiry was changed."
+    snapshot: Path | None = None
+
+    @property
+    def action(self) -> Action:
+        return EXPIRE_API_TOKEN
+
+    @property
+    def server(self) -> str:
+        return self.journal.actor.server
+
+    @property
+    def announced(self) -> tuple[Changes, ...]:
+        return (Changes.of(Resource.API_TOKENS),)
+
+    @property
+    def request(self) -> WriteRequest:
+        return expire_api_token_request(self.token.secret or "", self.expires)
+
+    def steps(self) -> tuple[Step, ...]:
+        before = token_facts(self.token)  # its `expiresAt`: what an undo puts back
+        if self.undoes:
+            before["undoes"] = self.undoes
+        return (Step(self.request, [secret_tail(self.token.secret or "")], before,
+                     with_body=True),)  # fmt: skip
+
+    @property
+    def question(self) -> str:
+        return f"Change the expiry of API token “{self.token.name}”?"
+
+    def lines(self) -> list[str]:
+        t = self.token
+        now = wire_time(t.expiresAt) or "never"
+        return [
+            f"API token “{t.name}” ({t.type}, {scope_text(t)}, {secret_tail(t.secret or '')}) on "
+            f"{self.server} will expire at {wire_time(self.expires)} (now: {now}).",
+            "A date in the past ends it (Unleash 8.2 refuses it at once; earlier releases "
+            "after their next token refresh).",
+            "Undo puts the previous expiry back"
+            + (" (it had none: the API cannot take an expiry away)." if t.expiresAt is None
+               else "."),
+        ]  # fmt: skip
+
+
+def plan_expire(
+    token: ApiToken, expires: datetime, journal: Journal, *, undoes: str = ""
+) -> ApiTokenExpiry:
+    """The plan to make `token` (as the list read it, with its `secret`) expire at `expires`."""
+    if not token.secret:
+        raise ValueError(f"the server listed no secret for {token.name}: cannot name it")
+    return ApiTokenExpiry(token, expires, journal, undoes)
+
+
+def plan_undo_expire(entry: Entry, tokens: Sequence[ApiToken], journal: Journal) -> ApiTokenExpiry:
+    """The expiry change that puts back what `entry` changed: the token listed now with the
+    entry's name and last four, its previous expiry. `ValueError` saying why when it had none
+    or the token is gone."""
+    before = entry.before if isinstance(entry.before, dict) else {}
+    previous = before.get("expiresAt")
+    if not previous:
+        raise ValueError("the token had no expiry before, and the API cannot take one away")
+    found = [t for t in tokens if t.name == before.get("name")
+             and secret_tail(t.secret or "") == before.get("secret")]  # fmt: skip
+    if len(found) != 1:
+        raise ValueError(
+            f"the token “{before.get('name')}” ({before.get('secret')}) is "
+            + ("gone from the server" if not found else "not the only one so")
+        )
+    return plan_expire(found[0], datetime.fromisoformat(previous), journal, undoes=entry.id)

@@ -31,7 +31,8 @@ doubt, and the History says to look on the server.
 - `api_tokens.delete`: one read of the token list: a token of the entry's name whose secret
   ends with the entry's last four is still there (failed) or not (done); `api_tokens.create`:
   a token of the entry's name, type and environment created since the entry is listed (done:
-  its secret was never shown) or not (failed).
+  its secret was never shown) or not (failed); `api_tokens.expire`: the token's expiry now is
+  the one sent (done), the one before (failed), or another (in doubt).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -66,6 +67,7 @@ from app.registry import (
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_USER,
+    EXPIRE_API_TOKEN,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     UPLOAD_METRICS,
@@ -305,6 +307,28 @@ async def _api_token_made(client: AdminClient, entry: Entry) -> Verdict:
     return Verdict(State.FAILED, f"no API token “{before.get('name')}” was created")
 
 
+async def _api_token_expiry(client: AdminClient, entry: Entry) -> Verdict:
+    """The token's expiry now: the one sent (done), the one before (failed), else in doubt."""
+    from app.api.client import secret_tail
+
+    before, sent = _before(entry), _sent(entry) or {}
+    name, tail = before.get("name"), before.get("secret")
+    found = [t for t in (await client.api_tokens()).tokens
+             if t.name == name and secret_tail(t.secret or "") == tail]  # fmt: skip
+    if not found:
+        return Verdict(State.IN_DOUBT, f"API token “{name}” ({tail}) is gone from the server")
+    now = found[0].expiresAt
+    wanted = sent.get("expiresAt")
+    if now is not None and wanted and now == datetime.fromisoformat(str(wanted)):
+        return Verdict(State.DONE, f"API token “{name}” expires as sent")
+    previous = before.get("expiresAt")
+    if (now is None and not previous) or (
+        now is not None and previous and now == datetime.fromisoformat(str(previous))
+    ):
+        return Verdict(State.FAILED, f"API token “{name}” expires as before (not applied)")
+    return Verdict(State.IN_DOUBT, f"API token “{name}” expires otherwise: changed since")
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -324,10 +348,12 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     EDIT_USER.key: _user_edited,
     CREATE_API_TOKEN.key: _api_token_made,
     DELETE_API_TOKEN.key: _api_token_gone,
+    EXPIRE_API_TOKEN.key: _api_token_expiry,
 }
 
 #: the actions whose check needs the body sent in the entry (`request.body`)
-NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key})
+NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key,
+                        EXPIRE_API_TOKEN.key})  # fmt: skip
 
 
 def can_check(entry: Entry) -> bool:

@@ -12,7 +12,9 @@ What can be undone, once done:
 - `context_fields.delete`: the field created again from its snapshot;
 - `archived_features.revive` / `.revive_bulk`: the flags archived again;
 - `api_tokens.create`: the token it made deleted (found in the list by its name, type and the
-  last four characters of its secret, which the entry's `done` line noted).
+  last four characters of its secret, which the entry's `done` line noted);
+- `api_tokens.expire`: the previous expiry put back (not when it had none: the API takes a
+  date, never "no expiry").
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens (the secret is gone with it), a reset link, a
@@ -48,6 +50,7 @@ from app.registry import (
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_USER,
+    EXPIRE_API_TOKEN,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -62,7 +65,8 @@ __all__ = ["UNDOABLE", "CannotUndo", "find_entry", "plan_undo", "why_not"]
 #: the actions an entry of which can be undone
 UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONTEXT_FIELD.key,
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
-                      REVIVE_FEATURES.key, CREATE_API_TOKEN.key})  # fmt: skip
+                      REVIVE_FEATURES.key, CREATE_API_TOKEN.key,
+                      EXPIRE_API_TOKEN.key})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -187,9 +191,14 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             return context_fields.plan_undo_of(action, field, current, entry.id, journal)
         except ValueError as exc:
             raise CannotUndo(str(exc)) from None
-    if action == CREATE_API_TOKEN.key:
+    if action in (CREATE_API_TOKEN.key, EXPIRE_API_TOKEN.key):
+        undo = (
+            api_tokens.plan_undo_create
+            if action == CREATE_API_TOKEN.key
+            else api_tokens.plan_undo_expire
+        )
         try:
-            return api_tokens.plan_undo_create(entry, (await client.api_tokens()).tokens, journal)
+            return undo(entry, (await client.api_tokens()).tokens, journal)
         except ValueError as exc:
             raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     # a revive: the flags as the snapshot holds them, archived again

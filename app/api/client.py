@@ -25,6 +25,7 @@ import logging
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from operator import attrgetter
 from types import TracebackType
 from typing import Any, Literal, TypeVar
@@ -71,6 +72,7 @@ from app.api.models import (
     ResetPasswordRequest,
     SearchFeatures,
     UiConfig,
+    UpdateApiToken,
     UpdateContextField,
     UpdateUser,
     User,
@@ -92,6 +94,7 @@ from app.registry import (
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
+    EXPIRE_API_TOKEN,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -118,6 +121,7 @@ __all__ = [
     "delete_feature_request",
     "delete_features_request",
     "delete_inactive_users_request",
+    "expire_api_token_request",
     "normalise_base_url",
     "revive_feature_request",
     "revive_features_request",
@@ -553,6 +557,12 @@ class AdminClient(Sender):
         body, also for a token the server does not know (Unleash does nothing then)."""
         await self._require(DELETE_API_TOKEN)
         return (await self._send_write(delete_api_token_request(secret))).status_code
+
+    async def expire_api_token(self, secret: str, expires: datetime) -> int:
+        """`PUT /api/admin/api-tokens/:secret {expiresAt}` (the action `api_tokens.expire`):
+        200, no body, also for a token the server does not know."""
+        await self._require(EXPIRE_API_TOKEN)
+        return (await self._send_write(expire_api_token_request(secret, expires))).status_code
 
     # ------------------------------------------------------------------ metrics
 
@@ -1061,6 +1071,19 @@ def delete_api_token_request(secret: str) -> WriteRequest:
         "DELETE",
         f"/api/admin/api-tokens/{_segment(secret)}",
         b"",
+        shown_path=f"/api/admin/api-tokens/{secret_tail(secret)}",
+        secret=secret,
+    )
+
+
+def expire_api_token_request(secret: str, expires: datetime) -> WriteRequest:
+    """The request `AdminClient.expire_api_token(secret, expires)` sends: `{expiresAt}`, the
+    only field (every release), shown and journaled with `…<last 4>` as a deletion is."""
+    body = UpdateApiToken(expiresAt=expires).model_dump_json().encode()
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/api-tokens/{_segment(secret)}",
+        body,
         shown_path=f"/api/admin/api-tokens/{secret_tail(secret)}",
         secret=secret,
     )

@@ -1,7 +1,8 @@
-"""`flagdesk tokens list|create|delete`: a server's API tokens (`/api/admin/api-tokens`), creating
-one (its secret printed once, to standard output) and deleting (revoking) some, journaled with a
-snapshot first (`app.actions.api_tokens`: never a secret, only its last four characters). No Qt,
-and light to import: the client and the actions are imported by `run()`."""
+"""`flagdesk tokens list|create|delete|expire`: a server's API tokens (`/api/admin/api-tokens`),
+creating one (its secret printed once, to standard output), deleting (revoking) some, journaled
+with a snapshot first, and changing one's expiry (`app.actions.api_tokens`: never a secret,
+only its last four characters). No Qt, and light to import: the client and the actions are
+imported by `run()`."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ API tokens of a server (GET /api/admin/api-tokens): the tokens SDKs and programs
   flagdesk tokens create --name N --type client|frontend|backend [--project P ...]
                          [--environment E] [--expires DATE] [--dry-run] [--yes] [--json]
   flagdesk tokens delete NAME_OR_LAST_CHARS... [--dry-run] [--yes] [--json]
+  flagdesk tokens expire NAME_OR_LAST_CHARS --at DATE [--dry-run] [--yes] [--json]
 
 Secrets are masked everywhere flagdesk shows or records them (`…3f9a`: the last four
 characters). `create` prints the new token's secret once, to standard output (--json holds it
@@ -58,8 +60,12 @@ token cannot be brought back. On a terminal it asks first (several: type their n
 a terminal it changes nothing unless --yes is given. --dry-run prints the requests (secrets
 masked) and sends nothing. `flagdesk journal undo ENTRY` deletes a token `create` made.
 
+`expire` sets when a token expires (PUT /api/admin/api-tokens/SECRET {expiresAt}: the only
+field, a date is required, so "never" cannot be set again); a date in the past ends the token.
+`flagdesk journal undo ENTRY` puts the previous expiry back, where it had one.
+
 exit status:
-  0  listed, created, deleted (or, with --dry-run, printed)
+  0  listed, created, deleted, changed (or, with --dry-run, printed)
   1  the server refused (its message is printed), no token has that name or ending, or the
      answer was no
   2  bad usage: a name or ending that fits several tokens, a type this server does not have,
@@ -109,7 +115,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     delete.add_argument("tokens", nargs="+", metavar="NAME_OR_LAST_CHARS",
                         help="a token's name, or the last characters of its secret")  # fmt: skip
     add_change_options(delete, "delete")
-    for action in (listing, create, delete):
+    expire = add_action(sub, "expire", "change when an API token expires", DESCRIPTION)
+    expire.add_argument("token", metavar="NAME_OR_LAST_CHARS",
+                        help="a token's name, or the last characters of its secret")  # fmt: skip
+    expire.add_argument("--at", type=_expiry, required=True, metavar="DATE",
+                        help="when it expires (a date, or a date and time)")  # fmt: skip
+    add_change_options(expire, "change it")
+    for action in (listing, create, delete, expire):
         add_connection_arguments(action)
         action.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -121,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
             need_terminal(args, "the new token", "created", "create")
         elif args.what == "delete":
             need_terminal(args, "the deletion", "deleted", "delete")
+        elif args.what == "expire":
+            need_terminal(args, "the change", "changed", "change it")
         client, connection = client_from_args(args)
     except UsageError as exc:
         return out.fail(EXIT_USAGE, str(exc))
@@ -128,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
         return run_job(out, _list(args, client, out))
     if args.what == "create":
         return run_job(out, _create(args, client, connection, out))
+    if args.what == "expire":
+        return run_job(out, _expire(args, client, connection, out))
     return run_job(out, _delete(args, client, connection, out))
 
 
@@ -280,4 +296,35 @@ async def _delete(
                 f"{last_seen(token)}.")  # fmt: skip
     out.say(f"{plural(len(tokens), 'API token')} deleted on {plan.server}. Snapshot: "
             f"{plan.snapshot}")  # fmt: skip
+    return out.done(EXIT_OK)
+
+
+async def _expire(
+    args: argparse.Namespace, client: AdminClient, connection: str, out: Output
+) -> int:
+    from app.actions.api_tokens import plan_expire, token_facts
+    from app.actions.runner import carry_out, journal_of, require
+    from app.actions.snapshots import wire_time
+    from app.api.client import secret_tail
+    from app.registry import EXPIRE_API_TOKEN
+
+    async with client:
+        caps = await client.capabilities()
+        require(caps, EXPIRE_API_TOKEN)
+        try:
+            (token,) = resolve((await client.api_tokens()).tokens, [args.token])
+        except NoSuchToken as exc:
+            return out.fail(EXIT_REFUSED, f"{exc}: nothing was changed")
+        plan = plan_expire(token, args.at, journal_of(connection, caps))
+        out.update(server=client.base_url, connection=connection, token=token_facts(token),
+                   expiresAt=wire_time(args.at))  # fmt: skip
+        if args.dry_run:
+            return dry_run(out, [plan.request], plan.server, f"API token “{token.name}”")
+        if not args.yes and not confirmed(plan.lines(), plan.question):
+            return out.fail(EXIT_REFUSED, "not confirmed: nothing was changed")
+        done = await carry_out(client, plan)
+    out.update(changed=True, status=done.status, journal=str(done.journal), entry=done.entry)
+    was = wire_time(token.expiresAt) or "never"
+    out.say(f"API token “{token.name}” ({secret_tail(token.secret or '')}) on {plan.server} "
+            f"expires at {wire_time(args.at)} (was: {was}).")  # fmt: skip
     return out.done(EXIT_OK)

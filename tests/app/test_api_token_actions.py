@@ -200,3 +200,44 @@ def test_type_refusal(kind: str, server: str, version: str, refused: bool) -> No
                         edition="", token_kind="admin", user_name=None, is_admin=True,
                         archive_endpoint=True)  # fmt: skip
     assert bool(type_refusal(caps, kind)) is refused
+
+
+def test_an_expiry_change_is_undone_and_checked(sandbox: SandboxProcess, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from app.actions.api_tokens import plan_expire
+
+    journal = journal_in(tmp_path, sandbox)
+    first, second = datetime(2031, 1, 2, tzinfo=UTC), datetime(2032, 3, 4, tzinfo=UTC)
+
+    async def job(client: AdminClient) -> None:
+        made = await create(client, journal, "ttl", expiresAt="2031-01-02T00:00:00Z")
+
+        async def now() -> ApiToken:
+            (token,) = [t for t in (await client.api_tokens()).tokens if t.name == "ttl"]
+            return token
+
+        plan = plan_expire(await now(), second, journal)
+        assert plan.request.describe_with_body() == {
+            "method": "PUT", "path": f"/api/admin/api-tokens/…{(made.secret or '')[-4:]}",
+            "body": {"expiresAt": "2032-03-04T00:00:00Z"},
+        }  # fmt: skip
+        await carry_out(client, plan)
+        assert (await now()).expiresAt == second
+        entry = journal.entries()[-1]
+        assert entry.before["expiresAt"] == "2031-01-02T00:00:00.000Z"
+        assert (await check_entry(client, replace(entry, state=State.IN_DOUBT))).state is State.DONE
+        await carry_out(client, await plan_undo(client, journal, entry))
+        assert (await now()).expiresAt == first
+        assert (await check_entry(client, replace(entry, state=State.IN_DOUBT))).state is (
+            State.FAILED
+        )
+        # a token that had no expiry: the API cannot take one away again
+        await create(client, journal, "forever")
+        (forever,) = [t for t in (await client.api_tokens()).tokens if t.name == "forever"]
+        await carry_out(client, plan_expire(forever, second, journal))
+        with pytest.raises(CannotUndo, match="no expiry before"):
+            await plan_undo(client, journal, journal.entries()[-1])
+
+    run(sandbox, job)
+    assert b"ttl" in every_byte(tmp_path)

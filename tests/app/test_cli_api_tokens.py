@@ -178,3 +178,35 @@ def test_on_a_terminal_several_are_confirmed_by_their_number(
     monkeypatch.setattr(sys, "stdin", Terminal("2\n"))
     assert cli.main(argv) == 0
     assert not {"a", "b"} & {t.name for t in tokens_of(sandbox)}
+
+
+def test_expire_changes_the_expiry_and_journal_undo_puts_it_back(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    made = as_json(run(sandbox, "create", "--name", "ttl", "--type", "client", "--expires",
+                       "2031-01-01", "--yes", "--json", home=tmp_path))  # fmt: skip
+    secret = made["token"]["secret"]
+    dry = as_json(run(sandbox, "expire", "ttl", "--at", "2032-02-02", "--dry-run", "--json",
+                      home=tmp_path))  # fmt: skip
+    assert dry["request"] == {"method": "PUT", "path": f"/api/admin/api-tokens/…{secret[-4:]}",
+                              "body": {"expiresAt": "2032-02-02T00:00:00Z"}}  # fmt: skip
+    changed = run(sandbox, "expire", "ttl", "--at", "2032-02-02T10:00:00Z", "--yes",
+                  home=tmp_path)  # fmt: skip
+    assert changed.returncode == 0, changed.stderr
+    assert "expires at 2032-02-02T10:00:00.000Z (was: 2031-01-01T00:00:00.000Z)" in changed.stdout
+    (token,) = [t for t in tokens_of(sandbox) if t.name == "ttl"]
+    assert token.expiresAt is not None and token.expiresAt.year == 2032
+    (journal,) = (tmp_path / "data").rglob("journal.jsonl")
+    last = read_journal(journal)[-1]
+    entry = {"id": last.id, "action": last.action}
+    assert entry["action"] == "api_tokens.expire"
+    env = {**os.environ, "FLAGDESK_TOKEN": sandbox.admin_token,
+           "FLAGDESK_DATA_DIR": str(tmp_path / "data")}  # fmt: skip
+    undone = subprocess.run(
+        [sys.executable, "-m", "app", "journal", "undo", entry["id"], "--url", sandbox.url,
+         "--yes"], capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert undone.returncode == 0, undone.stderr
+    (token,) = [t for t in tokens_of(sandbox) if t.name == "ttl"]
+    assert token.expiresAt is not None and token.expiresAt.year == 2031
+    assert files_holding(tmp_path / "data", secret) == []

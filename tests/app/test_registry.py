@@ -71,7 +71,7 @@ def test_the_command_line_tools_actions_are_the_registrys_but_not_the_sidebars()
     assert [t.key for t in COMMAND_TOOLS] == ["api_tokens"]
     assert EVERY_TOOL == TOOLS + COMMAND_TOOLS and not set(COMMAND_TOOLS) & set(TOOLS)
     keys = {a.key for a in COMMAND_TOOLS[0].actions}
-    assert keys == {"api_tokens.create", "api_tokens.delete"}
+    assert keys == {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"}
     assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is COMMAND_TOOLS[0] for k in keys)
 
 

@@ -179,3 +179,34 @@ def test_a_projects_list(target: Peer, made: Callable[[Peer], str], tmp_path: Pa
     assert every is per_version(target, {"5.12 6.10": False, "7.6 8.2": True})
     with target.raw() as http:
         assert http.get("/api/admin/projects/no-such-project/api-tokens").status_code == 404
+
+
+def test_an_expiry_changed_by_the_listed_secret_and_undone(
+    target: Peer, made: Callable[[Peer], str], tmp_path: Path
+) -> None:
+    """`PUT /api/admin/api-tokens/:secret {expiresAt}` answers 200 on every release; the list
+    then says the new expiry, and the undo puts the previous one back."""
+    from datetime import UTC, datetime
+
+    from app.actions.api_tokens import plan_expire
+
+    name = made(target)
+    later = datetime(2040, 6, 7, 8, 9, 10, tzinfo=UTC)
+
+    async def job() -> tuple[datetime | None, datetime | None]:
+        async with AdminClient(target.url, target.admin_token) as client:
+            journal = journal_in(tmp_path, target)
+            body = CreateApiToken(tokenName=name, type="client", environment="development",
+                                  expiresAt=datetime(2039, 1, 1, tzinfo=UTC))  # fmt: skip
+            await carry_out(client, plan_create(body, journal))
+            (token,) = (await client.api_tokens_named(name)).tokens
+            done = await carry_out(client, plan_expire(token, later, journal))
+            assert done.status == 200
+            (changed,) = (await client.api_tokens_named(name)).tokens
+            await carry_out(client, await plan_undo(client, journal, journal.entries()[-1]))
+            (back,) = (await client.api_tokens_named(name)).tokens
+            return changed.expiresAt, back.expiresAt
+
+    changed, back = asyncio.run(job())
+    assert changed == later
+    assert back == datetime(2039, 1, 1, tzinfo=UTC)
