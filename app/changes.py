@@ -27,6 +27,8 @@ class Resource(enum.Enum):
     #: client metrics (an upload); no window lists them, but each upload is journaled: the
     #: History reads its journal again
     METRICS = "metrics"
+    #: API tokens (`flagdesk tokens`; the window to come)
+    API_TOKENS = "API tokens"
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,14 @@ def commands() -> tuple[Command, ...]:
             "snapshot first. Run `flagdesk groups WHAT --help` for the options.",
         ),
         Command(
+            "tokens",
+            "list, create or delete (revoke) API tokens",
+            "API tokens of a server. `flagdesk tokens list` lists them (secrets masked), "
+            "`flagdesk tokens create` makes one and prints its secret once, `flagdesk tokens "
+            "delete NAME_OR_LAST_CHARS...` revokes some, journaled, with a snapshot (no secrets) "
+            "first. Run `flagdesk tokens WHAT --help` for the options.",
+        ),
+        Command(
             "journal",
             "list the changes flagdesk made on a connection (the History), or undo one",
             "The journal of the changes flagdesk made, from the window or a command, per "

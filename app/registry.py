@@ -217,6 +217,36 @@ UPLOAD_METRICS = Action(
     Needs(tokens=ANY_TOKEN, client_token=True, probe=Probe.METRICS),
 )
 
+# ---------------------------------------------------------------------------- API tokens
+
+#: an Admin's token, admin API token or personal access token alike (8.2 lists them to either;
+#: Unleash gives the token permissions to no other built-in root role by default)
+_API_TOKENS = Needs(admin_role=True)
+CREATE_API_TOKEN = Action(
+    "api_tokens.create", "Create API token", "POST /api/admin/api-tokens",
+    Needs(admin_role=True, differences=(
+        (Versions("unleash", below=(7, 0)), "client and frontend types (no backend)"),)),
+)  # fmt: skip
+DELETE_API_TOKEN = Action(
+    "api_tokens.delete", "Delete API token", "DELETE /api/admin/api-tokens/:token", _API_TOKENS
+)
+EXPIRE_API_TOKEN = Action(
+    "api_tokens.expire",
+    "Change API token expiry",
+    "PUT /api/admin/api-tokens/:token",
+    _API_TOKENS,
+)
+
+#: tools the command line has before the window does (`flagdesk tokens`): not in the sidebar
+#: (`TOOLS`), their actions the registry's like any other (capabilities, journal, check, undo)
+COMMAND_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "api_tokens", "API tokens", "Access",
+        "List, create and revoke the server's API tokens (client, frontend, backend).",
+        "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN, EXPIRE_API_TOKEN),
+    ),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -296,12 +326,15 @@ TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the sidebar's groups, in order
 GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
 TOOLS_BY_KEY: dict[str, Tool] = {tool.key: tool for tool in TOOLS}
-ACTIONS: tuple[Action, ...] = tuple(action for tool in TOOLS for action in tool.actions)
+#: the sidebar's tools, then those of the command line alone (`COMMAND_TOOLS`)
+EVERY_TOOL: tuple[Tool, ...] = TOOLS + COMMAND_TOOLS
+ACTIONS: tuple[Action, ...] = tuple(action for tool in EVERY_TOOL for action in tool.actions)
 ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
 #: the tool each action belongs to
-TOOL_OF: dict[str, Tool] = {action.key: tool for tool in TOOLS for action in tool.actions}
-#: tool key -> title, the words `flagdesk check` and the capability report show
-OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in TOOLS}
+TOOL_OF: dict[str, Tool] = {action.key: tool for tool in EVERY_TOOL for action in tool.actions}
+#: tool key -> title, the words `flagdesk check` and the capability report show (the command
+#: line's tools too: what the connection can do)
+OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in EVERY_TOOL}
 
 # ---------------------------------------------------------------------------- version table
 
@@ -328,7 +361,7 @@ def version_cell(needs: tuple[Needs, ...], release: str) -> str:
 def version_rows() -> list[tuple[str, dict[str, str]]]:
     """(tool or action key, {release: cell}) for every tool and, under it, its actions."""
     rows: list[tuple[str, dict[str, str]]] = []
-    for tool in TOOLS:
+    for tool in EVERY_TOOL:
         rows.append((tool.key, {r: version_cell((tool.needs,), r) for r in PROVEN_RELEASES}))
         for action in tool.actions:
             needs = (tool.needs, action.needs)

@@ -428,6 +428,28 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tokens RENAME COLUMN secret TO secret_hash;
     UPDATE tokens SET secret_hash = token_hash(secret_hash);
     """,
+    # 9 -> 10: API tokens (`sandbox.store.api_tokens`): a token's name, type, projects, expiry
+    # and last use, and its `handle`, the masked secret the list shows and PUT and DELETE take
+    # (`<project>:<env>.…<last 8>`; the hash alone cannot give the secret back). `served` marks
+    # the admin and client tokens `flagdesk serve` keeps (`ensure_token` replaces those alone).
+    # A token stored before this has no known last characters: its handle ends with its
+    # hash's, after `…#`.
+    """
+    ALTER TABLE tokens ADD COLUMN served INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE tokens ADD COLUMN name TEXT;
+    ALTER TABLE tokens ADD COLUMN api_type TEXT;
+    ALTER TABLE tokens ADD COLUMN projects TEXT;
+    ALTER TABLE tokens ADD COLUMN handle TEXT;
+    ALTER TABLE tokens ADD COLUMN expires_at INTEGER;
+    ALTER TABLE tokens ADD COLUMN seen_at INTEGER;
+    UPDATE tokens SET served = 1, name = kind, api_type = kind,
+        projects = CASE kind WHEN 'admin' THEN '["*"]' ELSE '["default"]' END,
+        handle = CASE kind WHEN 'admin' THEN '*:*'
+                           ELSE 'default:' || coalesce(environment, 'development') END
+            || '.…#' || substr(secret_hash, -8)
+    WHERE kind IN ('admin', 'client');
+    CREATE UNIQUE INDEX tokens_handle ON tokens(handle);
+    """,
 ]
 
 #: the first version whose tokens are hashes (`migrate` wipes the clear ones on its way there)
@@ -490,7 +512,10 @@ def connect(path: Path | str) -> sqlite3.Connection:
 def has_token(conn: sqlite3.Connection, kind: str) -> bool:
     """Whether a token of `kind` ("admin" or "client") is stored (as its hash)."""
     return (
-        conn.execute("SELECT 1 FROM tokens WHERE kind = ? LIMIT 1", (kind,)).fetchone() is not None
+        conn.execute(
+            "SELECT 1 FROM tokens WHERE kind = ? AND served = 1 LIMIT 1", (kind,)
+        ).fetchone()
+        is not None
     )
 
 

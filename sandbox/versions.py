@@ -24,6 +24,9 @@ tests/compat):
   belong to it), 404 "Active project ... does not exist" from 6.x;
 - a second password-reset link for a user within the minute: 429 from 6.x, 500 on 5.x (its
   limiter fails: "Cannot read properties of undefined (reading 'toString')");
+- API tokens: the type `backend` from 7.0 (400 before: its schema has client and frontend);
+  a project's token list holds the tokens for every project too (the admin token included)
+  from 7.0;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -135,6 +138,16 @@ class Played:
     @property
     def details_repeat_as_description(self) -> bool:
         return not self.since(6, 0)
+
+    @property
+    def backend_tokens(self) -> bool:
+        """`POST /api/admin/api-tokens` takes the type `backend` (7.0 on; 5.12 and 6.10: 400)."""
+        return self.since(7, 0)
+
+    @property
+    def project_tokens_list_every_project(self) -> bool:
+        """A project's token list holds the `*` tokens too (7.0 on, measured on 7.6 and 8.2)."""
+        return self.since(7, 0)
 
     @property
     def flag_word(self) -> str:

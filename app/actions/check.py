@@ -28,6 +28,11 @@ doubt, and the History says to look on the server.
   is done, the other way round failed.
 - `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
   recreated by Undo): a group with the entry's name is listed.
+- `api_tokens.delete`: one read of the token list: a token of the entry's name whose secret
+  ends with the entry's last four is still there (failed) or not (done); `api_tokens.create`:
+  a token of the entry's name, type and environment created since the entry is listed (done:
+  its secret was never shown) or not (failed); `api_tokens.expire`: the token's expiry now is
+  the one sent (done), the one before (failed), or another (in doubt).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -48,9 +53,11 @@ from app.api.errors import NotFound
 from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
+    CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_USER,
+    DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -60,6 +67,7 @@ from app.registry import (
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_USER,
+    EXPIRE_API_TOKEN,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     UPLOAD_METRICS,
@@ -270,6 +278,57 @@ async def _group_made(client: AdminClient, entry: Entry) -> Verdict:
     return _verdict([name], present, "group", "created", "not there")
 
 
+async def _api_token_gone(client: AdminClient, entry: Entry) -> Verdict:
+    """A token of the entry's name whose secret ends as the entry says is listed, or not."""
+    from app.api.client import secret_tail
+
+    before = _before(entry)
+    name, tail = before.get("name"), before.get("secret")
+    listed = (await client.api_tokens()).tokens
+    if any(t.name == name and secret_tail(t.secret or "") == tail for t in listed):
+        return Verdict(State.FAILED, f"API token “{name}” ({tail}) is still there")
+    return Verdict(State.DONE, f"API token “{name}” ({tail}) is gone")
+
+
+async def _api_token_made(client: AdminClient, entry: Entry) -> Verdict:
+    """A token of the entry's name, type and environment created since the entry began is
+    listed (done), or none is (failed). Its secret is not known: the answer never came."""
+    before = _before(entry)
+    since = entry.time.timestamp() - 60  # the server's clock may run a little behind
+    made = [
+        t for t in (await client.api_tokens()).tokens
+        if t.name == before.get("name") and t.type == before.get("type")
+        and before.get("environment") in (None, t.environment)
+        and t.createdAt is not None and t.createdAt.timestamp() >= since
+    ]  # fmt: skip
+    if made:
+        return Verdict(State.DONE, f"API token “{before.get('name')}” was created "
+                       "(its secret was never shown: delete it and create another)")  # fmt: skip
+    return Verdict(State.FAILED, f"no API token “{before.get('name')}” was created")
+
+
+async def _api_token_expiry(client: AdminClient, entry: Entry) -> Verdict:
+    """The token's expiry now: the one sent (done), the one before (failed), else in doubt."""
+    from app.api.client import secret_tail
+
+    before, sent = _before(entry), _sent(entry) or {}
+    name, tail = before.get("name"), before.get("secret")
+    found = [t for t in (await client.api_tokens()).tokens
+             if t.name == name and secret_tail(t.secret or "") == tail]  # fmt: skip
+    if not found:
+        return Verdict(State.IN_DOUBT, f"API token “{name}” ({tail}) is gone from the server")
+    now = found[0].expiresAt
+    wanted = sent.get("expiresAt")
+    if now is not None and wanted and now == datetime.fromisoformat(str(wanted)):
+        return Verdict(State.DONE, f"API token “{name}” expires as sent")
+    previous = before.get("expiresAt")
+    if (now is None and not previous) or (
+        now is not None and previous and now == datetime.fromisoformat(str(previous))
+    ):
+        return Verdict(State.FAILED, f"API token “{name}” expires as before (not applied)")
+    return Verdict(State.IN_DOUBT, f"API token “{name}” expires otherwise: changed since")
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -287,10 +346,14 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     CREATE_GROUP.key: _group_made,
     EDIT_GROUP.key: _group_edited,
     EDIT_USER.key: _user_edited,
+    CREATE_API_TOKEN.key: _api_token_made,
+    DELETE_API_TOKEN.key: _api_token_gone,
+    EXPIRE_API_TOKEN.key: _api_token_expiry,
 }
 
 #: the actions whose check needs the body sent in the entry (`request.body`)
-NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key})
+NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key,
+                        EXPIRE_API_TOKEN.key})  # fmt: skip
 
 
 def can_check(entry: Entry) -> bool:

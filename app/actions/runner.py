@@ -97,6 +97,9 @@ class Step:
     #: a 429 is waited out here as `Retry-After` says, second by second through `on_wait`
     #: (creating users: Unleash allows 20 a minute), instead of being the answer
     wait_out_limit: bool = False
+    #: what the `done` line's message says of the answer, from its body (a created API
+    #: token: its secret's last four characters, never the secret); None: nothing
+    note: Callable[[Answer], str] | None = None
 
 
 class Plan(Protocol):
@@ -327,7 +330,7 @@ class _Run:
             self.sent = True
             raise
         self.sent = True
-        await _complete(pending.done(answer.status))
+        await _complete(pending.done(answer.status, _note(step, answer)))
         self.answers.append(answer)
 
     async def send(self, step: Step) -> Answer:
@@ -349,6 +352,18 @@ class _Run:
             step = min(1.0, left)
             await self.sleep(step)
             left -= step
+
+
+def _note(step: Step, answer: Answer) -> str:
+    """The step's `note` of the answer; "" when it has none or cannot read the body (the
+    answer stands all the same)."""
+    if step.note is None:
+        return ""
+    try:
+        return step.note(answer)
+    except Exception as exc:  # a body unlike what was asked for: the change is still done
+        log.warning("could not note the answer of %s: %s", step.request, type(exc).__name__)
+        return ""
 
 
 async def _complete(record: Awaitable[None]) -> None:

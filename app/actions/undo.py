@@ -10,11 +10,16 @@ What can be undone, once done:
 - `users.edit`: the changed fields' previous values (`before.user`) put back;
 - `context_fields.edit`: the field as its snapshot holds it put back (`PUT`, the whole field);
 - `context_fields.delete`: the field created again from its snapshot;
-- `archived_features.revive` / `.revive_bulk`: the flags archived again.
+- `archived_features.revive` / `.revive_bulk`: the flags archived again;
+- `api_tokens.create`: the token it made deleted (found in the list by its name, type and the
+  last four characters of its secret, which the entry's `done` line noted);
+- `api_tokens.expire`: the previous expiry put back (not when it had none: the API takes a
+  date, never "no expiry").
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
-is what is left), a reset link, a creation (deleting what was created is the way back: the
-refusal says how), and an entry that did not end `done` (in doubt: check it first).
+is what is left), a deletion of API tokens (the secret is gone with it), a reset link, a
+creation other than an API token's (deleting what was created is the way back: the refusal says
+how), and an entry that did not end `done` (in doubt: check it first).
 """
 
 from __future__ import annotations
@@ -25,15 +30,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.actions import archived_features, context_fields, groups, users
+from app.actions import api_tokens, archived_features, context_fields, groups, users
 from app.actions.journal import Entry, Journal, State
 from app.api.errors import ClientError, NotFound
 from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
 from app.api.wire import json_path
 from app.registry import (
+    CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_USER,
+    DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -43,6 +50,7 @@ from app.registry import (
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_USER,
+    EXPIRE_API_TOKEN,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -57,7 +65,8 @@ __all__ = ["UNDOABLE", "CannotUndo", "find_entry", "plan_undo", "why_not"]
 #: the actions an entry of which can be undone
 UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONTEXT_FIELD.key,
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
-                      REVIVE_FEATURES.key})  # fmt: skip
+                      REVIVE_FEATURES.key, CREATE_API_TOKEN.key,
+                      EXPIRE_API_TOKEN.key})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -72,6 +81,8 @@ _NEVER = {
     "delete ID",
     CREATE_CONTEXT_FIELD.key: "a creation is undone by deleting what was created: flagdesk "
     "context delete NAME",
+    DELETE_API_TOKEN.key: "a deleted API token cannot be brought back: its secret is gone with "
+    "it (create a new token, whose secret is another, with flagdesk tokens create)",
 }
 
 
@@ -180,6 +191,16 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             return context_fields.plan_undo_of(action, field, current, entry.id, journal)
         except ValueError as exc:
             raise CannotUndo(str(exc)) from None
+    if action in (CREATE_API_TOKEN.key, EXPIRE_API_TOKEN.key):
+        undo = (
+            api_tokens.plan_undo_create
+            if action == CREATE_API_TOKEN.key
+            else api_tokens.plan_undo_expire
+        )
+        try:
+            return undo(entry, (await client.api_tokens()).tokens, journal)
+        except ValueError as exc:
+            raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))

@@ -36,10 +36,10 @@ from app.api.models import (
 from app.registry import (
     ACTIONS,
     ACTIONS_BY_KEY,
+    EVERY_TOOL,
     OPERATIONS,
     TOKEN_LABELS,
     TOOL_OF,
-    TOOLS,
     Action,
     Needs,
     Probe,
@@ -120,7 +120,7 @@ class Capabilities:
     is_admin: bool
     #: the spec's `GET /api/admin/archive/features/:projectId` exists
     archive_endpoint: bool
-    #: per tool key (`app.registry.TOOLS`)
+    #: per tool key (`app.registry.EVERY_TOOL`: the command line's tools too)
     operations: dict[str, Availability] = field(default_factory=dict)
     #: per action key (`app.registry.ACTIONS`)
     actions: dict[str, Availability] = field(default_factory=dict)
@@ -202,7 +202,7 @@ def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
     of the registry, then each of its actions, the first of its `Needs` that is not met says
     why not (an action also needs its tool)."""
     facts = _facts_of(outcomes)
-    operations = {tool.key: _availability(tool.key, tool.needs, facts) for tool in TOOLS}
+    operations = {tool.key: _availability(tool.key, tool.needs, facts) for tool in EVERY_TOOL}
     actions: dict[str, Availability] = {}
     for action in ACTIONS:
         tool = operations[TOOL_OF[action.key].key]

@@ -24,7 +24,8 @@ import json
 import logging
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from operator import attrgetter
 from types import TracebackType
 from typing import Any, Literal, TypeVar
@@ -33,17 +34,21 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from app import logs
 from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
     AdminCount,
+    ApiToken,
+    ApiTokenList,
     ArchivedFeature,
     ArchivedFeatures,
     BatchFeatures,
     BulkMetrics,
     ContextField,
     ContextFieldStrategies,
+    CreateApiToken,
     CreateContextField,
     CreateFeature,
     CreateFeatureStrategy,
@@ -67,6 +72,7 @@ from app.api.models import (
     ResetPasswordRequest,
     SearchFeatures,
     UiConfig,
+    UpdateApiToken,
     UpdateContextField,
     UpdateUser,
     User,
@@ -77,7 +83,9 @@ from app.api.search import SEARCH_PATH, archived_by_search
 from app.api.sending import RetryPolicy, Sender, normalise_base_url
 from app.registry import (
     ARCHIVE_FEATURES,
+    CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
+    DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -86,6 +94,7 @@ from app.registry import (
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
+    EXPIRE_API_TOKEN,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -105,14 +114,18 @@ __all__ = [
     "WriteRequest",
     "archive_features_request",
     "bulk_metrics_bytes",
+    "create_api_token_request",
     "create_context_field_request",
+    "delete_api_token_request",
     "delete_context_field_request",
     "delete_feature_request",
     "delete_features_request",
     "delete_inactive_users_request",
+    "expire_api_token_request",
     "normalise_base_url",
     "revive_feature_request",
     "revive_features_request",
+    "secret_tail",
     "update_context_field_request",
 ]
 
@@ -212,7 +225,7 @@ class AdminClient(Sender):
         waits itself, showing how long)."""
         request = create_user_request(user)
         response = await self._send_write(request, attempts=None if wait_out_limit else 1)
-        return await self._parse(response, User, f"{request.method} {request.path}")
+        return await self._parse(response, User, f"{request.method} {request.public_path}")
 
     async def delete_user(self, user_id: int) -> int:
         """`DELETE /api/admin/user-admin/:id` (the action `users.delete`): the answer's status
@@ -306,7 +319,7 @@ class AdminClient(Sender):
     async def read_answer(self, answer: Answer, model: type[M]) -> M:
         """The body of `answer` as `model` (`BadResponse` when it is not one)."""
         request = answer.request
-        return await self._parse(answer.response, model, f"{request.method} {request.path}")
+        return await self._parse(answer.response, model, f"{request.method} {request.public_path}")
 
     async def _send_write(
         self, request: WriteRequest, *, attempts: int | None = None
@@ -319,9 +332,12 @@ class AdminClient(Sender):
         read_timeout = (
             self.read_timeout + request.server_seconds if request.server_seconds else None
         )
+        if request.secret:  # httpx logs the URL it sends (--verbose)
+            logs.register_secret(request.secret)
         return await self._send(request.method, request.path, content=request.body or None,
                                 headers=headers, idempotent=False, attempts=attempts,
-                                read_timeout=read_timeout)  # fmt: skip
+                                read_timeout=read_timeout, shown_path=request.shown_path,
+                                path_secret=request.secret)  # fmt: skip
 
     # ------------------------------------------------------------------ groups
 
@@ -512,6 +528,41 @@ class AdminClient(Sender):
         return await self.get(
             f"/api/admin/context/{_segment(field)}/strategies", ContextFieldStrategies
         )
+
+    # ------------------------------------------------------------------ API tokens
+
+    async def api_tokens(self, project: str | None = None) -> ApiTokenList:
+        """`GET /api/admin/api-tokens`: every API token, or with `project` the project's
+        (`…/projects/:p/api-tokens`: from Unleash 7.0 with the tokens for every project too;
+        `NotFound` for no such project). Real Unleash lists each `secret` in clear, the sandbox
+        a masked handle (`app.api.models.ApiToken`): either names the token to delete."""
+        if project is None:
+            return await self.get("/api/admin/api-tokens", ApiTokenList)
+        return await self.get(f"/api/admin/projects/{_segment(project)}/api-tokens", ApiTokenList)
+
+    async def api_tokens_named(self, name: str) -> ApiTokenList:
+        """`GET /api/admin/api-tokens/:name`: the tokens of that name (names are not unique;
+        none is an empty list)."""
+        return await self.get(f"/api/admin/api-tokens/{_segment(name)}", ApiTokenList)
+
+    async def create_api_token(self, body: CreateApiToken, project: str | None = None) -> ApiToken:
+        """`POST /api/admin/api-tokens` (the action `api_tokens.create`): 201 with the token,
+        its whole secret held this once."""
+        await self._require(CREATE_API_TOKEN)
+        answer = await self.send_write(create_api_token_request(body, project))
+        return await self.read_answer(answer, ApiToken)
+
+    async def delete_api_token(self, secret: str) -> int:
+        """`DELETE /api/admin/api-tokens/:secret` (the action `api_tokens.delete`): 200, no
+        body, also for a token the server does not know (Unleash does nothing then)."""
+        await self._require(DELETE_API_TOKEN)
+        return (await self._send_write(delete_api_token_request(secret))).status_code
+
+    async def expire_api_token(self, secret: str, expires: datetime) -> int:
+        """`PUT /api/admin/api-tokens/:secret {expiresAt}` (the action `api_tokens.expire`):
+        200, no body, also for a token the server does not know."""
+        await self._require(EXPIRE_API_TOKEN)
+        return (await self._send_write(expire_api_token_request(secret, expires))).status_code
 
     # ------------------------------------------------------------------ metrics
 
@@ -841,15 +892,28 @@ class WriteRequest:
     the client sends, byte for byte."""
 
     method: str
-    path: str
+    path: str = field(repr=False)
     #: the JSON body (b"": none, as a revive or a delete by name sends none)
     body: bytes
     #: how much longer than usual the server may take to answer it (deleting many users)
     server_seconds: float = 0.0
+    #: what the journal, `--dry-run`, the log and error texts show in place of a `path` that
+    #: holds a secret (an API token's: `api_token_path`); "": `path` itself
+    shown_path: str = ""
+    #: the secret `path` holds, kept out of the log (`app.logs.register_secret`) as it is sent
+    secret: str = field(default="", repr=False)
+
+    @property
+    def public_path(self) -> str:
+        """The path as it may be shown and recorded (never a secret)."""
+        return self.shown_path or self.path
+
+    def __repr__(self) -> str:
+        return f"WriteRequest({self.method} {self.public_path})"
 
     def describe(self) -> dict[str, str]:
         """Method and path, for the journal (the body's ids are in the entry already)."""
-        return {"method": self.method, "path": self.path}
+        return {"method": self.method, "path": self.public_path}
 
     def describe_with_body(self) -> dict[str, Any]:
         """Method, path and the body sent (parsed JSON), for the journal of an edit: what the
@@ -974,6 +1038,54 @@ def reset_password_request(email: str) -> WriteRequest:
         "POST",
         "/api/admin/user-admin/reset-password",
         ResetPasswordRequest(id=email).model_dump_json().encode(),
+    )
+
+
+def secret_tail(secret: str) -> str:
+    """What flagdesk shows and records of an API token's secret: its last four characters,
+    `…3f9a` (the whole secret never reaches the journal, the log or a table)."""
+    return "…" + secret[-4:]
+
+
+def create_api_token_request(body: CreateApiToken, project: str | None = None) -> WriteRequest:
+    """The request `AdminClient.create_api_token` sends: the fields that are set; with
+    `project`, to the project's path, its `projects` naming it (5.x and 6.x need them there,
+    7.0 and later take the project from the path)."""
+    if project is None:
+        return WriteRequest(
+            "POST", "/api/admin/api-tokens", body.model_dump_json(exclude_none=True).encode()
+        )
+    body = body.model_copy(update={"projects": [project]})
+    return WriteRequest(
+        "POST",
+        f"/api/admin/projects/{_segment(project)}/api-tokens",
+        body.model_dump_json(exclude_none=True).encode(),
+    )
+
+
+def delete_api_token_request(secret: str) -> WriteRequest:
+    """The request `AdminClient.delete_api_token(secret)` sends (no body): the token named by
+    the `secret` its list item holds (the sandbox's masked handle, or Unleash's secret). It is
+    shown and journaled as `…<last 4>`."""
+    return WriteRequest(
+        "DELETE",
+        f"/api/admin/api-tokens/{_segment(secret)}",
+        b"",
+        shown_path=f"/api/admin/api-tokens/{secret_tail(secret)}",
+        secret=secret,
+    )
+
+
+def expire_api_token_request(secret: str, expires: datetime) -> WriteRequest:
+    """The request `AdminClient.expire_api_token(secret, expires)` sends: `{expiresAt}`, the
+    only field (every release), shown and journaled with `…<last 4>` as a deletion is."""
+    body = UpdateApiToken(expiresAt=expires).model_dump_json().encode()
+    return WriteRequest(
+        "PUT",
+        f"/api/admin/api-tokens/{_segment(secret)}",
+        body,
+        shown_path=f"/api/admin/api-tokens/{secret_tail(secret)}",
+        secret=secret,
     )
 
 

@@ -853,6 +853,76 @@ class ProjectList(Response):
     projects: list[Project]
 
 
+# --------------------------------------------------------------------------- API tokens
+
+#: the types of API token a release may list (`admin` only 5.x creates; `backend` from 7.0)
+API_TOKEN_TYPES = ("client", "frontend", "backend", "admin")
+#: the types `POST /api/admin/api-tokens` takes on Unleash 8.2 (case-insensitive, stored lower)
+CREATE_TOKEN_TYPE_PATTERN = (
+    "^([Cc][Ll][Ii][Ee][Nn][Tt]|[Bb][Aa][Cc][Kk][Ee][Nn][Dd]|[Ff][Rr][Oo][Nn][Tt][Ee][Nn][Dd])$"
+)
+
+
+class ApiToken(Response):
+    """apiTokenSchema: one API token, as every release lists it and as a creation answers it.
+    5.x and 6.x send `username` beside `tokenName` (the same name); 8.x adds `secure`. Real
+    Unleash lists every `secret` in clear; the sandbox keeps only hashes and lists a masked
+    handle unique to the token (`<project>:<env>.…<last 8>`), which its PUT and DELETE take in
+    place of the secret: flagdesk names a token by whatever `secret` the list holds. A
+    creation's answer holds the whole secret, once. `seenAt` is written by the server now and
+    then (Unleash: a flush a minute), null until then."""
+
+    secret: str | None = None
+    tokenName: str = ""
+    username: str | None = None
+    type: str = ""
+    environment: str | None = None
+    project: str | None = None
+    projects: list[str] = []
+    expiresAt: datetime | None = None
+    createdAt: datetime | None = None
+    seenAt: datetime | None = None
+    alias: str | None = None
+    secure: bool | None = None
+
+    @property
+    def name(self) -> str:
+        """The token's name, whichever field the release sent it in."""
+        return self.tokenName or self.username or ""
+
+    @property
+    def scope(self) -> list[str]:
+        """The projects it is for (`["*"]`: all), from `projects` or the older `project`."""
+        return list(self.projects) or ([self.project] if self.project else [])
+
+
+class ApiTokenList(Response):
+    """apiTokensSchema (`GET /api/admin/api-tokens`, `…/api-tokens/:name`, the project's)."""
+
+    tokens: list[ApiToken]
+
+
+class CreateApiToken(Request):
+    """createApiTokenSchema as Unleash 8.2 takes it (the client/frontend branch of its one-of:
+    no `admin` type; `project` singular is ignored from 7.0 and not sent). `environment` left
+    out is `development` from 7.0 (5.x and 6.x: the disabled `default`); `projects` left out
+    is every project (`["*"]`)."""
+
+    tokenName: Annotated[str, Field(min_length=1), ONE_LINE]
+    type: Annotated[str, Field(pattern=CREATE_TOKEN_TYPE_PATTERN)]
+    environment: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    projects: (
+        Annotated[list[Annotated[str, Field(min_length=1), ONE_LINE]], Field(min_length=1)] | None
+    ) = None
+    expiresAt: datetime | None = None
+
+
+class UpdateApiToken(Request):
+    """updateApiTokenSchema: `PUT /api/admin/api-tokens/:token` changes the expiry alone."""
+
+    expiresAt: datetime
+
+
 # --------------------------------------------------------------------------- bulk metrics
 
 

@@ -246,11 +246,18 @@ class Sender:
         attempts: int | None = None,
         stream: bool = False,
         read_timeout: float | None = None,
+        shown_path: str = "",
+        path_secret: str = "",
     ) -> httpx.Response:
         """Send with retries; a failure status raises its `ApiError`. `attempts` overrides the
         policy's number of tries (1: no retry at all). With `stream` a successful response comes
         back with its body unread: the caller reads it and closes it. `read_timeout` overrides
-        how long the answer may take (a write the server takes long over)."""
+        how long the answer may take (a write the server takes long over). `shown_path` is what
+        the log and the error say in place of a `path` that holds a secret (an API token's),
+        `path_secret`, which is scrubbed from the error's texts too (a server may echo the
+        path)."""
+        shown = shown_path or path
+        scrub = self._scrub if not path_secret else _also(self._scrub, Scrubber([path_secret]))
         request_headers = dict(headers or {})
         if token:
             request_headers["Authorization"] = token
@@ -282,26 +289,26 @@ class Sender:
                 error = self._unreachable(exc, read_timeout)
                 if attempt < policy.attempts and may_retry(error, idempotent):
                     delay = policy.backoff(attempt, self._rng)
-                    log.info("%s %s: %s; retry %d in %.2f s", method, path, error.reason,
+                    log.info("%s %s: %s; retry %d in %.2f s", method, shown, error.reason,
                              attempt, delay)  # fmt: skip
                     await self._sleep(delay)
                     continue
-                log.info("%s %s: %s", method, path, error.reason)
+                log.info("%s %s: %s", method, shown, error.reason)
                 raise error from None
             finally:
                 self._count(-1)
             status = response.status_code
-            log.debug("%s %s -> %d in %.0f ms", method, path, status,
+            log.debug("%s %s -> %d in %.0f ms", method, shown, status,
                       (time.perf_counter() - started) * 1000)  # fmt: skip
             if response.is_success:
                 return response
             if attempt < policy.attempts:
                 wait = self._retry_delay(response, attempt, idempotent)
                 if wait is not None:
-                    log.info("%s %s: %d; retry %d in %.2f s", method, path, status, attempt, wait)
+                    log.info("%s %s: %d; retry %d in %.2f s", method, shown, status, attempt, wait)
                     await self._sleep(wait)
                     continue
-            raise api_error(method, path, response, self._scrub)
+            raise api_error(method, shown, response, scrub)
 
     def _count(self, change: int) -> None:
         self.in_flight += change
@@ -330,3 +337,8 @@ class Sender:
 
     def _scrub(self, text: str) -> str:
         return self._scrubber(text)
+
+
+def _also(first: Callable[[str], str], then: Callable[[str], str]) -> Callable[[str], str]:
+    """A scrub that applies `first`, then `then`."""
+    return lambda text: then(first(text))

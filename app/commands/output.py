@@ -169,7 +169,7 @@ def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) 
     """`--dry-run`: the requests exactly as they would go (with --json, in `out`'s object as
     `requests`, each with its method, path and body), then `summary` on stderr."""
     out.update(dry_run=True, requests=[
-        {"method": r.method, "path": r.path, "body": json.loads(r.body) if r.body else None}
+        {"method": r.method, "path": r.public_path, "body": json.loads(r.body) if r.body else None}
         for r in requests
     ])  # fmt: skip
     if out.as_json:
@@ -177,7 +177,7 @@ def print_requests(out: Output, requests: Sequence[WriteRequest], summary: str) 
     for i, request in enumerate(requests):
         if i:
             print()
-        echo(f"{request.method} {request.path}")
+        echo(f"{request.method} {request.public_path}")
         if request.body:
             print("Content-Type: application/json")
             print()
@@ -239,7 +239,7 @@ def dry_run(out: Output, requests: Sequence[WriteRequest], server: str, what: st
     line saying nothing was sent to `server` (`what` would have changed), exit status 0."""
     if len(requests) == 1:
         only = requests[0]
-        out.update(request={"method": only.method, "path": only.path,
+        out.update(request={"method": only.method, "path": only.public_path,
                             "body": json.loads(only.body) if only.body else None})  # fmt: skip
     print_requests(out, requests, f"Dry run: nothing was sent to {server} ({what}).")
     return out.done(0)

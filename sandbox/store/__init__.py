@@ -14,6 +14,7 @@ import sqlite3
 import uuid
 from pathlib import Path
 
+from sandbox.store.api_tokens import ApiTokens
 from sandbox.store.archive import ARCHIVED_FEATURES_QUERY, Archive
 from sandbox.store.context import Context
 from sandbox.store.core import (
@@ -46,7 +47,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(Tokens, Groups, Features, Archive, Context, Metrics):
+class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:

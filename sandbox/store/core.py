@@ -172,6 +172,9 @@ class Core:
         #: the tokens of this run, never stored (`Tokens.accept_for_this_run`): their hash ->
         #: (kind, environment)
         self.run_tokens: dict[str, tuple[str, str | None]] = {}
+        #: what the API token list shows of each of them (`sandbox.store.api_tokens`): hash ->
+        #: its fields (handle, name, type, projects, environment, times)
+        self.run_token_rows: dict[str, dict[str, Any]] = {}
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

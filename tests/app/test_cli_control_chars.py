@@ -45,6 +45,7 @@ def hostile_sandbox(sb: SandboxProcess) -> None:
     sql(sb, "UPDATE strategies SET name = ?, title = ? WHERE id IN "
         "(SELECT strategy_id FROM strategy_context_fields WHERE context_name = 'region')",
         f"flexibleRollout{HOSTILE}", HOSTILE)  # fmt: skip
+    sql(sb, "UPDATE tokens SET name = ? WHERE kind = 'client' AND served = 1", f"svc{HOSTILE}")
 
 
 def assert_visible(result: subprocess.CompletedProcess[str], *, shown: bool = True) -> None:
@@ -70,6 +71,8 @@ def test_every_listing_and_change_shows_control_characters_escaped(
         (("users", "inactive"), ("delete", "--ids", str(LEON), "--yes"), False),
         (("users",), ("delete", str(USER), "--yes"), True),
         (("users",), ("reset-password", str(USER + 1)), False),
+        (("tokens",), ("list",), True),
+        (("tokens",), ("delete", sandbox.client_token[-8:], "--yes"), True),
         (("journal",), ("list",), False),  # ids only: but no control character either
     ):
         result = run_flagdesk(words, sandbox, args, tmp_path, None)

@@ -33,7 +33,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "context_usage", "metrics_upload",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
-    assert set(TOOLS_BY_KEY) == set(OPERATIONS) and len(TOOLS_BY_KEY) == len(TOOLS)
+    assert set(TOOLS_BY_KEY) | {"api_tokens"} == set(OPERATIONS)  # and the command line's
+    assert len(TOOLS_BY_KEY) == len(TOOLS)
     assert all(tool.group in GROUPS for tool in TOOLS)
 
 
@@ -60,6 +61,18 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
     assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
     # an upload goes with a client token, whatever the main token is
     assert ACTIONS_BY_KEY["metrics.upload"].needs.tokens == TOOL.metrics_upload.needs.tokens
+
+
+def test_the_command_line_tools_actions_are_the_registrys_but_not_the_sidebars() -> None:
+    """`flagdesk tokens` before its window: its actions are checked, journaled and reported like
+    any other, its tool is not in the sidebar's `TOOLS`."""
+    from app.registry import COMMAND_TOOLS, EVERY_TOOL
+
+    assert [t.key for t in COMMAND_TOOLS] == ["api_tokens"]
+    assert EVERY_TOOL == TOOLS + COMMAND_TOOLS and not set(COMMAND_TOOLS) & set(TOOLS)
+    keys = {a.key for a in COMMAND_TOOLS[0].actions}
+    assert keys == {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"}
+    assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is COMMAND_TOOLS[0] for k in keys)
 
 
 def test_versions() -> None:

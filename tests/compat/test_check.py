@@ -73,7 +73,13 @@ def test_admin_token(target: Peer) -> None:
     # the archive endpoint went in 7.0; the search API stands in for it
     assert out["archiveEndpoint"] is per_version(target, {"5.12 6.10": True, "7.6 8.2": False})
     ops = out["operations"]
-    assert available(out) == {"users", "inactive_users", "archived_features", "context_usage"}
+    assert available(out) == {
+        "users",
+        "inactive_users",
+        "archived_features",
+        "context_usage",
+        "api_tokens",
+    }
     assert "Enterprise" in ops["groups"]["reason"]
     assert ops["project_dashboard"]["reason"] == per_version(target, {
         "5.12": "The personal dashboard needs Unleash 6.3 or later; this server is 5.12.8",

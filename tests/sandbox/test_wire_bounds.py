@@ -43,6 +43,9 @@ ANY_TEXT = {
     # path parameters the sandbox reads as text: a name looked up (404 when unknown)
     "path:contextField", "path:legalValue", "path:name", "path:projectId", "path:project",
     "path:feature", "path:featureName", "path:environment", "path:strategyId",
+    # an API token's secret or masked handle, looked up by its hash or as it is (unknown: 200
+    # with nothing done, as Unleash)
+    "path:token",
     # read as Unleash 8.2 reads it: any text, 24 hours unless 1 to 48
     "query:hoursBack",
 }  # fmt: skip
