@@ -31,6 +31,7 @@ from sandbox.routes import (
     context,
     features,
     metrics,
+    personal_tokens,
     projects,
     search,
     server_info,
@@ -105,7 +106,8 @@ def create_app(
     seconds before it answers 429 (Unleash: 20 a minute; 0 users: no limit). `played`: the
     open-source Unleash release it plays (`sandbox.versions`; no groups then)."""
     areas = [server_info, users, *([groups_area] if groups and played is None else []),
-             projects, features, context, metrics, archive, search]  # fmt: skip
+             projects, features, context, metrics, archive, search,
+             personal_tokens]  # fmt: skip
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -24,6 +24,8 @@ tests/compat):
   belong to it), 404 "Active project ... does not exist" from 6.x;
 - a second password-reset link for a user within the minute: 429 from 6.x, 500 on 5.x (its
   limiter fails: "Cannot read properties of undefined (reading 'toString')");
+- deleting a personal access token that is not the caller's (or no one's): 404 "No PAT found."
+  before 8.0, 200 (nothing done) on 8.x;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -110,6 +112,10 @@ class Played:
 
     @property
     def unknown_archive_delete_is_404(self) -> bool:
+        return not self.since(8, 0)
+
+    @property
+    def unknown_pat_delete_is_404(self) -> bool:
         return not self.since(8, 0)
 
     @property
