@@ -27,6 +27,8 @@ class Resource(enum.Enum):
     #: client metrics (an upload); no window lists them, but each upload is journaled: the
     #: History reads its journal again
     METRICS = "metrics"
+    #: the connected user's personal access tokens (`flagdesk pats`; no window lists them yet)
+    PERSONAL_TOKENS = "personal access tokens"
 
 
 @dataclass(frozen=True)

@@ -292,16 +292,44 @@ TOOL = Tools(
     ),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- headless tools
+
+#: what only a personal access token can do: act on the user behind it (an admin API token is
+#: no user's; Unleash answers it 403 "PATs require an authenticated user.")
+_PERSONAL = Needs(tokens=frozenset({"personal"}))
+
+CREATE_PAT = Action(
+    "personal_tokens.create", "Create personal access token", "POST /api/admin/user/tokens",
+    _PERSONAL,
+)  # fmt: skip
+DELETE_PAT = Action(
+    "personal_tokens.delete", "Delete personal access token",
+    "DELETE /api/admin/user/tokens/:id", _PERSONAL,
+)  # fmt: skip
+#: the connected user's personal access tokens (`flagdesk pats`; no window yet)
+PERSONAL_TOKENS = Tool(
+    "personal_tokens", "Personal access tokens", "People",
+    "Your personal access tokens: list, create (the secret shown once) and delete.", "tokens",
+    _PERSONAL, (CREATE_PAT, DELETE_PAT),
+)  # fmt: skip
+
+#: the tools a command has but no window yet: in the capability report, `flagdesk check`, the
+#: journal and the version table (`EVERY_TOOL`), never in the sidebar (`TOOLS`, `TOOLS_BY_KEY`:
+#: the tools with a window)
+HEADLESS_TOOLS: tuple[Tool, ...] = (PERSONAL_TOKENS,)
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
+#: the tools with a window, then those without one yet
+EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
 #: the sidebar's groups, in order
 GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
 TOOLS_BY_KEY: dict[str, Tool] = {tool.key: tool for tool in TOOLS}
-ACTIONS: tuple[Action, ...] = tuple(action for tool in TOOLS for action in tool.actions)
+ACTIONS: tuple[Action, ...] = tuple(action for tool in EVERY_TOOL for action in tool.actions)
 ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
 #: the tool each action belongs to
-TOOL_OF: dict[str, Tool] = {action.key: tool for tool in TOOLS for action in tool.actions}
+TOOL_OF: dict[str, Tool] = {action.key: tool for tool in EVERY_TOOL for action in tool.actions}
 #: tool key -> title, the words `flagdesk check` and the capability report show
-OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in TOOLS}
+OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in EVERY_TOOL}
 
 # ---------------------------------------------------------------------------- version table
 
@@ -328,7 +356,7 @@ def version_cell(needs: tuple[Needs, ...], release: str) -> str:
 def version_rows() -> list[tuple[str, dict[str, str]]]:
     """(tool or action key, {release: cell}) for every tool and, under it, its actions."""
     rows: list[tuple[str, dict[str, str]]] = []
-    for tool in TOOLS:
+    for tool in EVERY_TOOL:
         rows.append((tool.key, {r: version_cell((tool.needs,), r) for r in PROVEN_RELEASES}))
         for action in tool.actions:
             needs = (tool.needs, action.needs)

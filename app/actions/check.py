@@ -28,6 +28,10 @@ doubt, and the History says to look on the server.
   is done, the other way round failed.
 - `groups.delete`: the group's id is no longer listed; `groups.create` (a deleted group
   recreated by Undo): a group with the entry's name is listed.
+- `personal_tokens.create` / `.delete`: one read of the connection's user's tokens: one with
+  the entry's description there (created: done, though its secret was never shown, which the
+  verdict says) or not; the ids gone (deleted) or not. The tokens are the connection's user's:
+  checked with the token of the user who made the change.
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -50,12 +54,14 @@ from app.registry import (
     ARCHIVE_FEATURES,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
+    CREATE_PAT,
     CREATE_USER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_PAT,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
@@ -270,6 +276,26 @@ async def _group_made(client: AdminClient, entry: Entry) -> Verdict:
     return _verdict([name], present, "group", "created", "not there")
 
 
+async def _pat_made(client: AdminClient, entry: Entry) -> Verdict:
+    description = str(entry.ids[0]) if entry.ids else ""
+    tokens = (await client.personal_tokens()).pats
+    made = [t for t in tokens if t.description == description]
+    if not made:
+        return Verdict(State.FAILED, f"no personal access token “{description}” of this user")
+    return Verdict(
+        State.DONE,
+        f"the personal access token “{description}” exists (id {made[0].id}), but its secret "
+        "was never shown: delete it and create another",
+    )
+
+
+async def _pats_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = {t.id for t in (await client.personal_tokens()).pats}
+    return _verdict(wanted, set(wanted) - present, "personal access token", "deleted",
+                    "still there")  # fmt: skip
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -287,6 +313,8 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     CREATE_GROUP.key: _group_made,
     EDIT_GROUP.key: _group_edited,
     EDIT_USER.key: _user_edited,
+    CREATE_PAT.key: _pat_made,
+    DELETE_PAT.key: _pats_gone,
 }
 
 #: the actions whose check needs the body sent in the entry (`request.body`)

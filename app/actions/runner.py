@@ -97,6 +97,10 @@ class Step:
     #: a 429 is waited out here as `Retry-After` says, second by second through `on_wait`
     #: (creating users: Unleash allows 20 a minute), instead of being the answer
     wait_out_limit: bool = False
+    #: what the journal keeps of a successful answer, as the entry's `after` (a creation: the
+    #: id of what was made; never a secret); None for nothing. A body it cannot read keeps
+    #: nothing: the answer stays the answer
+    after: Callable[[Answer], Any] | None = None
 
 
 class Plan(Protocol):
@@ -327,7 +331,7 @@ class _Run:
             self.sent = True
             raise
         self.sent = True
-        await _complete(pending.done(answer.status))
+        await _complete(pending.done(answer.status, after=_after(step, answer)))
         self.answers.append(answer)
 
     async def send(self, step: Step) -> Answer:
@@ -349,6 +353,17 @@ class _Run:
             step = min(1.0, left)
             await self.sleep(step)
             left -= step
+
+
+def _after(step: Step, answer: Answer) -> Any:
+    """What `step` keeps of `answer` for the journal (None: nothing, or a body it cannot read)."""
+    if step.after is None:
+        return None
+    try:
+        return step.after(answer)
+    except (ValueError, KeyError, TypeError) as exc:
+        log.warning("could not read what the answer made for the journal: %s", type(exc).__name__)
+        return None
 
 
 async def _complete(record: Awaitable[None]) -> None:

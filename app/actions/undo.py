@@ -10,11 +10,14 @@ What can be undone, once done:
 - `users.edit`: the changed fields' previous values (`before.user`) put back;
 - `context_fields.edit`: the field as its snapshot holds it put back (`PUT`, the whole field);
 - `context_fields.delete`: the field created again from its snapshot;
-- `archived_features.revive` / `.revive_bulk`: the flags archived again.
+- `archived_features.revive` / `.revive_bulk`: the flags archived again;
+- `personal_tokens.create`: the token deleted (its id, from the entry's `after`), when the
+  connection's user still has it.
 
-What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
-is what is left), a reset link, a creation (deleting what was created is the way back: the
-refusal says how), and an entry that did not end `done` (in doubt: check it first).
+What cannot: a deletion of users, of flags for good or of personal access tokens (the API
+brings none back: a snapshot is what is left of users and flags), a reset link, a creation
+(deleting what was created is the way back: the refusal says how), and an entry that did
+not end `done` (in doubt: check it first).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.actions import archived_features, context_fields, groups, users
+from app.actions import archived_features, context_fields, groups, personal_tokens, users
 from app.actions.journal import Entry, Journal, State
 from app.api.errors import ClientError, NotFound
 from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
@@ -33,12 +36,14 @@ from app.api.wire import json_path
 from app.registry import (
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
+    CREATE_PAT,
     CREATE_USER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_PAT,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
@@ -57,7 +62,7 @@ __all__ = ["UNDOABLE", "CannotUndo", "find_entry", "plan_undo", "why_not"]
 #: the actions an entry of which can be undone
 UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONTEXT_FIELD.key,
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
-                      REVIVE_FEATURES.key})  # fmt: skip
+                      REVIVE_FEATURES.key, CREATE_PAT.key})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -72,6 +77,8 @@ _NEVER = {
     "delete ID",
     CREATE_CONTEXT_FIELD.key: "a creation is undone by deleting what was created: flagdesk "
     "context delete NAME",
+    DELETE_PAT.key: "a deleted personal access token cannot be brought back: a new one has a "
+    "new secret, which whoever used the old one needs anyway (flagdesk pats create)",
 }
 
 
@@ -180,6 +187,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             return context_fields.plan_undo_of(action, field, current, entry.id, journal)
         except ValueError as exc:
             raise CannotUndo(str(exc)) from None
+    if action == CREATE_PAT.key:
+        return await _unmake_pat(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -187,6 +196,25 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
     held = ArchivedFeatures.model_validate({"version": 1, "features": data["features"]})
     features = [f for f in held.features if f.name in wanted]
     return archived_features.plan_archive(features, str(before["project"]), journal)
+
+
+async def _unmake_pat(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that deletes the personal access token `entry` made: by its id (the entry's
+    `after`), else by its description, among the connection's user's tokens now."""
+    after = entry.after if isinstance(entry.after, dict) else {}
+    made = after.get("id")
+    description = str(entry.ids[0]) if entry.ids else ""
+    tokens = (await client.personal_tokens()).pats
+    if isinstance(made, int) and not isinstance(made, bool):
+        found = [t for t in tokens if t.id == made]
+    else:
+        found = [t for t in tokens if t.description == description]
+    if not found:
+        raise CannotUndo(
+            f"the personal access token “{description}” is not among this connection's user's "
+            "tokens: deleted already, or made by another user"
+        )
+    return personal_tokens.plan_delete(found, journal, undoes=entry.id)
 
 
 async def _get(read: Any, what: str) -> Any:

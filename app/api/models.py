@@ -41,7 +41,7 @@ sandbox child import it before the first data. A class names only the classes ab
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
 
 from annotated_types import Interval
@@ -1021,7 +1021,7 @@ def _date_time_text(value: Any) -> datetime:
 
 
 def _wire_date_time(value: datetime) -> str:
-    return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 #: a request's date-time: a string in the RFC 3339 notation with a time zone, and only that

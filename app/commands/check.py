@@ -21,7 +21,7 @@ from app.commands.connection import (
     connection_from_args,
 )
 from app.commands.output import echo, json_text, visible
-from app.registry import TOOLS
+from app.registry import EVERY_TOOL
 
 if TYPE_CHECKING:  # light to import: the parser is built for every `flagdesk` command
     from app.api.capabilities import Capabilities
@@ -71,7 +71,7 @@ def report(caps: Capabilities) -> str:
     ]
     width = max(
         len(title)
-        for tool in TOOLS
+        for tool in EVERY_TOOL
         for title in (tool.title, *(f"  {action.title}" for action in tool.actions))
     )
     indent = " " * (width + 9)
@@ -86,7 +86,7 @@ def report(caps: Capabilities) -> str:
                 textwrap.wrap(visible(why), columns, initial_indent=head, subsequent_indent=indent)
             )
 
-    for tool in TOOLS:
+    for tool in EVERY_TOOL:
         availability = caps.operation(tool)
         line(tool.title, availability.available, availability.reason or availability.note)
         if availability.available:  # an action the tool's window cannot do here: why

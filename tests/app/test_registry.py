@@ -10,7 +10,9 @@ from pathlib import Path
 from app.registry import (
     ACTIONS,
     ACTIONS_BY_KEY,
+    EVERY_TOOL,
     GROUPS,
+    HEADLESS_TOOLS,
     OPERATIONS,
     TOOL,
     TOOL_OF,
@@ -33,8 +35,13 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "context_usage", "metrics_upload",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
-    assert set(TOOLS_BY_KEY) == set(OPERATIONS) and len(TOOLS_BY_KEY) == len(TOOLS)
-    assert all(tool.group in GROUPS for tool in TOOLS)
+    assert len(TOOLS_BY_KEY) == len(TOOLS)
+    # the tools without a window yet are reported, never in the sidebar
+    assert [t.key for t in HEADLESS_TOOLS] == ["personal_tokens"]
+    assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
+    assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
+    assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
+    assert all(tool.group in GROUPS for tool in EVERY_TOOL)
 
 
 def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
@@ -51,10 +58,16 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         "context_usage": {"context_fields.create", "context_fields.edit", "context_fields.delete"},
         # journaled so the History lists uploads (issue 34 section 2)
         "metrics_upload": {"metrics.upload"},
+        # issue 36: the connected user's own tokens, with a personal access token only
+        "personal_tokens": {"personal_tokens.create", "personal_tokens.delete"},
     }  # fmt: skip
+    every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():
-        assert {a.key for a in TOOLS_BY_KEY[key].actions} == actions
-        assert all(TOOL_OF[a] is TOOLS_BY_KEY[key] for a in actions)
+        assert {a.key for a in every[key].actions} == actions
+        assert all(TOOL_OF[a] is every[key] for a in actions)
+    assert {a.key for a in ACTIONS} == set().union(*expected.values())
+    assert all(ACTIONS_BY_KEY[a].needs.tokens == {"personal"}
+               for a in expected["personal_tokens"])  # fmt: skip
     # the user actions need the Admin root role, like the tools that list users
     assert all(ACTIONS_BY_KEY[a].needs.admin_role for a in expected["users"])
     assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
