@@ -186,3 +186,28 @@ def test_an_admin_api_token_is_refused_and_nothing_is_sent_to_them(
         assert "admin API token has no user" in run.stderr
     assert seen and not [s for s in seen if s.target.startswith(PATS)]
     assert not (tmp_path / "journal").exists()
+
+
+def test_a_hostile_description_is_shown_escaped(sandbox: SandboxProcess, tmp_path: Path) -> None:
+    """A description with control characters (written straight into the database: the API
+    refuses them) is listed and named in a deletion as escapes, never obeyed by the terminal."""
+    from tests.app.test_cli_control_chars import HOSTILE, assert_visible
+    from tests.sandbox.test_inactive_delete import sql
+
+    token = personal_token_of(sandbox, "admin")
+    made = flagdesk(sandbox, "create", "--description", "plain", "--expires", "2031-01-31",
+                    "--yes", data=tmp_path, token=token)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    sql(sandbox, "UPDATE personal_access_tokens SET description = ? WHERE description = 'plain'",
+        f"pat{HOSTILE}")  # fmt: skip
+    listed = flagdesk(sandbox, "list", data=tmp_path, token=token)
+    assert listed.returncode == 0, listed.stderr
+    assert_visible(listed)
+    listed_json = flagdesk(sandbox, "list", "--json", data=tmp_path, token=token)
+    assert f"pat{HOSTILE}" in {t["description"] for t in json.loads(listed_json.stdout)["pats"]}
+    assert "\\u009b31m" in listed_json.stdout
+    pat_id = next(t["id"] for t in json.loads(listed_json.stdout)["pats"]
+                  if t["description"].startswith("pat"))  # fmt: skip
+    gone = flagdesk(sandbox, "delete", str(pat_id), "--yes", data=tmp_path, token=token)
+    assert gone.returncode == 0, gone.stderr
+    assert_visible(gone)
