@@ -24,7 +24,7 @@ from app.api.models import PersonalAccessTokens
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
 from tests.conftest import personal_token_of
-from tests.faults import Decide, FaultServer, Reply, Seen
+from tests.faults import Decide, FaultServer, Hang, Reply, Seen
 
 PATS = "/api/admin/user/tokens"
 
@@ -211,3 +211,66 @@ def test_a_hostile_description_is_shown_escaped(sandbox: SandboxProcess, tmp_pat
     gone = flagdesk(sandbox, "delete", str(pat_id), "--yes", data=tmp_path, token=token)
     assert gone.returncode == 0, gone.stderr
     assert_visible(gone)
+
+
+def test_killed_while_creating_the_entry_is_in_doubt_and_checked(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A proxy passes every request to the sandbox but holds the creation; the command is
+    killed (SIGKILL) once the proxy has it: the journal's entry stays `sent`, read as in doubt,
+    naming the description and no secret; checked against the server, no such token was made
+    (the held request never reached it)."""
+    import signal
+
+    from app.actions.check import check_entry
+    from app.actions.journal import State
+    from app.api.client import AdminClient
+
+    token = personal_token_of(sandbox, "admin")
+
+    async def scenario() -> tuple[int, list[Seen]]:
+        async with httpx.AsyncClient(base_url=sandbox.url) as upstream:
+
+            async def choose(seen: Seen) -> Reply | Hang:
+                if seen.method == "POST" and seen.target == PATS:
+                    return Hang()
+                headers = {k: v for k, v in seen.headers.items()
+                           if k in ("authorization", "content-type")}  # fmt: skip
+                answer = await upstream.request(seen.method, seen.target, headers=headers,
+                                                content=seen.body)  # fmt: skip
+                kind = answer.headers.get("content-type", "application/json")
+                return Reply(answer.status_code, answer.content, {"Content-Type": kind})
+
+            async with FaultServer(Decide(choose)) as proxy:
+                env = {**os.environ, "FLAGDESK_TOKEN": token, "FLAGDESK_DATA_DIR": str(tmp_path)}
+                child = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "app", "pats", "create", "--description", "held",
+                    "--expires", "2031-01-31", "--yes", "--url", proxy.url, env=env,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                try:
+                    for _ in range(600):
+                        if any(s.method == "POST" for s in proxy.requests):
+                            break
+                        await asyncio.sleep(0.05)
+                finally:
+                    child.send_signal(signal.SIGKILL)
+                    code = await child.wait()
+                return code, list(proxy.requests)
+
+    code, seen = asyncio.run(scenario())
+    assert code == -signal.SIGKILL
+    assert [s.target for s in seen if s.method == "POST"] == [PATS]
+    (entry,) = read_journal(next((tmp_path / "journal").iterdir()) / "journal.jsonl")
+    assert (entry.action, entry.ids, entry.state, entry.after) == (
+        "personal_tokens.create", ["held"], State.IN_DOUBT, None)  # fmt: skip
+
+    async def check() -> tuple[State, str]:
+        async with AdminClient(sandbox.url, token) as c:
+            verdict = await check_entry(c, entry)
+        return verdict.state, verdict.message
+
+    state, message = asyncio.run(check())
+    assert state is State.FAILED and "no personal access token “held”" in message
+    assert "held" not in descriptions(sandbox, token)
