@@ -29,6 +29,8 @@ class Resource(enum.Enum):
     METRICS = "metrics"
     #: API tokens (`flagdesk tokens`; the window to come)
     API_TOKENS = "API tokens"
+    #: the connected user's personal access tokens (`flagdesk pats`; no window lists them yet)
+    PERSONAL_TOKENS = "personal access tokens"
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,15 @@ def commands() -> tuple[Command, ...]:
             "first. Run `flagdesk tokens WHAT --help` for the options.",
         ),
         Command(
+            "pats",
+            "list, create or delete your personal access tokens",
+            "The personal access tokens of the user behind the connection's token (it must be "
+            "one: an admin API token has no user). `flagdesk pats list`, `flagdesk pats create "
+            "--description D --expires DATE` (the secret printed once, on standard output), "
+            "`flagdesk pats delete DESCRIPTION_OR_ID...`: journaled. Run `flagdesk pats WHAT "
+            "--help` for the options.",
+        ),
+        Command(
             "journal",
             "list the changes flagdesk made on a connection (the History), or undo one",
             "The journal of the changes flagdesk made, from the window or a command, per "

@@ -237,14 +237,10 @@ EXPIRE_API_TOKEN = Action(
     _API_TOKENS,
 )
 
-#: tools the command line has before the window does (`flagdesk tokens`): not in the sidebar
-#: (`TOOLS`), their actions the registry's like any other (capabilities, journal, check, undo)
-COMMAND_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "api_tokens", "API tokens", "Access",
-        "List, create and revoke the server's API tokens (client, frontend, backend).",
-        "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN, EXPIRE_API_TOKEN),
-    ),
+API_TOKENS = Tool(
+    "api_tokens", "API tokens", "Access",
+    "List, create and revoke the server's API tokens (client, frontend, backend).",
+    "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN, EXPIRE_API_TOKEN),
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- tools
@@ -322,18 +318,44 @@ TOOL = Tools(
     ),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- headless tools
+
+#: what only a personal access token can do: act on the user behind it (an admin API token is
+#: no user's; Unleash answers it 403 "PATs require an authenticated user.")
+_PERSONAL = Needs(tokens=frozenset({"personal"}))
+
+CREATE_PAT = Action(
+    "personal_tokens.create", "Create personal access token", "POST /api/admin/user/tokens",
+    _PERSONAL,
+)  # fmt: skip
+DELETE_PAT = Action(
+    "personal_tokens.delete", "Delete personal access token",
+    "DELETE /api/admin/user/tokens/:id", _PERSONAL,
+)  # fmt: skip
+#: the connected user's personal access tokens (`flagdesk pats`; no window yet)
+PERSONAL_TOKENS = Tool(
+    "personal_tokens", "Personal access tokens", "Access",
+    "Your personal access tokens: list, create (the secret shown once) and delete.", "tokens",
+    _PERSONAL, (CREATE_PAT, DELETE_PAT),
+)  # fmt: skip
+
+#: the tools a command has but no window yet (`flagdesk tokens`, `flagdesk pats`): in the
+#: capability report, `flagdesk check`, the journal and the version table (`EVERY_TOOL`), their
+#: actions the registry's like any other (capabilities, journal, check, undo), never in the
+#: sidebar (`TOOLS`, `TOOLS_BY_KEY`: the tools with a window)
+HEADLESS_TOOLS: tuple[Tool, ...] = (API_TOKENS, PERSONAL_TOKENS)
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
+#: the tools with a window, then those without one yet
+EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
 #: the sidebar's groups, in order
 GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
 TOOLS_BY_KEY: dict[str, Tool] = {tool.key: tool for tool in TOOLS}
-#: the sidebar's tools, then those of the command line alone (`COMMAND_TOOLS`)
-EVERY_TOOL: tuple[Tool, ...] = TOOLS + COMMAND_TOOLS
 ACTIONS: tuple[Action, ...] = tuple(action for tool in EVERY_TOOL for action in tool.actions)
 ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}
 #: the tool each action belongs to
 TOOL_OF: dict[str, Tool] = {action.key: tool for tool in EVERY_TOOL for action in tool.actions}
-#: tool key -> title, the words `flagdesk check` and the capability report show (the command
-#: line's tools too: what the connection can do)
+#: tool key -> title, the words `flagdesk check` and the capability report show
 OPERATIONS: dict[str, str] = {tool.key: tool.title for tool in EVERY_TOOL}
 
 # ---------------------------------------------------------------------------- version table

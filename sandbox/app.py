@@ -32,6 +32,7 @@ from sandbox.routes import (
     context,
     features,
     metrics,
+    personal_tokens,
     projects,
     search,
     server_info,
@@ -107,7 +108,7 @@ def create_app(
     open-source Unleash release it plays (`sandbox.versions`; no groups then)."""
     areas = [server_info, users, *([groups_area] if groups and played is None else []),
              projects, features, context, metrics, archive, search,
-             api_tokens]  # fmt: skip
+             api_tokens, personal_tokens]  # fmt: skip
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -93,6 +93,10 @@ _INACTIVE_JSON = (
     + " || '}'"
 )
 
+#: (migration 10 -> 11) when a personal access token made without an expiry expires:
+#: 2099-01-01T00:00:00Z, as the 8.2 peer's own
+PAT_DEFAULT_EXPIRY = 4_070_908_800_000
+
 MIGRATIONS: list[str] = [
     # 0 -> 1: the first schema
     """
@@ -449,6 +453,23 @@ MIGRATIONS: list[str] = [
             || '.…#' || substr(secret_hash, -8)
     WHERE kind IN ('admin', 'client');
     CREATE UNIQUE INDEX tokens_handle ON tokens(handle);
+    """,
+    # 10 -> 11: personal access tokens as Unleash keeps them (`sandbox.store.personal_tokens`):
+    # an id that is never given again (a journal names a token by it), a description, an
+    # expiry and when it was last used, beside the token's hash in `tokens` (which still says
+    # whose it is; the row here goes with it). The personal tokens made before get a
+    # description of their own and expire in 2099, as the 8.2 peer's.
+    f"""
+    CREATE TABLE personal_access_tokens (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        secret_hash TEXT NOT NULL UNIQUE REFERENCES tokens(secret_hash) ON DELETE CASCADE,
+        description TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        seen_at INTEGER
+    );
+    INSERT INTO personal_access_tokens(secret_hash, description, expires_at)
+    SELECT secret_hash, 'Personal access token ' || rowid, {PAT_DEFAULT_EXPIRY}
+    FROM tokens WHERE kind = 'personal' ORDER BY rowid;
     """,
 ]
 

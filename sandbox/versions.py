@@ -27,6 +27,8 @@ tests/compat):
 - API tokens: the type `backend` from 7.0 (400 before: its schema has client and frontend);
   a project's token list holds the tokens for every project too (the admin token included)
   from 7.0;
+- deleting a personal access token that is not the caller's (or no one's): 404 "No PAT found."
+  before 8.0, 200 (nothing done) on 8.x;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -113,6 +115,10 @@ class Played:
 
     @property
     def unknown_archive_delete_is_404(self) -> bool:
+        return not self.since(8, 0)
+
+    @property
+    def unknown_pat_delete_is_404(self) -> bool:
         return not self.since(8, 0)
 
     @property

@@ -8,8 +8,8 @@ characters (`secret_tail`, `…3f9a`); a deletion's snapshot holds the same for 
 when it was created, expires, was last seen), never the secret; the request is shown and
 journaled with `…<last 4>` in place of the secret in its path (`WriteRequest.shown_path`), and
 the client has the log hide the secret it sends (`app.logs.register_secret`). A created token's
-secret is in the answer alone, which the caller shows once; the journal's `done` line says its
-last four (`Step.note`).
+secret is in the answer alone, which the caller shows once; the journal's `done` line keeps its
+last four as the entry's `after` (`Step.after`).
 
 1. `plan_create(body, journal, project=None)`: one `POST` (the project's path with a project).
    `type_refusal(caps, type)` says first why a release cannot make that type (`backend` before
@@ -33,7 +33,6 @@ answers 201 with the whole secret (every release).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -69,6 +68,7 @@ __all__ = [
     "ApiTokenCreation",
     "ApiTokenDeletion",
     "ApiTokenExpiry",
+    "after_creation",
     "created_secret",
     "last_seen",
     "plan_create",
@@ -83,8 +83,6 @@ __all__ = [
 
 #: the tokens a confirmation names before "and N more"
 NAMED = 5
-#: how a `done` line names the created token's secret (`Step.note`), read back by the undo
-NOTE = re.compile(r"\bsecret (…\S{1,4})$")
 
 
 def scope_text(token: ApiToken) -> str:
@@ -123,15 +121,17 @@ def type_refusal(caps: Capabilities, kind: str) -> str:
     return ""
 
 
-def _note_of_creation(answer: Answer) -> str:
+def after_creation(answer: Answer) -> dict[str, Any]:
+    """What the journal keeps of a creation's answer (`Step.after`): the last four characters
+    of the token's secret, which its undo finds it by, never the secret."""
     token = ApiToken.model_validate_json(answer.response.content)
-    return f"created; secret {secret_tail(token.secret or '')}"
+    return {"secret": secret_tail(token.secret or "")}
 
 
 def created_secret(entry: Entry) -> str:
-    """The last four characters of the secret a `done` creation's entry noted ("" none)."""
-    found = NOTE.search(entry.message)
-    return found.group(1) if found else ""
+    """The last four characters of the secret a `done` creation's entry kept ("" none)."""
+    after = entry.after if isinstance(entry.after, dict) else {}
+    return str(after.get("secret") or "")
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class ApiTokenCreation(PlanBase):
         }
         return (
             Step(self.request, [self.body.tokenName], before, with_body=True,
-                 note=_note_of_creation),
+                 after=after_creation),
         )  # fmt: skip
 
     @property
@@ -303,7 +303,7 @@ def plan_undo_create(
     entry: Entry, tokens: Sequence[ApiToken], journal: Journal
 ) -> ApiTokenDeletion:
     """The deletion that undoes the creation `entry` made: the token listed now with its name,
-    type, environment and the last four characters the entry noted. `ValueError` saying why
+    type, environment and the last four characters the entry kept (`after`). `ValueError` saying why
     when it is not exactly one."""
     before = entry.before if isinstance(entry.before, dict) else {}
     tail = created_secret(entry)

@@ -33,6 +33,10 @@ doubt, and the History says to look on the server.
   a token of the entry's name, type and environment created since the entry is listed (done:
   its secret was never shown) or not (failed); `api_tokens.expire`: the token's expiry now is
   the one sent (done), the one before (failed), or another (in doubt).
+- `personal_tokens.create` / `.delete`: one read of the connection's user's tokens: one with
+  the entry's description there (created: done, though its secret was never shown, which the
+  verdict says) or not; the ids gone (deleted) or not. The tokens are the connection's user's:
+  checked with the token of the user who made the change.
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -56,6 +60,7 @@ from app.registry import (
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
+    CREATE_PAT,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -63,6 +68,7 @@ from app.registry import (
     DELETE_FEATURES,
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_PAT,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
@@ -329,6 +335,26 @@ async def _api_token_expiry(client: AdminClient, entry: Entry) -> Verdict:
     return Verdict(State.IN_DOUBT, f"API token “{name}” expires otherwise: changed since")
 
 
+async def _pat_made(client: AdminClient, entry: Entry) -> Verdict:
+    description = str(entry.ids[0]) if entry.ids else ""
+    tokens = (await client.personal_tokens()).pats
+    made = [t for t in tokens if t.description == description]
+    if not made:
+        return Verdict(State.FAILED, f"no personal access token “{description}” of this user")
+    return Verdict(
+        State.DONE,
+        f"the personal access token “{description}” exists (id {made[0].id}), but its secret "
+        "was never shown: delete it and create another",
+    )
+
+
+async def _pats_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = {t.id for t in (await client.personal_tokens()).pats}
+    return _verdict(wanted, set(wanted) - present, "personal access token", "deleted",
+                    "still there")  # fmt: skip
+
+
 #: how each action that can be checked is checked
 CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     DELETE_INACTIVE_USERS.key: _users_gone,
@@ -349,6 +375,8 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     CREATE_API_TOKEN.key: _api_token_made,
     DELETE_API_TOKEN.key: _api_token_gone,
     EXPIRE_API_TOKEN.key: _api_token_expiry,
+    CREATE_PAT.key: _pat_made,
+    DELETE_PAT.key: _pats_gone,
 }
 
 #: the actions whose check needs the body sent in the entry (`request.body`)

@@ -19,6 +19,9 @@ write to the same journal. An entry takes two lines with the same `entry` id:
      "before": {"snapshot": "….csv", "count": 2}, "request": {"method": "POST", "path": "…"}}
     {"entry": "…", "state": "done", "time": "…", "status": 200, "message": ""}
 
+A creation's `done` line may add `after`, what the answer made that an undo needs (a personal
+access token's id, and its secret's last four characters: never the secret).
+
 The `sent` line is on disk (written and fsync'ed) before the request goes out; the second line
 (`done`, `failed` or `in doubt`, with the answer's status and message) is appended once the
 answer is known. A process that dies in between leaves the `sent` line alone, and the reader
@@ -132,6 +135,8 @@ class Entry:
     message: str = ""
     #: when the answer (or its absence) was recorded; None while in doubt
     finished: datetime | None = None
+    #: what the answer made, as the entry kept it (a creation's id), or None
+    after: Any = None
 
     @property
     def in_doubt(self) -> bool:
@@ -196,8 +201,10 @@ class Pending:
         self.journal = journal
         self.entry = entry
 
-    async def done(self, status: int | None, message: str = "") -> None:
-        await self._finish(State.DONE, status, message)
+    async def done(self, status: int | None, message: str = "", *, after: Any = None) -> None:
+        """`after`: what the answer made, when the entry keeps it (a creation's id; never a
+        secret), written as the line's `after`."""
+        await self._finish(State.DONE, status, message, after)
 
     async def failed(self, status: int | None, message: str) -> None:
         await self._finish(State.FAILED, status, message)
@@ -205,7 +212,9 @@ class Pending:
     async def in_doubt(self, status: int | None, message: str) -> None:
         await self._finish(State.IN_DOUBT, status, message)
 
-    async def _finish(self, state: State, status: int | None, message: str) -> None:
+    async def _finish(
+        self, state: State, status: int | None, message: str, after: Any = None
+    ) -> None:
         record = {
             "entry": self.entry,
             "state": state.value,
@@ -213,6 +222,8 @@ class Pending:
             "status": status,
             "message": message,
         }
+        if after is not None:
+            record["after"] = after
         await asyncio.to_thread(append_record, self.journal.path, record)
 
 
@@ -354,5 +365,6 @@ def read_journal(path: Path) -> list[Entry]:
             status=status if isinstance(status, int) else None,
             message=str(r.get("message") or ""),
             finished=_time(r.get("time")),
+            after=r.get("after", sent.after),
         )
     return list(entries.values())

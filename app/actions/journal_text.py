@@ -117,7 +117,7 @@ def entry_json(entry: Entry, folder: Path) -> dict[str, Any]:
     (UTC), the connection and server, who (the token's kind, never a token, and the user),
     the action's key and title, the ids, the state ("done", "failed", "in doubt"), the answer's
     status and message, what it recorded before and of the request, when it was completed,
-    and the file it names (`file_of`)."""
+    what the answer made (`after`: a creation's id) and the file it names (`file_of`)."""
     file = file_of(entry, folder)
     return {
         "entry": entry.id,
@@ -135,5 +135,6 @@ def entry_json(entry: Entry, folder: Path) -> dict[str, Any]:
         "before": entry.before,
         "request": entry.request,
         "finished": _iso(entry.finished),
+        "after": entry.after,
         "file": str(file) if file is not None else None,
     }

@@ -97,9 +97,10 @@ class Step:
     #: a 429 is waited out here as `Retry-After` says, second by second through `on_wait`
     #: (creating users: Unleash allows 20 a minute), instead of being the answer
     wait_out_limit: bool = False
-    #: what the `done` line's message says of the answer, from its body (a created API
-    #: token: its secret's last four characters, never the secret); None: nothing
-    note: Callable[[Answer], str] | None = None
+    #: what the journal keeps of a successful answer, as the entry's `after` (a creation: the
+    #: id of what was made; never a secret); None for nothing. A body it cannot read keeps
+    #: nothing: the answer stays the answer
+    after: Callable[[Answer], Any] | None = None
 
 
 class Plan(Protocol):
@@ -330,7 +331,7 @@ class _Run:
             self.sent = True
             raise
         self.sent = True
-        await _complete(pending.done(answer.status, _note(step, answer)))
+        await _complete(pending.done(answer.status, after=_after(step, answer)))
         self.answers.append(answer)
 
     async def send(self, step: Step) -> Answer:
@@ -354,16 +355,15 @@ class _Run:
             left -= step
 
 
-def _note(step: Step, answer: Answer) -> str:
-    """The step's `note` of the answer; "" when it has none or cannot read the body (the
-    answer stands all the same)."""
-    if step.note is None:
-        return ""
+def _after(step: Step, answer: Answer) -> Any:
+    """What `step` keeps of `answer` for the journal (None: nothing, or a body it cannot read)."""
+    if step.after is None:
+        return None
     try:
-        return step.note(answer)
-    except Exception as exc:  # a body unlike what was asked for: the change is still done
-        log.warning("could not note the answer of %s: %s", step.request, type(exc).__name__)
-        return ""
+        return step.after(answer)
+    except (ValueError, KeyError, TypeError) as exc:
+        log.warning("could not read what the answer made for the journal: %s", type(exc).__name__)
+        return None
 
 
 async def _complete(record: Awaitable[None]) -> None:

@@ -12,14 +12,17 @@ What can be undone, once done:
 - `context_fields.delete`: the field created again from its snapshot;
 - `archived_features.revive` / `.revive_bulk`: the flags archived again;
 - `api_tokens.create`: the token it made deleted (found in the list by its name, type and the
-  last four characters of its secret, which the entry's `done` line noted);
+  last four characters of its secret, which the entry's `after` kept);
 - `api_tokens.expire`: the previous expiry put back (not when it had none: the API takes a
-  date, never "no expiry").
+  date, never "no expiry");
+- `personal_tokens.create`: the token deleted (its id, from the entry's `after`), when the
+  connection's user still has it.
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
-is what is left), a deletion of API tokens (the secret is gone with it), a reset link, a
-creation other than an API token's (deleting what was created is the way back: the refusal says
-how), and an entry that did not end `done` (in doubt: check it first).
+is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
+it, and a new token has a new one), a reset link, a creation other than a token's (deleting
+what was created is the way back: the refusal says how), and an entry that did not end `done`
+(in doubt: check it first).
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app.actions import api_tokens, archived_features, context_fields, groups, users
+from app.actions import (
+    api_tokens,
+    archived_features,
+    context_fields,
+    groups,
+    personal_tokens,
+    users,
+)
 from app.actions.journal import Entry, Journal, State
 from app.api.errors import ClientError, NotFound
 from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
@@ -39,6 +49,7 @@ from app.registry import (
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
+    CREATE_PAT,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -46,6 +57,7 @@ from app.registry import (
     DELETE_FEATURES,
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_PAT,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
@@ -66,7 +78,7 @@ __all__ = ["UNDOABLE", "CannotUndo", "find_entry", "plan_undo", "why_not"]
 UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONTEXT_FIELD.key,
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
                       REVIVE_FEATURES.key, CREATE_API_TOKEN.key,
-                      EXPIRE_API_TOKEN.key})  # fmt: skip
+                      EXPIRE_API_TOKEN.key, CREATE_PAT.key})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -83,6 +95,8 @@ _NEVER = {
     "context delete NAME",
     DELETE_API_TOKEN.key: "a deleted API token cannot be brought back: its secret is gone with "
     "it (create a new token, whose secret is another, with flagdesk tokens create)",
+    DELETE_PAT.key: "a deleted personal access token cannot be brought back: a new one has a "
+    "new secret, which whoever used the old one needs anyway (flagdesk pats create)",
 }
 
 
@@ -201,6 +215,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             return undo(entry, (await client.api_tokens()).tokens, journal)
         except ValueError as exc:
             raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    if action == CREATE_PAT.key:
+        return await _unmake_pat(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -208,6 +224,25 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
     held = ArchivedFeatures.model_validate({"version": 1, "features": data["features"]})
     features = [f for f in held.features if f.name in wanted]
     return archived_features.plan_archive(features, str(before["project"]), journal)
+
+
+async def _unmake_pat(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that deletes the personal access token `entry` made: by its id (the entry's
+    `after`), else by its description, among the connection's user's tokens now."""
+    after = entry.after if isinstance(entry.after, dict) else {}
+    made = after.get("id")
+    description = str(entry.ids[0]) if entry.ids else ""
+    tokens = (await client.personal_tokens()).pats
+    if isinstance(made, int) and not isinstance(made, bool):
+        found = [t for t in tokens if t.id == made]
+    else:
+        found = [t for t in tokens if t.description == description]
+    if not found:
+        raise CannotUndo(
+            f"the personal access token “{description}” is not among this connection's user's "
+            "tokens: deleted already, or made by another user"
+        )
+    return personal_tokens.plan_delete(found, journal, undoes=entry.id)
 
 
 async def _get(read: Any, what: str) -> Any:

@@ -54,6 +54,7 @@ __all__ = [
     "NEEDS_CLIENT_TOKEN",
     "NEEDS_ENTERPRISE",
     "NEEDS_PAT",
+    "NEEDS_USER_TOKEN",
     "OPERATIONS",
     "Availability",
     "Capabilities",
@@ -67,6 +68,12 @@ NEEDS_PAT = (
     "The dashboard needs a personal access token: it shows the projects of the user behind the "
     "token, and an admin API token has no user. Create one in the Unleash web interface under "
     "your profile > Personal API tokens, and use it for this connection"
+)
+NEEDS_USER_TOKEN = (
+    "This needs a personal access token: it acts on the user behind the token, and an admin API "
+    'token has no user (Unleash refuses it: "PATs require an authenticated user."). Create one '
+    "in the Unleash web interface under your profile > Personal API tokens, and use it for this "
+    "connection"
 )
 NEEDS_ENTERPRISE = "User groups need Unleash Enterprise: this server has no groups endpoint"
 NEEDS_CLIENT_TOKEN = (
@@ -265,6 +272,8 @@ def _availability(key: str, needs: Needs, facts: _Facts) -> Availability:
     if facts.token_kind not in needs.tokens:
         if facts.token_kind == "client":
             return Availability(key, False, NEEDS_ADMIN_SIDE)
+        if needs.tokens == {"personal"}:
+            return Availability(key, False, NEEDS_USER_TOKEN)
         kinds = " or ".join(TOKEN_LABELS[k] for k in sorted(needs.tokens))
         return Availability(key, False, f"This needs a {kinds}")
     if needs.admin_role and not facts.is_admin:

@@ -50,9 +50,11 @@ from app.api.models import (
     ContextFieldStrategies,
     CreateApiToken,
     CreateContextField,
+    CreatedPersonalAccessToken,
     CreateFeature,
     CreateFeatureStrategy,
     CreateGroup,
+    CreatePersonalAccessToken,
     CreateUser,
     CurrentUser,
     Feature,
@@ -66,6 +68,7 @@ from app.api.models import (
     Ids,
     InactiveUser,
     InactiveUsers,
+    PersonalAccessTokens,
     PersonalDashboardProjectDetails,
     ProjectList,
     ResetPasswordLink,
@@ -85,16 +88,19 @@ from app.registry import (
     ARCHIVE_FEATURES,
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
+    CREATE_PAT,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
+    DELETE_PAT,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EXPIRE_API_TOKEN,
+    PERSONAL_TOKENS,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -116,11 +122,13 @@ __all__ = [
     "bulk_metrics_bytes",
     "create_api_token_request",
     "create_context_field_request",
+    "create_pat_request",
     "delete_api_token_request",
     "delete_context_field_request",
     "delete_feature_request",
     "delete_features_request",
     "delete_inactive_users_request",
+    "delete_pat_request",
     "expire_api_token_request",
     "normalise_base_url",
     "revive_feature_request",
@@ -371,6 +379,33 @@ class AdminClient(Sender):
         (200, no body: Unleash answers the same for an id it does not know)."""
         await self._require(DELETE_GROUP)
         return (await self._send_write(delete_group_request(group_id))).status_code
+
+    # ------------------------------------------------------------------ personal access tokens
+
+    async def personal_tokens(self) -> PersonalAccessTokens:
+        """`GET /api/admin/user/tokens`: the personal access tokens of the user behind this
+        connection's token, never their secrets. Only a personal access token has a user:
+        with an admin API token this is `Unsupported` and nothing is sent (Unleash answers 403
+        "PATs require an authenticated user.")."""
+        await self._require(PERSONAL_TOKENS.key)
+        return await self.get(PATS_PATH, PersonalAccessTokens)
+
+    async def create_personal_token(
+        self, body: CreatePersonalAccessToken
+    ) -> CreatedPersonalAccessToken:
+        """`POST /api/admin/user/tokens` (the action `personal_tokens.create`): 201 with the
+        token and its secret, the only time the server shows it; 409 `Conflict` for a
+        description the user's tokens have, 400 `BadRequest` for an expiry not in the future."""
+        await self._require(CREATE_PAT)
+        answer = await self.send_write(create_pat_request(body))
+        return await self.read_answer(answer, CreatedPersonalAccessToken)
+
+    async def delete_personal_token(self, pat_id: int) -> int:
+        """`DELETE /api/admin/user/tokens/:id` (`personal_tokens.delete`): 200 with no body; the
+        token is refused from its next request. An id that is not one of the user's: 200 on
+        Unleash 8, 404 `NotFound` on 5 to 7."""
+        await self._require(DELETE_PAT)
+        return (await self._send_write(delete_pat_request(pat_id))).status_code
 
     # ------------------------------------------------------------------ projects and features
 
@@ -1106,6 +1141,21 @@ def update_group_request(group_id: int, group: CreateGroup) -> WriteRequest:
 def delete_group_request(group_id: int) -> WriteRequest:
     """The request `AdminClient.delete_group` sends (no body)."""
     return WriteRequest("DELETE", f"/api/admin/groups/{int(group_id)}", b"")
+
+
+#: the connected user's personal access tokens
+PATS_PATH = "/api/admin/user/tokens"
+
+
+def create_pat_request(body: CreatePersonalAccessToken) -> WriteRequest:
+    """The request `AdminClient.create_personal_token` sends: the description and the expiry
+    (RFC 3339, in UTC to the millisecond)."""
+    return WriteRequest("POST", PATS_PATH, body.model_dump_json().encode())
+
+
+def delete_pat_request(pat_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_personal_token` sends (no body)."""
+    return WriteRequest("DELETE", f"{PATS_PATH}/{int(pat_id)}", b"")
 
 
 def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:

@@ -41,7 +41,7 @@ sandbox child import it before the first data. A class names only the classes ab
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, NotRequired, Required, TypeVar, dataclass_transform
 
 from annotated_types import Interval
@@ -1070,3 +1070,69 @@ class UiConfig(Response):
 
 class Health(Response):
     health: str
+
+
+# --------------------------------------------------------------------------- personal access tokens
+
+#: a date-time as RFC 3339 writes it, its time zone included (AJV's `date-time`, as Unleash 8.2
+#: checks `expiresAt`: a date alone or a number is refused)
+_RFC_3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _date_time_text(value: Any) -> datetime:
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value
+    if not isinstance(value, str) or _RFC_3339.match(value) is None:
+        raise ValueError(
+            f"{value!r} is not a date-time: give one as RFC 3339 writes it, with its time zone "
+            '("2030-01-31T00:00:00Z")'
+        )
+    return _DATETIME.validate_python(value)
+
+
+def _wire_date_time(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+#: a request's date-time: a string in the RFC 3339 notation with a time zone, and only that
+DateTimeText = Annotated[
+    datetime,
+    PlainValidator(_date_time_text),
+    PlainSerializer(_wire_date_time, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+
+class PersonalAccessToken(Response):
+    """patSchema as `GET /api/admin/user/tokens` lists it: the connected user's token, never its
+    secret (Unleash shows the secret once, in the answer to its creation)."""
+
+    id: int
+    description: str
+    expiresAt: datetime | None = None
+    userId: int | None = None
+    createdAt: datetime | None = None
+    #: when it was last used (Unleash writes it every few minutes; the sandbox at once)
+    seenAt: datetime | None = None
+
+
+class PersonalAccessTokens(Response):
+    """patsSchema: `GET /api/admin/user/tokens`, the tokens of the user behind the token."""
+
+    pats: list[PersonalAccessToken] = []
+
+
+class CreatePersonalAccessToken(Request):
+    """createPatSchema, `POST /api/admin/user/tokens`: a description (the user's tokens each
+    have their own: 409 for one taken; empty is a 400 of the server's) and the expiry, in the
+    future (400 otherwise)."""
+
+    description: OneLine
+    expiresAt: DateTimeText
+
+
+class CreatedPersonalAccessToken(PersonalAccessToken):
+    """The answer to a creation (patSchema with `secret`): the one time the secret is shown.
+    Kept out of `repr()`, so no traceback or log line holds it."""
+
+    secret: str = Field(repr=False)

@@ -72,9 +72,10 @@ carried out like any change (journaled, as an undo of ENTRY).
 ENTRY is an entry's id as `flagdesk journal list` prints it (its first characters do, when no
 other entry starts with them). What can be undone, once done: a group's edit (put back) or
 deletion (recreated from its snapshot, with a new id), a user's edit (the previous values put
-back), a context field's edit or deletion, a revive of archived flags (archived again). What
-cannot, and says why: a deletion of users or of flags for good, a reset link, a creation
-(delete what was created instead), an entry in doubt (check it in the History first), an undo.
+back), a context field's edit or deletion, a revive of archived flags (archived again), a
+personal access token's creation (the token deleted). What cannot, and says why: a deletion of
+users, of flags for good or of personal access tokens, a reset link, another creation (delete
+what was created instead), an entry in doubt (check it in the History first), an undo.
 
 On a terminal it asks first; without a terminal it changes nothing unless --yes is given.
 --dry-run prints the exact requests and sends nothing.

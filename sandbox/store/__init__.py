@@ -1,5 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
-the API (tokens, users, groups, projects, features, archive, context, metrics) over one shared
+the API (tokens, users, groups, projects, features, archive, context, metrics, personal
+access tokens) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -37,6 +38,7 @@ from sandbox.store.core import (
 from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
+from sandbox.store.personal_tokens import PersonalTokens
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -47,7 +49,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics):
+class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:

@@ -15,6 +15,7 @@ import sqlite3
 
 from sandbox.db import has_token, token_hash
 from sandbox.store.core import ADMIN_TOKEN_NAME, ADMIN_TOKEN_USER_ID, Principal
+from sandbox.store.personal_tokens import insert_personal_token, personal_token_used
 from sandbox.store.users import Users
 
 #: how often a token's `seenAt` is written at most (Unleash writes it by a flush a minute)
@@ -77,15 +78,11 @@ class Tokens(Users):
         }  # fmt: skip
 
     def create_personal_token(self, user_id: int) -> str:
-        """A personal access token acting as `user_id` (tests and `flagdesk serve` use it)."""
+        """A personal access token acting as `user_id` (tests and `flagdesk serve` use it),
+        listed among the user's as "Personal access token <id>", expiring in 2099."""
         self._user_row(user_id)
-        secret = "user:" + secrets.token_hex(24)
         with self.tx() as c:
-            c.execute(
-                "INSERT INTO tokens(secret_hash, kind, user_id, created_at)"
-                " VALUES(?, 'personal', ?, ?)",
-                (token_hash(secret), user_id, self.clock()),
-            )
+            _pat_id, secret = insert_personal_token(c, user_id, self.clock())
         return secret
 
     def _insert_token(self, c: sqlite3.Connection, kind: str, secret: str) -> None:
@@ -131,7 +128,9 @@ class Tokens(Users):
             return Principal("admin", ADMIN_TOKEN_USER_ID, ADMIN_TOKEN_NAME)
         if row["kind"] == "personal":
             with self.tx() as c:
-                c.execute("UPDATE users SET pat_seen_at = ? WHERE id = ?", (self.clock(), row[1]))
+                if not personal_token_used(c, hashed, now):
+                    return None  # expired: refused as an unknown token
+                c.execute("UPDATE users SET pat_seen_at = ? WHERE id = ?", (now, row[1]))
         name = row["username"] or row["name"] or "unknown"
         if row["kind"] in ("client", "frontend"):
             name = row["kind"]

@@ -7,6 +7,7 @@ on demand (rate limits, an Unleash 8.2 without groups).
 One file per job of the client: `test_errors.py` (failures through the client) and
 `test_failures.py` (`failures.py` and `html_pages.py` alone), `test_retries.py` (sending),
 `test_streaming.py` (large lists), `test_fallbacks.py` (search fallback, servers without
-groups), `test_capabilities.py` (`capabilities_of` with no server), `test_operations.py`;
+groups), `test_capabilities.py` (`capabilities_of` with no server), `test_operations.py`,
+`test_personal_tokens.py` (the connected user's tokens);
 `helpers.py` holds their canned answers.
 """

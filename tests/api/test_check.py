@@ -74,6 +74,9 @@ def test_check_json_with_both_tokens(demo_sandbox: SandboxProcess) -> None:
     assert report["token"]["kind"] == "admin" and report["token"]["admin"] is True
     assert report["archiveEndpoint"] is True
     assert set(report["operations"]) == set(OPERATIONS)
+    # all of them, but a user's own personal access tokens: an admin API token has no user
+    mine = report["operations"].pop("personal_tokens")
+    assert mine["available"] is False and "needs a personal access token" in mine["reason"]
     assert all(op["available"] for op in report["operations"].values()), report["operations"]
     assert demo_sandbox.client_token not in result.stdout
 

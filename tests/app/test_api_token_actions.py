@@ -84,7 +84,7 @@ def test_create_then_delete_journals_no_secret(sandbox: SandboxProcess, tmp_path
     first = entries[0]
     assert first.before == {"name": "a", "type": "client", "projects": ["default"],
                             "environment": None, "expiresAt": None}  # fmt: skip
-    assert first.message == f"created; secret …{made[0].secret[-4:] if made[0].secret else ''}"
+    assert first.after == {"secret": f"…{made[0].secret[-4:] if made[0].secret else ''}"}
     assert entries[2].before["secret"] == "…" + (made[0].secret or "")[-4:]
     assert snapshot is not None
     held = json.loads(snapshot.read_text())["tokens"]

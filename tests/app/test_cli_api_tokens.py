@@ -100,7 +100,7 @@ def test_list_create_delete_and_no_secret_written_anywhere(
     (journal,) = (tmp_path / "data").rglob("journal.jsonl")
     entries = read_journal(journal)
     assert [e.action for e in entries] == ["api_tokens.create"] * 2 + ["api_tokens.delete"] * 2
-    assert entries[0].message == f"created; secret …{secret[-4:]}"
+    assert entries[0].after == {"secret": f"…{secret[-4:]}"}
     assert entries[2].request == {"method": "DELETE",
                                   "path": f"/api/admin/api-tokens/…{secret[-4:]}"}  # fmt: skip
     assert (tmp_path / "log" / "flagdesk.log").stat().st_size > 0

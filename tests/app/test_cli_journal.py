@@ -28,7 +28,7 @@ from tests.metrics.test_cli_metrics import metric, write_ndjson
 ROOT = Path(__file__).resolve().parents[2]
 LEON_ID = 39  # inactive in the demo
 KEYS = ["entry", "time", "connection", "server", "token", "user", "action", "title", "ids",
-        "state", "status", "message", "before", "request", "finished", "file"]  # fmt: skip
+        "state", "status", "message", "before", "request", "finished", "after", "file"]  # fmt: skip
 
 
 def journal(*args: str, data: Path, config: Path | None = None) -> subprocess.CompletedProcess[str]:

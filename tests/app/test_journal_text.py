@@ -62,7 +62,7 @@ def test_the_file_an_entry_names_and_its_json(tmp_path: Path) -> None:
     as_json = entry_json(upload, tmp_path)
     assert list(as_json) == ["entry", "time", "connection", "server", "token", "user", "action",
                              "title", "ids", "state", "status", "message", "before", "request",
-                             "finished", "file"]  # fmt: skip
+                             "finished", "after", "file"]  # fmt: skip
     assert as_json["time"] == "2026-11-21T10:15:00.000Z" and as_json["finished"] is None
     assert (as_json["state"], as_json["title"]) == ("done", "Upload metrics")
     assert as_json["file"] == UPLOAD["ledger"]

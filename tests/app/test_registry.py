@@ -10,7 +10,9 @@ from pathlib import Path
 from app.registry import (
     ACTIONS,
     ACTIONS_BY_KEY,
+    EVERY_TOOL,
     GROUPS,
+    HEADLESS_TOOLS,
     OPERATIONS,
     TOOL,
     TOOL_OF,
@@ -33,8 +35,12 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "context_usage", "metrics_upload",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
-    assert set(TOOLS_BY_KEY) | {"api_tokens"} == set(OPERATIONS)  # and the command line's
     assert len(TOOLS_BY_KEY) == len(TOOLS)
+    # the tools without a window yet are reported, never in the sidebar
+    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens"]
+    assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
+    assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
+    assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
     assert all(tool.group in GROUPS for tool in TOOLS)
 
 
@@ -52,10 +58,18 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         "context_usage": {"context_fields.create", "context_fields.edit", "context_fields.delete"},
         # journaled so the History lists uploads (issue 34 section 2)
         "metrics_upload": {"metrics.upload"},
+        # issue 36: the server's API tokens (an Admin's), and the connected user's own tokens
+        # (with a personal access token only)
+        "api_tokens": {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"},
+        "personal_tokens": {"personal_tokens.create", "personal_tokens.delete"},
     }  # fmt: skip
+    every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():
-        assert {a.key for a in TOOLS_BY_KEY[key].actions} == actions
-        assert all(TOOL_OF[a] is TOOLS_BY_KEY[key] for a in actions)
+        assert {a.key for a in every[key].actions} == actions
+        assert all(TOOL_OF[a] is every[key] for a in actions)
+    assert {a.key for a in ACTIONS} == set().union(*expected.values())
+    assert all(ACTIONS_BY_KEY[a].needs.tokens == {"personal"}
+               for a in expected["personal_tokens"])  # fmt: skip
     # the user actions need the Admin root role, like the tools that list users
     assert all(ACTIONS_BY_KEY[a].needs.admin_role for a in expected["users"])
     assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
@@ -66,13 +80,11 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
 def test_the_command_line_tools_actions_are_the_registrys_but_not_the_sidebars() -> None:
     """`flagdesk tokens` before its window: its actions are checked, journaled and reported like
     any other, its tool is not in the sidebar's `TOOLS`."""
-    from app.registry import COMMAND_TOOLS, EVERY_TOOL
+    from app.registry import API_TOKENS
 
-    assert [t.key for t in COMMAND_TOOLS] == ["api_tokens"]
-    assert EVERY_TOOL == TOOLS + COMMAND_TOOLS and not set(COMMAND_TOOLS) & set(TOOLS)
-    keys = {a.key for a in COMMAND_TOOLS[0].actions}
+    keys = {a.key for a in API_TOKENS.actions}
     assert keys == {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"}
-    assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is COMMAND_TOOLS[0] for k in keys)
+    assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is API_TOKENS for k in keys)
 
 
 def test_versions() -> None:
