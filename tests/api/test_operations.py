@@ -377,6 +377,9 @@ def test_capabilities_of_the_admin_token(demo_sandbox: SandboxProcess) -> None:
     assert (caps.server_kind, caps.server_version) == ("sandbox", __version__)
     assert caps.server_label == f"flagdesk sandbox {__version__}"
     assert (caps.token_kind, caps.is_admin, caps.archive_endpoint) == ("admin", True, True)
+    # everything but the connected user's own tokens: an admin API token has no user
+    pats = caps.operations.pop("personal_tokens")
+    assert not pats.available and "personal access token" in pats.reason, pats
     assert all(a.available for a in caps.operations.values()), caps.operations
 
 
