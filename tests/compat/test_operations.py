@@ -100,7 +100,14 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
         assert caps.user_name is None
         assert caps.archive_endpoint is per_version(peer, {"5.12 6.10": True, "7.6 8.2": False})
         available = {key for key, op in caps.operations.items() if op.available}
-        assert available == {"users", "inactive_users", "archived_features", "context_usage"}
+        # and the API tokens (an Admin's); not the personal access tokens: no user behind it
+        assert available == {
+            "users",
+            "inactive_users",
+            "archived_features",
+            "context_usage",
+            "api_tokens",
+        }
 
     asyncio.run(body())
 
