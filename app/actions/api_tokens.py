@@ -152,10 +152,6 @@ class ApiTokenCreation(PlanBase):
         return CREATE_API_TOKEN
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def announced(self) -> tuple[Changes, ...]:
         return (Changes.of(Resource.API_TOKENS),)
 
@@ -216,10 +212,6 @@ class ApiTokenDeletion(PlanBase):
     @property
     def action(self) -> Action:
         return DELETE_API_TOKEN
-
-    @property
-    def server(self) -> str:
-        return self.journal.actor.server
 
     @property
     def announced(self) -> tuple[Changes, ...]:
@@ -339,10 +331,6 @@ class ApiTokenExpiry(PlanBase):
     @property
     def action(self) -> Action:
         return EXPIRE_API_TOKEN
-
-    @property
-    def server(self) -> str:
-        return self.journal.actor.server
 
     @property
     def announced(self) -> tuple[Changes, ...]:

@@ -147,10 +147,6 @@ class ArchivePlan(PlanBase):
     requests: tuple[WriteRequest, ...]
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 

@@ -176,10 +176,6 @@ class FieldPlan(PlanBase):
     nothing = "Nothing was changed."
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 

@@ -157,10 +157,6 @@ class GroupPlan(PlanBase):
         return ACTION_OF[self.kind]
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 

@@ -114,10 +114,6 @@ class DeletePlan(PlanBase):
     nothing: str = "Nothing was deleted."
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 

@@ -101,10 +101,6 @@ class _Plan(PlanBase):
     snapshot: ClassVar[None] = None
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 

@@ -154,7 +154,13 @@ class Plan(Protocol):
 
 
 class PlanBase:
-    """The defaults of a `Plan`: no snapshot to write, nothing refused."""
+    """The defaults of a `Plan`: the server its journal names, no snapshot to write, nothing
+    refused."""
+
+    @property
+    def server(self) -> str:
+        """The base URL of the server the plan was made for (its journal's actor's)."""
+        return self.journal.actor.server  # type: ignore[attr-defined, no-any-return]
 
     def write_snapshot(self) -> object:
         return None

@@ -169,10 +169,6 @@ class _Plan(PlanBase):
     request: WriteRequest
 
     @property
-    def server(self) -> str:
-        return self.journal.actor.server
-
-    @property
     def connection(self) -> str:
         return self.journal.actor.connection
 
