@@ -25,8 +25,6 @@ tests/compat):
 - a second password-reset link for a user within the minute: 429 from 6.x, 500 on 5.x (its
   limiter fails: "Cannot read properties of undefined (reading 'toString')");
 - API tokens: the type `backend` from 7.0 (400 before: its schema has client and frontend);
-  a project's token list holds the tokens for every project too (the admin token included)
-  from 7.0;
 - deleting a personal access token that is not the caller's (or no one's): 404 "No PAT found."
   before 8.0, 200 (nothing done) on 8.x;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
@@ -148,11 +146,6 @@ class Played:
     @property
     def backend_tokens(self) -> bool:
         """`POST /api/admin/api-tokens` takes the type `backend` (7.0 on; 5.12 and 6.10: 400)."""
-        return self.since(7, 0)
-
-    @property
-    def project_tokens_list_every_project(self) -> bool:
-        """A project's token list holds the `*` tokens too (7.0 on, measured on 7.6 and 8.2)."""
         return self.since(7, 0)
 
     @property

@@ -62,8 +62,7 @@ async def delete_api_token(call: Call[None]) -> Response:
 
 async def project_api_tokens(call: Call[None]) -> Response:
     _admin(call, "read API tokens")
-    every = call.played is None or call.played.project_tokens_list_every_project
-    return json_response(call.store.project_api_tokens(call.path("projectId"), every=every))
+    return json_response(call.store.project_api_tokens(call.path("projectId")))
 
 
 async def create_project_api_token(call: Call[m.CreateApiToken]) -> Response:
