@@ -337,7 +337,9 @@ def embedded_sandbox() -> SandboxProcess:
     The user data folder is made here (0700, as `flagdesk serve` makes it without --db): the
     child is given the database's path, and `serve` makes no folder for a --db, which must
     exist (`sandbox.options.refusal`), so the window's first start on a new machine would
-    otherwise find no sandbox (tests/ui/test_run.py)."""
+    otherwise find no sandbox (tests/ui/test_run.py). A folder that cannot be made is left to
+    the child to name: its refusal reaches the window's overview, with Retry."""
     path = default_db_path()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SandboxProcess(path, session_tokens=True, exit_with_parent=True)

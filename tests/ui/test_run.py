@@ -94,3 +94,22 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_data_folder_that_cannot_be_made_is_said_on_the_overview(tmp_path: Path) -> None:
+    """The user data folder cannot be made (a file stands where a folder would): the window
+    still opens, and its overview says that the local sandbox did not start and where, at once,
+    instead of a traceback before any window."""
+    (tmp_path / "file").write_text("")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen",
+               FLAGDESK_DATA_DIR=str(tmp_path / "file" / "data"))  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.ui.run_driver", str(tmp_path / "w.png")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    output = f"exit status {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    assert proc.returncode == 0, output
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["page"] == "errorPage", output
+    assert report["error"].startswith("The local sandbox did not start"), output
+    assert str(tmp_path / "file" / "data") in report["error"], output
