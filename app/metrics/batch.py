@@ -9,7 +9,7 @@ items are read, so a GUI can show a million metrics without walking them again.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -249,6 +249,58 @@ class Batch:
         self._invalid: list[dict[str, Any]] = []
         self._unsendable: list[Unsendable] = []
         self._totals: Totals | None = None
+
+    def add_problem(self, problem: InputProblem) -> None:
+        """A problem of a file as a whole (it cannot be read, it is empty), in file order."""
+        self._problems.append(problem)
+
+    def add_source(
+        self,
+        source: Source,
+        *,
+        problems: Sequence[InputProblem],
+        invalid: Sequence[dict[str, Any]],
+        segments: Mapping[str, Segment],
+        applications: Sequence[tuple[str, bytes, int | None, str]],
+        sums: Mapping[tuple[str, str, str, int | None], Sequence[int]],
+        variants: Mapping[str, int],
+        crc: tuple[int, int],
+    ) -> None:
+        """What one file (or paste) adds, once it is read (`sourcefile.File.finish`): its
+        problems and invalid items, its metric segments per application, its distinct
+        application items (those of earlier files kept once), its sums per feature,
+        application, environment and hour, its variants, and its CRC sums of the batch's key
+        (`app.metrics.identity`). The totals are made again when next asked for."""
+        self._problems.extend(problems)
+        self._invalid.extend(invalid)
+        for app, segment in segments.items():
+            self._groups.setdefault(app, []).append(segment)
+        seen = {data for items in self._applications.values() for data, *_ in items}
+        for app, data, line, path in applications:
+            if data not in seen:
+                seen.add(data)
+                self._applications.setdefault(app, []).append((data, source.file, line, path))
+        environments: dict[str, int] = {}
+        features: dict[str, int] = {}
+        for key, slot in sums.items():
+            total = self._sums.get(key)
+            if total is None:
+                self._sums[key] = list(slot)
+            else:
+                for i in range(4):
+                    total[i] += slot[i]
+            environments[key[2]] = environments.get(key[2], 0) + slot[0]
+            features[key[0]] = features.get(key[0], 0) + slot[0]
+        for variant, n in variants.items():
+            self._variants[variant] = self._variants.get(variant, 0) + n
+        self._environments.append(environments)
+        self._features.append(features)
+        self.metric_count += source.metrics
+        self.crc_sum += crc[0]
+        self.crc_squares += crc[1]
+        self.invalid_count += len(invalid)
+        self.sources.append(source)
+        self._totals = None
 
     @property
     def problems(self) -> list[InputProblem]:

@@ -140,7 +140,7 @@ def _read_source(
     stream.seek(0)
     if not head.strip():
         empty = not head and not white
-        batch._problems.append(
+        batch.add_problem(
             InputProblem(
                 "error",
                 name,
@@ -209,7 +209,7 @@ def load(
             stream = open_regular(path)
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            batch._problems.append(
+            batch.add_problem(
                 InputProblem("error", name, None, None, None, f"the file cannot be read: {reason}")
             )
             continue
@@ -218,7 +218,7 @@ def load(
                 _read_source(batch, stream, name, counter, now)
             except OSError as exc:
                 reason = exc.strerror or str(exc)
-                batch._problems.append(
+                batch.add_problem(
                     InputProblem(
                         "error", name, None, None, None, f"the file cannot be read: {reason}"
                     )

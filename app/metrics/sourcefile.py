@@ -512,35 +512,7 @@ class File:
                 )
             )
         self.problems.sort(key=lambda p: (p.line is None, p.line or 0))
-        batch._problems.extend(self.problems)
-        batch._invalid.extend(self.invalid)
-        for app, group in self.groups.items():
-            batch._groups.setdefault(app, []).append(group.segment(self.name))
-        seen = {data for items in batch._applications.values() for data, *_ in items}
-        for app, data, line, path in self.applications:
-            if data not in seen:
-                seen.add(data)
-                batch._applications.setdefault(app, []).append((data, self.name, line, path))
-        environments: dict[str, int] = {}
-        features: dict[str, int] = {}
-        for key, slot in self.sums.items():
-            total = batch._sums.get(key)
-            if total is None:
-                batch._sums[key] = list(slot)
-            else:
-                for i in range(4):
-                    total[i] += slot[i]
-            environments[key[2]] = environments.get(key[2], 0) + slot[0]
-            features[key[0]] = features.get(key[0], 0) + slot[0]
-        for variant, n in self.variants.items():
-            batch._variants[variant] = batch._variants.get(variant, 0) + n
-        batch._environments.append(environments)
-        batch._features.append(features)
-        batch.metric_count += self.metrics
-        batch.crc_sum += self.crc_sum
-        batch.crc_squares += self.crc_squares
-        batch.invalid_count += len(self.invalid)
-        batch.sources.append(
+        batch.add_source(
             Source(
                 self.name,
                 self.format,
@@ -549,6 +521,12 @@ class File:
                 len(self.invalid),
                 self.size,
                 zero=self.zero,
-            )
+            ),
+            problems=self.problems,
+            invalid=self.invalid,
+            segments={app: group.segment(self.name) for app, group in self.groups.items()},
+            applications=self.applications,
+            sums=self.sums,
+            variants=self.variants,
+            crc=(self.crc_sum, self.crc_squares),
         )
-        batch._totals = None
