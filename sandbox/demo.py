@@ -419,7 +419,7 @@ ACCESS_GROUPS = 200
 ACCESS_TOKENS = 10_000
 #: the planted API tokens' clean-up cases: every tenth token of each (`_token_case`)
 TOKENS_NEVER_SEEN = 1_000
-TOKENS_NOT_SEEN = 1_000  # last seen 31 to 400 days ago
+TOKENS_NOT_SEEN = 1_000  # last seen 31 to 400 days (and 6 hours) ago
 TOKENS_EXPIRED = 1_000
 #: the rest are in use: last seen (k // 10) % 30 days and 6 hours ago (`tokens_not_seen_for`)
 TOKENS_IN_USE = ACCESS_TOKENS - TOKENS_NEVER_SEEN - TOKENS_NOT_SEEN - TOKENS_EXPIRED
@@ -463,10 +463,10 @@ ACCESS_SCALE_PLANTERS: list[Callable[[AccessScale], None]] = []
 
 def tokens_not_seen_for(days: int) -> int:
     """How many planted API tokens `flagdesk cleanup report --days DAYS` lists as not seen for
-    that long (expired and never-seen ones are listed as such, not here): the 1,000 last seen
-    31 to 400 days ago that are older than DAYS, and the tokens in use (last seen d days and 6
-    hours ago, d = (k // 10) % 30) whose d is DAYS or more."""
-    stale = sum(1 for k in range(1, ACCESS_TOKENS, 10) if _stale_days(k) > days)
+    that long (expired and never-seen ones are listed as such, not here): of the 1,000 last
+    seen 31 to 400 days (and 6 hours) ago and of the tokens in use (last seen d days and 6
+    hours ago, d = (k // 10) % 30), those whose days are DAYS or more."""
+    stale = sum(1 for k in range(1, ACCESS_TOKENS, 10) if _stale_days(k) >= days)
     in_use = sum(1 for k in range(ACCESS_TOKENS) if _token_case(k) == "in use"
                  and (k // 10) % 30 >= days)  # fmt: skip
     return stale + in_use
@@ -492,8 +492,9 @@ def load_access_scale(store: Store) -> bool:
       `k % 100 == 99`, never logged in);
     - **200 groups** `Scale group 001` to `200`, **20 of them empty** (every tenth), the others
       with 1 to 25 members (some with a root role);
-    - project roles: every project has an Owner user, 0 to 5 Member users, every second one a
-      group as Member, every seventh a group as Owner;
+    - **2,069 project roles**: every project has an Owner user, 0 to 5 Member users (1,748
+      roles of users in all), every second one a group as Member, every seventh a group as
+      Owner (321 roles of groups);
     - **10,000 API tokens** `scale-token-00000` to `-09999` of every type (client, frontend,
       backend), for one project, two projects or all (`*`), in development or production. By
       `k % 10`: 0 **never seen** (1,000, created 1 to 400 days ago), 1 **not seen for more
@@ -514,9 +515,10 @@ def load_access_scale(store: Store) -> bool:
 
     Service accounts and custom roles are planted by the functions in `ACCESS_SCALE_PLANTERS`
     (their slices add them), in the same transaction."""
-    if store.conn.execute(
-        "SELECT 1 FROM settings WHERE key = ?", (ACCESS_SCALE_KEY,)
-    ).fetchone() is not None:
+    if (
+        store.conn.execute("SELECT 1 FROM settings WHERE key = ?", (ACCESS_SCALE_KEY,)).fetchone()
+        is not None
+    ):
         return False
     rng = random.Random(20261207)
     now = store.clock()
@@ -643,7 +645,7 @@ def _scale_api_tokens(
             created = now - (1 + k % 400) * DAY_MS
             seen: int | None = None
         elif case == "not seen":
-            seen = now - _stale_days(k) * DAY_MS
+            seen = now - _stale_days(k) * DAY_MS - 6 * HOUR_MS
             created = seen - (5 + k % 100) * DAY_MS
         elif case == "expired":
             expires = now - (1 + q % 200) * DAY_MS - HOUR_MS
@@ -700,7 +702,6 @@ def _scale_personal_tokens(
         )
         if used is not None:
             c.execute(
-                "UPDATE users SET pat_seen_at = ? WHERE id = ?"
-                " AND coalesce(pat_seen_at, 0) < ?",
+                "UPDATE users SET pat_seen_at = ? WHERE id = ? AND coalesce(pat_seen_at, 0) < ?",
                 (used, user_id, used),
             )
