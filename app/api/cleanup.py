@@ -316,6 +316,15 @@ READERS: list[Reader] = [
 ]  # fmt: skip
 
 
+async def _read(reader: Reader, ctx: Context) -> list[Finding] | Unavailable:
+    """The reader's findings; an `Unavailable` when the server refuses its read although the
+    capabilities said it could (403, 404: a release or a role the probe does not tell)."""
+    try:
+        return await reader.read(ctx)
+    except (e.Forbidden, e.NotFound) as exc:
+        return Unavailable(reader.what, reader.kinds, f"the server refused to list them: {exc}")
+
+
 async def cleanup_report(
     client: AdminClient,
     *,
@@ -325,7 +334,8 @@ async def cleanup_report(
 ) -> Report:
     """The report of the connection's server: `Unsupported` (nothing read) when the token
     cannot have it (the registry's `cleanup` tool: an Admin's token); each part this server
-    or token cannot give is an `Unavailable` line. The parts are read side by side; the
+    or token cannot give (or whose read it refuses, 403 or 404) is an `Unavailable` line;
+    another failure is the report's. The parts are read side by side; the
     findings come in `KINDS` order, each kind in the order the server listed them."""
     if days < 0:
         raise ValueError(f"days: {days} is not 0 or more")
@@ -343,8 +353,13 @@ async def cleanup_report(
             reading.append(reader)
         else:
             unavailable.append(Unavailable(reader.what, reader.kinds, source.reason))
-    results = await asyncio.gather(*(reader.read(ctx) for reader in reading))
-    read = [f for found in results for f in found]
+    results = await asyncio.gather(*(_read(reader, ctx) for reader in reading))
+    read = []
+    for found in results:
+        if isinstance(found, Unavailable):
+            unavailable.append(found)
+        else:
+            read += found
     order = {kind.key: n for n, kind in enumerate(KINDS)}
     read.sort(key=lambda f: order[f.kind])  # stable: the server's order within a kind
     looked_for = frozenset(k for reader in parts for k in reader.kinds)

@@ -38,7 +38,8 @@ It lists, grouped by kind with a count each:
   - groups with no members (Unleash Enterprise and the sandbox);
   - inactive users, as the server counts them (Unleash: no login in 180 days; N does not
     change it).
-A part this server or token cannot give is said in one line, with why. Each finding says why
+A part this server or token cannot give (or whose list it refuses, 403 or 404) is said in
+one line, with why. Each finding says why
 (`never seen, created 2026-10-01`, `last seen 41 days ago (2026-10-27)`, `expired 2026-11-02`)
 and the action that removes it, with its command: `flagdesk tokens delete LAST_CHARS`,
 `flagdesk pats delete ID`, `flagdesk groups delete ID`, `flagdesk users inactive delete --ids

@@ -20,7 +20,7 @@ from app.api import errors as e
 from app.api.capabilities import NEEDS_ENTERPRISE, NEEDS_USER_TOKEN
 from app.api.cleanup import READERS, Kind, Reader, Report, cleanup_report, finding
 from app.api.client import AdminClient
-from app.api.models import ApiToken
+from app.api.models import ApiToken, ApiTokenList
 from sandbox import demo
 from sandbox.process import SandboxProcess
 from tests.conftest import personal_token_of
@@ -154,6 +154,15 @@ def test_a_reader_added_reports_its_kind(
     unread = Reader("only with a PAT", (kind.key,), "personal_tokens", read)
     found = report(scaled, readers=[unread])
     assert [u.what for u in found.unavailable] == ["only with a PAT"] and found.findings == []
+
+    # a read the server refuses although the capabilities allowed it: one line too
+    async def refused(ctx: cleanup.Context) -> list[cleanup.Finding]:
+        await ctx.client.get("/api/admin/no-such-list", ApiTokenList)
+        return []
+
+    found = report(scaled, readers=[Reader("custom roles", (kind.key,), "users", refused)])
+    (line,) = found.unavailable
+    assert line.reason.startswith("the server refused to list them: ") and "404" in line.reason
 
 
 def test_the_connections_own_token_is_never_a_finding() -> None:
