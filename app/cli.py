@@ -133,6 +133,15 @@ def commands() -> tuple[Command, ...]:
             "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
             "profiles.json.",
         ),
+        # ---- the clean-up report (issue 36)
+        Command(
+            "cleanup",
+            "report what can probably go: unused or expired tokens, empty groups, inactive users",
+            "The clean-up report of a server (read only): `flagdesk cleanup report [--days N] "
+            "[--json]` lists API tokens expired, never seen or not seen for N days, your "
+            "personal access tokens alike, groups with no members and inactive users, each with "
+            "why and the command that removes it. Run `flagdesk cleanup report --help`.",
+        ),
     )
 
 

@@ -345,6 +345,18 @@ PERSONAL_TOKENS = Tool(
 #: sidebar (`TOOLS`, `TOOLS_BY_KEY`: the tools with a window)
 HEADLESS_TOOLS: tuple[Tool, ...] = (API_TOKENS, PERSONAL_TOKENS)
 
+# ---- the clean-up report (issue 36): `flagdesk cleanup report`, read only; each finding acts
+# through the action of the tool it comes from (`api_tokens.delete`, `groups.delete`, ...),
+# so it has no action of its own. It lists API tokens, so it needs an Admin's token (an admin
+# API token or an Admin's personal access token); each of its parts says where it is not
+# available (`app.api.cleanup`)
+CLEANUP = Tool(
+    "cleanup", "Clean-up report", "Access",
+    "Tokens unused or expired, empty groups, inactive users: what can go, and how.", "tokens",
+    _ADMIN,
+)  # fmt: skip
+HEADLESS_TOOLS += (CLEANUP,)
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
 EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS

@@ -3,6 +3,14 @@
 Times are placed relative to the moment the data is loaded, so "inactive for 200 days" stays true
 of the same people whenever a demo database is made. Nothing here is random at run time: the
 generator is seeded.
+
+Two sets for scale: `--scale N` (`load_scale`: N inactive users and N archived flags, for the
+benchmarks) and `--scale` alone (`load_access_scale`: the credentials and access set of issue
+36, with its clean-up cases counted: 500 projects, 2,000 users (100 inactive) in 200 groups (20
+empty), 2,069 project roles, 10,000 API tokens (1,000 never seen, 1,000 not seen for more than
+30 days, 1,000 expired), 208 personal access tokens (of admin's 8: 3 expired, 2 never used, 1
+not used for 45 days); its docstring has the details, `ACCESS_SCALE_PLANTERS` the hook for what
+other slices plant with it).
 """
 
 from __future__ import annotations
@@ -12,8 +20,11 @@ import random
 import sqlite3
 import unicodedata
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from sandbox.db import token_hash
 from sandbox.store import (
     ADMIN_ROLE,
     ADMIN_USER_ID,
@@ -26,6 +37,7 @@ from sandbox.store import (
     Store,
     avatar_url,
 )
+from sandbox.store.tokens import masked
 
 FIRST = [
     "Amara", "Bjorn", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hiroshi", "Ingrid", "Jonas",
@@ -403,3 +415,301 @@ def load_scale(store: Store, n: int, project: str = "default") -> None:
             " VALUES(?, ?, ?, ?, ?, ?)",
             features,
         )
+
+
+# ---------------------------------------------------------------------------- `--scale` alone:
+# the credentials and access set (issue 36), what `flagdesk cleanup report` is proven against
+
+#: how many of each `load_access_scale` plants (see its docstring for the clean-up cases)
+ACCESS_PROJECTS = 500
+ACCESS_USERS = 2_000
+ACCESS_GROUPS = 200
+ACCESS_TOKENS = 10_000
+#: the planted API tokens' clean-up cases: every tenth token of each (`_token_case`)
+TOKENS_NEVER_SEEN = 1_000
+TOKENS_NOT_SEEN = 1_000  # last seen 31 to 400 days (and 6 hours) ago
+TOKENS_EXPIRED = 1_000
+#: the rest are in use: last seen (k // 10) % 30 days and 6 hours ago (`tokens_not_seen_for`)
+TOKENS_IN_USE = ACCESS_TOKENS - TOKENS_NEVER_SEEN - TOKENS_NOT_SEEN - TOKENS_EXPIRED
+EMPTY_GROUPS = 20  # every tenth group
+INACTIVE_PLANTED_USERS = 100  # every twentieth user; a fifth of them never logged in
+NEVER_LOGGED_IN = 20
+#: the personal access tokens of user 1 (`admin`), by case: what the report sees with a
+#: personal access token of admin's (`--days 30`)
+ADMIN_PATS_EXPIRED = 3
+ADMIN_PATS_NEVER_USED = 2
+ADMIN_PATS_NOT_USED = 1  # last used 45 days ago
+ADMIN_PATS_IN_USE = 2
+#: the planted users' personal access tokens (one each for every tenth user), some expired
+USER_PATS = 200
+USER_PATS_EXPIRED = 50
+#: a database whose `settings` holds this key has the set already: it is planted once
+ACCESS_SCALE_KEY = "access_scale"
+
+
+@dataclass
+class AccessScale:
+    """What `load_access_scale` planted, handed to each of `ACCESS_SCALE_PLANTERS` inside the
+    same transaction `c` (to plant what refers to these users, groups and projects)."""
+
+    c: sqlite3.Connection
+    rng: random.Random
+    now: int
+    inactive_days: int
+    projects: list[str]
+    user_ids: list[int]
+    group_ids: list[int]
+
+
+#: the hook for what other slices plant with the set (service accounts and their tokens,
+#: custom roles: issue 36): a function taking the `AccessScale`, appended here by the module
+#: that builds its tables, run in order inside the set's one transaction, after the rest. Each
+#: states its own counts in its docstring, and `flagdesk cleanup report` gets a reader for them
+#: (`app.api.cleanup.READERS`).
+ACCESS_SCALE_PLANTERS: list[Callable[[AccessScale], None]] = []
+
+
+def tokens_not_seen_for(days: int) -> int:
+    """How many planted API tokens `flagdesk cleanup report --days DAYS` lists as not seen for
+    that long (expired and never-seen ones are listed as such, not here): of the 1,000 last
+    seen 31 to 400 days (and 6 hours) ago and of the tokens in use (last seen d days and 6
+    hours ago, d = (k // 10) % 30), those whose days are DAYS or more."""
+    stale = sum(1 for k in range(1, ACCESS_TOKENS, 10) if _stale_days(k) >= days)
+    in_use = sum(1 for k in range(ACCESS_TOKENS) if _token_case(k) == "in use"
+                 and (k // 10) % 30 >= days)  # fmt: skip
+    return stale + in_use
+
+
+def _stale_days(k: int) -> int:
+    return 31 + (k // 10) % 370
+
+
+def _token_case(k: int) -> str:
+    return {0: "never seen", 1: "not seen", 2: "expired"}.get(k % 10, "in use")
+
+
+def load_access_scale(store: Store) -> bool:
+    """`--scale` alone: the credentials and access set, planted in one transaction (about a
+    second; `flagdesk serve --scale` answers /health in a few). Once per database: False, and
+    nothing planted, when it is there already. Exactly:
+
+    - **500 projects** `scale-project-001` to `-500`;
+    - **2,000 users** `scale.user.0000` to `.1999` (Viewers, every tenth an Editor, every
+      200th an Admin): 1,900 logged in within the last 30 days, **100 inactive** (every
+      twentieth, `k % 20 == 19`: no login for more than the inactive period, 20 of them,
+      `k % 100 == 99`, never logged in);
+    - **200 groups** `Scale group 001` to `200`, **20 of them empty** (every tenth), the others
+      with 1 to 25 members (some with a root role);
+    - **2,069 project roles**: every project has an Owner user, 0 to 5 Member users (1,748
+      roles of users in all), every second one a group as Member, every seventh a group as
+      Owner (321 roles of groups);
+    - **10,000 API tokens** `scale-token-00000` to `-09999` of every type (client, frontend,
+      backend), for one project, two projects or all (`*`), in development or production. By
+      `k % 10`: 0 **never seen** (1,000, created 1 to 400 days ago), 1 **not seen for more
+      than 30 days** (1,000, last seen 31 to 400 days ago), 2 **expired** (1,000, 1 to 200
+      days ago), 3 expiring in 1 to 365 days and 4 to 9 never expiring, both in use (last seen
+      (k // 10) % 30 days and 6 hours ago: 7,000; `tokens_not_seen_for(days)` counts those a
+      shorter `--days` adds);
+    - **personal access tokens**: 8 of user 1 (`admin`): 3 **expired**, 2 **never used**, 1
+      **not used for 45 days**, 2 in use; and one of each of 200 planted active users (every
+      tenth, `k % 10 == 1`), 50 of them expired.
+
+    What `flagdesk cleanup report` (30 days) finds on a new `flagdesk serve --scale` database,
+    besides what the demo data holds (12 inactive users; `--empty` has none): 1,000 expired
+    tokens; 1,001 never seen (the 1,000, and the `client` token `flagdesk serve` keeps until a
+    client uses it); 1,000 not seen for 30 days; 20 empty groups; 100 inactive users; and with
+    a personal access token of admin's, admin's 3 expired, 2 never used and 1 not used. The
+    planted tokens' secrets are random and kept as hashes alone: nobody can use them.
+
+    Service accounts and custom roles are planted by the functions in `ACCESS_SCALE_PLANTERS`
+    (their slices add them), in the same transaction."""
+    if (
+        store.conn.execute("SELECT 1 FROM settings WHERE key = ?", (ACCESS_SCALE_KEY,)).fetchone()
+        is not None
+    ):
+        return False
+    rng = random.Random(20261207)
+    now = store.clock()
+    with store.tx() as c:
+        projects = _scale_projects(c, now)
+        user_ids = _scale_users(c, now, store.inactive_days)
+        group_ids = _scale_groups(c, now, user_ids)
+        _scale_project_roles(c, now, projects, user_ids, group_ids)
+        _scale_api_tokens(c, rng, now, projects)
+        _scale_personal_tokens(c, rng, now, user_ids)
+        scale = AccessScale(c, rng, now, store.inactive_days, projects, user_ids, group_ids)
+        for plant in ACCESS_SCALE_PLANTERS:
+            plant(scale)
+        c.execute("INSERT INTO settings(key, value) VALUES(?, ?)", (ACCESS_SCALE_KEY, str(now)))
+    return True
+
+
+def _scale_projects(c: sqlite3.Connection, now: int) -> list[str]:
+    projects = [f"scale-project-{i:03d}" for i in range(1, ACCESS_PROJECTS + 1)]
+    c.executemany(
+        "INSERT INTO projects(id, name, description, created_at) VALUES(?, ?, ?, ?)",
+        [(p, f"Scale project {i:03d}", "Planted by --scale (the access set)",
+          now - (30 + i) * DAY_MS) for i, p in enumerate(projects, start=1)],
+    )  # fmt: skip
+    return projects
+
+
+def _scale_users(c: sqlite3.Connection, now: int, inactive_days: int) -> list[int]:
+    start = int(c.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]) + 1
+    rows = []
+    for k in range(ACCESS_USERS):
+        username = f"scale.user.{k:04d}"
+        role = ADMIN_ROLE if k % 200 == 0 else EDITOR_ROLE if k % 10 == 0 else VIEWER_ROLE
+        created = now - (400 + k % 300) * DAY_MS
+        seen: int | None = now - (k % 30) * DAY_MS - HOUR_MS
+        if k % 100 == 99:  # inactive: never logged in since made
+            seen = None
+            created = now - (inactive_days + 10 + k % 50) * DAY_MS
+        elif k % 20 == 19:  # inactive: an old login
+            seen = now - (inactive_days + 1 + k % 300) * DAY_MS
+        rows.append((start + k, f"Scale User {k:04d}", username,
+                     f"{username}@access.example.com", role, seen, created))  # fmt: skip
+    c.executemany(
+        "INSERT INTO users(id, name, username, email, root_role, seen_at, created_at)"
+        " VALUES(?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return [r[0] for r in rows]
+
+
+def _scale_groups(c: sqlite3.Connection, now: int, user_ids: list[int]) -> list[int]:
+    start = int(c.execute("SELECT coalesce(max(id), 0) FROM groups_").fetchone()[0]) + 1
+    groups = []
+    members = []
+    for g in range(1, ACCESS_GROUPS + 1):
+        gid = start + g - 1
+        role = VIEWER_ROLE if g % 4 == 1 else EDITOR_ROLE if g % 4 == 2 else None
+        created = now - (20 + g) * DAY_MS
+        groups.append((gid, f"Scale group {g:03d}", f"Planted by --scale: group {g}", role,
+                       created))  # fmt: skip
+        if g % 10 == 0:
+            continue  # an empty group: a clean-up case
+        size = 1 + (g * 7) % 25
+        members += [(gid, user_ids[(g * 37 + j * 53) % ACCESS_USERS], created + j * HOUR_MS)
+                    for j in range(size)]  # fmt: skip
+    c.executemany(
+        "INSERT INTO groups_(id, name, description, root_role, created_by, created_at)"
+        " VALUES(?, ?, ?, ?, 'admin', ?)",
+        groups,
+    )
+    c.executemany(
+        "INSERT INTO group_users(group_id, user_id, joined_at, created_by)"
+        " VALUES(?, ?, ?, 'admin')",
+        members,
+    )
+    return [g[0] for g in groups]
+
+
+def _scale_project_roles(
+    c: sqlite3.Connection,
+    now: int,
+    projects: list[str],
+    user_ids: list[int],
+    group_ids: list[int],
+) -> None:
+    rows: list[tuple[str, int, int | None, int | None, int]] = []
+    for i, project in enumerate(projects, start=1):
+        at = now - (10 + i % 20) * DAY_MS
+        rows.append((project, OWNER_ROLE, user_ids[(i * 11) % ACCESS_USERS], None, at))
+        rows += [(project, MEMBER_ROLE, user_ids[(i * 17 + j * 101) % ACCESS_USERS], None, at)
+                 for j in range(i % 6)]  # fmt: skip
+        if i % 2 == 0:
+            rows.append((project, MEMBER_ROLE, None, group_ids[(i * 3) % ACCESS_GROUPS], at))
+        if i % 7 == 0:
+            rows.append((project, OWNER_ROLE, None, group_ids[(i * 5) % ACCESS_GROUPS], at))
+    c.executemany(
+        "INSERT INTO project_roles(project, role_id, user_id, group_id, created_at)"
+        " VALUES(?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def _scale_api_tokens(
+    c: sqlite3.Connection, rng: random.Random, now: int, projects: list[str]
+) -> None:
+    rows = []
+    for k in range(ACCESS_TOKENS):
+        kind = ("client", "frontend", "backend")[k % 3]
+        environment = ("development", "production")[(k // 3) % 2]
+        shape = k % 7
+        if shape == 0:
+            scope = ["*"]
+        elif shape == 1:
+            scope = [projects[k % ACCESS_PROJECTS], projects[(k + 250) % ACCESS_PROJECTS]]
+        else:
+            scope = [projects[(k * 13) % ACCESS_PROJECTS]]
+        head = (scope[0] if len(scope) == 1 else "[]") + ":" + environment
+        # random (kept as a hash only), ending in its own 8 characters: the handles are unique
+        secret = f"{head}.{rng.getrandbits(192):048x}5ca1{k:04x}"
+        case = _token_case(k)
+        q = k // 10
+        expires: int | None = None
+        if case == "never seen":
+            created = now - (1 + k % 400) * DAY_MS
+            seen: int | None = None
+        elif case == "not seen":
+            seen = now - _stale_days(k) * DAY_MS - 6 * HOUR_MS
+            created = seen - (5 + k % 100) * DAY_MS
+        elif case == "expired":
+            expires = now - (1 + q % 200) * DAY_MS - HOUR_MS
+            seen = expires - 2 * DAY_MS
+            created = expires - 90 * DAY_MS
+        else:
+            seen = now - (q % 30) * DAY_MS - 6 * HOUR_MS
+            created = seen - (10 + k % 300) * DAY_MS
+            if k % 10 == 3:
+                expires = now + (1 + k % 365) * DAY_MS
+        rows.append((token_hash(secret), "frontend" if kind == "frontend" else "client",
+                     environment, created, f"scale-token-{k:05d}", kind, json.dumps(scope),
+                     masked(secret), expires, seen))  # fmt: skip
+    c.executemany(
+        "INSERT INTO tokens(secret_hash, kind, user_id, environment, created_at, served, name,"
+        " api_type, projects, handle, expires_at, seen_at)"
+        " VALUES(?, ?, NULL, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+def _scale_personal_tokens(
+    c: sqlite3.Connection, rng: random.Random, now: int, user_ids: list[int]
+) -> None:
+    # (description, user, created, expires, last used)
+    pats: list[tuple[str, int, int, int, int | None]] = []
+    admin_cases = (
+        [("expired", now - d * DAY_MS, now - (d + 5) * DAY_MS) for d in (1, 10, 100)]
+        + [("never used", now + 200 * DAY_MS, None)] * ADMIN_PATS_NEVER_USED
+        + [("not used", now + 300 * DAY_MS, now - 45 * DAY_MS)]
+        + [("in use", now + 365 * DAY_MS, now - DAY_MS)] * ADMIN_PATS_IN_USE
+    )
+    for n, (case, expires, used) in enumerate(admin_cases, start=1):
+        pats.append((f"scale-pat-admin-{n} ({case})", ADMIN_USER_ID, now - 400 * DAY_MS,
+                     expires, used))  # fmt: skip
+    for k in range(1, ACCESS_USERS, 10):
+        expired = (k // 10) % 4 == 0
+        expires = now - (1 + k % 90) * DAY_MS if expired else now + (30 + k % 300) * DAY_MS
+        used = now - (k % 30) * DAY_MS - HOUR_MS
+        pats.append((f"scale-pat-{k:04d}", user_ids[k], now - 500 * DAY_MS,
+                     expires, min(used, expires)))  # fmt: skip
+    for description, user_id, created, expires, used in pats:
+        secret = "user:" + f"{rng.getrandbits(224):056x}"
+        hashed = token_hash(secret)
+        c.execute(
+            "INSERT INTO tokens(secret_hash, kind, user_id, created_at)"
+            " VALUES(?, 'personal', ?, ?)",
+            (hashed, user_id, created),
+        )
+        c.execute(
+            "INSERT INTO personal_access_tokens(secret_hash, description, expires_at, seen_at)"
+            " VALUES(?, ?, ?, ?)",
+            (hashed, description, expires, used),
+        )
+        if used is not None:
+            c.execute(
+                "UPDATE users SET pat_seen_at = ? WHERE id = ? AND coalesce(pat_seen_at, 0) < ?",
+                (used, user_id, used),
+            )

@@ -44,6 +44,13 @@ class ServeOptions:
     #: stay as they are (none is made): the embedded sandbox's (FLAGDESK_SANDBOX_RUN_TOKENS=1,
     #: set by `sandbox.process.SandboxProcess`)
     run_tokens: bool = False
+    # ---- `--scale` alone (issue 36): the credentials and access set
+    #: plant it (`sandbox.demo.load_access_scale`; once per database)
+    scale_access: bool = False
+
+
+#: what `--scale` given alone (no N) stands for in the parsed arguments: the access set
+ACCESS_SET = -1
 
 
 def port_number(text: str) -> int:
@@ -111,8 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     data.add_argument("--empty", dest="demo", action="store_const", const=False,
                       help="start a new database with no demo data")  # fmt: skip
     parser.add_argument("--scale", type=at_least(0, "a number of users and flags"), default=0,
-                        metavar="N",
-                        help="add N users and N archived flags (benchmarks)")  # fmt: skip
+                        nargs="?", const=ACCESS_SET, metavar="N",
+                        help="with N: add N inactive users and N archived flags (benchmarks); "
+                        "alone: plant the credentials and access set once (500 projects, "
+                        "2,000 users in 200 groups, 10,000 API tokens, personal access "
+                        "tokens, their clean-up cases: sandbox.demo.load_access_scale)",
+                        )  # fmt: skip
     parser.add_argument("--admin-token", metavar="T", help="admin API token to accept")
     parser.add_argument("--client-token", metavar="C", help="client token to accept")
     parser.add_argument("--without-groups", action="store_true",
@@ -142,7 +153,7 @@ def options_of(args: argparse.Namespace) -> ServeOptions:
         port=args.port,
         db=args.db,
         demo=args.demo,
-        scale=args.scale,
+        scale=max(args.scale, 0),
         admin_token=args.admin_token,
         client_token=args.client_token,
         inactive_days=args.inactive_days,
@@ -151,4 +162,6 @@ def options_of(args: argparse.Namespace) -> ServeOptions:
         create_user_limit=args.create_user_limit,
         create_user_window=args.create_user_window,
         as_version=args.as_version,
+        # `--scale` alone (issue 36)
+        scale_access=args.scale == ACCESS_SET,
     )

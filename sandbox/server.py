@@ -24,7 +24,7 @@ from uvicorn.server import Server
 
 from sandbox import db
 from sandbox.app import create_app, wrap
-from sandbox.demo import load_demo, load_scale
+from sandbox.demo import load_access_scale, load_demo, load_scale
 from sandbox.options import ServeOptions
 from sandbox.process import default_db_path
 from sandbox.store import Store
@@ -110,6 +110,9 @@ def _prepare(path: Path, options: ServeOptions, out: TextIO) -> Store:
         print(f"{path} already holds data; --demo only applies to a new database", file=out)
     if options.scale:
         load_scale(store, options.scale)
+    # `--scale` alone (issue 36): the credentials and access set, once per database
+    if options.scale_access and not load_access_scale(store):
+        print(f"{path} holds the --scale access set already; nothing more planted", file=out)
     for kind, given in (("admin", options.admin_token), ("client", options.client_token)):
         if options.run_tokens:
             if given:

@@ -223,6 +223,17 @@ class Sender:
         secret: the part after the `:` is."""
         return self._token.split(":", 1)[0] if ":" in self._token else ""
 
+    # ---- the clean-up report (issue 36): a token list's entry that is this connection's own
+    def is_own_token(self, listed: str) -> bool:
+        """Whether `listed`, an API token's `secret` as a list gives it, is this connection's
+        token: the whole secret (real Unleash lists them in clear) or the sandbox's masked
+        handle of it (`<head>.…<last 8>`). The token itself is never returned."""
+        token = self._token
+        if listed == token:
+            return True
+        head, dot, _ = token.rpartition(".")
+        return bool(dot) and len(token) > 8 and listed == f"{head}.…{token[-8:]}"
+
     @property
     def closed(self) -> bool:
         return self._http.is_closed

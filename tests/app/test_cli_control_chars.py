@@ -67,6 +67,7 @@ def test_every_listing_and_change_shows_control_characters_escaped(
         (("archive",), ("list", "default"), True),
         (("context",), ("list",), True),
         (("context",), ("usage", "region"), True),
+        (("cleanup",), ("report",), True),  # the clean-up report (issue 36): names and emails
         (("groups",), ("delete", str(GROUP), "--yes"), True),
         (("users", "inactive"), ("delete", "--ids", str(LEON), "--yes"), False),
         (("users",), ("delete", str(USER), "--yes"), True),

@@ -37,7 +37,7 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
     # the tools without a window yet are reported, never in the sidebar
-    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens"]
+    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens", "cleanup"]
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
     assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
