@@ -92,7 +92,9 @@ class CreateTokenDialog(QDialog):
                       if model.projects else "The server did not list its projects.")  # fmt: skip
         quiet(note)
         projects.addWidget(note)
-        form.addRow("&Projects:", projects)
+        projects_label = QLabel("&Projects:")
+        projects_label.setBuddy(self.projects_list if model.projects else self.projects_edit)
+        form.addRow(projects_label, projects)
         self.environment_combo = QComboBox()
         self.environment_combo.setObjectName("apiTokensEnvironmentCombo")
         self.environment_combo.setEditable(True)

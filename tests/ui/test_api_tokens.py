@@ -167,30 +167,39 @@ def test_the_list_masked_filtered_and_sorted(
     view.close_content()
 
 
-def test_10000_tokens_are_prepared_off_the_gui_thread_and_filtered(
+def test_10000_tokens_listed_and_filtered(
     qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess
 ) -> None:
-    """10,000 rows: the rows, their filter texts and sort keys made on a worker thread, a filter
-    keystroke over them (the benchmark measures the times; here the path is the real one)."""
-    from app.api.models import ApiToken
-    from app.viewmodels.api_tokens import TOKEN_COLUMNS, token_rows
-    from app.viewmodels.table import prepare_rows
+    """10,000 tokens on the server: all listed (their rows, filter texts and sort keys made on a
+    worker thread), and a keystroke in the filter finds one. The times are printed (run with -s);
+    `bench/` is where they are held to their bounds, on a machine of their own."""
+    import time
 
-    tokens = [
-        ApiToken(
-            secret=f"*:development.{i:064x}",
-            tokenName=f"svc-{i}",
-            type="client",
-            environment="development",
-            projects=["*"],
-        )
-        for i in range(10_000)
-    ]
-    prepared = prepare_rows(TOKEN_COLUMNS, token_rows(tokens), [0])
-    view = open_view(qtbot, connect(sandbox))
-    view.model.table.set_prepared(prepared)
-    qtbot.keyClicks(view.table.filter_edit, "svc-9999")
+    from sandbox import db
+
+    conn = db.connect(sandbox.db)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO tokens(secret_hash, kind, environment, created_at, served, name,"
+                " api_type, projects, handle) VALUES(?, 'client', 'development', ?, 1, ?,"
+                " 'client', '[\"*\"]', ?)",
+                [(f"{i:064x}", 1_700_000_000_000 + i, f"svc-{i:05}",
+                  f"*:development.…{i:08x}") for i in range(10_000)],
+            )  # fmt: skip
+    finally:
+        conn.close()
+    session = connect(sandbox)
+    started = time.perf_counter()
+    view = open_view(qtbot, session)
+    loaded = time.perf_counter() - started
+    assert view.model.table.total_count == len(served(sandbox)) >= 10_000
+    assert view.table.count_label.text() == f"{view.model.table.total_count:,} API tokens"
+    started = time.perf_counter()
+    qtbot.keyClicks(view.table.filter_edit, "svc-09999")
     qtbot.waitUntil(lambda: view.model.table.shown_count == 1)
+    filtered = time.perf_counter() - started
+    print(f"10,000 API tokens: listed in {loaded:.2f} s, filtered in {filtered * 1000:.0f} ms")
     view.close_content()
 
 
