@@ -327,9 +327,9 @@ class ApiTokensModel(ActionViewModel):
             label = f"{token.type} token “{token.name}” for {scope_text(token)}"
             self._set_outcome(f"Created the {label} ({secret_tail(secret)}).")
             if not self.closed:
-                self.secret_created.emit(
-                    NewSecret(secret, label, "client", USE_FOR_METRICS, self._use_reason(token))
-                )
+                made_on = (self.session.name, self.session.url)
+                self.secret_created.emit(NewSecret(secret, label, "client", USE_FOR_METRICS,
+                                                   self._use_reason(token), made_on))  # fmt: skip
         finally:
             self._finish()
 
@@ -344,7 +344,7 @@ class ApiTokensModel(ActionViewModel):
     def use_secret(self, new: NewSecret) -> asyncio.Task[None] | None:
         """Put `new`'s secret into the connection's profile as its client token (the metrics
         uploads'), then reconnect; `use_finished` says how it went."""
-        reason = new.use_reason or self.profile.reason()
+        reason = new.use_reason or self.profile.reason(new)
         if reason or not new.secret:
             self.use_finished.emit(reason or "The secret is gone: nothing was saved.")
             return None

@@ -176,7 +176,12 @@ class PersonalTokensModel(ActionViewModel):
             if not self.closed:
                 self.secret_created.emit(
                     NewSecret(
-                        token.secret, label, "admin", USE_FOR_CONNECTION, self.profile.reason()
+                        token.secret,
+                        label,
+                        "admin",
+                        USE_FOR_CONNECTION,
+                        self.profile.reason(),
+                        (self.session.name, self.session.url),
                     )
                 )
         finally:
@@ -185,7 +190,7 @@ class PersonalTokensModel(ActionViewModel):
     def use_secret(self, new: NewSecret) -> asyncio.Task[None] | None:
         """Put `new`'s secret into the connection's profile as its token, then reconnect with
         it; `use_finished` says how it went."""
-        reason = new.use_reason or self.profile.reason()
+        reason = new.use_reason or self.profile.reason(new)
         if reason or not new.secret:
             self.use_finished.emit(reason or "The secret is gone: nothing was saved.")
             return None

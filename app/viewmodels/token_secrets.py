@@ -45,6 +45,9 @@ class NewSecret:
     use_title: str
     #: why "Use for …" cannot be done ("" when it can)
     use_reason: str = ""
+    #: the connection it was created on (its name and URL): it is put into that one's profile
+    #: only, never into another's the window has since moved to
+    connection: tuple[str, str] = ("", "")
 
     @property
     def tail(self) -> str:
@@ -52,7 +55,11 @@ class NewSecret:
 
     def forget(self) -> None:
         """Drop the secret (as far as Python lets: the string object goes once nothing holds
-        it)."""
+        it), and the log's redaction of it that its creation registered."""
+        from app import logs
+
+        if self.secret:
+            logs.forget_secret(self.secret)
         self.secret = ""
 
 
@@ -82,10 +89,16 @@ class ProfileSecrets:
             same = False
         return profile.name if same else None
 
-    def reason(self) -> str:
-        """Why a token cannot be put into the connection's profile ("" when it can)."""
+    def reason(self, new: NewSecret | None = None) -> str:
+        """Why a token (`new`, where given) cannot be put into the connection's profile ("" when
+        it can): not connected, no profile, or (`new`) a connection other than its own."""
         if not self.session.ready:
             return "Not connected."
+        if new is not None and new.connection != (self.session.name, self.session.url):
+            return (
+                f"The token was made on {new.connection[1]} (connection “{new.connection[0]}”), "
+                "and the window is connected elsewhere now: nothing was saved."
+            )
         if self.profile_name is None:
             return (
                 "This connection is no saved profile (the embedded sandbox, or a connection "

@@ -245,7 +245,9 @@ def test_create_each_type_and_see_its_secret_once(
     (entry,) = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
     assert (entry.action, entry.state) == ("api_tokens.create", State.DONE)
     assert entry.after == {"secret": "…" + secret[-4:]}
-    # closing the dialog forgets it
+    # no log line can hold it: the log hides it from its creation on
+    assert secret not in logs.redact(f"sent {secret}")
+    # closing the dialog forgets it: the field, and the one holder
     new = dialog.new
     dialog.close_button.click()
     assert view.secret_dialog is None and new is not None and new.secret == ""
@@ -283,6 +285,37 @@ def test_use_for_this_connections_metrics_uploads_stores_the_client_token(
         assert store.tokens(store.get("Staging")) == (sandbox.admin_token, secret)
         qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
         assert session.connection is not None and session.connection.spec.client_token == secret
+        dialog.close_button.click()
+        view.close_content()
+    finally:
+        arun(session.aclose())
+
+
+def test_use_goes_to_the_connection_the_token_was_made_on_only(
+    qtbot: Any, qloop: Any, sandbox: SandboxProcess, demo_sandbox: SandboxProcess, arun: Any,
+    tmp_path: Path, data_folder: Path, memory_keyring: MemoryKeyring,
+) -> None:  # fmt: skip
+    """A secret still shown after the window moved to another connection is not put into that
+    one's profile: it is another server's token."""
+    store = ProfileStore(tmp_path / "config")
+    store.save(Profile(name="Staging", url=sandbox.url), token=sandbox.admin_token)
+    store.save(Profile(name="Other", url=demo_sandbox.url), token=demo_sandbox.admin_token)
+    session = Session(store, health_interval=0)
+    session.open_profile("Staging")
+    qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
+    try:
+        view = open_view(qtbot, session)
+        dialog = create(qtbot, view, "for staging", "client")
+        session.open_profile("Other")
+        qtbot.waitUntil(lambda: session.state == READY, timeout=30_000)
+        dialog.use_button.click()
+        qtbot.waitUntil(lambda: "connected elsewhere" in dialog.status.text(), timeout=10_000)
+        assert dialog.status.text() == (
+            f"The token was made on {sandbox.url} (connection “Staging”), and the window is "
+            "connected elsewhere now: nothing was saved."
+        )
+        assert not any(user.endswith("/client") for _, user in memory_keyring.passwords)
+        assert not store.get("Other").has_client_token
         dialog.close_button.click()
         view.close_content()
     finally:
