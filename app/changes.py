@@ -29,7 +29,7 @@ class Resource(enum.Enum):
     METRICS = "metrics"
     #: API tokens (`flagdesk tokens`, the API tokens window)
     API_TOKENS = "API tokens"
-    #: the connected user's personal access tokens (`flagdesk pats`; no window lists them yet)
+    #: the connected user's personal access tokens (`flagdesk pats` and their window)
     PERSONAL_TOKENS = "personal access tokens"
 
 
