@@ -19,6 +19,7 @@ import httpx
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel
 
 from app import logs
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
@@ -58,6 +59,11 @@ def make_tokens(sb: SandboxProcess, names: list[str], kind: str = "client") -> l
     return secrets
 
 
+def confirmation(view: Any) -> Any:
+    """The confirmation the window has open (a message box or a typed confirmation)."""
+    return view.confirmation
+
+
 def open_view(qtbot: Any, session: Session) -> ApiTokensView:
     view = ApiTokensView(session)
     qtbot.addWidget(view)
@@ -88,9 +94,9 @@ def create(qtbot: Any, view: ApiTokensView, name: str, kind: str,
             item.setCheckState(Qt.CheckState.Checked)
     form.create_button.click()
     qtbot.waitUntil(lambda: view.confirmation is not None)
-    box = view.confirmation
-    assert box is not None and box.text() == f"Create API token “{name}”?"  # type: ignore[attr-defined]
-    box.action_button.click()  # type: ignore[attr-defined]
+    box = confirmation(view)
+    assert box is not None and box.text() == f"Create API token “{name}”?"
+    box.action_button.click()
     qtbot.waitUntil(lambda: view.secret_dialog is not None, timeout=20_000)
     wait_idle(qtbot, view)
     dialog = view.secret_dialog
@@ -222,7 +228,8 @@ def test_create_each_type_and_see_its_secret_once(
     # shown masked: the last four characters
     assert dialog.secret_field.text() == "••••••••" + secret[-4:]
     assert secret not in dialog.secret_field.text()
-    assert "you will not see it again" in dialog.findChild(object, "apiTokensSecretOnce").text()
+    once = dialog.findChild(QLabel, "apiTokensSecretOnce")
+    assert once is not None and "you will not see it again" in once.text()
     dialog.show_button.click()
     assert dialog.secret_field.text() == secret
     dialog.show_button.click()
@@ -385,7 +392,7 @@ def test_delete_one_and_then_many_after_the_confirmation(
     assert view.delete_button.isEnabled()
     view.table.view.setFocus()
     qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)
-    box = view.confirmation
+    box = confirmation(view)
     assert box is not None and box.question.text() == "Delete API token “one”?"
     assert "never seen" in box.details.text()  # where it was last seen
     assert box.typed.isHidden()  # one token: nothing to type
@@ -398,7 +405,7 @@ def test_delete_one_and_then_many_after_the_confirmation(
     qtbot.waitUntil(lambda: view.model.loaded and not view.model.busy)
     select_where(view.table.view, lambda r: r.name in ("two", "three"))
     view.delete_button.click()
-    box = view.confirmation
+    box = confirmation(view)
     assert box is not None and box.question.text() == "Delete 2 API tokens?"
     assert not box.action_button.isEnabled()
     qtbot.keyClicks(box.typed, "2")
@@ -423,7 +430,7 @@ def test_many_deletions_count_their_progress_and_stop_between_two_requests(
     select_where(view.table.view, lambda r: r.name.startswith("bulk-"))
     assert len(view.model.selected) == 30
     view.delete_button.click()
-    box = view.confirmation
+    box = confirmation(view)
     assert box is not None
     assert "and 25 more" in box.details.text()  # five named, the rest counted
     qtbot.keyClicks(box.typed, "30")
@@ -463,7 +470,7 @@ def test_a_new_connection_drops_the_selection_and_the_outcome(
     select_where(view.table.view, lambda r: r.name == "gone")
     view.delete_button.click()
     assert view.confirmation is not None
-    view.confirmation.action_button.click()  # type: ignore[union-attr]
+    confirmation(view).action_button.click()
     wait_idle(qtbot, view)
     qtbot.waitUntil(lambda: view.model.loaded and not view.model.busy)
     select_where(view.table.view, lambda r: r.name == "kept")

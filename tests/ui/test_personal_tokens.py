@@ -38,6 +38,11 @@ def descriptions(sb: SandboxProcess, token: str) -> set[str]:
         return {t.description for t in PersonalAccessTokens.model_validate(answer.json()).pats}
 
 
+def confirmation(view: Any) -> Any:
+    """The confirmation the window has open (a message box or a typed confirmation)."""
+    return view.confirmation
+
+
 def open_view(qtbot: Any, session: Session) -> PersonalTokensView:
     view = PersonalTokensView(session)
     qtbot.addWidget(view)
@@ -58,10 +63,10 @@ def create(qtbot: Any, view: PersonalTokensView, description: str) -> SecretDial
     qtbot.keyClicks(form.description_edit, description)
     form.create_button.click()
     qtbot.waitUntil(lambda: view.confirmation is not None)
-    box = view.confirmation
+    box = confirmation(view)
     assert box is not None
-    assert box.text() == f"Create the personal access token “{description}”?"  # type: ignore[attr-defined]
-    box.action_button.click()  # type: ignore[attr-defined]
+    assert box.text() == f"Create the personal access token “{description}”?"
+    box.action_button.click()
     qtbot.waitUntil(lambda: view.secret_dialog is not None, timeout=20_000)
     qtbot.waitUntil(lambda: not view.model.acting and not view.model.busy, timeout=20_000)
     assert view.secret_dialog is not None
@@ -102,11 +107,11 @@ def test_list_create_copy_and_delete(
     select_where(view.table.view, lambda r: r.description == "laptop")
     assert view.delete_button.isEnabled()
     view.delete_button.click()
-    box = view.confirmation
+    box = confirmation(view)
     assert box is not None
-    assert box.text().startswith("Delete the personal access token “laptop”")  # type: ignore[attr-defined]
+    assert box.text().startswith("Delete the personal access token “laptop”")
     assert descriptions(sandbox, token) == {own, "laptop"}  # nothing sent while asking
-    box.action_button.click()  # type: ignore[attr-defined]
+    box.action_button.click()
     qtbot.waitUntil(lambda: view.model.outcome.startswith("Deleted"), timeout=20_000)
     assert view.model.outcome == "Deleted 1 personal access token: “laptop”."
     assert descriptions(sandbox, token) == {own}
