@@ -27,9 +27,9 @@ class Resource(enum.Enum):
     #: client metrics (an upload); no window lists them, but each upload is journaled: the
     #: History reads its journal again
     METRICS = "metrics"
-    #: API tokens (`flagdesk tokens`; the window to come)
+    #: API tokens (`flagdesk tokens`, the API tokens window)
     API_TOKENS = "API tokens"
-    #: the connected user's personal access tokens (`flagdesk pats`; no window lists them yet)
+    #: the connected user's personal access tokens (`flagdesk pats` and their window)
     PERSONAL_TOKENS = "personal access tokens"
 
 

@@ -243,11 +243,32 @@ API_TOKENS = Tool(
     "tokens", _API_TOKENS, (CREATE_API_TOKEN, DELETE_API_TOKEN, EXPIRE_API_TOKEN),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- personal tokens
+
+#: what only a personal access token can do: act on the user behind it (an admin API token is
+#: no user's; Unleash answers it 403 "PATs require an authenticated user.")
+_PERSONAL = Needs(tokens=frozenset({"personal"}))
+
+CREATE_PAT = Action(
+    "personal_tokens.create", "Create personal access token", "POST /api/admin/user/tokens",
+    _PERSONAL,
+)  # fmt: skip
+DELETE_PAT = Action(
+    "personal_tokens.delete", "Delete personal access token",
+    "DELETE /api/admin/user/tokens/:id", _PERSONAL,
+)  # fmt: skip
+#: the connected user's personal access tokens (`flagdesk pats`, the window `ui.personal_tokens`)
+PERSONAL_TOKENS = Tool(
+    "personal_tokens", "Personal access tokens", "Access",
+    "Your personal access tokens: list, create (the secret shown once) and delete.", "key",
+    _PERSONAL, (CREATE_PAT, DELETE_PAT),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
 class Tools(NamedTuple):
-    """The tools by name, in sidebar order (Ctrl+1 to Ctrl+7 follow it): `TOOL.groups`."""
+    """The tools by name, in sidebar order (Ctrl+1 to Ctrl+9 follow it): `TOOL.groups`."""
 
     groups: Tool
     users: Tool
@@ -256,6 +277,9 @@ class Tools(NamedTuple):
     archived_features: Tool
     context_usage: Tool
     metrics_upload: Tool
+    # issue 36: the windows of the API tokens and the personal access tokens
+    api_tokens: Tool
+    personal_tokens: Tool
 
 
 TOOL = Tools(
@@ -316,34 +340,18 @@ TOOL = Tools(
             Versions("unleash", minimum=(5, 9), what="the bulk metrics endpoint"),)),
         (UPLOAD_METRICS,),
     ),
+    # issue 36: the windows of the API tokens and the personal access tokens
+    api_tokens=API_TOKENS,
+    personal_tokens=PERSONAL_TOKENS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
 
-#: what only a personal access token can do: act on the user behind it (an admin API token is
-#: no user's; Unleash answers it 403 "PATs require an authenticated user.")
-_PERSONAL = Needs(tokens=frozenset({"personal"}))
-
-CREATE_PAT = Action(
-    "personal_tokens.create", "Create personal access token", "POST /api/admin/user/tokens",
-    _PERSONAL,
-)  # fmt: skip
-DELETE_PAT = Action(
-    "personal_tokens.delete", "Delete personal access token",
-    "DELETE /api/admin/user/tokens/:id", _PERSONAL,
-)  # fmt: skip
-#: the connected user's personal access tokens (`flagdesk pats`; no window yet)
-PERSONAL_TOKENS = Tool(
-    "personal_tokens", "Personal access tokens", "Access",
-    "Your personal access tokens: list, create (the secret shown once) and delete.", "tokens",
-    _PERSONAL, (CREATE_PAT, DELETE_PAT),
-)  # fmt: skip
-
-#: the tools a command has but no window yet (`flagdesk tokens`, `flagdesk pats`): in the
-#: capability report, `flagdesk check`, the journal and the version table (`EVERY_TOOL`), their
-#: actions the registry's like any other (capabilities, journal, check, undo), never in the
-#: sidebar (`TOOLS`, `TOOLS_BY_KEY`: the tools with a window)
-HEADLESS_TOOLS: tuple[Tool, ...] = (API_TOKENS, PERSONAL_TOKENS)
+#: the tools a command has but no window yet: in the capability report, `flagdesk check`, the
+#: journal and the version table (`EVERY_TOOL`), their actions the registry's like any other
+#: (capabilities, journal, check, undo), never in the sidebar (`TOOLS`, `TOOLS_BY_KEY`: the
+#: tools with a window). `flagdesk tokens` and `flagdesk pats` were here until their windows.
+HEADLESS_TOOLS: tuple[Tool, ...] = ()
 
 # ---- the clean-up report (issue 36): `flagdesk cleanup report`, read only; each finding acts
 # through the action of the tool it comes from (`api_tokens.delete`, `groups.delete`, ...),
@@ -361,7 +369,7 @@ TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
 EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
 #: the sidebar's groups, in order
-GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics")
+GROUPS: tuple[str, ...] = ("People", "Projects", "Configuration", "Metrics", "Access")
 TOOLS_BY_KEY: dict[str, Tool] = {tool.key: tool for tool in TOOLS}
 ACTIONS: tuple[Action, ...] = tuple(action for tool in EVERY_TOOL for action in tool.actions)
 ACTIONS_BY_KEY: dict[str, Action] = {action.key: action for action in ACTIONS}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import datetime
 import functools
 import os
 import shutil
@@ -473,6 +474,127 @@ async def _confirmations(
     await _save_box(usage.confirmations.box, f"context_usage-delete-confirm-{palette}", save)
 
 
+# ---------------------------------------------------------------------------- issue 36: tokens
+
+
+def _personal_token(db_path: Path, username: str) -> str:
+    """A personal access token of `username`, written into the sandbox's database (the sandbox
+    has no login page to make one through)."""
+    from sandbox import db
+    from sandbox.store import Store
+
+    conn = db.connect(db_path)
+    try:
+        row = conn.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
+        return Store(conn).create_personal_token(int(row[0]))
+    finally:
+        conn.close()
+
+
+def _revoke(db_path: Path, token: str) -> None:
+    from sandbox import db
+
+    conn = db.connect(db_path)
+    try:
+        with conn:
+            conn.execute("DELETE FROM tokens WHERE secret_hash = token_hash(?)", (token,))
+    finally:
+        conn.close()
+
+
+async def _tokens(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    db_path: Path,
+) -> None:  # fmt: skip
+    """The API tokens' and personal access tokens' windows (issue 36): the creation form, the
+    secret shown once (masked: no secret is ever in a picture), the lists, an admin API token's
+    personal tokens page (unavailable), every API token deleted (empty), and both windows once
+    their token was revoked (error)."""
+    from ui.api_tokens import ApiTokensView, CreateTokenDialog
+    from ui.personal_tokens import PersonalTokensView
+
+    window.show_page("api_tokens")
+    view = window.tool_pages["api_tokens"].ensure_content()
+    assert isinstance(view, ApiTokensView)
+    m = view.model
+    await until(lambda: m.loaded and not m.busy)
+    form = CreateTokenDialog(m, window)
+    form.name_edit.setText("checkout-service (production, eu-west-1 canary)")
+    form.type_combo.setCurrentText("backend")
+    for i in range(min(2, form.projects_list.count())):
+        form.projects_list.item(i).setCheckState(Qt.CheckState.Checked)
+    form.expires_check.setChecked(True)
+    form.show()
+    await settle(form)
+    save(form, f"api_tokens-create-{palette}")
+    plan = m.plan_create(form.name_edit.text(), "backend", form.projects(), "production",
+                         form.expires())  # fmt: skip
+    form.close()
+    for made in (plan, m.plan_create("storefront web app", "frontend", [], "development", None),
+                 m.plan_create("nightly reports job", "client", ["default"], "development",
+                               None)):  # fmt: skip
+        task = m.create(made)
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+        if made is plan:
+            await until(lambda: view.secret_dialog is not None)
+            assert view.secret_dialog is not None
+            await settle(view.secret_dialog)
+            save(view.secret_dialog, f"api_tokens-secret-{palette}")  # masked
+    if view.secret_dialog is not None:
+        view.secret_dialog.done(0)
+    view.table.view.selectRow(0)
+    await settle(window)
+    save(window, f"api_tokens-{palette}")
+
+    window.show_page("personal_tokens")
+    await settle(window)
+    save(window, f"personal_tokens-unavailable-{palette}")  # an admin API token has no user
+
+    pat = _personal_token(db_path, "admin")
+    await session.open_spec(ConnectionSpec(session.url, pat, label="Demo sandbox as Admin"))
+    pats = window.tool_pages["personal_tokens"].ensure_content()
+    assert isinstance(pats, PersonalTokensView)
+    p = pats.model
+    await until(lambda: p.loaded and not p.busy)
+    for description in ("flagdesk on my laptop", "release pipeline (deploys to production)"):
+        task = p.create(p.plan_create(description, datetime.date.today()
+                                      + datetime.timedelta(days=60)))  # fmt: skip
+        assert task is not None
+        await task
+        await until(lambda: p.loaded and not p.busy)
+    assert pats.secret_dialog is not None
+    await settle(pats.secret_dialog)
+    save(pats.secret_dialog, f"personal_tokens-secret-{palette}")  # masked
+    pats.secret_dialog.done(0)
+    await settle(window)
+    save(window, f"personal_tokens-{palette}")
+
+    window.show_page("api_tokens")
+    await until(lambda: m.loaded and not m.busy)
+    m.select(list(m.table.rows))
+    deletion = m.plan_delete()
+    assert deletion is not None, m.delete_reason
+    task = m.delete(deletion)
+    assert task is not None
+    await task
+    await until(lambda: m.loaded and not m.busy)
+    await settle(window)
+    save(window, f"api_tokens-empty-{palette}")  # what it did, above the empty list
+
+    _revoke(db_path, pat)
+    view.refresh()
+    await until(lambda: bool(m.error) and not m.busy)
+    await settle(window)
+    save(window, f"api_tokens-error-{palette}")
+    window.show_page("personal_tokens")
+    pats.refresh()
+    await until(lambda: bool(p.error) and not p.busy)
+    await settle(window)
+    save(window, f"personal_tokens-error-{palette}")
+
+
 async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
     assert box is not None
     await settle(box)
@@ -539,6 +661,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 await _hostile_group(window, root / f"demo-{palette_name}.sqlite3")
                 await settle(window)
                 save(window, f"groups-control-characters-{palette_name}")
+                # issue 36: the token windows (they change the connection: before the others')
+                await _tokens(window, session, palette_name, save,
+                              root / f"demo-{palette_name}.sqlite3")  # fmt: skip
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

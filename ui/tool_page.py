@@ -78,6 +78,21 @@ def _metrics_upload() -> type[ToolContent]:
     return MetricsTool
 
 
+# issue 36: the API tokens' and the personal access tokens' windows
+
+
+def _api_tokens() -> type[ToolContent]:
+    from ui.api_tokens import ApiTokensView
+
+    return ApiTokensView
+
+
+def _personal_tokens() -> type[ToolContent]:
+    from ui.personal_tokens import PersonalTokensView
+
+    return PersonalTokensView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -87,6 +102,9 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.archived_features: _archived_features,
     TOOL.context_usage: _context_usage,
     TOOL.metrics_upload: _metrics_upload,
+    # issue 36
+    TOOL.api_tokens: _api_tokens,
+    TOOL.personal_tokens: _personal_tokens,
 }
 
 

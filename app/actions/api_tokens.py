@@ -1,6 +1,7 @@
 """Creating, deleting and changing the expiry of API tokens (`api_tokens.create`,
 `api_tokens.delete`, `api_tokens.expire`), and undoing a creation or an expiry: the one path
-`flagdesk tokens create|delete|expire` (and the window to come) take.
+`flagdesk tokens create|delete|expire` and the API tokens window (`app.viewmodels.api_tokens`)
+take.
 
 A token's secret is the credential itself, so flagdesk keeps it out of everything it writes:
 the journal records a token's name, type, projects, environment and the secret's last four

@@ -1,5 +1,6 @@
 """Creating and deleting the connected user's personal access tokens (`personal_tokens.create`,
-`personal_tokens.delete`): the one path `flagdesk pats` (and a window, later) takes.
+`personal_tokens.delete`): the one path `flagdesk pats` and its window
+(`app.viewmodels.personal_tokens`) take.
 
 A personal access token (PAT) is its user's: Unleash lists, creates and deletes the tokens of
 the user behind the token sent, and refuses an admin API token ("PATs require an authenticated

@@ -32,12 +32,14 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert [t.key for t in TOOLS] == [
         "groups", "users", "inactive_users", "project_dashboard", "archived_features",
-        "context_usage", "metrics_upload",
+        "context_usage", "metrics_upload", "api_tokens", "personal_tokens",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
-    # the tools without a window yet are reported, never in the sidebar
-    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens", "cleanup"]
+    # the tools without a window yet are reported, never in the sidebar (issue 36 gave the
+    # API tokens and the personal access tokens theirs)
+    assert [t.key for t in HEADLESS_TOOLS] == ["cleanup"]
+    assert [t.key for t in TOOLS if t.group == "Access"] == ["api_tokens", "personal_tokens"]
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
     assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
@@ -77,14 +79,18 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
     assert ACTIONS_BY_KEY["metrics.upload"].needs.tokens == TOOL.metrics_upload.needs.tokens
 
 
-def test_the_command_line_tools_actions_are_the_registrys_but_not_the_sidebars() -> None:
-    """`flagdesk tokens` before its window: its actions are checked, journaled and reported like
-    any other, its tool is not in the sidebar's `TOOLS`."""
-    from app.registry import API_TOKENS
+def test_the_token_tools_have_their_commands_actions_and_a_sidebar_entry() -> None:
+    """`flagdesk tokens` and `flagdesk pats` and their windows share the registry's tools: the
+    actions are checked, journaled and reported like any other, the tools in the sidebar's
+    `TOOLS` (group "Access", issue 36)."""
+    from app.registry import API_TOKENS, PERSONAL_TOKENS
 
     keys = {a.key for a in API_TOKENS.actions}
     assert keys == {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"}
     assert all(ACTIONS_BY_KEY[k].needs.admin_role and TOOL_OF[k] is API_TOKENS for k in keys)
+    assert TOOL.api_tokens is API_TOKENS and TOOL.personal_tokens is PERSONAL_TOKENS
+    assert TOOLS_BY_KEY["api_tokens"] is API_TOKENS
+    assert GROUPS[-1] == "Access"
 
 
 def test_versions() -> None:

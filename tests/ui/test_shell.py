@@ -86,8 +86,13 @@ def test_first_start_spawns_the_sandbox_and_shows_demo_data(
     assert not window.error_button.isVisible()
     sandbox = session._sandbox
     assert sandbox is not None and sandbox.running
-    # every tool can be used on the sandbox
-    for page in window.tool_pages.values():
+    # every tool can be used on the sandbox, but the user's own tokens: the sandbox's admin API
+    # token has no user (issue 36), which the page says
+    for key, page in window.tool_pages.items():
+        if key == "personal_tokens":
+            assert not page.model.available and not page.banner.isHidden()
+            assert page.model.reason.startswith("This needs a personal access token")
+            continue
         assert page.model.available and page.banner.isHidden(), page.model.reason
 
 

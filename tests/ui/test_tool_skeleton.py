@@ -29,7 +29,7 @@ from app.viewmodels.session import FAILED, READY, Session
 from app.viewmodels.tools import LoadPhase, ToolModel, ToolViewModel
 from sandbox import db
 from sandbox.process import SandboxProcess
-from tests.conftest import RESTORE, REVOKE
+from tests.conftest import RESTORE, REVOKE, personal_token_of
 from tests.faults import closed_port
 from ui.states import StatePanel
 from ui.tool_content import ToolContent
@@ -40,6 +40,12 @@ ITEMS: dict[str, str] = {
     "project_dashboard": "default",
     "archived_features": "web-shop",
     "context_usage": "region",
+}
+
+#: the tools that a sandbox's admin API token cannot serve: the token each is opened with (the
+#: connected user's personal access tokens need one of that user's: issue 36)
+TOKENS: dict[str, Callable[[SandboxProcess], str]] = {
+    "personal_tokens": lambda sb: personal_token_of(sb, "admin"),
 }
 
 #: the tools whose window needs a connection (all but those usable without one)
@@ -117,12 +123,26 @@ def run_sql(sb: SandboxProcess, sql: str, *args: object) -> None:
         conn.close()
 
 
-def revoke_admin_token(sb: SandboxProcess) -> None:
-    run_sql(sb, REVOKE, sb.admin_token)
+def token_of(key: str, sb: SandboxProcess) -> str:
+    """The token the tool `key` is opened with: the sandbox's admin API token, or `TOKENS`'."""
+    return TOKENS[key](sb) if key in TOKENS else sb.admin_token
 
 
-def restore_admin_token(sb: SandboxProcess) -> None:
-    run_sql(sb, RESTORE, sb.admin_token)
+def revoke(sb: SandboxProcess, token: str) -> None:
+    run_sql(sb, REVOKE, token)
+
+
+def restore(sb: SandboxProcess, token: str) -> None:
+    """Give `token` back as it was: an admin API token, or the personal access token of the
+    user "admin" (its row among that user's tokens too, which the revocation took with it)."""
+    if token == sb.admin_token:
+        run_sql(sb, RESTORE, token)
+        return
+    run_sql(sb, "INSERT INTO tokens(secret_hash, kind, user_id, created_at) VALUES("
+            "token_hash(?), 'personal', (SELECT id FROM users WHERE username = 'admin'), 0)",
+            token)  # fmt: skip
+    run_sql(sb, "INSERT INTO personal_access_tokens(secret_hash, description, expires_at)"
+            " VALUES(token_hash(?), 'restored', 4070908800000)", token)  # fmt: skip
 
 
 def is_in_order(seen: list[LoadPhase], wanted: list[LoadPhase]) -> bool:
@@ -152,7 +172,8 @@ def test_waits_then_loads_f5_loads_again_a_failure_retries_and_closing_cancels(
     assert not m.busy
 
     # ---- the connection opens: loading, then ready
-    open_sandbox(session, sandbox)
+    token = token_of(key, sandbox)
+    open_sandbox(session, sandbox, token)
     qtbot.waitUntil(lambda: session.state in (READY, FAILED), timeout=30_000)
     assert session.state == READY, session.message
     if key in ITEMS:
@@ -171,14 +192,14 @@ def test_waits_then_loads_f5_loads_again_a_failure_retries_and_closing_cancels(
     assert states.state == StatePanel.CONTENT
 
     # ---- a failed load: its error and Retry, which loads again
-    revoke_admin_token(sandbox)
+    revoke(sandbox, token)
     press_f5(qtbot, page)
     wait_phase(qtbot, m, LoadPhase.FAILED)
     assert states.state == StatePanel.ERROR
     assert states.error_title.text() == m.failed_title
     assert states.error_label.text() == m.failed_text != ""
     assert states.retry_button.isVisible()
-    restore_admin_token(sandbox)
+    restore(sandbox, token)
     qtbot.mouseClick(states.retry_button, Qt.MouseButton.LeftButton)
     assert m.busy  # Retry started the load at once
     wait_phase(qtbot, m, LoadPhase.READY)
@@ -227,12 +248,15 @@ def test_a_token_that_cannot_serve_the_tool_says_why_and_sends_nothing(
 
 @pytest.mark.parametrize("key", CONNECTED_TOOLS)
 def test_a_failed_connection_says_not_connected_and_why(
-    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, key: str
-) -> None:
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, key: str,
+    request: pytest.FixtureRequest,
+) -> None:  # fmt: skip
     """The connection goes to a server that does not answer: whatever the window showed, it
     says it is not connected and the session's reason (the archive and the context usage
     windows said "Choose a project" / "Choose a context field" here, under the banner)."""
-    session = connect(demo_sandbox)
+    # a token of its own is made on a sandbox of its own: the demo one is shared
+    sb = request.getfixturevalue("sandbox") if key in TOKENS else demo_sandbox
+    session = connect(sb, token_of(key, sb))
     page, content = page_of(qtbot, key, session)
     m = content.model
     states = panel(content)
