@@ -138,6 +138,8 @@ BUILT_IN_PERMISSIONS: tuple[tuple[int, str, str], ...] = (
 def seed_built_in_permissions(c: sqlite3.Connection) -> None:
     """The built-in roles' permissions, those missing (`Store.initialise`): an environment
     permission of Owner and Member in each environment there is."""
+    if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'role_permissions'").fetchone() is None:
+        return  # a database at a schema before roles' permissions (tests make such)
     environments = [row[0] for row in c.execute("SELECT name FROM environments ORDER BY name")]
     rows = [(role, name, env) for role, name, where in BUILT_IN_PERMISSIONS
             for env in (environments if where == "*" else [where])]  # fmt: skip
