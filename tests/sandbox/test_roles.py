@@ -23,6 +23,8 @@ from sandbox import db
 from sandbox.process import SandboxProcess
 from sandbox.store import Store
 from sandbox.versions import PLAYABLE
+from tests.compat import test_roles as scenarios
+from tests.compat.conftest import Peer
 from tests.conftest import personal_token_of
 from tests.sandbox.conftest import assert_error
 
@@ -259,15 +261,12 @@ def test_an_older_database_s_custom_root_roles_become_root_custom(tmp_path: Path
 
 @pytest.mark.parametrize("line", list(PLAYABLE))
 def test_open_source_releases_have_no_roles_api(tmp_path: Path, line: str) -> None:
-    with SandboxProcess(tmp_path / "s.sqlite3", "--demo", "--as-version", line) as sb, \
-            sb.admin() as http:  # fmt: skip
-        for method, path in (("GET", ROLES), ("GET", f"{ROLES}/1"), ("POST", ROLES),
-                             ("PUT", f"{ROLES}/1"), ("DELETE", f"{ROLES}/1"),
-                             ("POST", f"{ROLES}/validate"), ("GET", "/api/admin/permissions"),
-                             ("GET", "/api/admin/projects/roles/4/access")):  # fmt: skip
-            answer = http.request(method, path, json={"name": "X"} if method != "GET" else None)
-            assert answer.status_code == 404, (method, path, answer.text)
-            assert "The path you were looking for" in answer.json()["message"]
-        # the built-in root roles are still listed with the users
-        users = m.UserList.model_validate(http.get("/api/admin/user-admin").json())
-        assert [r.name for r in users.rootRoles] == ["Admin", "Editor", "Viewer"]
+    """tests/compat/test_roles.py's scenarios (each stating what every release answers) against
+    the sandbox playing `line`: every roles route a 404 with the admin API token and a personal
+    access token, the built-in root roles listed with the users, the client changing nothing."""
+    with SandboxProcess(tmp_path / "s.sqlite3", "--demo", "--as-version", line) as sb:
+        target = Peer(sb.url, sb.admin_token, sb.client_token, personal_token_of(sb, "admin"), "")
+        for token_kind in ("admin", "personal"):
+            scenarios.test_the_roles_routes_are_not_there(target, token_kind)
+        scenarios.test_the_built_in_root_roles_come_with_the_users(target)
+        scenarios.test_the_client_lists_them_and_changes_nothing(target, tmp_path / "journal")
