@@ -25,7 +25,14 @@ from app.actions.runner import Refused, carry_out, require
 from app.actions.undo import CannotUndo, plan_undo, why_not
 from app.api import errors as e
 from app.api.client import AdminClient
-from app.api.models import AdminPermissions, CreateGroup, CreateRole, CreateUser, RolePermission
+from app.api.models import (
+    AdminPermissions,
+    CreateGroup,
+    CreateRole,
+    CreateUser,
+    RolePermission,
+    RoleWithPermissions,
+)
 from app.registry import CREATE_ROLE, DELETE_ROLE, EDIT_ROLE
 from sandbox import db
 from sandbox.process import SandboxProcess
@@ -119,7 +126,7 @@ def test_create_edit_delete_and_undo_each_through_the_runner(
             remade = await roles.RoleChanged.of(c, await carry_out(c, again))
             assert remade.role is not None and remade.role.id > role_id
             assert names(await c.get_role(remade.role.id)) == names(back)
-            assert journal.entries()[-1].before["undoes"] == deleted.id  # type: ignore[index]
+            assert journal.entries()[-1].before["undoes"] == deleted.id
 
             # the creation undone: the role it made deleted
             with pytest.raises(CannotUndo, match="is gone from the server"):
@@ -181,7 +188,7 @@ def test_checks_of_entries_in_doubt(sandbox: SandboxProcess, tmp_path: Path) -> 
     assert "not applied" in verdicts[3][1] and "is gone" in verdicts[4][1]
 
 
-async def _made(c: AdminClient, name: str) -> object:
+async def _made(c: AdminClient, name: str) -> RoleWithPermissions:
     role = await c.create_role(CreateRole(name=name))
     return await c.get_role(role.id)
 

@@ -178,7 +178,7 @@ def test_refusals(sandbox: SandboxProcess) -> None:
         body = assert_error(http.post(ROLES, json={"name": "N", "permissions": [
             {"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "staging"}]}), 400,
             "BadDataError")  # fmt: skip
-        assert "staging" in body["message"]
+        assert "staging" in str(body["message"])
         assert_error(http.post(ROLES, json={"name": ""}), 400, "ValidationError")
         assert_error(http.post(ROLES, json={"name": "   "}), 400, "BadDataError")
         for role_id in (1, 2, 3, 4, 5):
@@ -204,14 +204,15 @@ def test_a_role_in_use_is_not_deleted(sandbox: SandboxProcess) -> None:
         user = http.post("/api/admin/user-admin", json={"email": "r@example.com",
                                                         "rootRole": root.id}).json()  # fmt: skip
         body = assert_error(http.delete(f"{ROLES}/{root.id}"), 400, "RoleInUseError")
-        assert body["message"].startswith("Role is in use by users(1) or groups(0). You cannot "
-                                          "delete a role that is in use")  # fmt: skip
+        assert str(body["message"]).startswith(
+            "Role is in use by users(1) or groups(0). You cannot delete a role that is in use"
+        )
         # a group's root role counts too (Unleash's UI refuses it; the sandbox as well)
         http.put(f"/api/admin/user-admin/{user['id']}", json={"rootRole": 3})
         group = http.post("/api/admin/groups", json={"name": "Readers", "rootRole": root.id})
         assert group.status_code == 201, group.text
         body = assert_error(http.delete(f"{ROLES}/{root.id}"), 400, "RoleInUseError")
-        assert "users(0) or groups(1)" in body["message"]
+        assert "users(0) or groups(1)" in str(body["message"])
         http.delete(f"/api/admin/groups/{group.json()['id']}")
         assert http.delete(f"{ROLES}/{root.id}").status_code == 200
 
@@ -226,14 +227,14 @@ def test_a_role_in_use_is_not_deleted(sandbox: SandboxProcess) -> None:
     sql(sandbox, "INSERT INTO project_roles(project, role_id, group_id, created_at)"
         " SELECT 'payments', ?, min(id), 0 FROM groups_", project.id)  # fmt: skip
     with sandbox.admin() as http:
-        usage = m.ProjectRoleUsages.model_validate(
+        held = m.ProjectRoleUsages.model_validate(
             http.get(f"/api/admin/projects/roles/{project.id}/access").json()
         )
         assert [(p.project, p.role, p.userCount, p.serviceAccountCount, p.groupCount)
-                for p in usage.projects] == [("payments", project.id, 0, 0, 1),
+                for p in held.projects] == [("payments", project.id, 0, 0, 1),
                                              ("web-shop", project.id, 1, 1, 0)]  # fmt: skip
         body = assert_error(http.delete(f"{ROLES}/{project.id}"), 400, "RoleInUseError")
-        assert "users(2) or groups(1)" in body["message"]
+        assert "users(2) or groups(1)" in str(body["message"])
 
 
 def test_an_older_database_s_custom_root_roles_become_root_custom(tmp_path: Path) -> None:
