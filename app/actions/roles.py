@@ -165,18 +165,20 @@ class RoleListing:
 
 
 async def read_roles(client: AdminClient) -> RoleListing:
-    """Every role the server has: `GET /api/admin/roles`, or where that is a 404 (open-source
-    Unleash) the built-in root roles `GET /api/admin/user-admin` lists."""
+    """Every role the server has: `GET /api/admin/roles`, or where the probe (or that request)
+    found none (open-source Unleash: 404) the built-in root roles `GET /api/admin/user-admin`
+    lists."""
+    from app.api.capabilities import NEEDS_ENTERPRISE_ROLES
+
     caps = await client.capabilities()
-    if caps.action(CREATE_ROLE).available or caps.token_kind == "client":
-        return RoleListing((await client.roles()).roles, True)
-    try:
-        roles = (await client.roles()).roles
-    except e.NotFound:
-        roots = (await client.list_users()).rootRoles
-        return RoleListing(list(roots), False, "custom roles need Unleash Enterprise: this "
-                           "server has none, and lists its built-in root roles only")  # fmt: skip
-    return RoleListing(roles, True)
+    if caps.action(CREATE_ROLE).reason != NEEDS_ENTERPRISE_ROLES:
+        try:
+            return RoleListing((await client.roles()).roles, True)
+        except e.NotFound:
+            pass
+    roots = (await client.list_users()).rootRoles
+    return RoleListing(list(roots), False, "custom roles need Unleash Enterprise: this server "
+                       "has none, and lists its built-in root roles only")  # fmt: skip
 
 
 def find_role(word: str, roles: Sequence[Role], server: str) -> Role:

@@ -289,3 +289,19 @@ def test_an_open_source_release_lists_its_root_roles_and_changes_none(tmp_path: 
                         require(caps, action)
 
     asyncio.run(job())
+
+
+def test_both_spellings_of_a_custom_root_role_are_read_as_one() -> None:
+    """Unleash sends `root-custom`; the spec's dashboard enum says `custom-root` (what the
+    sandbox stored before): flagdesk reads either as a custom root role."""
+    from app.api.models import ROLE_TYPES, Role
+    from app.viewmodels.dashboard import ROLE_TYPES as BADGES
+
+    for kind in ("root-custom", "custom-root"):
+        role = Role(id=9, name="Auditor", type=kind)
+        assert kind in ROLE_TYPES and roles.kind_of(role) == "custom root role"
+        assert roles.wire_type(kind) == "root-custom"
+        assert BADGES[kind] == "a custom root role on the whole server"
+    assert roles.role_state({"name": "A", "type": "custom-root", "permissions": [
+        {"name": "READ_LOGS", "environment": "development"}]}) == roles.role_state(
+        {"name": "A", "type": "root-custom", "permissions": [{"name": "READ_LOGS"}]})  # fmt: skip
