@@ -57,7 +57,7 @@ from app.actions.context_fields import body_of
 from app.actions.groups import request_of
 from app.actions.journal import Entry, Journal, Pending, State
 from app.api.errors import NotFound
-from app.registry import (  # roles (issue 36)
+from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
     CREATE_API_TOKEN,

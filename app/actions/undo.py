@@ -50,7 +50,7 @@ from app.actions.journal import Entry, Journal, State
 from app.api.errors import ClientError, NotFound
 from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
 from app.api.wire import json_path
-from app.registry import (  # roles (issue 36)
+from app.registry import (
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,

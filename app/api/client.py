@@ -38,7 +38,7 @@ from app import logs
 from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
-from app.api.models import (  # roles (issue 36)
+from app.api.models import (
     AdminCount,
     AdminPermissions,
     ApiToken,
@@ -91,7 +91,7 @@ from app.api.models import (  # roles (issue 36)
 from app.api.probe import PROBE_ANSWERS, probe
 from app.api.search import SEARCH_PATH, archived_by_search
 from app.api.sending import RetryPolicy, Sender, normalise_base_url
-from app.registry import (  # roles (issue 36)
+from app.registry import (
     ARCHIVE_FEATURES,
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
@@ -133,7 +133,6 @@ __all__ = [
     "create_api_token_request",
     "create_context_field_request",
     "create_pat_request",
-    # roles (issue 36)
     "create_role_request",
     "delete_api_token_request",
     "delete_context_field_request",
