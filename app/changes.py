@@ -31,6 +31,8 @@ class Resource(enum.Enum):
     API_TOKENS = "API tokens"
     #: the connected user's personal access tokens (`flagdesk pats` and their window)
     PERSONAL_TOKENS = "personal access tokens"
+    #: roles and their permissions (`flagdesk roles`, issue 36; no window lists them yet)
+    ROLES = "roles"
 
 
 @dataclass(frozen=True)

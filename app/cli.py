@@ -118,6 +118,15 @@ def commands() -> tuple[Command, ...]:
             "`flagdesk pats delete DESCRIPTION_OR_ID...`: journaled. Run `flagdesk pats WHAT "
             "--help` for the options.",
         ),
+        # roles (issue 36)
+        Command(
+            "roles",
+            "list roles and their permissions; create, edit or delete custom roles",
+            "The server's roles: `flagdesk roles list`, `flagdesk roles show ROLE` with its "
+            "permissions, `flagdesk roles permissions` (what a role can hold), and custom roles "
+            "(Unleash Enterprise) made, changed and deleted with `create`, `edit` and `delete`: "
+            "journaled, with a snapshot first. Run `flagdesk roles WHAT --help` for the options.",
+        ),
         Command(
             "journal",
             "list the changes flagdesk made on a connection (the History), or undo one",

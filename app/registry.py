@@ -42,6 +42,8 @@ class Probe(Enum):
     DASHBOARD = "dashboard"
     #: `POST /api/client/metrics/bulk` with no metrics: takes the client token
     METRICS = "metrics"
+    #: `GET /api/admin/roles`: custom roles exist (Unleash Enterprise, the sandbox) or not
+    ROLES = "roles"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -365,6 +367,25 @@ CLEANUP = Tool(
 )  # fmt: skip
 HEADLESS_TOOLS += (CLEANUP,)
 
+# ---------------------------------------------------------------------------- roles (issue 36)
+
+#: custom roles: an Admin's, where the server has the roles API (Unleash Enterprise, the sandbox)
+_ROLES = Needs(admin_role=True, probe=Probe.ROLES)
+CREATE_ROLE = Action("roles.create", "Create role", "POST /api/admin/roles", _ROLES)
+EDIT_ROLE = Action("roles.edit", "Edit role", "PUT /api/admin/roles/:id", _ROLES)
+DELETE_ROLE = Action("roles.delete", "Delete role", "DELETE /api/admin/roles/:id", _ROLES)
+#: the server's roles with their permissions (`flagdesk roles`; no window yet): listed on every
+#: server (open-source Unleash lists its built-in root roles with its users), changed where
+#: custom roles are (Enterprise)
+ROLES = Tool(
+    "roles", "Roles", "Access",
+    "The server's root and project roles with their permissions; create, edit and delete "
+    "custom roles (Unleash Enterprise).", "users",
+    Needs(), (CREATE_ROLE, EDIT_ROLE, DELETE_ROLE),
+)  # fmt: skip
+
+HEADLESS_TOOLS += (ROLES,)
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
 EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
@@ -388,12 +409,12 @@ PROVEN_RELEASES: tuple[str, ...] = ("5.12.8", "6.10.1", "7.6.5", "8.2.0")
 def version_cell(needs: tuple[Needs, ...], release: str) -> str:
     """What the version table says of a tool or action (`needs`: its tool's, then its own) on
     open-source Unleash `release`: "yes", "yes; <difference>", "no: needs <versions>", or
-    "Enterprise" (groups, which open-source Unleash does not have)."""
+    "Enterprise" (groups and custom roles, which open-source Unleash does not have)."""
     for need in needs:
         for versions in need.versions:
             if not versions.admits("unleash", release):
                 return f"no: needs {versions.describe()}"
-    if any(need.probe is Probe.GROUPS for need in needs):
+    if any(need.probe in (Probe.GROUPS, Probe.ROLES) for need in needs):
         return "Enterprise"
     notes = [text for versions, text in needs[-1].differences  # its own, not its tool's
              if versions.admits("unleash", release)]  # fmt: skip

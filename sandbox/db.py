@@ -105,7 +105,7 @@ MIGRATIONS: list[str] = [
     CREATE TABLE roles (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
-        type TEXT NOT NULL,              -- root, custom-root, project, custom
+        type TEXT NOT NULL,              -- root, root-custom (was custom-root), project, custom
         description TEXT
     );
 
@@ -470,6 +470,26 @@ MIGRATIONS: list[str] = [
     INSERT INTO personal_access_tokens(secret_hash, description, expires_at)
     SELECT secret_hash, 'Personal access token ' || rowid, {PAT_DEFAULT_EXPIRY}
     FROM tokens WHERE kind = 'personal' ORDER BY rowid;
+    """,
+    # 12 -> 13: roles with their permissions (`sandbox.store.roles`): a custom root role's type
+    # is `root-custom`, as Unleash sends it (the sandbox stored `custom-root`, the spec's
+    # dashboard enum's word); each role's permissions by name, with an environment for an
+    # environment permission of a project role (`''`: none); a role's id never given again
+    # once it is deleted (`role_sequence`, kept up by a trigger as `group_sequence` is). The
+    # built-in roles' permissions are `Store.initialise`'s, like the roles themselves.
+    """
+    UPDATE roles SET type = 'root-custom' WHERE type = 'custom-root';
+    CREATE TABLE role_permissions (
+        role_id INTEGER NOT NULL REFERENCES roles(id) ON DELETE CASCADE,
+        permission TEXT NOT NULL,
+        environment TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (role_id, permission, environment)
+    );
+    CREATE TABLE role_sequence (last INTEGER NOT NULL);
+    INSERT INTO role_sequence SELECT coalesce(max(id), 0) FROM roles;
+    CREATE TRIGGER roles_sequence AFTER INSERT ON roles BEGIN
+        UPDATE role_sequence SET last = max(last, NEW.id);
+    END;
     """,
 ]
 

@@ -37,6 +37,9 @@ doubt, and the History says to look on the server.
   the entry's description there (created: done, though its secret was never shown, which the
   verdict says) or not; the ids gone (deleted) or not. The tokens are the connection's user's:
   checked with the token of the user who made the change.
+- `roles.create`: a role of the entry's name is listed (done) or not (failed); `roles.delete`:
+  the role's id is gone (done) or still there (failed); `roles.edit`: the role now, compared
+  with the body sent and the body before (as the other edits).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -61,6 +64,7 @@ from app.registry import (
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_PAT,
+    CREATE_ROLE,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -69,9 +73,11 @@ from app.registry import (
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
+    DELETE_ROLE,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
+    EDIT_ROLE,
     EDIT_USER,
     EXPIRE_API_TOKEN,
     REVIVE_FEATURE,
@@ -431,3 +437,44 @@ async def settle(journal: Journal, entry: Entry, verdict: Verdict) -> None:
         await pending.done(entry.status, message)
     else:
         await pending.failed(entry.status, message)
+
+
+# ---------------------------------------------------------------------------- roles (issue 36)
+
+
+async def _role_now(client: AdminClient, entry: Entry) -> Any:
+    role_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    try:
+        return await client.get_role(role_id)
+    except NotFound:
+        return None
+
+
+async def _role_made(client: AdminClient, entry: Entry) -> Verdict:
+    name = str(_before(entry).get("name") or (entry.ids[0] if entry.ids else ""))
+    present = {role.name for role in (await client.roles()).roles}
+    return _verdict([name], present, "role", "created", "not there")
+
+
+async def _role_gone(client: AdminClient, entry: Entry) -> Verdict:
+    name = _before(entry).get("name")
+    if await _role_now(client, entry) is None:
+        return Verdict(State.DONE, f"the role “{name}” is gone")
+    return Verdict(State.FAILED, f"the role “{name}” is still there")
+
+
+async def _role_edited(client: AdminClient, entry: Entry) -> Verdict:
+    from app.actions.roles import body_of, role_state
+
+    role = await _role_now(client, entry)
+    now = body_of(role).model_dump(mode="json", exclude_none=True) if role else None
+    before = _before(entry).get("body")
+    return _edit_verdict(f"the role “{_before(entry).get('name')}”", role_state(now),
+                         role_state(_sent(entry)),
+                         role_state(before if isinstance(before, dict) else None))  # fmt: skip
+
+
+CHECKS[CREATE_ROLE.key] = _role_made
+CHECKS[DELETE_ROLE.key] = _role_gone
+CHECKS[EDIT_ROLE.key] = _role_edited
+NEEDS_BODY = NEEDS_BODY | {EDIT_ROLE.key}

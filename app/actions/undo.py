@@ -16,7 +16,11 @@ What can be undone, once done:
 - `api_tokens.expire`: the previous expiry put back (not when it had none: the API takes a
   date, never "no expiry");
 - `personal_tokens.create`: the token deleted (its id, from the entry's `after`), when the
-  connection's user still has it.
+  connection's user still has it;
+- `roles.create`: the role it made deleted (its id, from the entry's `after`), while no one
+  holds it; `roles.edit`: the role put back as its snapshot holds it (name, description, type,
+  permissions); `roles.delete`: the role created again from its snapshot, with the same
+  permissions, under a new id (the confirmation says so).
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
@@ -39,6 +43,7 @@ from app.actions import (
     context_fields,
     groups,
     personal_tokens,
+    roles,
     users,
 )
 from app.actions.journal import Entry, Journal, State
@@ -50,6 +55,7 @@ from app.registry import (
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_PAT,
+    CREATE_ROLE,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -58,9 +64,11 @@ from app.registry import (
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
+    DELETE_ROLE,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
+    EDIT_ROLE,
     EDIT_USER,
     EXPIRE_API_TOKEN,
     RESET_PASSWORD,
@@ -217,6 +225,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     if action == CREATE_PAT.key:
         return await _unmake_pat(client, journal, entry)
+    if action in _ROLE_ACTIONS:  # roles (issue 36)
+        return await _undo_role(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -257,3 +267,34 @@ async def _roles(client: AdminClient) -> dict[int, str]:
         return {r.id: r.name for r in (await client.list_users()).rootRoles}
     except ClientError:  # a token that may not list users: the roles are named by id
         return {}
+
+
+# ---------------------------------------------------------------------------- roles (issue 36)
+
+_ROLE_ACTIONS = frozenset({CREATE_ROLE.key, EDIT_ROLE.key, DELETE_ROLE.key})
+UNDOABLE = UNDOABLE | _ROLE_ACTIONS
+
+
+async def _undo_role(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """A creation: the role it made deleted (by its id, from the entry's `after`); an edit: the
+    role put back as the snapshot holds it; a deletion: the role created again from it."""
+    try:
+        if entry.action == CREATE_ROLE.key:
+            after = entry.after if isinstance(entry.after, dict) else {}
+            made = after.get("id")
+            if not isinstance(made, int) or isinstance(made, bool):
+                raise CannotUndo("the entry does not say which role was made (no id)")
+            role = await _get(client.get_role(made), f"role {made}")
+            holders = await roles.read_holders(client, role)
+            return roles.plan_delete(role, holders, journal, undoes=entry.id)
+        previous = await roles.read_snapshot(_snapshot(journal, entry))
+        if entry.action == EDIT_ROLE.key:
+            current = await _get(client.get_role(previous.id), f"role “{previous.name}”")
+            return roles.plan_edit(current, roles.body_of(previous), journal, undoes=entry.id)
+        if any(r.name == previous.name for r in (await client.roles()).roles):
+            raise CannotUndo(f"a role named “{previous.name}” exists again: it is not recreated")
+        return roles.plan_recreate(previous, journal, entry.id)
+    except (ValueError, roles.RoleInUse) as exc:
+        if isinstance(exc, CannotUndo):
+            raise
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}") from None

@@ -17,7 +17,9 @@ requests sent concurrently:
 - `GET /api/admin/personal-dashboard/default`: the dashboard answers this token (Unleash 8.2
   answers an admin API token with a 500);
 - with a client token, `POST /api/client/metrics/bulk` with no metrics at all: the token is
-  accepted there (a 202 that stores nothing).
+  accepted there (a 202 that stores nothing);
+- `GET /api/admin/roles`: custom roles exist (Unleash Enterprise, the sandbox) or not (404 "The
+  path you were looking for ... is not available": open-source Unleash).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    RoleList,
     UiConfig,
 )
 from app.registry import (
@@ -53,6 +56,7 @@ __all__ = [
     "NEEDS_ADMIN_SIDE",
     "NEEDS_CLIENT_TOKEN",
     "NEEDS_ENTERPRISE",
+    "NEEDS_ENTERPRISE_ROLES",
     "NEEDS_PAT",
     "NEEDS_USER_TOKEN",
     "OPERATIONS",
@@ -202,6 +206,8 @@ class ProbeOutcomes:
     dashboard: PersonalDashboardProjectDetails | e.ClientError | None = None
     #: the empty bulk batch sent with the client token: None when accepted (or not sent)
     metrics: e.ClientError | None = None
+    #: `GET /api/admin/roles` (roles, issue 36)
+    roles: RoleList | e.ClientError | None = None
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
@@ -354,12 +360,31 @@ def _metrics(key: str, facts: _Facts) -> Availability:
     return Availability(key, False, f"Could not be checked: {metrics}")
 
 
+# roles (issue 36): custom roles, where the server has the roles API
+NEEDS_ENTERPRISE_ROLES = (
+    "Custom roles need Unleash Enterprise: this server has no roles endpoint (its built-in root "
+    "roles are still listed)"
+)
+
+
+def _roles(key: str, facts: _Facts) -> Availability:
+    roles = facts.outcomes.roles
+    if isinstance(roles, RoleList):
+        return Availability(key, True)
+    if isinstance(roles, e.NotFound):
+        return Availability(key, False, NEEDS_ENTERPRISE_ROLES)
+    if isinstance(roles, e.Forbidden):
+        return Availability(key, False, "The token may not read roles")
+    return Availability(key, False, f"Could not be checked: {roles}")
+
+
 #: how each probe answer is read
 _READERS = {
     Probe.GROUPS: _groups,
     Probe.ARCHIVE: _archive,
     Probe.DASHBOARD: _dashboard,
     Probe.METRICS: _metrics,
+    Probe.ROLES: _roles,
 }
 
 

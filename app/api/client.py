@@ -40,6 +40,7 @@ from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
     AdminCount,
+    AdminPermissions,
     ApiToken,
     ApiTokenList,
     ArchivedFeature,
@@ -55,6 +56,7 @@ from app.api.models import (
     CreateFeatureStrategy,
     CreateGroup,
     CreatePersonalAccessToken,
+    CreateRole,
     CreateUser,
     CurrentUser,
     Feature,
@@ -71,8 +73,13 @@ from app.api.models import (
     PersonalAccessTokens,
     PersonalDashboardProjectDetails,
     ProjectList,
+    ProjectRoleUsages,
     ResetPasswordLink,
     ResetPasswordRequest,
+    Role,
+    RoleAnswer,
+    RoleList,
+    RoleWithPermissions,
     SearchFeatures,
     UiConfig,
     UpdateApiToken,
@@ -89,6 +96,7 @@ from app.registry import (
     CREATE_API_TOKEN,
     CREATE_CONTEXT_FIELD,
     CREATE_PAT,
+    CREATE_ROLE,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
@@ -96,9 +104,11 @@ from app.registry import (
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
+    DELETE_ROLE,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
+    EDIT_ROLE,
     EXPIRE_API_TOKEN,
     PERSONAL_TOKENS,
     RESET_PASSWORD,
@@ -123,18 +133,21 @@ __all__ = [
     "create_api_token_request",
     "create_context_field_request",
     "create_pat_request",
+    "create_role_request",
     "delete_api_token_request",
     "delete_context_field_request",
     "delete_feature_request",
     "delete_features_request",
     "delete_inactive_users_request",
     "delete_pat_request",
+    "delete_role_request",
     "expire_api_token_request",
     "normalise_base_url",
     "revive_feature_request",
     "revive_features_request",
     "secret_tail",
     "update_context_field_request",
+    "update_role_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -640,6 +653,51 @@ class AdminClient(Sender):
             FeatureMetricsRaw,
             params={"hoursBack": str(int(hours_back))},
         )
+
+    # ------------------------------------------------------------------ roles (issue 36)
+
+    async def roles(self) -> RoleList:
+        """`GET /api/admin/roles`: every role, built-in and custom, root and project (Unleash
+        Enterprise and the sandbox; open-source Unleash answers 404 `NotFound`, and lists its
+        built-in root roles with its users: `list_users().rootRoles`)."""
+        return await self.get(ROLES_PATH, RoleList)
+
+    async def get_role(self, role_id: int) -> RoleWithPermissions:
+        """`GET /api/admin/roles/:id`: the role with its permissions (`NotFound` for an id the
+        server does not know)."""
+        return await self.get(f"{ROLES_PATH}/{int(role_id)}", RoleWithPermissions)
+
+    async def permissions(self) -> AdminPermissions:
+        """`GET /api/admin/permissions`: the catalogue of permissions a role can hold (root,
+        project, and each environment's)."""
+        return await self.get("/api/admin/permissions", AdminPermissions)
+
+    async def role_access(self, role_id: int) -> ProjectRoleUsages:
+        """`GET /api/admin/projects/roles/:roleId/access`: the projects where the role is held,
+        with how many users, service accounts and groups hold it there."""
+        return await self.get(f"/api/admin/projects/roles/{int(role_id)}/access",
+                              ProjectRoleUsages)  # fmt: skip
+
+    async def create_role(self, body: CreateRole) -> Role:
+        """`POST /api/admin/roles` (the action `roles.create`): 200 with `{version, roles}`, the
+        one role made; 409 `Conflict` for a name any role has, 400 `BadRequest` for unknown
+        permissions."""
+        await self._require(CREATE_ROLE)
+        answer = await self.send_write(create_role_request(body))
+        return (await self.read_answer(answer, RoleAnswer)).roles
+
+    async def update_role(self, role_id: int, body: CreateRole) -> Role:
+        """`PUT /api/admin/roles/:id` (the action `roles.edit`): name, description, type and
+        (when given) permissions replaced; 403 `Forbidden` for a built-in role."""
+        await self._require(EDIT_ROLE)
+        answer = await self.send_write(update_role_request(role_id, body))
+        return (await self.read_answer(answer, RoleAnswer)).roles
+
+    async def delete_role(self, role_id: int) -> int:
+        """`DELETE /api/admin/roles/:id` (the action `roles.delete`): 200, no body; 400
+        `BadRequest` (RoleInUseError) for a role in use, 403 for a built-in one."""
+        await self._require(DELETE_ROLE)
+        return (await self._send_write(delete_role_request(role_id))).status_code
 
     # ------------------------------------------------------------------ plumbing
 
@@ -1166,3 +1224,27 @@ def bulk_metrics_bytes(batch: BulkMetrics) -> bytes:
 def _segment(value: str) -> str:
     """One path segment, percent-encoded (a project id or name may hold `/` or `?`)."""
     return quote(str(value), safe="")
+
+
+# ---------------------------------------------------------------------------- roles (issue 36)
+
+ROLES_PATH = "/api/admin/roles"
+
+
+def create_role_request(body: CreateRole) -> WriteRequest:
+    """The request `AdminClient.create_role` sends: the fields that are set (no `permissions`:
+    none)."""
+    return WriteRequest("POST", ROLES_PATH, body.model_dump_json(exclude_none=True).encode())
+
+
+def update_role_request(role_id: int, body: CreateRole) -> WriteRequest:
+    """The request `AdminClient.update_role` sends: name, description and type, and the whole
+    list of permissions, which replaces the role's (left out: kept)."""
+    return WriteRequest(
+        "PUT", f"{ROLES_PATH}/{int(role_id)}", body.model_dump_json(exclude_none=True).encode()
+    )
+
+
+def delete_role_request(role_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_role` sends (no body)."""
+    return WriteRequest("DELETE", f"{ROLES_PATH}/{int(role_id)}", b"")

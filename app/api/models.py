@@ -144,7 +144,9 @@ RootRoleRef = Annotated[
 ]
 
 #: Role types the spec lists for dashboard roles. Responses keep any string (servers add types).
-ROLE_TYPES = ("custom", "project", "root", "custom-root")
+#: Unleash calls a custom root role `root-custom` (its `CUSTOM_ROOT_ROLE_TYPE`); the spec's
+#: dashboard enum says `custom-root`, which flagdesk still reads as the same (`CUSTOM_ROOT_TYPES`)
+ROLE_TYPES = ("custom", "project", "root", "custom-root", "root-custom")
 
 #: C0 control characters, DEL and C1 control characters (what a terminal acts on), as a JSON
 #: schema pattern (ECMA 262, as OpenAPI's) and as a Python one
@@ -1136,3 +1138,104 @@ class CreatedPersonalAccessToken(PersonalAccessToken):
     Kept out of `repr()`, so no traceback or log line holds it."""
 
     secret: str = Field(repr=False)
+
+
+# --------------------------------------------------------------------------- roles and permissions
+# (Unleash Enterprise's custom roles: ../shared/reference/unleash-enterprise-admin-api.md §2)
+
+#: a custom root role's type as Unleash sends it, and as the spec's dashboard enum wrote it
+CUSTOM_ROOT_TYPES = ("root-custom", "custom-root")
+#: the built-in roles' types (Unleash refuses to change or delete these: 403)
+PREDEFINED_ROLE_TYPES = ("root", "project")
+#: the root roles' types (a user's, a group's or a service account's root role is one of them)
+ROOT_TYPES = ("root", *CUSTOM_ROOT_TYPES)
+#: the types a role can be created with: a custom root role, a custom project role
+CustomRoleType = Literal["root-custom", "custom"]
+
+
+class AdminPermission(Response):
+    """adminPermissionSchema: one permission of the catalogue (`GET /api/admin/permissions`) or
+    of a role (`RoleWithPermissions.permissions`); `environment` set for an environment's."""
+
+    id: int | None = None
+    name: str
+    displayName: str | None = None
+    #: root, project or environment
+    type: str | None = None
+    environment: str | None = None
+
+
+class RoleWithPermissions(Role):
+    """roleWithPermissionsSchema: `GET /api/admin/roles/:id`, a role and its permissions."""
+
+    permissions: list[AdminPermission] = []
+
+
+class RoleList(Response):
+    """`GET /api/admin/roles`: every role, built-in and custom, root and project."""
+
+    version: int = 1
+    roles: list[Role]
+
+
+class RoleAnswer(Response):
+    """roleWithVersionSchema: what a role's creation and update answer (200), the one role
+    under the *plural* key `roles`, as Unleash sends it."""
+
+    version: int = 1
+    roles: Role
+
+
+class EnvironmentPermissions(Response):
+    """One environment of the catalogue with the environment permissions set for it."""
+
+    name: str
+    permissions: list[AdminPermission] = []
+
+
+class PermissionGroups(Response):
+    root: list[AdminPermission] = []
+    project: list[AdminPermission]
+    environments: list[EnvironmentPermissions] = []
+
+
+class AdminPermissions(Response):
+    """adminPermissionsSchema: the catalogue of permissions a role can hold."""
+
+    version: int = 1
+    permissions: PermissionGroups
+
+
+class RolePermission(Request):
+    """A permission given to a role: its name, and for an environment permission of a custom
+    project role the environment (Unleash stores `""` as none, and drops it on a root role)."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    environment: OneLine | None = None
+
+
+class CreateRole(Request):
+    """createRoleWithPermissionsSchema, the body of a role's creation, update and validation:
+    `type` left out is `custom` (a project role); `permissions` left out (or null) on an update
+    keeps the role's, `[]` takes them all away."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    description: Text | None = None
+    type: CustomRoleType | None = None
+    permissions: list[RolePermission] | None = None
+
+
+class ProjectRoleUsage(Response):
+    """projectRoleSchema: in one project, how many hold the role."""
+
+    project: str
+    role: int | None = None
+    userCount: int = 0
+    serviceAccountCount: int = 0
+    groupCount: int = 0
+
+
+class ProjectRoleUsages(Response):
+    """`GET /api/admin/projects/roles/:roleId/access`: the projects where the role is held."""
+
+    projects: list[ProjectRoleUsage] = []

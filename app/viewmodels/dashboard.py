@@ -68,6 +68,8 @@ ROLE_TYPES: dict[str, str] = {
     "custom": "a custom role in this project",
     "root": "the user's root role on the whole server",
     "custom-root": "a custom root role on the whole server",
+    # Unleash's own word for a custom root role (the spec's enum says custom-root)
+    "root-custom": "a custom root role on the whole server",
 }
 
 

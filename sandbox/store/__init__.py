@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens) over one shared
+access tokens, roles) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -39,6 +39,7 @@ from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
+from sandbox.store.roles import Roles, seed_built_in_permissions
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -49,7 +50,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens):
+class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens, Roles):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:
@@ -107,6 +108,7 @@ class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, Pers
                     "userId", "Allows you to constrain on userId", 1, now,
                 ),
             )  # fmt: skip
+            seed_built_in_permissions(c)  # roles (issue 36): the built-in roles' permissions
             if self.setting("initialised_at") is None:
                 self.set_setting("initialised_at", str(now))
             if self.instance_id() is None:  # as Unleash, once, when its database is made

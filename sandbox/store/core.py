@@ -37,7 +37,7 @@ BUILTIN_ROLES: list[tuple[int, str, str, str]] = [
     (OWNER_ROLE, "Owner", "project", "Users with the project owner role have full control."),
     (MEMBER_ROLE, "Member", "project", "Users with the project member role can work on flags."),
 ]
-ROOT_ROLE_TYPES = ("root", "custom-root")
+ROOT_ROLE_TYPES = ("root", "root-custom")
 ADMIN_USER_ID = 1
 #: who an admin API token acts as in the event log (`created_by_user_id`): no user, as on Unleash
 #: 8.2, which logs the token's changes as "admin" with the creator id -42 ("Unleash Admin

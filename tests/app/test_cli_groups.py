@@ -83,7 +83,7 @@ def test_the_list_names_root_roles_and_its_json_keeps_their_ids(
     Its JSON keeps `rootRole` (the id, the wire's field) and adds `rootRoleName`, as the
     users' snapshots do. A custom root role is named too."""
     sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
-                 " 'custom-root', 'Reads everything')")  # fmt: skip
+                 " 'root-custom', 'Reads everything')")  # fmt: skip
     sql(sandbox, "UPDATE groups_ SET root_role = 90 WHERE name = 'Checkout squad'")
     text = flagdesk(sandbox, "list", data=tmp_path)
     assert text.returncode == 0, text.stderr

@@ -121,7 +121,7 @@ def test_root_role_takes_only_the_servers_root_roles(
     assert "Viewer, Owner" not in said and "(Owner and Member are project roles)" in said
 
     sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
-                 " 'custom-root', 'Reads everything')")  # fmt: skip
+                 " 'root-custom', 'Reads everything')")  # fmt: skip
     accepted = "Admin, Editor, Viewer, Auditor"
     for role, why in (
         ("Owner", f"“Owner” is a project role, not a root role; the root roles on {sandbox.url}"),

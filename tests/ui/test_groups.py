@@ -325,7 +325,7 @@ def test_400_details_land_on_the_fields_they_name(
 ) -> None:
     # a custom root role and a new person, both removed by someone else after the form loaded
     run_sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
-                     " 'custom-root', 'Reads everything')")  # fmt: skip
+                     " 'root-custom', 'Reads everything')")  # fmt: skip
     client = admin_client(sandbox)
     temp = arun(client.create_user(CreateUser(name="Temp Person", email="temp@example.com")))
     arun(client.aclose())

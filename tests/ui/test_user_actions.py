@@ -415,7 +415,7 @@ def test_a_custom_root_role_chosen_in_the_new_user_dialog_is_sent_by_id(
     custom one by its id (its schema names only the predefined ones by name). It used to send
     the name, which the request's model refused before anything was sent."""
     sql(sandbox, "INSERT INTO roles(id, name, type, description) VALUES(90, 'Auditor',"
-                 " 'custom-root', 'Reads everything')")  # fmt: skip
+                 " 'root-custom', 'Reads everything')")  # fmt: skip
     session = connect(sandbox)
     editor = open_editor(qtbot, session)
     fill_create(qtbot, editor, "audit@example.com", "Audrey Auditor", "Auditor")
