@@ -9,7 +9,8 @@ contract. This module puts the areas together with the error handlers and the do
 route's signature were about 40% of the boot the GUI waits for (docs/performance.md, "The
 sandbox's boot"). What FastAPI gave is kept without it: validation is pydantic's with the same
 models (`app.api.models`), and the document is still made from the declarations. The groups
-area is served only when groups are (`create_app(groups=...)`, and never for a played release).
+area is served only when groups are (`create_app(groups=...)`, and never for a played release);
+the service accounts area (Enterprise too) never for a played release.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from sandbox.routes import (
     users,
 )
 from sandbox.routes import groups as groups_area
+from sandbox.routes import service_accounts as service_accounts_area
 from sandbox.routes.endpoint import Area, RequestInvalid
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
@@ -109,6 +111,9 @@ def create_app(
     areas = [server_info, users, *([groups_area] if groups and played is None else []),
              projects, features, context, metrics, archive, search,
              api_tokens, personal_tokens]  # fmt: skip
+    # service accounts (Unleash Enterprise): none on a played open-source release (404)
+    if played is None:
+        areas.append(service_accounts_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens) over one shared
+access tokens, service accounts) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -39,6 +39,7 @@ from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
+from sandbox.store.service_accounts import ServiceAccounts
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -49,7 +50,8 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens):
+class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens,
+            ServiceAccounts):  # fmt: skip
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:
