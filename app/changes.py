@@ -31,6 +31,8 @@ class Resource(enum.Enum):
     API_TOKENS = "API tokens"
     #: the connected user's personal access tokens (`flagdesk pats`; no window lists them yet)
     PERSONAL_TOKENS = "personal access tokens"
+    #: service accounts and their tokens (`flagdesk service-accounts`; no window lists them yet)
+    SERVICE_ACCOUNTS = "service accounts"
 
 
 @dataclass(frozen=True)

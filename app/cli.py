@@ -46,7 +46,9 @@ class Command(NamedTuple):
     def module(self) -> CommandModule:
         import importlib
 
-        return cast("CommandModule", importlib.import_module(f"app.commands.{self.name}"))
+        # a command of two words is a module of two (`service-accounts`: `service_accounts`)
+        module = self.name.replace("-", "_")
+        return cast("CommandModule", importlib.import_module(f"app.commands.{module}"))
 
 
 @cache
@@ -132,6 +134,15 @@ def commands() -> tuple[Command, ...]:
             "list, show, add or remove connection profiles",
             "Connection profiles, shared with the window. Tokens live in the OS keyring, never in "
             "profiles.json.",
+        ),
+        # service accounts (Unleash Enterprise)
+        Command(
+            "service-accounts",
+            "list, create, edit or delete service accounts and their tokens",
+            "Service accounts of a server (Unleash Enterprise and the sandbox): `flagdesk "
+            "service-accounts list|create|edit|delete` and `flagdesk service-accounts tokens "
+            "list|create|delete ACCOUNT` (a token's secret printed once, on standard output), "
+            "journaled. Run `flagdesk service-accounts WHAT --help` for the options.",
         ),
     )
 

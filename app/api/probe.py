@@ -20,6 +20,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    ServiceAccounts,
     UiConfig,
 )
 
@@ -34,6 +35,7 @@ PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
     GroupList,
     ArchivedFeatures,
     PersonalDashboardProjectDetails,
+    ServiceAccounts,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -94,6 +96,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
             client.get("/api/admin/personal-dashboard/default", PersonalDashboardProjectDetails)
         ),
         _outcome(client.send_bulk_metrics(EMPTY_BULK)) if client.has_client_token else _none(),
+        # service accounts (Unleash Enterprise; 404 on open source)
+        _outcome(client.get("/api/admin/service-account", ServiceAccounts)),
     )
     try:
         ui = await client.get("/api/admin/ui-config", UiConfig)
@@ -105,8 +109,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
     except BaseException:
         await _dropped(rest)
         raise
-    user, groups, archive, dashboard, metrics = await rest
-    for outcome in (user, groups, archive, dashboard, metrics):
+    user, groups, archive, dashboard, metrics, service_accounts = await rest
+    for outcome in (user, groups, archive, dashboard, metrics, service_accounts):
         if isinstance(outcome, e.ServerUnreachable):
             raise outcome
     return ProbeOutcomes(
@@ -119,6 +123,7 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         archive=archive,
         dashboard=dashboard,
         metrics=metrics,
+        service_accounts=service_accounts,
     )
 
 

@@ -39,7 +39,7 @@ def test_every_subcommand_registers_through_the_same_pair() -> None:
     parser = cli.build_parser()
     names = [c.name for c in cli.commands()]
     assert names == ["serve", "check", "metrics", "users", "archive", "context", "groups",
-                     "tokens", "pats", "journal", "profiles"]  # fmt: skip
+                     "tokens", "pats", "journal", "profiles", "service-accounts"]  # fmt: skip
     for command in cli.commands():
         assert callable(command.module.add_arguments) and callable(command.module.run)
     help_text = parser.format_help()
@@ -131,6 +131,7 @@ def test_a_command_line_still_parses_every_command() -> None:
         (["--help"], []),
         (["-v", "metrics", "validate", "--help"], ["app.commands.metrics"]),
         (["profiles", "list", "--help"], ["app.commands.profiles"]),
+        (["service-accounts", "tokens", "create", "--help"], ["app.commands.service_accounts"]),
     ],
 )
 def test_a_command_line_imports_the_command_it_names_only(
@@ -143,7 +144,7 @@ def test_a_command_line_imports_the_command_it_names_only(
         "import sys\n"
         "from app import cli\n"
         f"try:\n    cli.main({argv!r})\nexcept SystemExit:\n    pass\n"
-        "names = {'app.commands.' + c.name for c in cli.commands()}\n"
+        "names = {'app.commands.' + c.name.replace('-', '_') for c in cli.commands()}\n"
         "print(sorted(m for m, v in sys.modules.items() if v and m in names))\n"
     )
     out = subprocess.run(
