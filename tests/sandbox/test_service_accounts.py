@@ -78,6 +78,9 @@ def test_create_list_update_and_delete(sandbox: SandboxProcess, admin: httpx.Cli
     assert types[-4:] == ["service-account-created", "service-account-updated",
                           "service-account-updated", "service-account-deleted"]  # fmt: skip
     assert "deployer" in _events(sandbox)[-1][1]
+    # its id is never given again (a journal names an account by its id)
+    after = admin.post(ACCOUNTS, json={"name": "D", "username": "deployer", "rootRole": VIEWER})
+    assert after.status_code == 201 and after.json()["id"] > account.id
 
 
 def test_the_errors(sandbox: SandboxProcess, admin: httpx.Client) -> None:
