@@ -395,8 +395,12 @@ class DeleteAccountPlan(_Plan):
         return lines
 
 
-def plan_delete(account: ServiceAccount, journal: Journal,
-                roles: Mapping[int, str] | None = None, undoes: str = "") -> DeleteAccountPlan:  # fmt: skip
+def plan_delete(
+    account: ServiceAccount,
+    journal: Journal,
+    roles: Mapping[int, str] | None = None,
+    undoes: str = "",
+) -> DeleteAccountPlan:
     """The plan to delete `account` (as just listed), its snapshot first."""
     return DeleteAccountPlan(journal, account, delete_service_account_request(account.id),
                              journal.new_file(DELETE_SERVICE_ACCOUNT.key, ".json"),
@@ -464,8 +468,13 @@ class CreateTokenPlan(_Plan):
         ]
 
 
-def plan_create_token(account: ServiceAccount, description: str, expires: datetime,
-                      journal: Journal, now: datetime | None = None) -> CreateTokenPlan:  # fmt: skip
+def plan_create_token(
+    account: ServiceAccount,
+    description: str,
+    expires: datetime,
+    journal: Journal,
+    now: datetime | None = None,
+) -> CreateTokenPlan:
     """The plan to create a token of `account`; `ValueError` saying why for an empty
     description, one the account's tokens have already, or an expiry not in the future."""
     if not description.strip():

@@ -111,8 +111,14 @@ _NEVER = {
 }
 
 # service accounts: what can be undone, and why a token's deletion cannot
-SERVICE_ACCOUNT_UNDO = frozenset({CREATE_SERVICE_ACCOUNT.key, EDIT_SERVICE_ACCOUNT.key,
-                                  DELETE_SERVICE_ACCOUNT.key, CREATE_SERVICE_ACCOUNT_TOKEN.key})  # fmt: skip
+SERVICE_ACCOUNT_UNDO = frozenset(
+    {
+        CREATE_SERVICE_ACCOUNT.key,
+        EDIT_SERVICE_ACCOUNT.key,
+        DELETE_SERVICE_ACCOUNT.key,
+        CREATE_SERVICE_ACCOUNT_TOKEN.key,
+    }
+)
 UNDOABLE = UNDOABLE | SERVICE_ACCOUNT_UNDO
 _NEVER[DELETE_SERVICE_ACCOUNT_TOKEN.key] = (
     "a deleted service account token cannot be brought back: a new one has a new secret, which "
@@ -323,8 +329,10 @@ async def _undo_service_account(client: AdminClient, journal: Journal, entry: En
             raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     # a token's creation: the token deleted, by its id (else its description)
     made, description = after.get("id"), str(entry.ids[0]) if entry.ids else ""
-    tokens = [t for t in account.tokens
-              if (t.id == made if isinstance(made, int) else t.description == description)]  # fmt: skip
+    if isinstance(made, int):
+        tokens = [t for t in account.tokens if t.id == made]
+    else:
+        tokens = [t for t in account.tokens if t.description == description]
     if not tokens:
         raise CannotUndo(f"the token “{description}” is no longer a token of the service "
                          f"account “{account.username}”: deleted already")  # fmt: skip

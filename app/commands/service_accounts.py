@@ -84,6 +84,7 @@ exit status:
      (it needs Unleash Enterprise)
 """
 
+
 def expiry(text: str) -> datetime:
     """An argparse `type`: `flagdesk pats`'s (a date, or a date-time with its time zone),
     imported only when a token's expiry is read (no other command is loaded before)."""
@@ -103,8 +104,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     create.add_argument("--username", required=True, metavar="U",
                         help="its username (unique among users and service accounts)")  # fmt: skip
     create.add_argument("--name", required=True, metavar="N", help="its name")
-    create.add_argument("--root-role", required=True, metavar="ROLE",
-                        help="its root role: a name (Admin, Editor, Viewer, ...) or an id")  # fmt: skip
+    create.add_argument(
+        "--root-role",
+        required=True,
+        metavar="ROLE",
+        help="its root role: a name (Admin, Editor, Viewer, ...) or an id",
+    )
     add_change_options(create, "create")
     edit = add_action(sub, "edit", "change a service account's name or root role", DESCRIPTION)
     edit.add_argument("account", metavar="ACCOUNT", help="the account's username or id")
@@ -122,8 +127,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     t_create = add_action(token_sub, "create", "create a token (its secret shown once)",
                           DESCRIPTION)  # fmt: skip
     t_create.add_argument("account", metavar="ACCOUNT", help="the account's username or id")
-    t_create.add_argument("--description", required=True, metavar="D",
-                          help="what the token is for (unique among the account's tokens)")  # fmt: skip
+    t_create.add_argument(
+        "--description",
+        required=True,
+        metavar="D",
+        help="what the token is for (unique among the account's tokens)",
+    )
     t_create.add_argument("--expires", required=True, type=expiry, metavar="DATE",
                           help="when it expires: YYYY-MM-DD (UTC) or a date-time with its time "
                           "zone")  # fmt: skip
@@ -305,8 +314,14 @@ async def _delete(args: argparse.Namespace, client: AdminClient, connection: str
         if not args.yes and not confirmed(plan.lines(), plan.question):
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")
         done = await carry_out(client, plan)
-    out.update(deleted=account.id, tokens=len(account.tokens), status=done.status,
-               snapshot=str(plan.snapshot), journal=str(done.journal), entry=done.entry)  # fmt: skip
+    out.update(
+        deleted=account.id,
+        tokens=len(account.tokens),
+        status=done.status,
+        snapshot=str(plan.snapshot),
+        journal=str(done.journal),
+        entry=done.entry,
+    )
     out.say(f"Deleted the service account {account_label(account)} and its "
             f"{plural(len(account.tokens), 'token')} on {plan.server}.")  # fmt: skip
     return out.done(EXIT_OK)
@@ -392,8 +407,12 @@ async def _delete_tokens(args: argparse.Namespace, client: AdminClient, connecti
         plan = plan_delete_tokens(account, chosen, journal)
         out.update(server=plan.server, connection=connection, id=account.id)
         if args.dry_run:
-            return dry_run(out, plan.requests, plan.server,
-                           f"{plural(len(chosen), 'token')} of {account_label(account)}")  # fmt: skip
+            return dry_run(
+                out,
+                plan.requests,
+                plan.server,
+                f"{plural(len(chosen), 'token')} of {account_label(account)}",
+            )
         if not args.yes and not confirmed(plan.lines(), plan.question,
                                           count_to_type(len(chosen))):  # fmt: skip
             return out.fail(EXIT_REFUSED, "not confirmed: nothing was deleted")

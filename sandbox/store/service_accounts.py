@@ -108,9 +108,7 @@ class ServiceAccounts(Users):
         role = self._root_role(body.rootRole)
         now = self.clock()
         with self.tx() as c:
-            taken = c.execute(
-                "SELECT 1 FROM users WHERE username = ?", (body.username,)
-            ).fetchone()
+            taken = c.execute("SELECT 1 FROM users WHERE username = ?", (body.username,)).fetchone()
             if taken is not None:
                 raise _conflict(f"A user or service account with the username "
                                 f"{body.username} already exists.")  # fmt: skip
@@ -215,4 +213,3 @@ class ServiceAccounts(Users):
             self._event(c, "pat-deleted", who, summary=f"**{who.user_name}** deleted the token "
                         f"**{row['description']}** of the service account "
                         f"**{account['username']}**")  # fmt: skip
-

@@ -114,9 +114,14 @@ def test_the_probe_answer_decides() -> None:
     assert denied.operation(SERVICE_ACCOUNTS).reason == "The token may not read service accounts"
     # the Admin root role is checked first
     editor = ADMIN.model_copy(update={"permissions": []})
-    assert "Admin root role" in capabilities_of(
-        outcomes(user=editor, service_accounts=ServiceAccounts(serviceAccounts=[]))
-    ).operation(SERVICE_ACCOUNTS).reason
+    assert (
+        "Admin root role"
+        in capabilities_of(
+            outcomes(user=editor, service_accounts=ServiceAccounts(serviceAccounts=[]))
+        )
+        .operation(SERVICE_ACCOUNTS)
+        .reason
+    )
     # not probed (an older probe's outcomes): not available, saying so
     unasked = outcomes()
     assert isinstance(unasked, ProbeOutcomes) and unasked.service_accounts is None

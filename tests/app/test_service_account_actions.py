@@ -124,9 +124,7 @@ def test_accounts_through_the_runner_and_their_undo(
     asyncio.run(job())
 
 
-def test_tokens_through_the_runner_and_their_undo(
-    sandbox: SandboxProcess, tmp_path: Path
-) -> None:
+def test_tokens_through_the_runner_and_their_undo(sandbox: SandboxProcess, tmp_path: Path) -> None:
     journal = journal_for(sandbox, tmp_path)
 
     async def job() -> str:
@@ -252,7 +250,7 @@ def test_the_plans_refuse_before_anything_is_sent(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="“nope”"):
         find_tokens(["b", "nope"], account)
     other = ServiceAccount(id=13, username="12")
-    with pytest.raises(NotFound, match="username of “12” .id 13. and the id of"):
+    with pytest.raises(NotFound, match=r"username of “12” \(id 13\) and the id of"):
         find_account("12", [account, other], "http://x")
     with pytest.raises(NotFound, match="no service account on http://x"):
         find_account("nobody", [account], "http://x")

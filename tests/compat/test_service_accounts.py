@@ -54,7 +54,8 @@ def test_every_route_is_absent(target: Peer, kind: str) -> None:
             answer = http.request(method, path, json=body)
             assert answer.status_code == 404, (method, path, answer.text)
             assert answer.json()["message"] == (
-                f"The path you were looking for ({path}) is not available."), answer.text  # fmt: skip
+                f"The path you were looking for ({path}) is not available."
+            ), answer.text
 
 
 @pytest.mark.parametrize("kind", ["admin", "pat"])

@@ -64,8 +64,10 @@ def test_create_list_update_and_delete(sandbox: SandboxProcess, admin: httpx.Cli
     assert sorted(r["id"] for r in listing["rootRoles"]) == [EDITOR, VIEWER]
 
     # only the name and the root role change; a username sent is ignored
-    changed = admin.put(f"{ACCOUNTS}/{account.id}",
-                        json={"name": "Deploy bot", "rootRole": ADMIN, "username": "other"})  # fmt: skip
+    changed = admin.put(
+        f"{ACCOUNTS}/{account.id}",
+        json={"name": "Deploy bot", "rootRole": ADMIN, "username": "other"},
+    )
     assert changed.status_code == 200, changed.text
     assert (changed.json()["name"], changed.json()["username"], changed.json()["rootRole"]) == (
         "Deploy bot", "deployer", ADMIN)  # fmt: skip
@@ -112,10 +114,15 @@ def test_the_errors(sandbox: SandboxProcess, admin: httpx.Client) -> None:
     # the Admin root role, for reads too
     editor = admin.post("/api/admin/user-admin", json={"username": "ed", "rootRole": "Editor"})
     assert editor.status_code == 201, editor.text
-    with httpx.Client(base_url=sandbox.url,
-                      headers={"Authorization": personal_token_of(sandbox, "ed")}) as ed:  # fmt: skip
-        for answer in (ed.get(ACCOUNTS), ed.post(ACCOUNTS, json={**body, "username": "n"}),
-                       ed.delete(f"{ACCOUNTS}/{bot.id}"), ed.get(f"{ACCOUNTS}/{bot.id}/token")):  # fmt: skip
+    with httpx.Client(
+        base_url=sandbox.url, headers={"Authorization": personal_token_of(sandbox, "ed")}
+    ) as ed:
+        for answer in (
+            ed.get(ACCOUNTS),
+            ed.post(ACCOUNTS, json={**body, "username": "n"}),
+            ed.delete(f"{ACCOUNTS}/{bot.id}"),
+            ed.get(f"{ACCOUNTS}/{bot.id}/token"),
+        ):
             assert_error(answer, 403, "NoAccessError")
     with httpx.Client(base_url=sandbox.url) as nobody:
         assert nobody.get(ACCOUNTS).status_code == 401
