@@ -4,8 +4,9 @@ terminal is pretended): the lists as text and JSON; a created token's secret alo
 output (and in --json), once, and it works as the account; --dry-run prints the exact request
 and sends nothing; without a terminal and without --yes nothing changes; the terminal's
 question; names that fit nothing refused before anything is sent; the journal's entries and
-their undo; and a played open-source release refused with exit status 4 ("needs Unleash
-Enterprise"), nothing sent to the service account endpoints."""
+their undo; a token's creation killed in flight (in doubt, then checked); and a played
+open-source release refused with exit status 4 ("needs Unleash Enterprise"), nothing sent to
+the service account endpoints."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from app import cli
 from app.actions.journal import journal_folder, read_journal
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import Terminal, as_json, run_flagdesk
-from tests.faults import Decide, FaultServer, Reply, Seen
+from tests.faults import Decide, FaultServer, Hang, Reply, Seen
 
 ACCOUNTS = "/api/admin/service-account"
 
@@ -220,3 +221,68 @@ def test_open_source_is_refused_and_nothing_is_sent(tmp_path: Path) -> None:
     touched = [(s.method, s.target) for s in seen if s.target.startswith(ACCOUNTS)]
     assert touched and set(touched) == {("GET", ACCOUNTS)}  # the probe's alone
     assert not (tmp_path / "journal").exists()
+
+
+def test_killed_while_creating_a_token_the_entry_is_in_doubt_and_checked(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A proxy passes every request to the sandbox but holds the token's creation; the command
+    is killed (SIGKILL) once the proxy has it: the journal's entry stays `sent`, read as in
+    doubt, naming the description and no secret; checked against the server, no such token was
+    made (the held request never reached it)."""
+    import signal
+
+    from app.actions.check import check_entry
+    from app.actions.journal import State
+    from app.api.client import AdminClient
+
+    with sandbox.admin() as http:
+        bot = http.get(ACCOUNTS).json()["serviceAccounts"][0]["id"]
+    tokens = f"{ACCOUNTS}/{bot}/token"
+
+    async def scenario() -> tuple[int, list[Seen]]:
+        async with httpx.AsyncClient(base_url=sandbox.url) as upstream:
+
+            async def choose(seen: Seen) -> Reply | Hang:
+                if seen.method == "POST" and seen.target == tokens:
+                    return Hang()
+                headers = {k: v for k, v in seen.headers.items()
+                           if k in ("authorization", "content-type")}  # fmt: skip
+                answer = await upstream.request(seen.method, seen.target, headers=headers,
+                                                content=seen.body)  # fmt: skip
+                kind = answer.headers.get("content-type", "application/json")
+                return Reply(answer.status_code, answer.content, {"Content-Type": kind})
+
+            async with FaultServer(Decide(choose)) as proxy:
+                env = {**os.environ, "FLAGDESK_TOKEN": sandbox.admin_token,
+                       "FLAGDESK_DATA_DIR": str(tmp_path)}  # fmt: skip
+                child = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "app", "service-accounts", "tokens", "create",
+                    "ci-deploy-bot", "--description", "held", "--expires", "2031-01-31",
+                    "--yes", "--url", proxy.url, env=env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                try:
+                    for _ in range(600):
+                        if any(s.method == "POST" for s in proxy.requests):
+                            break
+                        await asyncio.sleep(0.05)
+                finally:
+                    child.send_signal(signal.SIGKILL)
+                    code = await child.wait()
+                return code, list(proxy.requests)
+
+    code, seen = asyncio.run(scenario())
+    assert code == -signal.SIGKILL
+    assert [s.target for s in seen if s.method == "POST"] == [tokens]
+    (entry,) = read_journal(next((tmp_path / "journal").iterdir()) / "journal.jsonl")
+    assert (entry.action, entry.ids, entry.state, entry.after) == (
+        "service_accounts.create_token", ["held"], State.IN_DOUBT, None)  # fmt: skip
+
+    async def check() -> tuple[State, str]:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as c:
+            verdict = await check_entry(c, entry)
+        return verdict.state, verdict.message
+
+    state, message = asyncio.run(check())
+    assert state is State.FAILED and "no token “held” of the service account" in message
