@@ -33,6 +33,8 @@ class Resource(enum.Enum):
     PERSONAL_TOKENS = "personal access tokens"
     #: roles and their permissions (`flagdesk roles`, issue 36; no window lists them yet)
     ROLES = "roles"
+    #: service accounts and their tokens (`flagdesk service-accounts`; no window lists them yet)
+    SERVICE_ACCOUNTS = "service accounts"
 
 
 @dataclass(frozen=True)

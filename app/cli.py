@@ -46,7 +46,9 @@ class Command(NamedTuple):
     def module(self) -> CommandModule:
         import importlib
 
-        return cast("CommandModule", importlib.import_module(f"app.commands.{self.name}"))
+        # a command of two words is a module of two (`service-accounts`: `service_accounts`)
+        module = self.name.replace("-", "_")
+        return cast("CommandModule", importlib.import_module(f"app.commands.{module}"))
 
 
 @cache
@@ -150,6 +152,15 @@ def commands() -> tuple[Command, ...]:
             "[--json]` lists API tokens expired, never seen or not seen for N days, your "
             "personal access tokens alike, groups with no members and inactive users, each with "
             "why and the command that removes it. Run `flagdesk cleanup report --help`.",
+        ),
+        # service accounts (Unleash Enterprise)
+        Command(
+            "service-accounts",
+            "list, create, edit or delete service accounts and their tokens",
+            "Service accounts of a server (Unleash Enterprise and the sandbox): `flagdesk "
+            "service-accounts list|create|edit|delete` and `flagdesk service-accounts tokens "
+            "list|create|delete ACCOUNT` (a token's secret printed once, on standard output), "
+            "journaled. Run `flagdesk service-accounts WHAT --help` for the options.",
         ),
     )
 

@@ -44,6 +44,8 @@ class Probe(Enum):
     METRICS = "metrics"
     #: `GET /api/admin/roles`: custom roles exist (Unleash Enterprise, the sandbox) or not
     ROLES = "roles"
+    #: `GET /api/admin/service-account`: service accounts exist (Unleash Enterprise, the sandbox)
+    SERVICE_ACCOUNTS = "service_accounts"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -386,6 +388,44 @@ ROLES = Tool(
 
 HEADLESS_TOOLS += (ROLES,)
 
+# ---------------------------------------------------------------------------- service accounts
+
+#: service accounts are Unleash Enterprise's (404 on open source): an Admin's, as Unleash's page
+#: and every action of it need ADMIN
+_SERVICE_ACCOUNTS = Needs(admin_role=True, probe=Probe.SERVICE_ACCOUNTS)
+CREATE_SERVICE_ACCOUNT = Action(
+    "service_accounts.create", "Create service account", "POST /api/admin/service-account",
+    _SERVICE_ACCOUNTS,
+)  # fmt: skip
+EDIT_SERVICE_ACCOUNT = Action(
+    "service_accounts.edit", "Edit service account", "PUT /api/admin/service-account/:id",
+    _SERVICE_ACCOUNTS,
+)  # fmt: skip
+DELETE_SERVICE_ACCOUNT = Action(
+    "service_accounts.delete", "Delete service account",
+    "DELETE /api/admin/service-account/:id", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+CREATE_SERVICE_ACCOUNT_TOKEN = Action(
+    "service_accounts.create_token", "Create service account token",
+    "POST /api/admin/service-account/:id/token", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+DELETE_SERVICE_ACCOUNT_TOKEN = Action(
+    "service_accounts.delete_token", "Delete service account token",
+    "DELETE /api/admin/service-account/:id/token/:tokenId", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+#: service accounts and their tokens (`flagdesk service-accounts`; no window yet)
+SERVICE_ACCOUNTS = Tool(
+    "service_accounts", "Service accounts", "Access",
+    "Accounts for machines (Unleash Enterprise): list, create, edit and delete them, and their "
+    "tokens (the secret shown once).", "tokens",
+    _SERVICE_ACCOUNTS,
+    (CREATE_SERVICE_ACCOUNT, EDIT_SERVICE_ACCOUNT, DELETE_SERVICE_ACCOUNT,
+     CREATE_SERVICE_ACCOUNT_TOKEN, DELETE_SERVICE_ACCOUNT_TOKEN),
+)  # fmt: skip
+HEADLESS_TOOLS += (SERVICE_ACCOUNTS,)
+#: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
+ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
 EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
@@ -414,7 +454,7 @@ def version_cell(needs: tuple[Needs, ...], release: str) -> str:
         for versions in need.versions:
             if not versions.admits("unleash", release):
                 return f"no: needs {versions.describe()}"
-    if any(need.probe in (Probe.GROUPS, Probe.ROLES) for need in needs):
+    if any(need.probe in ENTERPRISE_PROBES for need in needs):
         return "Enterprise"
     notes = [text for versions, text in needs[-1].differences  # its own, not its tool's
              if versions.admits("unleash", release)]  # fmt: skip

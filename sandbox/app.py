@@ -10,7 +10,8 @@ route's signature were about 40% of the boot the GUI waits for (docs/performance
 sandbox's boot"). What FastAPI gave is kept without it: validation is pydantic's with the same
 models (`app.api.models`), and the document is still made from the declarations. The groups
 area is served only when groups are (`create_app(groups=...)`, and never for a played release);
-the roles area (custom roles, the permission catalogue) never for a played release.
+the roles area (custom roles, the permission catalogue) and the service accounts area
+(Enterprise's too) never for a played release.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from sandbox.routes import (
 )
 from sandbox.routes import groups as groups_area
 from sandbox.routes import roles as roles_area
+from sandbox.routes import service_accounts as service_accounts_area
 from sandbox.routes.endpoint import Area, RequestInvalid
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
@@ -113,6 +115,9 @@ def create_app(
              api_tokens, personal_tokens]  # fmt: skip
     # roles (issue 36): Enterprise's, so not on a played open-source release (404 there)
     areas += [roles_area] if played is None else []
+    # service accounts (Unleash Enterprise): none on a played open-source release (404)
+    if played is None:
+        areas.append(service_accounts_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

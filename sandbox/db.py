@@ -471,7 +471,7 @@ MIGRATIONS: list[str] = [
     SELECT secret_hash, 'Personal access token ' || rowid, {PAT_DEFAULT_EXPIRY}
     FROM tokens WHERE kind = 'personal' ORDER BY rowid;
     """,
-    # 12 -> 13: roles with their permissions (`sandbox.store.roles`): a custom root role's type
+    # 11 -> 12: roles with their permissions (`sandbox.store.roles`): a custom root role's type
     # is `root-custom`, as Unleash sends it (the sandbox stored `custom-root`, the spec's
     # dashboard enum's word); each role's permissions by name, with an environment for an
     # environment permission of a project role (`''`: none); a role's id never given again

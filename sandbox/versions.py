@@ -3,7 +3,7 @@ release, with the differences between them that flagdesk meets (measured on the 
 tests/compat):
 
 - `GET /api/admin/ui-config` names that release (`versionInfo.current.oss`, "Open Source"), and
-  there are no groups endpoints (open-source Unleash has none);
+  there are no groups endpoints (open-source Unleash has none), nor service accounts (404);
 - the archive endpoint `GET /api/admin/archive/features/:projectId` until 7.0, then 404; the
   search API filters archived flags with `archived=IS:true` from 6.4, `lifecycle=IS:archived`
   from 8.0.1;

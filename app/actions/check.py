@@ -40,6 +40,10 @@ doubt, and the History says to look on the server.
 - `roles.create`: a role of the entry's name is listed (done) or not (failed); `roles.delete`:
   the role's id is gone (done) or still there (failed); `roles.edit`: the role now, compared
   with the body sent and the body before (as the other edits).
+- `service_accounts.*`: one read of the service accounts' list: a created account's username
+  is there or not; a deleted one's id gone or not; an edit's name and root role compared as
+  the other edits; a token created: one of the entry's description on the account (done,
+  its secret never shown) or not; tokens deleted: their ids gone from the account or not.
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -65,6 +69,8 @@ from app.registry import (
     CREATE_GROUP,
     CREATE_PAT,
     CREATE_ROLE,
+    CREATE_SERVICE_ACCOUNT,
+    CREATE_SERVICE_ACCOUNT_TOKEN,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -74,10 +80,13 @@ from app.registry import (
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
     DELETE_ROLE,
+    DELETE_SERVICE_ACCOUNT,
+    DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
+    EDIT_SERVICE_ACCOUNT,
     EDIT_USER,
     EXPIRE_API_TOKEN,
     REVIVE_FEATURE,
@@ -388,6 +397,78 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
 #: the actions whose check needs the body sent in the entry (`request.body`)
 NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key,
                         EXPIRE_API_TOKEN.key})  # fmt: skip
+
+# ---------------------------------------------------------------------------- service accounts
+
+
+async def _accounts_now(client: AdminClient) -> dict[int, Any]:
+    return {a.id: a for a in (await client.service_accounts()).serviceAccounts}
+
+
+async def _account_made(client: AdminClient, entry: Entry) -> Verdict:
+    username = str(entry.ids[0]) if entry.ids else ""
+    present = {a.username for a in (await _accounts_now(client)).values()}
+    return _verdict([username], present, "service account", "created", "not there")
+
+
+async def _account_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    present = set(await _accounts_now(client))
+    return _verdict(wanted, set(wanted) - present, "service account", "deleted", "still there")
+
+
+async def _account_edited(client: AdminClient, entry: Entry) -> Verdict:
+    account_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    sent = _sent(entry)
+    before = _before(entry).get("account")
+    account = (await _accounts_now(client)).get(account_id)
+
+    def state(values: dict[str, Any] | None) -> object:
+        return None if values is None else {name: values.get(name) for name in sent}
+
+    now = None if account is None else {"name": account.name, "rootRole": account.rootRole}
+    name = _before(entry).get("username") or account_id
+    return _edit_verdict(f"the service account “{name}”", state(now), state(sent),
+                         state(before if isinstance(before, dict) else None))  # fmt: skip
+
+
+async def _account_tokens(client: AdminClient, entry: Entry) -> tuple[str, list[Any] | None]:
+    """The entry's account's username and its tokens now (None: the account is gone)."""
+    before = _before(entry)
+    account_id = before.get("account")
+    accounts = await _accounts_now(client)
+    account = accounts.get(account_id) if isinstance(account_id, int) else None
+    return str(before.get("username") or ""), None if account is None else list(account.tokens)
+
+
+async def _account_token_made(client: AdminClient, entry: Entry) -> Verdict:
+    description = str(entry.ids[0]) if entry.ids else ""
+    username, tokens = await _account_tokens(client, entry)
+    made = [t for t in tokens or [] if t.description == description]
+    if not made:
+        gone = " (the account is gone)" if tokens is None else ""
+        return Verdict(State.FAILED, f"no token “{description}” of the service account "
+                       f"“{username}”{gone}")  # fmt: skip
+    return Verdict(State.DONE, f"the token “{description}” of the service account “{username}” "
+                   f"exists (id {made[0].id}), but its secret was never shown: delete it and "
+                   "create another")  # fmt: skip
+
+
+async def _account_tokens_gone(client: AdminClient, entry: Entry) -> Verdict:
+    wanted: list[object] = [i for i in entry.ids if isinstance(i, int)]
+    _username, tokens = await _account_tokens(client, entry)
+    present = {t.id for t in tokens or []}
+    return _verdict(wanted, set(wanted) - present, "token", "deleted", "still there")
+
+
+CHECKS.update({
+    CREATE_SERVICE_ACCOUNT.key: _account_made,
+    DELETE_SERVICE_ACCOUNT.key: _account_gone,
+    EDIT_SERVICE_ACCOUNT.key: _account_edited,
+    CREATE_SERVICE_ACCOUNT_TOKEN.key: _account_token_made,
+    DELETE_SERVICE_ACCOUNT_TOKEN.key: _account_tokens_gone,
+})  # fmt: skip
+NEEDS_BODY = NEEDS_BODY | {EDIT_SERVICE_ACCOUNT.key}
 
 
 def can_check(entry: Entry) -> bool:

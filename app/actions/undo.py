@@ -21,6 +21,11 @@ What can be undone, once done:
   holds it; `roles.edit`: the role put back as its snapshot holds it (name, description, type,
   permissions); `roles.delete`: the role created again from its snapshot, with the same
   permissions, under a new id (the confirmation says so).
+- `service_accounts.create`: the account deleted (its id, from the entry's `after`);
+  `service_accounts.edit`: its name and root role before put back; `service_accounts.delete`:
+  the account created again from its snapshot, with a new id and without its tokens (their
+  secrets are gone: the confirmation says so); `service_accounts.create_token`: the token
+  deleted. A deleted service account token cannot be brought back.
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
@@ -44,6 +49,7 @@ from app.actions import (
     groups,
     personal_tokens,
     roles,
+    service_accounts,
     users,
 )
 from app.actions.journal import Entry, Journal, State
@@ -56,6 +62,8 @@ from app.registry import (
     CREATE_GROUP,
     CREATE_PAT,
     CREATE_ROLE,
+    CREATE_SERVICE_ACCOUNT,
+    CREATE_SERVICE_ACCOUNT_TOKEN,
     CREATE_USER,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
@@ -65,10 +73,13 @@ from app.registry import (
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
     DELETE_ROLE,
+    DELETE_SERVICE_ACCOUNT,
+    DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
+    EDIT_SERVICE_ACCOUNT,
     EDIT_USER,
     EXPIRE_API_TOKEN,
     RESET_PASSWORD,
@@ -106,6 +117,21 @@ _NEVER = {
     DELETE_PAT.key: "a deleted personal access token cannot be brought back: a new one has a "
     "new secret, which whoever used the old one needs anyway (flagdesk pats create)",
 }
+
+# service accounts: what can be undone, and why a token's deletion cannot
+SERVICE_ACCOUNT_UNDO = frozenset(
+    {
+        CREATE_SERVICE_ACCOUNT.key,
+        EDIT_SERVICE_ACCOUNT.key,
+        DELETE_SERVICE_ACCOUNT.key,
+        CREATE_SERVICE_ACCOUNT_TOKEN.key,
+    }
+)
+UNDOABLE = UNDOABLE | SERVICE_ACCOUNT_UNDO
+_NEVER[DELETE_SERVICE_ACCOUNT_TOKEN.key] = (
+    "a deleted service account token cannot be brought back: a new one has a new secret, which "
+    "whoever used the old one needs anyway (flagdesk service-accounts tokens create)"
+)
 
 
 class CannotUndo(ValueError):
@@ -227,6 +253,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
         return await _unmake_pat(client, journal, entry)
     if action in _ROLE_ACTIONS:  # roles (issue 36)
         return await _undo_role(client, journal, entry)
+    if action in SERVICE_ACCOUNT_UNDO:
+        return await _undo_service_account(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -298,3 +326,59 @@ async def _undo_role(client: AdminClient, journal: Journal, entry: Entry) -> Pla
         if isinstance(exc, CannotUndo):
             raise
         raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}") from None
+
+
+# ---------------------------------------------------------------------------- service accounts
+
+
+async def _undo_service_account(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that undoes a service account's change (see the module's text), from the
+    accounts as the server lists them now."""
+    action, before = entry.action, _before_of(entry)
+    accounts = (await client.service_accounts()).serviceAccounts
+    roles = await _roles(client)
+    if action == DELETE_SERVICE_ACCOUNT.key:
+        held = await asyncio.to_thread(service_accounts.read_snapshot, _snapshot(journal, entry))
+        if any(a.username == held.username for a in accounts):
+            raise CannotUndo(f"a service account “{held.username}” exists again: it is not "
+                             "recreated")  # fmt: skip
+        try:
+            return service_accounts.plan_recreate(held, journal, entry.id, roles)
+        except ValueError as exc:
+            raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    after = entry.after if isinstance(entry.after, dict) else {}
+    if action == CREATE_SERVICE_ACCOUNT.key:
+        made, username = after.get("id"), str(entry.ids[0]) if entry.ids else ""
+        found = [a for a in accounts if a.id == made] if isinstance(made, int) else \
+            [a for a in accounts if a.username == username]  # fmt: skip
+        if not found:
+            raise CannotUndo(f"the service account “{username}” is gone from the server: "
+                             "nothing to delete")  # fmt: skip
+        return service_accounts.plan_delete(found[0], journal, roles, undoes=entry.id)
+    account_id = before.get("account") if action == CREATE_SERVICE_ACCOUNT_TOKEN.key else (
+        entry.ids[0] if entry.ids else None)  # fmt: skip
+    account = next((a for a in accounts if a.id == account_id), None)
+    if account is None:
+        raise CannotUndo(f"the service account {before.get('username') or account_id} is gone "
+                         "from the server: nothing to put back")  # fmt: skip
+    if action == EDIT_SERVICE_ACCOUNT.key:
+        was = before.get("account") or {}
+        try:
+            return service_accounts.plan_edit(account, was.get("name"), was.get("rootRole"),
+                                              journal, roles, undo=True)  # fmt: skip
+        except ValueError as exc:
+            raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    # a token's creation: the token deleted, by its id (else its description)
+    made, description = after.get("id"), str(entry.ids[0]) if entry.ids else ""
+    if isinstance(made, int):
+        tokens = [t for t in account.tokens if t.id == made]
+    else:
+        tokens = [t for t in account.tokens if t.description == description]
+    if not tokens:
+        raise CannotUndo(f"the token “{description}” is no longer a token of the service "
+                         f"account “{account.username}”: deleted already")  # fmt: skip
+    return service_accounts.plan_delete_tokens(account, tokens, journal, undoes=entry.id)
+
+
+def _before_of(entry: Entry) -> dict[str, Any]:
+    return entry.before if isinstance(entry.before, dict) else {}

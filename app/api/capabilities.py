@@ -19,7 +19,9 @@ requests sent concurrently:
 - with a client token, `POST /api/client/metrics/bulk` with no metrics at all: the token is
   accepted there (a 202 that stores nothing);
 - `GET /api/admin/roles`: custom roles exist (Unleash Enterprise, the sandbox) or not (404 "The
-  path you were looking for ... is not available": open-source Unleash).
+  path you were looking for ... is not available": open-source Unleash);
+- `GET /api/admin/service-account`: service accounts exist (Unleash Enterprise, the sandbox) or
+  not (open source: 404 "The path you were looking for ... is not available.").
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from app.api.models import (
     GroupList,
     PersonalDashboardProjectDetails,
     RoleList,
+    ServiceAccounts,
     UiConfig,
 )
 from app.registry import (
@@ -208,6 +211,8 @@ class ProbeOutcomes:
     metrics: e.ClientError | None = None
     #: `GET /api/admin/roles` (roles, issue 36)
     roles: RoleList | e.ClientError | None = None
+    #: `GET /api/admin/service-account` (None: not asked)
+    service_accounts: ServiceAccounts | e.ClientError | None = None
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
@@ -386,6 +391,32 @@ _READERS = {
     Probe.METRICS: _metrics,
     Probe.ROLES: _roles,
 }
+
+# ---------------------------------------------------------------------------- service accounts
+
+NEEDS_ENTERPRISE_SERVICE_ACCOUNTS = (
+    "Service accounts need Unleash Enterprise: this server has no service account endpoint"
+)
+
+
+def _service_accounts(key: str, facts: _Facts) -> Availability:
+    """A list: there. A 404 of an unknown path ("The path you were looking for ... is not
+    available.", what open-source Unleash answers): Enterprise's, not here."""
+    answer = facts.outcomes.service_accounts
+    if isinstance(answer, ServiceAccounts):
+        return Availability(key, True)
+    if isinstance(answer, e.NotFound):
+        if "path you were looking for" in answer.message or not answer.message:
+            return Availability(key, False, NEEDS_ENTERPRISE_SERVICE_ACCOUNTS)
+        return Availability(key, False, f"This server has no service accounts: {answer}")
+    if isinstance(answer, e.Forbidden):
+        return Availability(key, False, "The token may not read service accounts")
+    if answer is None:
+        return Availability(key, False, "Could not be checked: not probed")
+    return Availability(key, False, f"Could not be checked: {answer}")
+
+
+_READERS[Probe.SERVICE_ACCOUNTS] = _service_accounts
 
 
 def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:

@@ -57,6 +57,7 @@ from app.api.models import (
     CreateGroup,
     CreatePersonalAccessToken,
     CreateRole,
+    CreateServiceAccount,
     CreateUser,
     CurrentUser,
     Feature,
@@ -81,9 +82,12 @@ from app.api.models import (
     RoleList,
     RoleWithPermissions,
     SearchFeatures,
+    ServiceAccount,
+    ServiceAccounts,
     UiConfig,
     UpdateApiToken,
     UpdateContextField,
+    UpdateServiceAccount,
     UpdateUser,
     User,
     UserList,
@@ -97,6 +101,8 @@ from app.registry import (
     CREATE_CONTEXT_FIELD,
     CREATE_PAT,
     CREATE_ROLE,
+    CREATE_SERVICE_ACCOUNT,
+    CREATE_SERVICE_ACCOUNT_TOKEN,
     DELETE_API_TOKEN,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
@@ -105,15 +111,19 @@ from app.registry import (
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
     DELETE_ROLE,
+    DELETE_SERVICE_ACCOUNT,
+    DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
+    EDIT_SERVICE_ACCOUNT,
     EXPIRE_API_TOKEN,
     PERSONAL_TOKENS,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
+    SERVICE_ACCOUNTS,
     Action,
 )
 from app.startup import paused_gc
@@ -134,6 +144,8 @@ __all__ = [
     "create_context_field_request",
     "create_pat_request",
     "create_role_request",
+    "create_service_account_request",
+    "create_service_account_token_request",
     "delete_api_token_request",
     "delete_context_field_request",
     "delete_feature_request",
@@ -141,6 +153,8 @@ __all__ = [
     "delete_inactive_users_request",
     "delete_pat_request",
     "delete_role_request",
+    "delete_service_account_request",
+    "delete_service_account_token_request",
     "expire_api_token_request",
     "normalise_base_url",
     "revive_feature_request",
@@ -148,6 +162,7 @@ __all__ = [
     "secret_tail",
     "update_context_field_request",
     "update_role_request",
+    "update_service_account_request",
 ]
 
 #: bodies larger than this are decoded on a worker thread and validated a slice at a time
@@ -906,6 +921,59 @@ class AdminClient(Sender):
             ) from None
         return result
 
+    # ------------------------------------------------------------------ service accounts
+
+    async def service_accounts(self) -> ServiceAccounts:
+        """`GET /api/admin/service-account` (Unleash Enterprise and the sandbox): every service
+        account with its tokens (never their secrets) and the root roles they hold. On open
+        source (404) `Unsupported` "needs Unleash Enterprise", nothing sent."""
+        await self._require(SERVICE_ACCOUNTS.key)
+        return await self.get(SERVICE_ACCOUNTS_PATH, ServiceAccounts)
+
+    async def service_account_tokens(self, account_id: int) -> PersonalAccessTokens:
+        """`GET /api/admin/service-account/:id/token`: the account's tokens, no secrets; 404
+        `NotFound` for an id that is no service account's."""
+        await self._require(SERVICE_ACCOUNTS.key)
+        return await self.get(f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}/token",
+                              PersonalAccessTokens)  # fmt: skip
+
+    async def create_service_account(self, body: CreateServiceAccount) -> ServiceAccount:
+        """`POST /api/admin/service-account` (`service_accounts.create`): 201 with the account;
+        409 `Conflict` for a username taken, 400 `BadRequest` for a role that is no root role."""
+        await self._require(CREATE_SERVICE_ACCOUNT)
+        answer = await self.send_write(create_service_account_request(body))
+        return await self.read_answer(answer, ServiceAccount)
+
+    async def update_service_account(
+        self, account_id: int, body: UpdateServiceAccount
+    ) -> ServiceAccount:
+        """`PUT /api/admin/service-account/:id` (`service_accounts.edit`): the fields given."""
+        await self._require(EDIT_SERVICE_ACCOUNT)
+        answer = await self.send_write(update_service_account_request(account_id, body))
+        return await self.read_answer(answer, ServiceAccount)
+
+    async def delete_service_account(self, account_id: int) -> int:
+        """`DELETE /api/admin/service-account/:id` (`service_accounts.delete`): 200, no body;
+        its tokens go with it."""
+        await self._require(DELETE_SERVICE_ACCOUNT)
+        return (await self._send_write(delete_service_account_request(account_id))).status_code
+
+    async def create_service_account_token(
+        self, account_id: int, body: CreatePersonalAccessToken
+    ) -> CreatedPersonalAccessToken:
+        """`POST /api/admin/service-account/:id/token` (`service_accounts.create_token`): 201
+        with the token and its secret, the only time the server shows it."""
+        await self._require(CREATE_SERVICE_ACCOUNT_TOKEN)
+        answer = await self.send_write(create_service_account_token_request(account_id, body))
+        return await self.read_answer(answer, CreatedPersonalAccessToken)
+
+    async def delete_service_account_token(self, account_id: int, token_id: int) -> int:
+        """`DELETE /api/admin/service-account/:id/token/:tokenId`
+        (`service_accounts.delete_token`): 200, no body; the token is refused from then on."""
+        await self._require(DELETE_SERVICE_ACCOUNT_TOKEN)
+        request = delete_service_account_token_request(account_id, token_id)
+        return (await self._send_write(request)).status_code
+
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -1248,3 +1316,44 @@ def update_role_request(role_id: int, body: CreateRole) -> WriteRequest:
 def delete_role_request(role_id: int) -> WriteRequest:
     """The request `AdminClient.delete_role` sends (no body)."""
     return WriteRequest("DELETE", f"{ROLES_PATH}/{int(role_id)}", b"")
+
+
+# ---------------------------------------------------------------------------- service accounts
+
+#: Unleash Enterprise's service accounts
+SERVICE_ACCOUNTS_PATH = "/api/admin/service-account"
+
+
+def create_service_account_request(body: CreateServiceAccount) -> WriteRequest:
+    """The request `AdminClient.create_service_account` sends: name, username, root role id."""
+    return WriteRequest("POST", SERVICE_ACCOUNTS_PATH, body.model_dump_json().encode())
+
+
+def update_service_account_request(account_id: int, body: UpdateServiceAccount) -> WriteRequest:
+    """The request `AdminClient.update_service_account` sends: only the fields set."""
+    return WriteRequest(
+        "PUT",
+        f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}",
+        body.model_dump_json(exclude_unset=True).encode(),
+    )
+
+
+def delete_service_account_request(account_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_service_account` sends (no body)."""
+    return WriteRequest("DELETE", f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}", b"")
+
+
+def create_service_account_token_request(
+    account_id: int, body: CreatePersonalAccessToken
+) -> WriteRequest:
+    """The request `AdminClient.create_service_account_token` sends: the description and the
+    expiry (RFC 3339, in UTC to the millisecond)."""
+    return WriteRequest("POST", f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}/token",
+                        body.model_dump_json().encode())  # fmt: skip
+
+
+def delete_service_account_token_request(account_id: int, token_id: int) -> WriteRequest:
+    """The request `AdminClient.delete_service_account_token` sends (no body)."""
+    return WriteRequest(
+        "DELETE", f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}/token/{int(token_id)}", b""
+    )

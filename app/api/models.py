@@ -1239,3 +1239,49 @@ class ProjectRoleUsages(Response):
     """`GET /api/admin/projects/roles/:roleId/access`: the projects where the role is held."""
 
     projects: list[ProjectRoleUsage] = []
+
+
+# --------------------------------------------------------------------------- service accounts
+# Unleash Enterprise's service accounts (../shared/reference/unleash-enterprise-admin-api.md
+# section 1): users with `accountType: "Service Account"` and tokens of their own (patSchema).
+
+
+class ServiceAccount(Response):
+    """serviceAccountSchema: an account and its tokens (never their secrets). `seenAt` is
+    deprecated and null on Unleash (its tokens' `seenAt` say when it was used)."""
+
+    id: int
+    name: str | None = None
+    username: str | None = None
+    imageUrl: str | None = None
+    #: the root role's id
+    rootRole: int | None = None
+    createdAt: datetime | None = None
+    seenAt: datetime | None = None
+    tokens: list[PersonalAccessToken] = []
+
+
+class ServiceAccounts(Response):
+    """serviceAccountsSchema, `GET /api/admin/service-account`: every service account, and the
+    root roles they hold."""
+
+    serviceAccounts: list[ServiceAccount]
+    rootRoles: list[Role] = []
+
+
+class CreateServiceAccount(Request):
+    """createServiceAccountSchema, `POST /api/admin/service-account`: a name, a username (unique
+    among users and service accounts: 409 otherwise) and a root role's id, all required."""
+
+    name: OneLine
+    username: OneLine
+    rootRole: StrictInt64
+
+
+class UpdateServiceAccount(Request):
+    """updateServiceAccountSchema, `PUT /api/admin/service-account/:id`: the name and the root
+    role's id, each optional (only those given change; anything else is ignored, the username
+    included)."""
+
+    name: OneLine | None = None
+    rootRole: StrictInt64 | None = None

@@ -21,6 +21,7 @@ from app.api.models import (
     GroupList,
     PersonalDashboardProjectDetails,
     RoleList,
+    ServiceAccounts,
     UiConfig,
 )
 
@@ -36,6 +37,7 @@ PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
     ArchivedFeatures,
     PersonalDashboardProjectDetails,
     RoleList,
+    ServiceAccounts,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -97,6 +99,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         ),
         _outcome(client.send_bulk_metrics(EMPTY_BULK)) if client.has_client_token else _none(),
         _outcome(client.get("/api/admin/roles", RoleList)),  # roles (issue 36)
+        # service accounts (Unleash Enterprise; 404 on open source)
+        _outcome(client.get("/api/admin/service-account", ServiceAccounts)),
     )
     try:
         ui = await client.get("/api/admin/ui-config", UiConfig)
@@ -108,8 +112,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
     except BaseException:
         await _dropped(rest)
         raise
-    user, groups, archive, dashboard, metrics, roles = await rest
-    for outcome in (user, groups, archive, dashboard, metrics, roles):
+    user, groups, archive, dashboard, metrics, roles, service_accounts = await rest
+    for outcome in (user, groups, archive, dashboard, metrics, roles, service_accounts):
         if isinstance(outcome, e.ServerUnreachable):
             raise outcome
     return ProbeOutcomes(
@@ -123,6 +127,7 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         dashboard=dashboard,
         metrics=metrics,
         roles=roles,
+        service_accounts=service_accounts,
     )
 
 

@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens, roles) over one shared
+access tokens, roles, service accounts) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -40,6 +40,7 @@ from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
 from sandbox.store.roles import Roles, seed_built_in_permissions
+from sandbox.store.service_accounts import ServiceAccounts
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -50,7 +51,8 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens, Roles):
+class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens, Roles,
+            ServiceAccounts):  # fmt: skip
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:

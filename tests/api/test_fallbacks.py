@@ -286,6 +286,7 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
             "/api/admin/archive/features/flagdesk-capability-probe": 1,
             "/api/admin/personal-dashboard/default": 1,
             "/api/admin/roles": 1,  # roles (issue 36): Enterprise's, a 404 here
+            "/api/admin/service-account": 1,
         }
     )
     # the secret Unleash echoes in /api/admin/user stays out of what the GUI shows
@@ -309,7 +310,7 @@ def test_the_probe_runs_once_for_concurrent_callers() -> None:
     assert together[0] is together[1] is together[2] is later
     assert server.hits["/api/admin/ui-config"] == 1
     assert server.hits["/api/admin/user"] == 1
-    assert server.total_requests == 6
+    assert server.total_requests == 7
 
 
 def test_refresh_probes_again() -> None:
@@ -324,7 +325,7 @@ def test_refresh_probes_again() -> None:
 
     run(go())
     assert server.hits["/api/admin/ui-config"] == 2
-    assert server.total_requests == 12
+    assert server.total_requests == 14
 
 
 # ---------------------------------------------------------------------------- Unsupported
@@ -378,7 +379,7 @@ def test_unsupported_is_raised_without_a_prior_probe_call() -> None:
 
     run(go())
     assert server.hits["/api/admin/groups"] == 1  # GET by the probe; the POST never sent
-    assert server.total_requests == 6
+    assert server.total_requests == 7
 
 
 # ---------------------------------------------------------------------------- archive by search

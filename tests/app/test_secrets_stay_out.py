@@ -77,6 +77,41 @@ def _personal_access_tokens(run: Run, sb: SandboxProcess) -> list[str]:
 SCENARIOS = [Scenario("personal access tokens", _personal_access_tokens)]
 
 
+# ---------------------------------------------------------------------------- service accounts
+
+
+def _service_account_tokens(run: Run, sb: SandboxProcess) -> list[str]:
+    """An Admin service account's tokens made as text and as JSON, one used as the connection's
+    token (its requests logged), listed, deleted, one creation undone, then the account deleted
+    and its deletion undone (created again, without its tokens)."""
+    import json
+
+    from app.actions.journal import journal_folder, read_journal
+
+    admin = sb.admin_token
+    words = ("service-accounts", "tokens", "create", "robot")
+    run(admin, "service-accounts", "create", "--username", "robot", "--name", "Robot",
+        "--root-role", "Admin", "--yes")  # fmt: skip
+    made = [run(admin, *words, "--description", "text", "--expires", "2031-01-31",
+                "--yes").stdout.strip()]  # fmt: skip
+    answer = run(admin, *words, "--description", "json", "--expires", "2031-01-31", "--yes",
+                 "--json")  # fmt: skip
+    made.append(json.loads(answer.stdout)["secret"])
+    run(made[0], "service-accounts", "list")  # the new token used (and logged) as the connection's
+    run(made[1], "service-accounts", "tokens", "list", "robot", "--json")
+    run(admin, "service-accounts", "tokens", "delete", "robot", "text", "--yes")
+    journal = read_journal(journal_folder(sb.url, run.folders["data"]) / "journal.jsonl")
+    created = next(e for e in journal if e.ids == ["json"])
+    run(admin, "journal", "undo", created.id, "--yes")
+    run(admin, "service-accounts", "delete", "robot", "--yes")
+    journal = read_journal(journal_folder(sb.url, run.folders["data"]) / "journal.jsonl")
+    run(admin, "journal", "undo", journal[-1].id, "--yes")
+    return made
+
+
+SCENARIOS.append(Scenario("service account tokens", _service_account_tokens))
+
+
 def _forms(secret: str) -> list[str]:
     """A secret and the parts of it that are as good: after its `prefix:` or `prefix.`."""
     forms = [secret]

@@ -92,13 +92,16 @@ def test_admin_token(target: Peer) -> None:
         "(removed in Unleash 7.0)",
     })  # fmt: skip
     assert target.admin_token not in json.dumps(out)
-    # per action (app.registry): Unleash OSS has every action but the groups' ones (and the
-    # metrics upload, which needs a client token besides this one, and a user's personal access
-    # tokens, which an admin API token has no user for)
+    # per action (app.registry): Unleash OSS has every action but the groups' and the service
+    # accounts' ones (Enterprise's) (and the metrics upload, which needs a client token besides
+    # this one, and a user's personal access tokens, which an admin API token has no user for)
     actions = out["actions"]
     done = {key for key, action in actions.items() if action["available"]}
     assert done == {key for key in actions
-                    if not key.startswith(("groups.", "metrics.", "personal_tokens."))}  # fmt: skip
+                    if not key.startswith(("groups.", "metrics.", "personal_tokens.",
+                                           "service_accounts."))}  # fmt: skip
+    assert "Enterprise" in ops["service_accounts"]["reason"]
+    assert "Enterprise" in actions["service_accounts.create_token"]["reason"]
     assert "client" in actions["metrics.upload"]["reason"]
     assert "Enterprise" in actions["groups.delete"]["reason"]
     assert "needs a personal access token" in ops["personal_tokens"]["reason"]

@@ -131,6 +131,7 @@ def test_a_command_line_still_parses_every_command() -> None:
         (["--help"], []),
         (["-v", "metrics", "validate", "--help"], ["app.commands.metrics"]),
         (["profiles", "list", "--help"], ["app.commands.profiles"]),
+        (["service-accounts", "tokens", "create", "--help"], ["app.commands.service_accounts"]),
     ],
 )
 def test_a_command_line_imports_the_command_it_names_only(
@@ -143,7 +144,7 @@ def test_a_command_line_imports_the_command_it_names_only(
         "import sys\n"
         "from app import cli\n"
         f"try:\n    cli.main({argv!r})\nexcept SystemExit:\n    pass\n"
-        "names = {'app.commands.' + c.name for c in cli.commands()}\n"
+        "names = {'app.commands.' + c.name.replace('-', '_') for c in cli.commands()}\n"
         "print(sorted(m for m, v in sys.modules.items() if v and m in names))\n"
     )
     out = subprocess.run(
