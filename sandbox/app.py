@@ -39,6 +39,7 @@ from sandbox.routes import (
     users,
 )
 from sandbox.routes import groups as groups_area
+from sandbox.routes import project_access as project_access_area
 from sandbox.routes.endpoint import Area, RequestInvalid
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
@@ -109,6 +110,9 @@ def create_app(
     areas = [server_info, users, *([groups_area] if groups and played is None else []),
              projects, features, context, metrics, archive, search,
              api_tokens, personal_tokens]  # fmt: skip
+    # project access (Pro and Enterprise): served with the groups, never for a played release
+    if groups and played is None:
+        areas.append(project_access_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -39,6 +39,7 @@ from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
+from sandbox.store.project_access import ProjectAccessStore
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -49,7 +50,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens):
+# project access first: it builds on the groups
+class Store(ProjectAccessStore, ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics,
+            PersonalTokens):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:
