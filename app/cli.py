@@ -118,6 +118,15 @@ def commands() -> tuple[Command, ...]:
             "`flagdesk pats delete DESCRIPTION_OR_ID...`: journaled. Run `flagdesk pats WHAT "
             "--help` for the options.",
         ),
+        # project access
+        Command(
+            "access",
+            "who can do what where; grant, change or revoke project roles",
+            "Who can do what where: `flagdesk access show --user EMAIL` (every project, the "
+            "roles held and why) or `--project P` (everyone who can change it); project access "
+            "(Pro, Enterprise, the sandbox): `flagdesk access grant|set|revoke --project P ...`, "
+            "journaled, with a snapshot first. Run `flagdesk access WHAT --help` for the options.",
+        ),
         Command(
             "journal",
             "list the changes flagdesk made on a connection (the History), or undo one",

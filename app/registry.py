@@ -42,6 +42,9 @@ class Probe(Enum):
     DASHBOARD = "dashboard"
     #: `POST /api/client/metrics/bulk` with no metrics: takes the client token
     METRICS = "metrics"
+    #: `GET /api/admin/projects/<a project id>/access`: project access exists (Unleash Pro and
+    #: Enterprise, the sandbox) or not (open source: the route is not there, 404)
+    PROJECT_ACCESS = "project_access"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -339,11 +342,38 @@ PERSONAL_TOKENS = Tool(
     _PERSONAL, (CREATE_PAT, DELETE_PAT),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- project access
+
+#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
+#: revoking need the Admin root role or the project's Owner role, which the server checks
+_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
+GRANT_PROJECT_ACCESS = Action(
+    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
+    _PROJECT_ACCESS,
+)  # fmt: skip
+SET_PROJECT_ROLES = Action(
+    "project_access.set_roles", "Change project roles",
+    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+REVOKE_PROJECT_ACCESS = Action(
+    "project_access.revoke", "Revoke project access",
+    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+#: project access and who can do what where (`flagdesk access`; no window yet)
+PROJECT_ACCESS = Tool(
+    "project_access", "Project access", "Access",
+    "Who holds which role in a project (users, service accounts, groups): grant, change and "
+    "revoke; and who can do what where, for one user or one project.", "groups",
+    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
+)  # fmt: skip
+
 #: the tools a command has but no window yet (`flagdesk tokens`, `flagdesk pats`): in the
 #: capability report, `flagdesk check`, the journal and the version table (`EVERY_TOOL`), their
 #: actions the registry's like any other (capabilities, journal, check, undo), never in the
 #: sidebar (`TOOLS`, `TOOLS_BY_KEY`: the tools with a window)
 HEADLESS_TOOLS: tuple[Tool, ...] = (API_TOKENS, PERSONAL_TOKENS)
+# project access (`flagdesk access`)
+HEADLESS_TOOLS += (PROJECT_ACCESS,)
 
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
@@ -375,6 +405,8 @@ def version_cell(needs: tuple[Needs, ...], release: str) -> str:
                 return f"no: needs {versions.describe()}"
     if any(need.probe is Probe.GROUPS for need in needs):
         return "Enterprise"
+    if any(need.probe is Probe.PROJECT_ACCESS for need in needs):  # project access
+        return "Pro/Enterprise"
     notes = [text for versions, text in needs[-1].differences  # its own, not its tool's
              if versions.admits("unleash", release)]  # fmt: skip
     return "; ".join(["yes", *notes]) if notes else "yes"

@@ -16,7 +16,10 @@ What can be undone, once done:
 - `api_tokens.expire`: the previous expiry put back (not when it had none: the API takes a
   date, never "no expiry");
 - `personal_tokens.create`: the token deleted (its id, from the entry's `after`), when the
-  connection's user still has it.
+  connection's user still has it;
+- `project_access.grant`: each user's and group's roles set to those held now less the ones
+  the grant added; `.set_roles`: the previous roles set again; `.revoke`: the previous roles
+  granted again (`app.actions.project_access.plan_undo_of`, from the project's access now).
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
@@ -79,6 +82,10 @@ UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONT
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
                       REVIVE_FEATURES.key, CREATE_API_TOKEN.key,
                       EXPIRE_API_TOKEN.key, CREATE_PAT.key})  # fmt: skip
+
+# project access: every change of it can be undone
+UNDOABLE |= frozenset({"project_access.grant", "project_access.set_roles",
+                       "project_access.revoke"})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -217,6 +224,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
             raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     if action == CREATE_PAT.key:
         return await _unmake_pat(client, journal, entry)
+    if action.startswith("project_access."):
+        return await _undo_project_access(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -243,6 +252,20 @@ async def _unmake_pat(client: AdminClient, journal: Journal, entry: Entry) -> Pl
             "tokens: deleted already, or made by another user"
         )
     return personal_tokens.plan_delete(found, journal, undoes=entry.id)
+
+
+async def _undo_project_access(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that undoes a grant, change of roles or revocation, from the project's access
+    now (`app.actions.project_access.plan_undo_of`)."""
+    from app.actions import project_access
+
+    before: dict[str, Any] = entry.before if isinstance(entry.before, dict) else {}
+    project = str(before.get("project") or "")
+    access = await _get(client.project_access(project), f"project “{project}”")
+    try:
+        return project_access.plan_undo_of(entry, access, journal)
+    except ValueError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
 
 
 async def _get(read: Any, what: str) -> Any:

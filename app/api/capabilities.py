@@ -17,7 +17,11 @@ requests sent concurrently:
 - `GET /api/admin/personal-dashboard/default`: the dashboard answers this token (Unleash 8.2
   answers an admin API token with a 500);
 - with a client token, `POST /api/client/metrics/bulk` with no metrics at all: the token is
-  accepted there (a 202 that stores nothing).
+  accepted there (a 202 that stores nothing);
+- `GET /api/admin/projects/<a project id nobody uses>/access`: project access exists (Unleash
+  Pro and Enterprise, the sandbox: an answer, or a 404 saying the project is not found, or a
+  403) or not (open source: the 404 of a path that is not there, "The path you were looking
+  for ... is not available").
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     UiConfig,
 )
 from app.registry import (
@@ -202,6 +207,8 @@ class ProbeOutcomes:
     dashboard: PersonalDashboardProjectDetails | e.ClientError | None = None
     #: the empty bulk batch sent with the client token: None when accepted (or not sent)
     metrics: e.ClientError | None = None
+    #: project access of a project nobody uses (Pro and Enterprise)
+    project_access: ProjectAccess | e.ClientError | None = None
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
@@ -354,6 +361,31 @@ def _metrics(key: str, facts: _Facts) -> Availability:
     return Availability(key, False, f"Could not be checked: {metrics}")
 
 
+# ---------------------------------------------------------------------------- project access
+
+NEEDS_PRO = (
+    "Project access needs Unleash Pro or Enterprise: this server has no project access "
+    "endpoint (open source)"
+)
+
+
+def _project_access(key: str, facts: _Facts) -> Availability:
+    """The route answers (or says the project is not found, or refuses this token: it exists),
+    or it is not there (open source: the 404 of an unknown path)."""
+    found = facts.outcomes.project_access
+    if isinstance(found, ProjectAccess):
+        return Availability(key, True)
+    if isinstance(found, e.NotFound):
+        if "path you were looking for" in found.message:
+            return Availability(key, False, NEEDS_PRO)
+        return Availability(key, True)
+    if isinstance(found, e.Forbidden):
+        return Availability(
+            key, True, note="only in the projects where the token's user may manage access"
+        )
+    return Availability(key, False, f"Could not be checked: {found}")
+
+
 #: how each probe answer is read
 _READERS = {
     Probe.GROUPS: _groups,
@@ -361,6 +393,7 @@ _READERS = {
     Probe.DASHBOARD: _dashboard,
     Probe.METRICS: _metrics,
 }
+_READERS[Probe.PROJECT_ACCESS] = _project_access
 
 
 def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:

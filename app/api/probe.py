@@ -20,6 +20,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     UiConfig,
 )
 
@@ -34,6 +35,7 @@ PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
     GroupList,
     ArchivedFeatures,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -94,6 +96,9 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
             client.get("/api/admin/personal-dashboard/default", PersonalDashboardProjectDetails)
         ),
         _outcome(client.send_bulk_metrics(EMPTY_BULK)) if client.has_client_token else _none(),
+        # project access (Pro and Enterprise): the route is there, whatever it says of the
+        # project nobody uses
+        _outcome(client.get(f"/api/admin/projects/{PROBE_PROJECT}/access", ProjectAccess)),
     )
     try:
         ui = await client.get("/api/admin/ui-config", UiConfig)
@@ -105,8 +110,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
     except BaseException:
         await _dropped(rest)
         raise
-    user, groups, archive, dashboard, metrics = await rest
-    for outcome in (user, groups, archive, dashboard, metrics):
+    user, groups, archive, dashboard, metrics, project_access = await rest
+    for outcome in (user, groups, archive, dashboard, metrics, project_access):
         if isinstance(outcome, e.ServerUnreachable):
             raise outcome
     return ProbeOutcomes(
@@ -119,6 +124,7 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         archive=archive,
         dashboard=dashboard,
         metrics=metrics,
+        project_access=project_access,
     )
 
 
