@@ -85,8 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which = show.add_mutually_exclusive_group(required=True)
     which.add_argument("--user", metavar="EMAIL", help="every project of this user, and why")
     which.add_argument("--project", metavar="P", help="everyone who can change this project")
-    show.add_argument("--concurrency", type=int, default=16, metavar="N",
-                      help="read at most N projects' access at once (default 16)")  # fmt: skip
+    show.add_argument("--concurrency", type=int, default=4, metavar="N",
+                      help="read at most N projects' access at once (default 4)")  # fmt: skip
     grant = add_action(sub, "grant", "give roles in a project to users and groups", DESCRIPTION)
     change = add_action(sub, "set", "replace a user's or group's roles in a project",
                         DESCRIPTION)  # fmt: skip

@@ -28,9 +28,11 @@ serves them only when it serves groups, never when it plays an open-source relea
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import (
@@ -99,15 +101,28 @@ class ProjectAccessStore(Groups):
         groups: list[m.ProjectAccessGroup] = []
         if group_held:
             marks = ",".join("?" * len(group_held))
+            members: dict[int, list[m.GroupMember]] = defaultdict(list)
+            for row in self.conn.execute(
+                "SELECT gu.group_id, gu.joined_at, gu.created_by, u.* FROM group_users gu"
+                f" JOIN users u ON u.id = gu.user_id WHERE gu.group_id IN ({marks})"
+                " ORDER BY gu.joined_at, u.id",
+                tuple(group_held),
+            ):
+                members[row["group_id"]].append(m.GroupMember(
+                    joinedAt=to_dt(row["joined_at"]), createdBy=row["created_by"],
+                    user=self._user(row)))  # fmt: skip
             for row in self.conn.execute(
                 f"SELECT * FROM groups_ WHERE id IN ({marks}) ORDER BY name", tuple(group_held)
             ):
-                group = self._group(row)
+                fields: dict[str, Any] = {}
+                if row["scim_id"]:
+                    fields["scimId"] = row["scim_id"]
                 groups.append(m.ProjectAccessGroup(
-                    **group.model_dump(exclude_unset=True,
-                                       exclude={"projects", "userCount"}),
-                    addedAt=to_dt(group_added[row["id"]]), roleId=group_held[row["id"]][0],
-                    roles=group_held[row["id"]],
+                    id=row["id"], name=row["name"], description=row["description"],
+                    mappingsSSO=json.loads(row["mappings_sso"]), rootRole=row["root_role"],
+                    createdBy=row["created_by"], createdAt=to_dt(row["created_at"]),
+                    users=members[row["id"]], addedAt=to_dt(group_added[row["id"]]),
+                    roleId=group_held[row["id"]][0], roles=group_held[row["id"]], **fields,
                 ))  # fmt: skip
         return m.ProjectAccess(users=users, groups=groups, roles=self.project_roles())
 
