@@ -45,7 +45,7 @@ def seed(path: Path, count: int) -> None:
                 "INSERT INTO projects(id, name, description, created_at) VALUES(?, ?, '', 0)",
                 [(f"bench-{i:04d}", f"Bench {i}") for i in range(count)],
             )
-            rows = []
+            rows: list[tuple[str, int, int | None, int | None]] = []
             for i in range(count):
                 project = f"bench-{i:04d}"
                 rows.append((project, 4, 2 + i % 40, None))

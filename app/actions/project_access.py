@@ -230,8 +230,15 @@ class AccessPlan(PlanBase):
         before: dict[str, Any] = {
             "snapshot": self.snapshot.name,
             "project": self.project,
-            "subjects": [{**c.subject.to_json(), "roles": list(c.before), "to": list(c.after),
-                          "added": list(c.added)} for c in changes],  # fmt: skip
+            "subjects": [
+                {
+                    **c.subject.to_json(),
+                    "roles": list(c.before),
+                    "to": list(c.after),
+                    "added": list(c.added),
+                }
+                for c in changes
+            ],
         }
         if self.undoes:
             before["undoes"] = self.undoes
@@ -279,8 +286,15 @@ class AccessPlan(PlanBase):
         return f"{steps:,} of {plural(len(self.changes), 'change')} went through"
 
 
-def _plan(action: Action, project: str, access: ProjectAccess, changes: Sequence[Change],
-          requests: Sequence[WriteRequest], journal: Journal, undoes: str) -> AccessPlan:  # fmt: skip
+def _plan(
+    action: Action,
+    project: str,
+    access: ProjectAccess,
+    changes: Sequence[Change],
+    requests: Sequence[WriteRequest],
+    journal: Journal,
+    undoes: str,
+) -> AccessPlan:
     return AccessPlan(
         journal, action, project, tuple(changes), tuple(requests), access,
         journal.new_file(action.key, ".json"), {r.id: r.name for r in access.roles}, undoes,

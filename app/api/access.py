@@ -199,8 +199,10 @@ class ProjectAnswer:
             "projectAccess": not self.note,
             "note": self.note or None,
             "people": [{**h.person.to_json(), **h.to_json()} for h in self.holdings],
-            "groups": [{"name": name, "roles": roles, "members": count}
-                       for name, roles, count in self.groups],  # fmt: skip
+            "groups": [
+                {"name": name, "roles": roles, "members": count}
+                for name, roles, count in self.groups
+            ],
         }
 
 
@@ -246,13 +248,20 @@ async def read_access(client: AdminClient, *, concurrency: int = CONCURRENCY) ->
     data = AccessData(
         projects=list(projects.projects),
         people=[_person(u, roles) for u in users.users]
-        + [_person(r.model_copy(update={"accountType": "Service Account"}), roles)
-           for r in robots if r.id not in {u.id for u in users.users}],
+        + [
+            _person(r.model_copy(update={"accountType": "Service Account"}), roles)
+            for r in robots
+            if r.id not in {u.id for u in users.users}
+        ],
         groups=[
-            GroupInfo(g.id, g.name, roles.get(g.rootRole, "") if g.rootRole is not None else "",
-                      frozenset(m.user.id for m in g.users))
+            GroupInfo(
+                g.id,
+                g.name,
+                roles.get(g.rootRole, "") if g.rootRole is not None else "",
+                frozenset(m.user.id for m in g.users),
+            )
             for g in groups
-        ],  # fmt: skip
+        ],
         role_names=roles,
         project_access=caps.operation(PROJECT_ACCESS).available,
     )

@@ -94,15 +94,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         DESCRIPTION)  # fmt: skip
     for each, verb in ((grant, "grant"), (change, "change"), (revoke, "revoke")):
         each.add_argument("--project", required=True, metavar="P", help="the project's id")
-        each.add_argument("--user", action="append", default=[], metavar="EMAIL",
-                          help="a user or service account (email, username or id); repeatable")
+        each.add_argument(
+            "--user",
+            action="append",
+            default=[],
+            metavar="EMAIL",
+            help="a user or service account (email, username or id); repeatable",
+        )
         each.add_argument("--group", action="append", default=[], metavar="NAME",
                           help="a group (name or id); repeatable")  # fmt: skip
         add_change_options(each, verb)
     grant.add_argument("--role", action="append", required=True, metavar="R",
                        help="a project role (name or id); repeatable")  # fmt: skip
-    change.add_argument("--role", action="append", required=True, metavar="R",
-                        help="the roles it holds from now on (name or id); repeatable")
+    change.add_argument(
+        "--role",
+        action="append",
+        required=True,
+        metavar="R",
+        help="the roles it holds from now on (name or id); repeatable",
+    )
     revoke.add_argument("--role", metavar="R", help="only this role (the others are kept)")
     for each in (show, grant, change, revoke):
         add_connection_arguments(each)

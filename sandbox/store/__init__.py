@@ -51,8 +51,17 @@ __all__ = [
 
 
 # project access first: it builds on the groups
-class Store(ProjectAccessStore, ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics,
-            PersonalTokens):
+class Store(
+    ProjectAccessStore,
+    ApiTokens,
+    Tokens,
+    Groups,
+    Features,
+    Archive,
+    Context,
+    Metrics,
+    PersonalTokens,
+):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:

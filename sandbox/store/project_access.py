@@ -180,7 +180,8 @@ class ProjectAccessStore(Groups):
         custom = [
             r["name"]
             for r in self._rows_in("groups_", groups)
-            if r["root_role"] is not None and r["root_role"] not in (ADMIN_ROLE, EDITOR_ROLE, VIEWER_ROLE)
+            if r["root_role"] is not None
+            and r["root_role"] not in (ADMIN_ROLE, EDITOR_ROLE, VIEWER_ROLE)
         ]
         if custom:
             raise _bad_data(

@@ -50,9 +50,11 @@ def data(project_access_served: bool = True) -> AccessData:
     return AccessData(
         projects=projects,
         people=[ADA, EVE, VIC, GIL, CUS, BOT],
-        groups=[GroupInfo(10, "Squad", "", frozenset({2, 3})),
-                GroupInfo(11, "Admins", "Admin", frozenset({4})),
-                GroupInfo(12, "Editors", "Editor", frozenset({3}))],  # fmt: skip
+        groups=[
+            GroupInfo(10, "Squad", "", frozenset({2, 3})),
+            GroupInfo(11, "Admins", "Admin", frozenset({4})),
+            GroupInfo(12, "Editors", "Editor", frozenset({3})),
+        ],
         access=access if project_access_served else {},
         project_access=project_access_served,
         role_names={1: "Admin", 2: "Editor", 3: "Viewer", OWNER: "Owner", MEMBER: "Member"},
@@ -78,7 +80,10 @@ def test_a_users_projects_and_why() -> None:
                                        Reason("Owner", "group", "Squad")]  # fmt: skip
     assert editor.holdings[1].roles == ["Owner", "Member"]
     assert [r.text for r in reasons(editor, "shop")] == [
-        "Owner directly", "Member through group “Squad”", "Owner through group “Squad”"]
+        "Owner directly",
+        "Member through group “Squad”",
+        "Owner through group “Squad”",
+    ]
 
     viewer = user_access(d, VIC)  # a Viewer: a group's Editor root role, Squad, pay directly
     assert [h.project for h in viewer.holdings] == ["default", "shop", "pay"]

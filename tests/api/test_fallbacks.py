@@ -274,6 +274,8 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
     metrics = caps.operation("metrics_upload")
     assert not metrics.available
     assert "client (backend) token" in metrics.reason
+    access = caps.operation("project_access")
+    assert not access.available and "needs Unleash Pro or Enterprise" in access.reason
 
     assert server.hits == Counter(
         {
@@ -282,6 +284,7 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
             "/api/admin/groups": 1,
             "/api/admin/archive/features/flagdesk-capability-probe": 1,
             "/api/admin/personal-dashboard/default": 1,
+            "/api/admin/projects/flagdesk-capability-probe/access": 1,
         }
     )
     # the secret Unleash echoes in /api/admin/user stays out of what the GUI shows
@@ -305,7 +308,7 @@ def test_the_probe_runs_once_for_concurrent_callers() -> None:
     assert together[0] is together[1] is together[2] is later
     assert server.hits["/api/admin/ui-config"] == 1
     assert server.hits["/api/admin/user"] == 1
-    assert server.total_requests == 5
+    assert server.total_requests == 6
 
 
 def test_refresh_probes_again() -> None:
@@ -320,7 +323,7 @@ def test_refresh_probes_again() -> None:
 
     run(go())
     assert server.hits["/api/admin/ui-config"] == 2
-    assert server.total_requests == 10
+    assert server.total_requests == 12
 
 
 # ---------------------------------------------------------------------------- Unsupported
@@ -374,7 +377,7 @@ def test_unsupported_is_raised_without_a_prior_probe_call() -> None:
 
     run(go())
     assert server.hits["/api/admin/groups"] == 1  # GET by the probe; the POST never sent
-    assert server.total_requests == 5
+    assert server.total_requests == 6
 
 
 # ---------------------------------------------------------------------------- archive by search

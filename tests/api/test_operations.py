@@ -421,8 +421,9 @@ def test_the_probe_sends_its_reads_at_once(demo_sandbox: SandboxProcess) -> None
         await client.capabilities(refresh=True)
 
     with_client(demo_sandbox, probe, None, demo_sandbox.client_token)
-    # ui-config, the current user, groups, the archive, the dashboard, the empty metrics batch
-    assert max(peak) == 6, peak
+    # ui-config, the current user, groups, the archive, the dashboard, the empty metrics batch,
+    # project access
+    assert max(peak) == 7, peak
 
 
 def test_a_client_token_probe_leaves_no_read_running(demo_sandbox: SandboxProcess) -> None:

@@ -56,8 +56,10 @@ def test_read_grant_set_and_remove(sandbox: SandboxProcess) -> None:
             got = await c.project_access("web-shop")
             assert isinstance(got, ProjectAccess)
             assert {u.id: u.roles for u in got.users} == {1: [5], 6: [4], 7: [4], 10: [5]}
-            assert {g.name: len(g.users) for g in got.groups} == {"Checkout squad": 8,
-                                                                  "Platform team": 6}
+            assert {g.name: len(g.users) for g in got.groups} == {
+                "Checkout squad": 8,
+                "Platform team": 6,
+            }
             assert [r.name for r in got.roles] == ["Owner", "Member"]
             body = AddProjectAccess(roles=[5], groups=[3], users=[46])
             assert await c.add_project_access("web-shop", body) == 200
@@ -71,8 +73,9 @@ def test_read_grant_set_and_remove(sandbox: SandboxProcess) -> None:
             with pytest.raises(e.NotFound, match="nope"):
                 await c.project_access("nope")
             with pytest.raises(e.BadRequest, match="These roles are not valid: 1"):
-                await c.add_project_access("web-shop", AddProjectAccess(roles=[1], groups=[],
-                                                                        users=[6]))
+                await c.add_project_access(
+                    "web-shop", AddProjectAccess(roles=[1], groups=[], users=[6])
+                )
             with pytest.raises(e.NotFound):
                 await c.set_project_roles("web-shop", "user", 9999, [5])
 
@@ -110,3 +113,14 @@ def test_the_probe_tells_a_missing_route_from_a_missing_project() -> None:
     assert allowed and "where the token's user may manage access" in note
     broken = reading(e.ServerError(500, "InternalError", "boom"))
     assert not broken[0] and broken[1].startswith("Could not be checked")
+
+
+def test_the_version_table_says_pro_or_enterprise() -> None:
+    from app.registry import PROJECT_ACCESS as TOOL_ITSELF
+    from app.registry import version_cell
+
+    for release in ("5.12.8", "8.2.0"):
+        assert version_cell((TOOL_ITSELF.needs,), release) == "Pro/Enterprise"
+        assert version_cell((TOOL_ITSELF.needs, GRANT_PROJECT_ACCESS.needs), release) == (
+            "Pro/Enterprise"
+        )

@@ -55,25 +55,33 @@ def test_show_a_user_every_project_and_why(demo_sandbox: SandboxProcess, tmp_pat
     assert set(projects) == {"default", "web-shop", "payments"}
     assert projects["default"]["why"] == [
         {"role": "Editor", "through": "root role"},
-        {"role": "Editor", "through": "group root role", "group": "Platform team"}]
+        {"role": "Editor", "through": "group root role", "group": "Platform team"},
+    ]
     assert projects["web-shop"]["roles"] == ["Owner", "Member"]
     assert projects["web-shop"]["why"] == [
         {"role": "Owner", "through": "directly"},
         {"role": "Owner", "through": "group", "group": "Checkout squad"},
-        {"role": "Member", "through": "group", "group": "Platform team"}]
+        {"role": "Member", "through": "group", "group": "Platform team"},
+    ]
     assert projects["payments"]["why"] == [
-        {"role": "Member", "through": "group", "group": "Checkout squad"}]
+        {"role": "Member", "through": "group", "group": "Checkout squad"}
+    ]
 
     text = flagdesk(sb, "show", "--user", email, data=tmp_path)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert lines[0].split() == ["PROJECT", "ROLES", "WHY"]
-    assert any(line.startswith("web-shop") and "Owner directly" in line
-               and "Member through group “Platform team”" in line for line in lines)
+    assert any(
+        line.startswith("web-shop")
+        and "Owner directly" in line
+        and "Member through group “Platform team”" in line
+        for line in lines
+    )
     with sb.admin() as http:
         every = {p["id"] for p in http.get("/api/admin/projects").json()["projects"]}
     assert lines[-1].endswith(
-        f"(User, root role Editor) holds roles in 3 projects of {len(every)} on {sb.url}")
+        f"(User, root role Editor) holds roles in 3 projects of {len(every)} on {sb.url}"
+    )
 
     admin = as_json(flagdesk(sb, "show", "--user", email_of(sb, ADMIN_MARIA), "--json",
                              data=tmp_path))  # fmt: skip
@@ -107,7 +115,8 @@ def test_show_a_project_everyone_who_can_change_it(
     assert text.stdout.splitlines()[0].split() == ["WHO", "ACCOUNT", "ROLES", "WHY"]
     assert "Group “Checkout squad” holds Member (8 members)" in text.stdout
     assert text.stdout.splitlines()[-1] == (
-        f"{len(shown['people'])} users can change project “payments” on {sb.url}")
+        f"{len(shown['people'])} users can change project “payments” on {sb.url}"
+    )
     missing = flagdesk(sb, "show", "--project", "nope", data=tmp_path)
     assert missing.returncode == 2 and "no project “nope”" in missing.stderr
 
@@ -116,8 +125,12 @@ def test_a_service_account_holding_a_role_is_among_them(
     sandbox: SandboxProcess, tmp_path: Path
 ) -> None:
     with sandbox.admin() as http:
-        assert http.post(ACCESS.format("mobile-app"), json={"roles": [5], "users": [46],
-                                                            "groups": []}).status_code == 200
+        assert (
+            http.post(
+                ACCESS.format("mobile-app"), json={"roles": [5], "users": [46], "groups": []}
+            ).status_code
+            == 200
+        )
     shown = as_json(flagdesk(sandbox, "show", "--project", "mobile-app", "--json",
                              data=tmp_path))  # fmt: skip
     robot = next(p for p in shown["people"] if p["id"] == 46)
@@ -132,8 +145,13 @@ def test_on_open_source_it_answers_from_root_roles(tmp_path: Path) -> None:
         shown = as_json(flagdesk(sb, "show", "--user", email_of(sb, 6), "--json",
                                  data=tmp_path))  # fmt: skip
         assert shown["projectAccess"] is False and "root roles only" in shown["note"]
-        assert shown["projects"] == [{"project": "default", "roles": ["Editor"],
-                                      "why": [{"role": "Editor", "through": "root role"}]}]
+        assert shown["projects"] == [
+            {
+                "project": "default",
+                "roles": ["Editor"],
+                "why": [{"role": "Editor", "through": "root role"}],
+            }
+        ]
         text = flagdesk(sb, "show", "--user", email_of(sb, 6), data=tmp_path)
         assert "derived from root roles only" in text.stdout
         grant = flagdesk(sb, "grant", "--project", "default", "--role", "Member", "--user",
@@ -157,10 +175,18 @@ def test_grant_set_revoke_dry_run_json_and_undo(sandbox: SandboxProcess, tmp_pat
     assert refused.returncode == 2 and "no terminal to confirm" in refused.stderr
     assert held(sandbox, "payments") == before
 
-    for bad, said in ((("--role", "Boss", "--user", viewer), "no project role is named “Boss”"),
-                      (("--role", "Member", "--user", "who@x"), "“who@x”"),
-                      (("--role", "Member", "--group", "Nope"), "no group is named"),
-                      (("--role", "Member",), "name at least one --user or --group")):
+    for bad, said in (
+        (("--role", "Boss", "--user", viewer), "no project role is named “Boss”"),
+        (("--role", "Member", "--user", "who@x"), "“who@x”"),
+        (("--role", "Member", "--group", "Nope"), "no group is named"),
+        (
+            (
+                "--role",
+                "Member",
+            ),
+            "name at least one --user or --group",
+        ),
+    ):
         wrong = flagdesk(sandbox, "grant", "--project", "payments", *bad, "--yes", data=tmp_path)
         assert wrong.returncode == 2 and said in wrong.stderr, wrong.stderr
     unknown = flagdesk(sandbox, "grant", "--project", "nope", "--role", "Member", "--user",
@@ -172,7 +198,8 @@ def test_grant_set_revoke_dry_run_json_and_undo(sandbox: SandboxProcess, tmp_pat
                                data=tmp_path))  # fmt: skip
     assert granted["changes"] == [
         {"kind": "user", "id": 30, "label": viewer, "before": [], "after": ["Member"]},
-        {"kind": "group", "id": 3, "label": "Support", "before": [], "after": ["Member"]}]
+        {"kind": "group", "id": 3, "label": "Support", "before": [], "after": ["Member"]},
+    ]
     users, groups = held(sandbox, "payments")
     assert users[30] == [5] and groups[3] == [5]
     again = flagdesk(sandbox, "grant", "--project", "payments", "--role", "Member", "--user",

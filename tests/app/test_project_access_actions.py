@@ -20,6 +20,7 @@ import pytest
 from app.actions.check import check_entry
 from app.actions.journal import Actor, Journal, State
 from app.actions.project_access import (
+    AccessPlan,
     NotFound,
     Subject,
     find_groups,
@@ -43,7 +44,9 @@ def journal_for(sb: SandboxProcess, folder: Path) -> Journal:
     return Journal(Actor("test", sb.url, "admin", None), folder)
 
 
-async def roles_now(c: AdminClient, project: str) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+async def roles_now(
+    c: AdminClient, project: str
+) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
     got = await c.project_access(project)
     return ({u.id: sorted(u.roles) for u in got.users},
             {g.id: sorted(g.roles) for g in got.groups})  # fmt: skip
@@ -89,6 +92,7 @@ def test_grant_check_and_undo_takes_away_only_what_was_added(
             assert (await check_entry(c, in_doubt)).state is State.DONE
             assert why_not(entry) == ""
             undo = await plan_undo(c, journal, entry)
+            assert isinstance(undo, AccessPlan)
             assert undo.action is SET_PROJECT_ROLES and undo.undoes == entry.id
             assert undo.question.startswith("Undo the change of project access in “web-shop”")
             await carry_out(c, undo)
@@ -113,7 +117,9 @@ def test_set_revoke_their_checks_and_undo(sandbox: SandboxProcess, tmp_path: Pat
             change = plan_set("web-shop", access, [(squad, [MEMBER])], journal)
             assert change.action is SET_PROJECT_ROLES
             assert change.requests[0].describe() == {
-                "method": "PUT", "path": "/api/admin/projects/web-shop/groups/2/roles"}
+                "method": "PUT",
+                "path": "/api/admin/projects/web-shop/groups/2/roles",
+            }
             await carry_out(c, change)
             revoke = plan_revoke("web-shop", await c.project_access("web-shop"),
                                  [platform, Subject("user", 10, "u10")], journal)  # fmt: skip
@@ -124,13 +130,14 @@ def test_set_revoke_their_checks_and_undo(sandbox: SandboxProcess, tmp_path: Pat
             assert groups_now == {2: [MEMBER]} and 10 not in users_now
 
             set_entry, revoke_platform, revoke_user = journal.entries()
-            assert set_entry.request["body"] == {"roles": [MEMBER]}
+            assert (set_entry.request or {})["body"] == {"roles": [MEMBER]}
             for entry in (set_entry, revoke_platform, revoke_user):
                 verdict = await check_entry(c, replace(entry, state=State.IN_DOUBT))
                 assert verdict.state is State.DONE, verdict.message
 
             # undo the revocation: the previous roles granted again
             undo = await plan_undo(c, journal, revoke_platform)
+            assert isinstance(undo, AccessPlan)
             assert undo.action is GRANT_PROJECT_ACCESS
             assert json.loads(undo.requests[0].body) == {"roles": [MEMBER], "groups": [1],
                                                          "users": []}  # fmt: skip
@@ -170,7 +177,7 @@ def test_the_plans_refusals(sandbox: SandboxProcess, tmp_path: Path) -> None:
             only_owner = plan_revoke("web-shop", access, [owner], journal, role=OWNER)
             assert only_owner.action is SET_PROJECT_ROLES  # a PUT of the others: none
             assert only_owner.requests[0].body == b'{"roles":[]}'
-            with pytest.raises(NotFound, match="“Boss”.*Owner, Member"):
+            with pytest.raises(NotFound, match=r"“Boss”.*Owner, Member"):
                 find_roles(["Boss"], access.roles)
             with pytest.raises(NotFound, match="“who@x”"):
                 find_users(["who@x"], (await c.list_users()).users, access)

@@ -37,7 +37,7 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
     # the tools without a window yet are reported, never in the sidebar
-    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens"]
+    assert [t.key for t in HEADLESS_TOOLS] == ["api_tokens", "personal_tokens", "project_access"]
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
     assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
@@ -62,6 +62,9 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         # (with a personal access token only)
         "api_tokens": {"api_tokens.create", "api_tokens.delete", "api_tokens.expire"},
         "personal_tokens": {"personal_tokens.create", "personal_tokens.delete"},
+        # issue 36: project access (Pro and Enterprise)
+        "project_access": {"project_access.grant", "project_access.set_roles",
+                           "project_access.revoke"},
     }  # fmt: skip
     every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():

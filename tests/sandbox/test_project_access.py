@@ -92,7 +92,8 @@ def test_add_is_an_upsert_and_says_what_is_wrong(
     empty = assert_error(admin.post(url, json={"roles": [], "users": [20], "groups": []}), 400,
                          "BadDataError")  # fmt: skip
     assert empty["message"] == (
-        "You can't grant access without any roles. The roles array you sent was empty.")
+        "You can't grant access without any roles. The roles array you sent was empty."
+    )
     root = assert_error(admin.post(url, json={"roles": [1, 99, MEMBER], "users": [20],
                                               "groups": []}), 400, "BadDataError")  # fmt: skip
     assert str(root["message"]).endswith("These roles are not valid: 1, 99")
@@ -100,8 +101,9 @@ def test_add_is_an_upsert_and_says_what_is_wrong(
                                                 "groups": []}), 400, "BadDataError")  # fmt: skip
     assert nobody["details"] == [{"message": "Your request contains one or more user IDs that "
                                   "do not exist. You sent these user IDs: 20, 9999"}]  # fmt: skip
-    no_group = assert_error(admin.post(url, json={"roles": [MEMBER], "users": [],
-                                                  "groups": [77]}), 400, "BadDataError")
+    no_group = assert_error(
+        admin.post(url, json={"roles": [MEMBER], "users": [], "groups": [77]}), 400, "BadDataError"
+    )
     assert "group IDs that do not exist" in str(no_group["message"])
     assert_error(admin.post(url, json={"roles": [MEMBER], "users": []}), 400, "ValidationError")
     assert_error(admin.post(ACCESS.format("nope"), json=body), 404, "NotFoundError")
@@ -133,9 +135,12 @@ def test_set_and_remove_roles(sandbox: SandboxProcess, admin: httpx.Client) -> N
             "SELECT type FROM events WHERE project = 'web-shop' AND type LIKE 'project-access-%'"
             " ORDER BY id")]  # fmt: skip
     assert events == [
-        "project-access-user-roles-updated", "project-access-group-roles-updated",
-        "project-access-user-roles-updated", "project-access-user-roles-deleted",
-        "project-access-group-roles-deleted", "project-access-group-roles-deleted",
+        "project-access-user-roles-updated",
+        "project-access-group-roles-updated",
+        "project-access-user-roles-updated",
+        "project-access-user-roles-deleted",
+        "project-access-group-roles-deleted",
+        "project-access-group-roles-deleted",
     ]
 
 
@@ -152,8 +157,12 @@ def test_only_an_admin_or_the_projects_owner_grants(sandbox: SandboxProcess) -> 
         assert_error(editor.delete(USER_ROLES.format("web-shop", 10)), 403, "NoAccessError")
         assert editor.get(ACCESS.format("web-shop")).status_code == 200  # reading is open
     with sandbox.admin() as http:  # user 30, a Viewer, made a Member of web-shop
-        assert http.post(ACCESS.format("web-shop"), json={"roles": [MEMBER], "users": [30],
-                                                          "groups": []}).status_code == 200
+        assert (
+            http.post(
+                ACCESS.format("web-shop"), json={"roles": [MEMBER], "users": [30], "groups": []}
+            ).status_code
+            == 200
+        )
     with as_user(sandbox, 30) as member:  # a Member of web-shop is no Owner
         assert_error(member.post(ACCESS.format("web-shop"), json=grant), 403,
                      "InvalidOperationError")  # fmt: skip
@@ -184,7 +193,8 @@ def test_an_open_source_release_has_no_project_access(tmp_path: object) -> None:
             answer = http.request(method, path, json={"roles": [5]})
             assert answer.status_code == 404, (method, path, answer.text)
             assert answer.json()["message"] == (
-                f"The path you were looking for ({path}) is not available.")
+                f"The path you were looking for ({path}) is not available."
+            )
     with SandboxProcess(tmp_path / "w.sqlite3", "--demo", "--without-groups") as sb, \
             sb.admin() as http:  # fmt: skip
         assert http.get(ACCESS.format("default")).status_code == 404
