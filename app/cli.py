@@ -129,6 +129,24 @@ def commands() -> tuple[Command, ...]:
             "(Unleash Enterprise) made, changed and deleted with `create`, `edit` and `delete`: "
             "journaled, with a snapshot first. Run `flagdesk roles WHAT --help` for the options.",
         ),
+        # service accounts (Unleash Enterprise)
+        Command(
+            "service-accounts",
+            "list, create, edit or delete service accounts and their tokens",
+            "Service accounts of a server (Unleash Enterprise and the sandbox): `flagdesk "
+            "service-accounts list|create|edit|delete` and `flagdesk service-accounts tokens "
+            "list|create|delete ACCOUNT` (a token's secret printed once, on standard output), "
+            "journaled. Run `flagdesk service-accounts WHAT --help` for the options.",
+        ),
+        # project access
+        Command(
+            "access",
+            "who can do what where; grant, change or revoke project roles",
+            "Who can do what where: `flagdesk access show --user EMAIL` (every project, the "
+            "roles held and why) or `--project P` (everyone who can change it); project access "
+            "(Pro, Enterprise, the sandbox): `flagdesk access grant|set|revoke --project P ...`, "
+            "journaled, with a snapshot first. Run `flagdesk access WHAT --help` for the options.",
+        ),
         Command(
             "journal",
             "list the changes flagdesk made on a connection (the History), or undo one",
@@ -152,15 +170,6 @@ def commands() -> tuple[Command, ...]:
             "[--json]` lists API tokens expired, never seen or not seen for N days, your "
             "personal access tokens alike, groups with no members and inactive users, each with "
             "why and the command that removes it. Run `flagdesk cleanup report --help`.",
-        ),
-        # service accounts (Unleash Enterprise)
-        Command(
-            "service-accounts",
-            "list, create, edit or delete service accounts and their tokens",
-            "Service accounts of a server (Unleash Enterprise and the sandbox): `flagdesk "
-            "service-accounts list|create|edit|delete` and `flagdesk service-accounts tokens "
-            "list|create|delete ACCOUNT` (a token's secret printed once, on standard output), "
-            "journaled. Run `flagdesk service-accounts WHAT --help` for the options.",
         ),
     )
 

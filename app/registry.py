@@ -46,6 +46,9 @@ class Probe(Enum):
     ROLES = "roles"
     #: `GET /api/admin/service-account`: service accounts exist (Unleash Enterprise, the sandbox)
     SERVICE_ACCOUNTS = "service_accounts"
+    #: `GET /api/admin/projects/<a project id>/access`: project access exists (Unleash Pro and
+    #: Enterprise, the sandbox) or not (open source: the route is not there, 404)
+    PROJECT_ACCESS = "project_access"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -426,6 +429,32 @@ HEADLESS_TOOLS += (SERVICE_ACCOUNTS,)
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
 
+# ---------------------------------------------------------------------------- project access
+
+#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
+#: revoking need the Admin root role or the project's Owner role, which the server checks
+_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
+GRANT_PROJECT_ACCESS = Action(
+    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
+    _PROJECT_ACCESS,
+)  # fmt: skip
+SET_PROJECT_ROLES = Action(
+    "project_access.set_roles", "Change project roles",
+    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+REVOKE_PROJECT_ACCESS = Action(
+    "project_access.revoke", "Revoke project access",
+    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+#: project access and who can do what where (`flagdesk access`; no window yet)
+PROJECT_ACCESS = Tool(
+    "project_access", "Project access", "Access",
+    "Who holds which role in a project (users, service accounts, groups): grant, change and "
+    "revoke; and who can do what where, for one user or one project.", "groups",
+    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
+)  # fmt: skip
+HEADLESS_TOOLS += (PROJECT_ACCESS,)
+
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
 EVERY_TOOL: tuple[Tool, ...] = TOOLS + HEADLESS_TOOLS
@@ -456,6 +485,8 @@ def version_cell(needs: tuple[Needs, ...], release: str) -> str:
                 return f"no: needs {versions.describe()}"
     if any(need.probe in ENTERPRISE_PROBES for need in needs):
         return "Enterprise"
+    if any(need.probe is Probe.PROJECT_ACCESS for need in needs):  # project access
+        return "Pro/Enterprise"
     notes = [text for versions, text in needs[-1].differences  # its own, not its tool's
              if versions.admits("unleash", release)]  # fmt: skip
     return "; ".join(["yes", *notes]) if notes else "yes"

@@ -41,6 +41,7 @@ from sandbox.routes import (
     users,
 )
 from sandbox.routes import groups as groups_area
+from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
 from sandbox.routes import service_accounts as service_accounts_area
 from sandbox.routes.endpoint import Area, RequestInvalid
@@ -118,6 +119,9 @@ def create_app(
     # service accounts (Unleash Enterprise): none on a played open-source release (404)
     if played is None:
         areas.append(service_accounts_area)
+    # project access (Pro and Enterprise): served with the groups, never for a played release
+    if groups and played is None:
+        areas.append(project_access_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -44,6 +44,10 @@ doubt, and the History says to look on the server.
   is there or not; a deleted one's id gone or not; an edit's name and root role compared as
   the other edits; a token created: one of the entry's description on the account (done,
   its secret never shown) or not; tokens deleted: their ids gone from the account or not.
+- `project_access.grant`, `.set_roles`, `.revoke`: one read of the project's access: each user
+  and group the entry names holds what the change gave it (a grant: the roles it added; a
+  change or revocation: exactly the roles sent, none for a revocation) (done), or still what it
+  held before (failed); anything else stays in doubt (changed since).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -393,6 +397,49 @@ CHECKS: dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]] = {
     CREATE_PAT.key: _pat_made,
     DELETE_PAT.key: _pats_gone,
 }
+
+# project access: grants, changes of roles, revocations
+
+
+async def _project_access_checked(client: AdminClient, entry: Entry) -> Verdict:
+    from app.actions.project_access import Subject, roles_held
+    from app.registry import GRANT_PROJECT_ACCESS
+
+    before = _before(entry)
+    project = str(before.get("project") or "")
+    subjects = [s for s in before.get("subjects") or [] if isinstance(s, dict)]
+    try:
+        access = await client.project_access(project)
+    except NotFound:
+        return Verdict(State.IN_DOUBT, f"the project “{project}” is no longer on the server")
+    done = failed = 0
+    for data in subjects:
+        subject = Subject(data.get("kind", "user"), int(data.get("id", -1)), "")
+        now = set(roles_held(access, subject))
+        was, to = set(data.get("roles") or []), set(data.get("to") or [])
+        if entry.action == GRANT_PROJECT_ACCESS.key:
+            added = set(data.get("added") or [])
+            done += added <= now
+            failed += not (added & now) and not added <= now
+        else:
+            done += now == to
+            failed += now == was and now != to
+    if subjects and done == len(subjects):
+        return Verdict(State.DONE, f"the roles in “{project}” are as the change left them")
+    if subjects and failed == len(subjects):
+        return Verdict(State.FAILED, f"not applied: the roles in “{project}” are as before")
+    return Verdict(State.IN_DOUBT, f"the roles in “{project}” are neither as the change left "
+                   "them nor as before: changed since. Compare with the snapshot")  # fmt: skip
+
+
+def _project_access_checks() -> dict[str, Callable[[AdminClient, Entry], Awaitable[Verdict]]]:
+    from app.registry import GRANT_PROJECT_ACCESS, REVOKE_PROJECT_ACCESS, SET_PROJECT_ROLES
+
+    return {a.key: _project_access_checked
+            for a in (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS)}  # fmt: skip
+
+
+CHECKS.update(_project_access_checks())
 
 #: the actions whose check needs the body sent in the entry (`request.body`)
 NEEDS_BODY = frozenset({EDIT_CONTEXT_FIELD.key, EDIT_GROUP.key, EDIT_USER.key,

@@ -26,6 +26,9 @@ What can be undone, once done:
   the account created again from its snapshot, with a new id and without its tokens (their
   secrets are gone: the confirmation says so); `service_accounts.create_token`: the token
   deleted. A deleted service account token cannot be brought back.
+- `project_access.grant`: each user's and group's roles set to those held now less the ones
+  the grant added; `.set_roles`: the previous roles set again; `.revoke`: the previous roles
+  granted again (`app.actions.project_access.plan_undo_of`, from the project's access now).
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
@@ -98,6 +101,10 @@ UNDOABLE = frozenset({EDIT_GROUP.key, DELETE_GROUP.key, EDIT_USER.key, EDIT_CONT
                       DELETE_CONTEXT_FIELD.key, REVIVE_FEATURE.key,
                       REVIVE_FEATURES.key, CREATE_API_TOKEN.key,
                       EXPIRE_API_TOKEN.key, CREATE_PAT.key})  # fmt: skip
+
+# project access: every change of it can be undone
+UNDOABLE |= frozenset({"project_access.grant", "project_access.set_roles",
+                       "project_access.revoke"})  # fmt: skip
 
 #: why the others cannot
 _NEVER = {
@@ -255,6 +262,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
         return await _undo_role(client, journal, entry)
     if action in SERVICE_ACCOUNT_UNDO:
         return await _undo_service_account(client, journal, entry)
+    if action.startswith("project_access."):
+        return await _undo_project_access(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -281,6 +290,20 @@ async def _unmake_pat(client: AdminClient, journal: Journal, entry: Entry) -> Pl
             "tokens: deleted already, or made by another user"
         )
     return personal_tokens.plan_delete(found, journal, undoes=entry.id)
+
+
+async def _undo_project_access(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The plan that undoes a grant, change of roles or revocation, from the project's access
+    now (`app.actions.project_access.plan_undo_of`)."""
+    from app.actions import project_access
+
+    before: dict[str, Any] = entry.before if isinstance(entry.before, dict) else {}
+    project = str(before.get("project") or "")
+    access = await _get(client.project_access(project), f"project “{project}”")
+    try:
+        return project_access.plan_undo_of(entry, access, journal)
+    except ValueError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
 
 
 async def _get(read: Any, what: str) -> Any:

@@ -21,7 +21,11 @@ requests sent concurrently:
 - `GET /api/admin/roles`: custom roles exist (Unleash Enterprise, the sandbox) or not (404 "The
   path you were looking for ... is not available": open-source Unleash);
 - `GET /api/admin/service-account`: service accounts exist (Unleash Enterprise, the sandbox) or
-  not (open source: 404 "The path you were looking for ... is not available.").
+  not (open source: 404 "The path you were looking for ... is not available.");
+- `GET /api/admin/projects/<a project id nobody uses>/access`: project access exists (Unleash
+  Pro and Enterprise, the sandbox: an answer, or a 404 saying the project is not found, or a
+  403) or not (open source: the 404 of a path that is not there, "The path you were looking
+  for ... is not available").
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     RoleList,
     ServiceAccounts,
     UiConfig,
@@ -213,6 +218,8 @@ class ProbeOutcomes:
     roles: RoleList | e.ClientError | None = None
     #: `GET /api/admin/service-account` (None: not asked)
     service_accounts: ServiceAccounts | e.ClientError | None = None
+    #: project access of a project nobody uses (Pro and Enterprise)
+    project_access: ProjectAccess | e.ClientError | None = None
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
@@ -383,6 +390,31 @@ def _roles(key: str, facts: _Facts) -> Availability:
     return Availability(key, False, f"Could not be checked: {roles}")
 
 
+# ---------------------------------------------------------------------------- project access
+
+NEEDS_PRO = (
+    "Project access needs Unleash Pro or Enterprise: this server has no project access "
+    "endpoint (open source)"
+)
+
+
+def _project_access(key: str, facts: _Facts) -> Availability:
+    """The route answers (or says the project is not found, or refuses this token: it exists),
+    or it is not there (open source: the 404 of an unknown path)."""
+    found = facts.outcomes.project_access
+    if isinstance(found, ProjectAccess):
+        return Availability(key, True)
+    if isinstance(found, e.NotFound):
+        if "path you were looking for" in found.message:
+            return Availability(key, False, NEEDS_PRO)
+        return Availability(key, True)
+    if isinstance(found, e.Forbidden):
+        return Availability(
+            key, True, note="only in the projects where the token's user may manage access"
+        )
+    return Availability(key, False, f"Could not be checked: {found}")
+
+
 #: how each probe answer is read
 _READERS = {
     Probe.GROUPS: _groups,
@@ -391,6 +423,7 @@ _READERS = {
     Probe.METRICS: _metrics,
     Probe.ROLES: _roles,
 }
+_READERS[Probe.PROJECT_ACCESS] = _project_access
 
 # ---------------------------------------------------------------------------- service accounts
 

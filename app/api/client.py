@@ -39,6 +39,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
+    AddProjectAccess,
     AdminCount,
     AdminPermissions,
     ApiToken,
@@ -73,7 +74,9 @@ from app.api.models import (
     InactiveUsers,
     PersonalAccessTokens,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     ProjectList,
+    ProjectRoles,
     ProjectRoleUsages,
     ResetPasswordLink,
     ResetPasswordRequest,
@@ -974,6 +977,49 @@ class AdminClient(Sender):
         request = delete_service_account_token_request(account_id, token_id)
         return (await self._send_write(request)).status_code
 
+    # ------------------------------------------------------------------ project access
+
+    async def project_access(self, project: str) -> ProjectAccess:
+        """`GET /api/admin/projects/:p/access` (Unleash Pro and Enterprise, the sandbox): who
+        holds which role in `project` (users and service accounts, groups with their members)
+        and every project role. `Unsupported` on open source, where the route is not there."""
+        from app.registry import PROJECT_ACCESS
+
+        await self._require(PROJECT_ACCESS.key)
+        return await self.get(f"/api/admin/projects/{_segment(project)}/access", ProjectAccess)
+
+    async def add_project_access(self, project: str, body: AddProjectAccess) -> int:
+        """`POST /api/admin/projects/:p/access` (`project_access.grant`): every role to every
+        user and group (kept where held already); 200 with no body. 400 `BadRequest` saying
+        which roles, users or groups are not valid; 403 for a caller who is neither an Admin
+        nor the project's Owner."""
+        from app.registry import GRANT_PROJECT_ACCESS
+
+        await self._require(GRANT_PROJECT_ACCESS)
+        return (await self._send_write(add_project_access_request(project, body))).status_code
+
+    async def set_project_roles(
+        self, project: str, kind: Literal["user", "group"], subject: int, roles: Sequence[int]
+    ) -> int:
+        """`PUT /api/admin/projects/:p/{users,groups}/:id/roles` (`project_access.set_roles`):
+        the roles the user or group holds in `project` from now on."""
+        from app.registry import SET_PROJECT_ROLES
+
+        await self._require(SET_PROJECT_ROLES)
+        request = set_project_roles_request(project, kind, subject, roles)
+        return (await self._send_write(request)).status_code
+
+    async def remove_project_access(
+        self, project: str, kind: Literal["user", "group"], subject: int
+    ) -> int:
+        """`DELETE /api/admin/projects/:p/{users,groups}/:id/roles` (`project_access.revoke`):
+        every role the user or group holds in `project`."""
+        from app.registry import REVOKE_PROJECT_ACCESS
+
+        await self._require(REVOKE_PROJECT_ACCESS)
+        request = remove_project_access_request(project, kind, subject)
+        return (await self._send_write(request)).status_code
+
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -1357,3 +1403,33 @@ def delete_service_account_token_request(account_id: int, token_id: int) -> Writ
     return WriteRequest(
         "DELETE", f"{SERVICE_ACCOUNTS_PATH}/{int(account_id)}/token/{int(token_id)}", b""
     )
+
+
+# ---------------------------------------------------------------------------- project access
+
+
+def _access_path(project: str, kind: str, subject: int) -> str:
+    if kind not in ("user", "group"):
+        raise ValueError(f"project access is held by a user or a group, not {kind!r}")
+    return f"/api/admin/projects/{_segment(project)}/{kind}s/{int(subject)}/roles"
+
+
+def add_project_access_request(project: str, body: AddProjectAccess) -> WriteRequest:
+    """The request `AdminClient.add_project_access` sends: `{roles, groups, users}`, the three
+    lists always (Unleash requires them)."""
+    return WriteRequest(
+        "POST", f"/api/admin/projects/{_segment(project)}/access", body.model_dump_json().encode()
+    )
+
+
+def set_project_roles_request(
+    project: str, kind: str, subject: int, roles: Sequence[int]
+) -> WriteRequest:
+    """The request `AdminClient.set_project_roles` sends: `{roles}` (`[]`: none)."""
+    body = ProjectRoles(roles=list(roles)).model_dump_json().encode()
+    return WriteRequest("PUT", _access_path(project, kind, subject), body)
+
+
+def remove_project_access_request(project: str, kind: str, subject: int) -> WriteRequest:
+    """The request `AdminClient.remove_project_access` sends (no body)."""
+    return WriteRequest("DELETE", _access_path(project, kind, subject), b"")

@@ -1285,3 +1285,64 @@ class UpdateServiceAccount(Request):
 
     name: OneLine | None = None
     rootRole: StrictInt64 | None = None
+
+
+# --------------------------------------------------------------------------- project access
+# (Unleash Pro and Enterprise: `/api/admin/projects/:p/access`; open source answers 404)
+
+
+class ProjectAccessUser(Response):
+    """A user (or service account: `accountType` "Service Account") holding project roles, as
+    `GET /api/admin/projects/:p/access` lists them: the user record with its roles here."""
+
+    id: int
+    name: str | None = None
+    email: str | None = None
+    username: str | None = None
+    imageUrl: str | None = None
+    accountType: str | None = None
+    addedAt: datetime | None = None
+    #: the first role (legacy); `roles` holds them all
+    roleId: int | None = None
+    roles: list[int] = []
+
+
+class ProjectAccessGroup(Response):
+    """A group holding project roles (groupWithProjectRoleSchema), its members included."""
+
+    id: int
+    name: str
+    description: str | None = None
+    mappingsSSO: list[str] = []
+    rootRole: int | None = None
+    scimId: str | None = None
+    createdBy: str | None = None
+    createdAt: datetime | None = None
+    users: list[GroupMember] = []
+    addedAt: datetime | None = None
+    roleId: int | None = None
+    roles: list[int] = []
+
+
+class ProjectAccess(Response):
+    """projectAccessSchema: who holds which role in a project, and every project role."""
+
+    users: list[ProjectAccessUser] = []
+    groups: list[ProjectAccessGroup] = []
+    roles: list[Role] = []
+
+
+class AddProjectAccess(Request):
+    """`POST /api/admin/projects/:p/access`: every role given to every user and group (all three
+    lists required; existing pairs are kept)."""
+
+    roles: list[RowId]
+    groups: list[RowId]
+    users: list[RowId]
+
+
+class ProjectRoles(Request):
+    """`PUT /api/admin/projects/:p/users/:id/roles` (and `groups/:id/roles`): the roles the user
+    or group holds in the project from now on (`[]`: none)."""
+
+    roles: list[RowId]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Mapping
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -20,6 +20,7 @@ from app.api.models import (
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     RoleList,
     ServiceAccounts,
     UiConfig,
@@ -36,6 +37,7 @@ PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
     GroupList,
     ArchivedFeatures,
     PersonalDashboardProjectDetails,
+    ProjectAccess,
     RoleList,
     ServiceAccounts,
 )
@@ -76,6 +78,25 @@ async def _none() -> None:
     return None
 
 
+def _started(awaitable: Awaitable[T]) -> asyncio.Future[T | e.ClientError]:
+    """One of the probe's reads, sent now; its outcome (an answer or a `ClientError`) is kept."""
+    return asyncio.ensure_future(_outcome(awaitable))
+
+
+class _Reads(NamedTuple):
+    """The probe's reads besides the first, each keeping its own answer's type (more than six
+    awaitables given to `asyncio.gather` at once lose theirs)."""
+
+    user: asyncio.Future[CurrentUser | e.ClientError]
+    groups: asyncio.Future[GroupList | e.ClientError]
+    archive: asyncio.Future[ArchivedFeatures | e.ClientError]
+    dashboard: asyncio.Future[PersonalDashboardProjectDetails | e.ClientError]
+    metrics: asyncio.Future[None | e.ClientError]
+    roles: asyncio.Future[RoleList | e.ClientError]
+    service_accounts: asyncio.Future[ServiceAccounts | e.ClientError]
+    project_access: asyncio.Future[ProjectAccess | e.ClientError]
+
+
 async def _dropped(rest: asyncio.Future[Any]) -> None:
     """Stop the probe's other reads, and wait until they have stopped: none is left running
     (nor an answer of theirs unread) once the probe has ended."""
@@ -90,18 +111,28 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
     # the other reads go out with the first rather than after it: one round trip instead of
     # two on the way to the window's first data. They read nothing and store nothing (an empty
     # metrics batch), so when the first answer ends the probe, what they found is dropped.
-    rest = asyncio.gather(
-        _outcome(client.current_user()),
-        _outcome(client.get("/api/admin/groups", GroupList)),
-        _outcome(client.get(f"/api/admin/archive/features/{PROBE_PROJECT}", ArchivedFeatures)),
-        _outcome(
+    reads = _Reads(
+        user=_started(client.current_user()),
+        groups=_started(client.get("/api/admin/groups", GroupList)),
+        archive=_started(
+            client.get(f"/api/admin/archive/features/{PROBE_PROJECT}", ArchivedFeatures)
+        ),
+        dashboard=_started(
             client.get("/api/admin/personal-dashboard/default", PersonalDashboardProjectDetails)
         ),
-        _outcome(client.send_bulk_metrics(EMPTY_BULK)) if client.has_client_token else _none(),
-        _outcome(client.get("/api/admin/roles", RoleList)),  # roles (issue 36)
-        # service accounts (Unleash Enterprise; 404 on open source)
-        _outcome(client.get("/api/admin/service-account", ServiceAccounts)),
+        metrics=_started(client.send_bulk_metrics(EMPTY_BULK))
+        if client.has_client_token
+        else _started(_none()),
+        # issue 36: the roles, the service accounts (Unleash Enterprise; 404 on open source)
+        # and project access (Pro and Enterprise), the route there whatever it says of the
+        # project nobody uses
+        roles=_started(client.get("/api/admin/roles", RoleList)),
+        service_accounts=_started(client.get("/api/admin/service-account", ServiceAccounts)),
+        project_access=_started(
+            client.get(f"/api/admin/projects/{PROBE_PROJECT}/access", ProjectAccess)
+        ),
     )
+    rest = asyncio.gather(*reads)
     try:
         ui = await client.get("/api/admin/ui-config", UiConfig)
     except e.WrongTokenType:
@@ -112,8 +143,7 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
     except BaseException:
         await _dropped(rest)
         raise
-    user, groups, archive, dashboard, metrics, roles, service_accounts = await rest
-    for outcome in (user, groups, archive, dashboard, metrics, roles, service_accounts):
+    for outcome in await rest:
         if isinstance(outcome, e.ServerUnreachable):
             raise outcome
     return ProbeOutcomes(
@@ -121,13 +151,14 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         has_client_token=client.has_client_token,
         token_prefix=client.token_prefix,
         ui=ui,
-        user=user,
-        groups=groups,
-        archive=archive,
-        dashboard=dashboard,
-        metrics=metrics,
-        roles=roles,
-        service_accounts=service_accounts,
+        user=reads.user.result(),
+        groups=reads.groups.result(),
+        archive=reads.archive.result(),
+        dashboard=reads.dashboard.result(),
+        metrics=reads.metrics.result(),
+        roles=reads.roles.result(),
+        service_accounts=reads.service_accounts.result(),
+        project_access=reads.project_access.result(),
     )
 
 

@@ -39,6 +39,7 @@ from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
+from sandbox.store.project_access import ProjectAccessStore
 from sandbox.store.roles import Roles, seed_built_in_permissions
 from sandbox.store.service_accounts import ServiceAccounts
 from sandbox.store.tokens import Tokens
@@ -51,8 +52,20 @@ __all__ = [
 ]  # fmt: skip
 
 
-class Store(ApiTokens, Tokens, Groups, Features, Archive, Context, Metrics, PersonalTokens, Roles,
-            ServiceAccounts):  # fmt: skip
+# project access first: it builds on the groups
+class Store(
+    ProjectAccessStore,
+    ApiTokens,
+    Tokens,
+    Groups,
+    Features,
+    Archive,
+    Context,
+    Metrics,
+    PersonalTokens,
+    Roles,
+    ServiceAccounts,
+):
     """Every area of the sandbox over one SQLite connection."""
 
     def reader(self) -> Store | None:

@@ -277,6 +277,8 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
     # roles (issue 36): listed everywhere, custom ones Enterprise's
     assert caps.operation("roles").available
     assert "Custom roles need Unleash Enterprise" in caps.action("roles.create").reason
+    access = caps.operation("project_access")
+    assert not access.available and "needs Unleash Pro or Enterprise" in access.reason
 
     assert server.hits == Counter(
         {
@@ -287,6 +289,7 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
             "/api/admin/personal-dashboard/default": 1,
             "/api/admin/roles": 1,  # roles (issue 36): Enterprise's, a 404 here
             "/api/admin/service-account": 1,
+            "/api/admin/projects/flagdesk-capability-probe/access": 1,
         }
     )
     # the secret Unleash echoes in /api/admin/user stays out of what the GUI shows
@@ -310,7 +313,7 @@ def test_the_probe_runs_once_for_concurrent_callers() -> None:
     assert together[0] is together[1] is together[2] is later
     assert server.hits["/api/admin/ui-config"] == 1
     assert server.hits["/api/admin/user"] == 1
-    assert server.total_requests == 7
+    assert server.total_requests == 8
 
 
 def test_refresh_probes_again() -> None:
@@ -325,7 +328,7 @@ def test_refresh_probes_again() -> None:
 
     run(go())
     assert server.hits["/api/admin/ui-config"] == 2
-    assert server.total_requests == 14
+    assert server.total_requests == 16
 
 
 # ---------------------------------------------------------------------------- Unsupported
@@ -379,7 +382,7 @@ def test_unsupported_is_raised_without_a_prior_probe_call() -> None:
 
     run(go())
     assert server.hits["/api/admin/groups"] == 1  # GET by the probe; the POST never sent
-    assert server.total_requests == 7
+    assert server.total_requests == 8
 
 
 # ---------------------------------------------------------------------------- archive by search

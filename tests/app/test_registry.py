@@ -38,7 +38,12 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert len(TOOLS_BY_KEY) == len(TOOLS)
     # the tools without a window yet are reported, never in the sidebar (issue 36 gave the
     # API tokens and the personal access tokens theirs)
-    assert [t.key for t in HEADLESS_TOOLS] == ["cleanup", "roles", "service_accounts"]
+    assert [t.key for t in HEADLESS_TOOLS] == [
+        "cleanup",
+        "roles",
+        "service_accounts",
+        "project_access",
+    ]
     assert [t.key for t in TOOLS if t.group == "Access"] == ["api_tokens", "personal_tokens"]
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
@@ -70,6 +75,9 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         "service_accounts": {"service_accounts.create", "service_accounts.edit",
                              "service_accounts.delete", "service_accounts.create_token",
                              "service_accounts.delete_token"},
+        # issue 36: project access (Pro and Enterprise)
+        "project_access": {"project_access.grant", "project_access.set_roles",
+                           "project_access.revoke"},
     }  # fmt: skip
     every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():
