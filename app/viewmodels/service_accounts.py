@@ -240,12 +240,14 @@ class ServiceAccountsModel(ActionViewModel):
     async def _read_roles(self, held: list[Role]) -> dict[int, str]:
         """The root roles a form offers: the server's list of roles (custom root roles too),
         else the users' list's, else the built-in ones; with those the accounts hold."""
-        from app.actions.roles import is_root, read_roles
+        from app.actions.roles import is_custom, is_root, read_roles
 
         client = await self.session.client()
         found: list[Role] = []
         try:
-            found = [r for r in (await read_roles(client)).roles if is_root(r)]
+            # the built-in ones first, then the custom ones, each in the server's order
+            found = sorted((r for r in (await read_roles(client)).roles if is_root(r)),
+                           key=is_custom)  # fmt: skip
         except ClientError:
             try:
                 found = list((await client.list_users()).rootRoles)
@@ -258,7 +260,7 @@ class ServiceAccountsModel(ActionViewModel):
 
     @property
     def role_choices(self) -> list[tuple[int, str]]:
-        """(id, name) of each root role, in the server's order."""
+        """(id, name) of each root role: the built-in ones, then the custom ones."""
         return list((self.roles or BUILT_IN_ROLES).items())
 
     def choose(self, account_id: int | None) -> None:
