@@ -106,13 +106,21 @@ def account_rows(accounts: list[ServiceAccount], roles: dict[int, str]) -> list[
                        a.createdAt, len(a.tokens), _last_used(a)) for a in accounts]  # fmt: skip
 
 
+#: a time's column, in average characters (its digits are wider): "2026-12-07 03:50" and air
+#: (a column of "—" only, fitted to its first rows, elided the times that came later)
+TIME_WIDTH = 24
+
 ACCOUNT_COLUMNS: list[Column[AccountRow]] = [
-    Column("Username", attrgetter("username")),
-    Column("Name", attrgetter("name")),
-    Column("Root role", attrgetter("role")),
-    Column("Created", attrgetter("createdAt")),
+    # widths bounded, not fitted to the first rows (a list of one short username, as the demo
+    # starts, elided every longer one made afterwards)
+    Column("Username", attrgetter("username"), width=26,
+           tooltip=lambda r: r.username if len(r.username) > 24 else None),
+    Column("Name", attrgetter("name"), tooltip=lambda r: r.name if len(r.name) > 40 else None),
+    Column("Root role", attrgetter("role"), width=22,
+           tooltip=lambda r: r.role if len(r.role) > 20 else None),
+    Column("Created", attrgetter("createdAt"), width=TIME_WIDTH),
     Column("Tokens", attrgetter("tokens"), numeric=True),
-    Column("Last token use", attrgetter("lastUsed"),
+    Column("Last token use", attrgetter("lastUsed"), width=TIME_WIDTH,
            tooltip=lambda r: ("No token yet" if not r.tokens else
                               "None of its tokens used yet, as far as the server says")
            if r.lastUsed is None else None),
@@ -140,9 +148,9 @@ def token_rows(tokens: list[PersonalAccessToken]) -> list[TokenRow]:
 
 TOKEN_COLUMNS: list[Column[TokenRow]] = [
     Column("Description", attrgetter("description")),
-    Column("Created", attrgetter("createdAt")),
-    Column("Expires", attrgetter("expiresAt")),
-    Column("Last seen", attrgetter("seenAt"),
+    Column("Created", attrgetter("createdAt"), width=TIME_WIDTH),
+    Column("Expires", attrgetter("expiresAt"), width=TIME_WIDTH),
+    Column("Last seen", attrgetter("seenAt"), width=TIME_WIDTH,
            tooltip=lambda r: "Not used yet, as far as the server says" if r.seenAt is None
            else None),
     Column("Id", attrgetter("id"), numeric=True, shown=False),
@@ -412,9 +420,10 @@ class ServiceAccountsModel(ActionViewModel):
         except ClientError as exc:
             self._failed(exc)
         else:
-            tokens = plural(len(plan.account.tokens), "token")
-            self._set_outcome(f"Deleted the service account {account_label(plan.account)} and "
-                              f"its {tokens}. Snapshot: {plan.snapshot}")  # fmt: skip
+            count = len(plan.account.tokens)
+            tokens = f" and its {plural(count, 'token')}" if count else ""
+            self._set_outcome(f"Deleted the service account {account_label(plan.account)}"
+                              f"{tokens}. Snapshot: {plan.snapshot}")  # fmt: skip
         finally:
             self._finish()
 
@@ -461,7 +470,8 @@ class ServiceAccountsModel(ActionViewModel):
             token = made.token
             label = (f"token “{token.description}” of the service account "
                      f"{account_label(plan.account)}")  # fmt: skip
-            self._set_outcome(f"Created the {label} (…{secret_end(token.secret)}).")
+            end = secret_end(token.secret)
+            self._set_outcome(f"Created the {label}, its secret ending …{end}.")
             if not self.closed:
                 self.secret_created.emit(
                     NewSecret(

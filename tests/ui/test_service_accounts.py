@@ -196,7 +196,7 @@ def test_accounts_and_their_tokens_listed_created_edited_and_deleted(
         answer = http.get(ACCOUNTS, headers={"Authorization": secret})
         assert answer.status_code == 200, answer.text
     assert m.outcome == (f"Created the token “GitHub deploy” of the service account “deployer” "
-                         f"(id {made.id}) (…{secret[-4:]}).")  # fmt: skip
+                         f"(id {made.id}), its secret ending …{secret[-4:]}.")  # fmt: skip
     dialog.close_button.click()
     assert view.secret_dialog is None and dialog.secret_field.text() == ""
     qtbot.waitUntil(lambda: len(m.tokens.all_rows) == 1, timeout=20_000)
@@ -242,6 +242,8 @@ def test_accounts_and_their_tokens_listed_created_edited_and_deleted(
     assert box.action_button.text() == "&Delete account and 1 token"
     box.action_button.click()
     qtbot.waitUntil(lambda: m.outcome.startswith("Deleted the service account"), timeout=20_000)
+    assert m.outcome.startswith(f"Deleted the service account “deployer” (id {made.id}) and its "
+                                "1 token. Snapshot: ")  # fmt: skip
     assert account(sandbox, "deployer") is None
     with sandbox.admin() as http:  # the token went with it
         assert http.get(ACCOUNTS, headers={"Authorization": secret}).status_code == 401
