@@ -5,9 +5,9 @@ with a custom root role of the server's, then edited to Admin, through the form 
 confirmation; a token of it created, its secret shown once (masked, Copy, no "Use for this
 connection") and working as the account, nowhere on disk; several tokens deleted at once after
 their number is typed; the account deleted after a confirmation naming the tokens that go with
-it; the journal of each; the forms' errors; a new connection dropping the account chosen; and a
-played open-source release, where the page says service accounts need Unleash Enterprise and
-nothing is read."""
+it; the journal of each; the forms' errors; a new connection dropping the account chosen; where
+the roles list is refused, the root roles the users' list names; and a played open-source
+release, where the page says service accounts need Unleash Enterprise and nothing is read."""
 
 from __future__ import annotations
 
@@ -308,6 +308,40 @@ def test_the_forms_say_what_is_wrong_and_send_nothing(
     view.session.open_spec(view.session.connection.spec)  # type: ignore[union-attr]
     assert m.current is None and view.tokens_title.text().startswith("Tokens: select")
     qtbot.waitUntil(lambda: m.loaded and not m.busy, timeout=30_000)
+    view.close_content()
+
+
+def test_the_filter_and_the_root_roles_when_the_roles_list_is_refused(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Where `GET /api/admin/roles` is refused (a token that may list accounts but not roles),
+    the forms offer the root roles the users' list names; the list filters as typed."""
+    from app.api import errors
+    from app.api.client import AdminClient
+
+    custom_root_role(sandbox, "Deployers")
+
+    async def refused(self: AdminClient) -> Any:
+        raise errors.ClientError("403 roles refused (a test's)")
+
+    monkeypatch.setattr(AdminClient, "roles", refused)
+    view = open_view(qtbot, connect(sandbox))
+    m = view.model
+    with sandbox.admin() as http:
+        listed = {r["id"]: r["name"] for r in http.get("/api/admin/user-admin").json()["rootRoles"]}
+    assert dict(m.role_choices) == listed
+    form = fill_account(qtbot, view, editing=False)
+    assert [form.role_combo.itemText(i) for i in range(form.role_combo.count())] == list(
+        listed.values())  # fmt: skip
+    assert form.role_combo.currentText() == "Viewer"  # where a new account's form starts
+    form.reject()
+
+    view.table.filter_edit.setText("nobody")
+    qtbot.waitUntil(lambda: m.accounts.shown_count == 0 and not m.accounts.filter_pending)
+    assert view.table.count_label.text() == "0 of 1 service account"
+    view.table.filter_edit.setText("deploy")
+    qtbot.waitUntil(lambda: m.accounts.shown_count == 1)
     view.close_content()
 
 
