@@ -271,6 +271,42 @@ PERSONAL_TOKENS = Tool(
     _PERSONAL, (CREATE_PAT, DELETE_PAT),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- service accounts
+
+#: service accounts are Unleash Enterprise's (404 on open source): an Admin's, as Unleash's page
+#: and every action of it need ADMIN
+_SERVICE_ACCOUNTS = Needs(admin_role=True, probe=Probe.SERVICE_ACCOUNTS)
+CREATE_SERVICE_ACCOUNT = Action(
+    "service_accounts.create", "Create service account", "POST /api/admin/service-account",
+    _SERVICE_ACCOUNTS,
+)  # fmt: skip
+EDIT_SERVICE_ACCOUNT = Action(
+    "service_accounts.edit", "Edit service account", "PUT /api/admin/service-account/:id",
+    _SERVICE_ACCOUNTS,
+)  # fmt: skip
+DELETE_SERVICE_ACCOUNT = Action(
+    "service_accounts.delete", "Delete service account",
+    "DELETE /api/admin/service-account/:id", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+CREATE_SERVICE_ACCOUNT_TOKEN = Action(
+    "service_accounts.create_token", "Create service account token",
+    "POST /api/admin/service-account/:id/token", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+DELETE_SERVICE_ACCOUNT_TOKEN = Action(
+    "service_accounts.delete_token", "Delete service account token",
+    "DELETE /api/admin/service-account/:id/token/:tokenId", _SERVICE_ACCOUNTS,
+)  # fmt: skip
+#: service accounts and their tokens (`flagdesk service-accounts`, the window
+#: `ui.service_accounts`)
+SERVICE_ACCOUNTS = Tool(
+    "service_accounts", "Service accounts", "Access",
+    "Accounts for machines (Unleash Enterprise): list, create, edit and delete them, and their "
+    "tokens (the secret shown once).", "robot",
+    _SERVICE_ACCOUNTS,
+    (CREATE_SERVICE_ACCOUNT, EDIT_SERVICE_ACCOUNT, DELETE_SERVICE_ACCOUNT,
+     CREATE_SERVICE_ACCOUNT_TOKEN, DELETE_SERVICE_ACCOUNT_TOKEN),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -287,6 +323,8 @@ class Tools(NamedTuple):
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens: Tool
     personal_tokens: Tool
+    # issue 36: the service accounts' window
+    service_accounts: Tool
 
 
 TOOL = Tools(
@@ -350,6 +388,8 @@ TOOL = Tools(
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens=API_TOKENS,
     personal_tokens=PERSONAL_TOKENS,
+    # issue 36: the service accounts' window
+    service_accounts=SERVICE_ACCOUNTS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -391,41 +431,6 @@ ROLES = Tool(
 
 HEADLESS_TOOLS += (ROLES,)
 
-# ---------------------------------------------------------------------------- service accounts
-
-#: service accounts are Unleash Enterprise's (404 on open source): an Admin's, as Unleash's page
-#: and every action of it need ADMIN
-_SERVICE_ACCOUNTS = Needs(admin_role=True, probe=Probe.SERVICE_ACCOUNTS)
-CREATE_SERVICE_ACCOUNT = Action(
-    "service_accounts.create", "Create service account", "POST /api/admin/service-account",
-    _SERVICE_ACCOUNTS,
-)  # fmt: skip
-EDIT_SERVICE_ACCOUNT = Action(
-    "service_accounts.edit", "Edit service account", "PUT /api/admin/service-account/:id",
-    _SERVICE_ACCOUNTS,
-)  # fmt: skip
-DELETE_SERVICE_ACCOUNT = Action(
-    "service_accounts.delete", "Delete service account",
-    "DELETE /api/admin/service-account/:id", _SERVICE_ACCOUNTS,
-)  # fmt: skip
-CREATE_SERVICE_ACCOUNT_TOKEN = Action(
-    "service_accounts.create_token", "Create service account token",
-    "POST /api/admin/service-account/:id/token", _SERVICE_ACCOUNTS,
-)  # fmt: skip
-DELETE_SERVICE_ACCOUNT_TOKEN = Action(
-    "service_accounts.delete_token", "Delete service account token",
-    "DELETE /api/admin/service-account/:id/token/:tokenId", _SERVICE_ACCOUNTS,
-)  # fmt: skip
-#: service accounts and their tokens (`flagdesk service-accounts`; no window yet)
-SERVICE_ACCOUNTS = Tool(
-    "service_accounts", "Service accounts", "Access",
-    "Accounts for machines (Unleash Enterprise): list, create, edit and delete them, and their "
-    "tokens (the secret shown once).", "tokens",
-    _SERVICE_ACCOUNTS,
-    (CREATE_SERVICE_ACCOUNT, EDIT_SERVICE_ACCOUNT, DELETE_SERVICE_ACCOUNT,
-     CREATE_SERVICE_ACCOUNT_TOKEN, DELETE_SERVICE_ACCOUNT_TOKEN),
-)  # fmt: skip
-HEADLESS_TOOLS += (SERVICE_ACCOUNTS,)
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
 

@@ -595,6 +595,125 @@ async def _tokens(
     save(window, f"personal_tokens-error-{palette}")
 
 
+# ---------------------------------------------------------------- issue 36: service accounts
+
+
+async def _service_accounts(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    db_path: Path,
+) -> None:  # fmt: skip
+    """The service accounts' window (issue 36), connected as the demo's Admin (a personal access
+    token of its own: the token windows' step revoked theirs): the account form, the list with
+    an account's tokens below, a new token's secret (masked), the deletions' confirmations
+    (an account naming its tokens; two tokens, their number to type), every account deleted
+    (empty), the token revoked (error), and a played open-source Unleash (unavailable)."""
+    from ui.service_accounts import (
+        AccountDialog,
+        DeleteAccountConfirmation,
+        DeleteTokensConfirmation,
+        ServiceAccountsView,
+    )
+
+    pat = _personal_token(db_path, "admin")
+    await session.open_spec(ConnectionSpec(session.url, pat, label="Demo sandbox as Admin"))
+    with httpx.Client(base_url=session.url, headers={"Authorization": pat}) as http:
+        http.post("/api/admin/roles", json={"name": "Release automation", "type": "root-custom",
+                                            "permissions": []}).raise_for_status()  # fmt: skip
+    window.show_page("service_accounts")
+    view = window.tool_pages["service_accounts"].ensure_content()
+    assert isinstance(view, ServiceAccountsView)
+    m = view.model
+    await until(lambda: m.loaded and not m.busy)
+    form = AccountDialog(m, editing=False, parent=window)
+    form.username_edit.setText("github-actions-deployer")
+    form.name_edit.setText("GitHub Actions deployer (production, eu-west-1 and us-east-1)")
+    form.role_combo.setCurrentText("Release automation")
+    form.show()
+    await settle(form)
+    save(form, f"service_accounts-create-{palette}")
+    roles = {name: role for role, name in m.role_choices}
+    plans = [m.plan_create(form.username_edit.text(), form.name_edit.text(),
+                           roles["Release automation"]),
+             m.plan_create("terraform", "Terraform (infrastructure)", roles["Editor"]),
+             m.plan_create("grafana-reader", "Grafana dashboards", roles["Viewer"])]  # fmt: skip
+    form.close()
+    for made in plans:
+        task = m.create(made)
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+    m.choose(next(r.id for r in m.accounts.all_rows if r.username == "github-actions-deployer"))
+    view.on_accounts_reset()
+    later = datetime.date.today() + datetime.timedelta(days=90)
+    for description in ("GitHub Actions: deploy to production", "nightly smoke tests",
+                        "release notes bot"):  # fmt: skip
+        task = m.create_token(m.plan_create_token(description, later))
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+        if description.startswith("GitHub"):
+            assert view.secret_dialog is not None
+            await settle(view.secret_dialog)
+            save(view.secret_dialog, f"service_accounts-secret-{palette}")  # masked
+            # used once, as a deployment would: its last use shows in both lists
+            secret = view.secret_dialog.secret
+            with httpx.Client(base_url=session.url, headers={"Authorization": secret}) as http:
+                http.get("/api/admin/projects").raise_for_status()
+        if view.secret_dialog is not None:
+            view.secret_dialog.done(0)
+    view.refresh()  # the token's use
+    await until(lambda: m.loaded and not m.busy)
+    view.tokens_table.view.selectRow(0)
+    view.tokens_table.view.selectionModel().select(
+        m.tokens.index(1, 0), view.tokens_table.view.selectionModel().SelectionFlag.Select
+        | view.tokens_table.view.selectionModel().SelectionFlag.Rows,
+    )  # fmt: skip
+    await settle(window)
+    save(window, f"service_accounts-{palette}")
+    deletion = m.plan_delete_tokens()
+    assert deletion is not None, m.delete_tokens_reason
+    box: QWidget = DeleteTokensConfirmation(deletion, window)
+    box.show()
+    await settle(box)
+    save(box, f"service_accounts-tokens-delete-confirm-{palette}")
+    box.close()
+    account_deletion = m.plan_delete()
+    assert account_deletion is not None, m.delete_reason
+    box = DeleteAccountConfirmation(account_deletion, window)
+    box.show()
+    await settle(box)
+    save(box, f"service_accounts-delete-confirm-{palette}")
+    box.close()
+
+    for row in list(m.accounts.all_rows):  # every account deleted: the empty list
+        m.choose(row.id)
+        gone = m.plan_delete()
+        assert gone is not None, m.delete_reason
+        task = m.delete(gone)
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+    await settle(window)
+    save(window, f"service_accounts-empty-{palette}")
+
+    _revoke(db_path, pat)
+    view.refresh()
+    await until(lambda: bool(m.error) and not m.busy)
+    await settle(window)
+    save(window, f"service_accounts-error-{palette}")
+
+    oss = SandboxProcess(db_path.with_name(f"oss-8.2-{palette}.sqlite3"), "--demo",
+                         "--as-version", "8.2")  # fmt: skip
+    await asyncio.to_thread(oss.start)
+    try:
+        await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
+                                               label="Open-source Unleash 8.2"))  # fmt: skip
+        await settle(window)
+        save(window, f"service_accounts-unavailable-{palette}")
+    finally:
+        await asyncio.to_thread(oss.stop)
+
+
 async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
     assert box is not None
     await settle(box)
@@ -664,6 +783,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 36: the token windows (they change the connection: before the others')
                 await _tokens(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
+                # issue 36: the service accounts' window (a token of its own; then open source)
+                await _service_accounts(window, session, palette_name, save,
+                                        root / f"demo-{palette_name}.sqlite3")  # fmt: skip
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

@@ -1,10 +1,11 @@
 """`SecretDialog`: a token's secret just created, shown once. It starts masked (`••••••••3f9a`),
 "Show" shows it whole while pressed down (and masks it again when let go), Copy puts it on the
 clipboard and says so, "Use for …" hands it to the view-model (which puts it into the
-connection's profile) and shows what came of it, and a line says plainly that it will not be
+connection's profile) and shows what came of it (no such button where `NewSecret.use_title` is
+empty: a service account's token), and a line says plainly that it will not be
 shown again. The dialog is the secret's one holder: closing it empties the field and forgets
-the `NewSecret` (`NewSecret.forget`). Shared by the API tokens' and the personal access tokens'
-windows; it only shows and forwards."""
+the `NewSecret` (`NewSecret.forget`). Shared by the API tokens', the personal access tokens' and
+the service accounts' windows; it only shows and forwards."""
 
 from __future__ import annotations
 
@@ -84,6 +85,9 @@ class SecretDialog(QDialog):
         use_row.addWidget(self.use_button)
         use_row.addStretch(1)
         layout.addLayout(use_row)
+        # no "Use for …" where the token has no use in this connection's profile (a service
+        # account's: it is for the machine that acts as the account)
+        self.use_button.setVisible(bool(new.use_title))
         self.status = QLabel(new.use_reason)
         self.status.setObjectName(f"{stem}SecretStatus")
         self.status.setWordWrap(True)

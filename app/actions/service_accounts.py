@@ -386,13 +386,31 @@ class DeleteAccountPlan(_Plan):
         lines = [
             f"The service account {account_label(a)} (root role {_role(self.roles, a.rootRole)}"
             f", {tokens}) will be deleted on {self.where}.",
-            f"Its {tokens} go with it: whatever uses them is refused from its next request.",
+            _tokens_going(a.tokens),
             f"A snapshot of it (no secrets) is written first to {self.snapshot}.",
         ]
         if not self.undoes:
             lines.append("Undo creates it again with a new id, without its tokens (their "
                          "secrets cannot come back).")  # fmt: skip
         return lines
+
+
+#: how many of an account's tokens a deletion's confirmation names (the rest counted)
+NAMED_TOKENS = 10
+
+
+def _tokens_going(tokens: Sequence[PersonalAccessToken]) -> str:
+    """The confirmation's line naming the tokens a deletion takes with the account."""
+    if not tokens:
+        return "It has no tokens."
+    names = ", ".join(_token_label(t) for t in tokens[:NAMED_TOKENS])
+    more = f" and {len(tokens) - NAMED_TOKENS:,} more" if len(tokens) > NAMED_TOKENS else ""
+    if len(tokens) == 1:
+        said = f"Its token {names} goes with it"
+    else:
+        said = f"Its {plural(len(tokens), 'token')} go with it: {names}{more}"
+    return (f"{said}. Whatever uses {'it' if len(tokens) == 1 else 'them'} is refused from its "
+            "next request, and a deleted token's secret cannot come back.")  # fmt: skip
 
 
 def plan_delete(

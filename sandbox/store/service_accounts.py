@@ -26,7 +26,14 @@ from __future__ import annotations
 import sqlite3
 
 from app.api import models as m
-from sandbox.store.core import Principal, Refusal, avatar_url, not_found, to_dt
+from sandbox.store.core import (
+    ROOT_ROLE_TYPES,
+    Principal,
+    Refusal,
+    avatar_url,
+    not_found,
+    to_dt,
+)
 from sandbox.store.personal_tokens import insert_personal_token
 from sandbox.store.users import Users, bad_data
 
@@ -93,7 +100,8 @@ class ServiceAccounts(Users):
 
     def _root_role(self, role: int) -> int:
         found = self.conn.execute("SELECT type FROM roles WHERE id = ?", (role,)).fetchone()
-        if found is None or found["type"] not in ("root", "custom-root"):
+        # a custom root role's type is `root-custom` since migration 13 (`ROOT_ROLE_TYPES`)
+        if found is None or found["type"] not in ROOT_ROLE_TYPES:
             raise bad_data(f"{role} is not the id of a root role")
         return role
 

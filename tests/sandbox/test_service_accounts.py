@@ -85,6 +85,22 @@ def test_create_list_update_and_delete(sandbox: SandboxProcess, admin: httpx.Cli
     assert after.status_code == 201 and after.json()["id"] > account.id
 
 
+def test_a_custom_root_role_is_a_root_role(admin: httpx.Client) -> None:
+    """An account is made with, and changed to, a custom root role (type `root-custom` as
+    Unleash sends it; the check looked for the sandbox's old spelling and refused it, 400)."""
+    role = admin.post("/api/admin/roles", json={"name": "Deployers", "type": "root-custom",
+                                                "permissions": []})  # fmt: skip
+    assert role.status_code == 200, role.text
+    custom = role.json()["roles"]["id"]
+    made = admin.post(ACCOUNTS, json={"name": "D", "username": "deployer", "rootRole": custom})
+    assert made.status_code == 201, made.text
+    assert made.json()["rootRole"] == custom
+    changed = admin.put(f"{ACCOUNTS}/{made.json()['id']}", json={"rootRole": VIEWER})
+    assert changed.status_code == 200 and changed.json()["rootRole"] == VIEWER
+    back = admin.put(f"{ACCOUNTS}/{made.json()['id']}", json={"rootRole": custom})
+    assert back.status_code == 200 and back.json()["rootRole"] == custom
+
+
 def test_the_errors(sandbox: SandboxProcess, admin: httpx.Client) -> None:
     body = {"name": "Bot", "username": "ci-deploy-bot", "rootRole": VIEWER}
     taken = assert_error(admin.post(ACCOUNTS, json=body), 409, "NameExistsError")

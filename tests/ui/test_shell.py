@@ -345,6 +345,9 @@ def test_shortcuts_and_tools_in_windows_of_their_own(
 ) -> None:
     window, _session = shell
     for number, key in enumerate(window.tool_pages, start=1):
+        if number > 9:  # Ctrl+1 to Ctrl+9 only (issue 36 made ten tools)
+            assert window.tool_actions[key].shortcut().isEmpty()
+            continue
         qtbot.keyClick(window, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
         assert window.current_key == key
         assert window.pages.currentWidget().objectName().endswith("Page")
