@@ -93,7 +93,8 @@ class ServiceAccounts(Users):
 
     def _root_role(self, role: int) -> int:
         found = self.conn.execute("SELECT type FROM roles WHERE id = ?", (role,)).fetchone()
-        if found is None or found["type"] not in ("root", "custom-root"):
+        # a custom root role is `root-custom` since migration 13 (it was `custom-root`)
+        if found is None or found["type"] not in ("root", "root-custom"):
             raise bad_data(f"{role} is not the id of a root role")
         return role
 
