@@ -152,8 +152,10 @@ def test_every_role_listed_with_its_permissions_grouped(
     for p in owner:
         if p.environment:
             by_environment[p.environment] = by_environment.get(p.environment, 0) + 1
-    assert list(groups) == [f"Project permissions ({len(owner) - sum(by_environment.values())})",
-                            *(f"Environment “{env}” ({n})" for env, n in by_environment.items())]
+    assert list(groups) == [
+        f"Project permissions ({len(owner) - sum(by_environment.values())})",
+        *(f"Environment “{env}” ({n})" for env, n in by_environment.items()),
+    ]
     assert not view.edit_button.isEnabled() and not view.delete_button.isEnabled()
     assert view.edit_button.toolTip() == "“Owner” is built in: built-in roles cannot be changed."
     assert view.delete_button.toolTip() == "“Owner” is built in: built-in roles cannot be deleted."
@@ -313,8 +315,8 @@ def test_a_held_role_is_refused_naming_its_holders_an_unheld_one_deleted(
                                                "rootRole": held}).raise_for_status()  # fmt: skip
         c.post("/api/admin/groups", json={"name": "Robot minders",
                                            "rootRole": held}).raise_for_status()  # fmt: skip
-        c.post("/api/admin/service-account", json={"name": "Deploy bot", "username": "deploy-bot",
-                                                    "rootRole": held}).raise_for_status()  # fmt: skip
+        bot = {"name": "Deploy bot", "username": "deploy-bot", "rootRole": held}
+        c.post("/api/admin/service-account", json=bot).raise_for_status()
     view = open_view(qtbot, connect(sandbox))
     select(view, "Robots")
     view.delete_button.click()
