@@ -62,6 +62,13 @@ def _children(top: QTreeWidgetItem) -> list[QTreeWidgetItem]:
     return [c for c in (top.child(i) for i in range(top.childCount())) if c is not None]
 
 
+def _buddy(text: str, field: QWidget) -> QLabel:
+    """A form's label whose mnemonic goes to `field` (a row of a layout gets none by itself)."""
+    label = QLabel(text)
+    label.setBuddy(field)
+    return label
+
+
 def _error_label(name: str) -> QLabel:
     label = QLabel()
     label.setObjectName(name)
@@ -227,7 +234,7 @@ class RoleDialog(QDialog):
         name.setSpacing(2)
         name.addWidget(self.name_edit)
         name.addWidget(self.name_error)
-        form.addRow("&Name:", name)
+        form.addRow(_buddy("&Name:", self.name_edit), name)
         self.description_edit = QLineEdit(role.description or "" if role is not None else "")
         self.description_edit.setObjectName("rolesDescriptionEdit")
         self.description_error = _error_label("rolesDescriptionError")
@@ -235,7 +242,7 @@ class RoleDialog(QDialog):
         description.setSpacing(2)
         description.addWidget(self.description_edit)
         description.addWidget(self.description_error)
-        form.addRow("&Description:", description)
+        form.addRow(_buddy("&Description:", self.description_edit), description)
         self.type_combo = QComboBox()
         self.type_combo.setObjectName("rolesTypeCombo")
         self.type_combo.addItems(list(KINDS))
@@ -250,7 +257,7 @@ class RoleDialog(QDialog):
         quiet(note)
         kind.addWidget(note)
         kind.addWidget(self.type_error)
-        form.addRow("&Type:", kind)
+        form.addRow(_buddy("&Type:", self.type_combo), kind)
         self.picker = PermissionPicker()
         self.permissions_error = _error_label("rolesPermissionsError")
         permissions_label = QLabel("&Permissions:")
@@ -390,9 +397,11 @@ class RolesView(ToolContent):
         self.permissions_tree.setHeaderHidden(True)
         self.permissions_tree.setUniformRowHeights(True)
         side.addWidget(self.permissions_tree, 1)
+        side.addStretch(0)  # the line stays at the top while the list is hidden
         self.splitter.addWidget(details)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([2000, 900])  # the table two thirds of the width
         layout.addWidget(self.splitter, 1)
         self.hint = QLabel()
         self.hint.setObjectName("rolesHint")
@@ -494,7 +503,9 @@ class RolesView(ToolContent):
         self.current_label.setText(self.model.current_text)
         tree = self.permissions_tree
         tree.clear()
-        for group in self.model.current_groups():
+        groups = self.model.current_groups()
+        tree.setVisible(bool(groups))  # nothing to list: the line above says why
+        for group in groups:
             top = QTreeWidgetItem([f"{group.title} ({len(group.items):,})"])
             font = top.font(0)
             font.setBold(True)

@@ -90,16 +90,17 @@ class RoleRow:
 
 
 ROLE_COLUMNS: list[Column[RoleRow]] = [
-    Column("Name", attrgetter("name"), width=24,
+    Column("Name", attrgetter("name"), width=26,
            tooltip=lambda r: "Built in: it cannot be changed or deleted" if r.built_in
-           else None),
-    Column("Type", attrgetter("type")),
-    Column("Built in", lambda r: "built in" if r.built_in else "",
+           else r.name if len(r.name) > 24 else None),
+    Column("Type", attrgetter("type"), width=16),
+    Column("Built in", lambda r: "built in" if r.built_in else "", width=9,
            sort_key=lambda r: not r.built_in),
-    Column("Permissions", attrgetter("permissions"), numeric=True,
+    Column("Permissions", attrgetter("permissions"), numeric=True, width=14,
            tooltip=lambda r: "The server did not give this role's permissions"
            if r.permissions is None else None),
-    Column("Description", attrgetter("description")),
+    Column("Description", attrgetter("description"),
+           tooltip=lambda r: r.description or None),
     Column("Id", attrgetter("id"), numeric=True, shown=False),
 ]  # fmt: skip
 #: the column that takes the width left
@@ -371,8 +372,8 @@ class RolesModel(ActionViewModel):
                     "has no roles API: custom roles need Unleash Enterprise).")  # fmt: skip
         count = len(held.permissions)
         if not count:
-            return f"“{row.name}”, a {kind}, holds no permissions."
-        return f"“{row.name}”, a {kind}, holds {count:,} permission{'s' if count != 1 else ''}:"
+            return f"“{row.name}” ({kind}) holds no permissions."
+        return f"“{row.name}” ({kind}): {count:,} permission{'s' if count != 1 else ''}"
 
     @property
     def acting(self) -> bool:
@@ -498,7 +499,10 @@ class RolesModel(ActionViewModel):
             self._set_outcome_error(str(exc))
             self.report_error(self.outcome_error)
             if not self.closed:
-                self.save_failed.emit(field_of(exc), str(exc))
+                where = field_of(exc)
+                # under a field, the server's own sentence; the outcome line has the whole error
+                said = exc.message if where and isinstance(exc, e.ApiError) else ""
+                self.save_failed.emit(where, _sentence(said) if said else str(exc))
         else:
             role = changed.role
             what = f"“{role.name}” (id {role.id})" if role is not None else f"“{plan.name}”"

@@ -136,7 +136,7 @@ def test_every_role_listed_with_its_permissions_grouped(
 
     select(view, "Release manager")
     assert view.current_label.text() == (
-        "“Release manager”, a custom project role, holds 2 permissions:")  # fmt: skip
+        "“Release manager” (custom project role): 2 permissions")  # fmt: skip
     assert tree_groups(view.permissions_tree) == {
         "Project permissions (1)": ["Create feature"],
         "Environment “production” (1)": ["Update feature environment"],
