@@ -90,10 +90,10 @@ class RoleRow:
 
 
 ROLE_COLUMNS: list[Column[RoleRow]] = [
-    Column("Name", attrgetter("name"), width=26,
+    Column("Name", attrgetter("name"), width=24,
            tooltip=lambda r: "Built in: it cannot be changed or deleted" if r.built_in
            else r.name if len(r.name) > 24 else None),
-    Column("Type", attrgetter("type"), width=16),
+    Column("Type", attrgetter("type"), width=18),
     Column("Built in", lambda r: "built in" if r.built_in else "", width=9,
            sort_key=lambda r: not r.built_in),
     Column("Permissions", attrgetter("permissions"), numeric=True, width=14,
