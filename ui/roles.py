@@ -461,6 +461,8 @@ class RolesView(ToolContent):
         self.model.actions_changed.connect(self.on_model_actions_changed)
         self.model.current_changed.connect(self.on_model_current_changed)
         self.model.outcome_changed.connect(self.on_model_outcome_changed)
+        # the status line of an action ends with it (a refused deletion sets no outcome)
+        self.model.action_finished.connect(self.on_model_outcome_changed)
         self.model.delete_planned.connect(self.deletions.ask)
         self.model.delete_refused.connect(self.on_model_delete_refused)
         self.model.save_finished.connect(self.on_model_save_finished)

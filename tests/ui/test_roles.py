@@ -330,6 +330,7 @@ def test_a_held_role_is_refused_naming_its_holders_an_unheld_one_deleted(
         f"The role “Robots” (id {held}) cannot be deleted: it is held by 1 user (Ann Audit); 1 "
         "group (Robot minders); 1 service account (Deploy bot). Take it from them first (their "
         "root role). Nothing was sent.")  # fmt: skip
+    assert view.outcome_label.text() == ""  # no "Reading who holds…" left behind
     refusal.accept()
     qtbot.waitUntil(lambda: view.refusal is None)
     assert "Robots" in served(sandbox)
