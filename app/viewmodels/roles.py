@@ -166,6 +166,7 @@ def held_groups(
     """The permissions `role` holds, grouped: root, project, then each environment (in the
     catalogue's order); a permission's kind is its own `type`, else the catalogue's."""
     kinds: dict[str, str] = {}
+    shown: dict[str, str] = {}  # the catalogue's display names, for a role's without one
     order: list[str] = []
     if catalogue is not None:
         groups = catalogue.permissions
@@ -174,10 +175,16 @@ def held_groups(
         for listed in groups.environments:
             kinds.update({p.name: "environment" for p in listed.permissions})
             order.append(listed.name)
+        for p in (*groups.root, *groups.project,
+                  *(q for listed in groups.environments for q in listed.permissions)):  # fmt: skip
+            if p.displayName:
+                shown.setdefault(p.name, p.displayName)
     root: list[PermissionItem] = []
     project: list[PermissionItem] = []
     by_environment: dict[str, list[PermissionItem]] = {}
     for p in role.permissions:
+        if not p.displayName and p.name in shown:
+            p = p.model_copy(update={"displayName": shown[p.name]})
         kind = p.type or kinds.get(p.name, "environment" if p.environment else "project")
         if kind == "environment" or p.environment:
             by_environment.setdefault(p.environment or "*", []).append(_item(p, p.environment))

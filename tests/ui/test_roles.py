@@ -386,3 +386,37 @@ def test_open_source_lists_the_built_in_root_roles_and_says_why_nothing_changes(
         assert not button.isEnabled() and button.toolTip() == reason
     assert "cannot be read here" in view.current_label.text()
     assert view.hint.text().startswith("Custom roles need Unleash Enterprise")
+
+
+# ---------------------------------------------------------------------------- the groups
+
+
+def test_a_root_role_holding_project_permissions_keeps_them_in_the_picker() -> None:
+    """A root role made elsewhere (`flagdesk roles create --type root --permission
+    CREATE_FEATURE`) may hold project permissions: its form offers the project group too, so
+    saving it does not drop them unseen; a new root role is offered the root ones alone."""
+    from app.api.models import AdminPermissions
+    from app.viewmodels.roles import catalogue_groups, held_groups
+
+    catalogue = AdminPermissions.model_validate({"permissions": {
+        "root": [{"name": "CREATE_PROJECT", "displayName": "Create project", "type": "root"}],
+        "project": [{"name": "CREATE_FEATURE", "displayName": "Create feature",
+                     "type": "project"}],
+        "environments": [{"name": "production", "permissions": [
+            {"name": "UPDATE_FEATURE_ENVIRONMENT", "type": "environment",
+             "environment": "production"}]}],
+    }})  # fmt: skip
+    role = RoleWithPermissions.model_validate({"id": 9, "name": "Lead", "type": "root-custom",
+        "permissions": [{"name": "CREATE_PROJECT"}, {"name": "CREATE_FEATURE"}]})  # fmt: skip
+    assert [g.key for g in catalogue_groups(catalogue, "root-custom")] == ["root"]
+    assert [g.key for g in catalogue_groups(catalogue, "root-custom", role)] == ["root", "project"]
+    assert [g.key for g in catalogue_groups(catalogue, "custom")] == [
+        "project", "environment:production"]  # fmt: skip
+    # a permission without a type or display name takes the catalogue's; none there: its name
+    grouped = held_groups(role, catalogue)
+    assert [(g.title, [i.display for i in g.items]) for g in grouped] == [
+        ("Root permissions", ["Create project"]),
+        ("Project permissions", ["Create feature"]),
+    ]
+    alone = held_groups(role, None)  # no catalogue: by the permissions alone, names shown
+    assert [[i.display for i in g.items] for g in alone] == [["CREATE_PROJECT", "CREATE_FEATURE"]]
