@@ -307,6 +307,23 @@ SERVICE_ACCOUNTS = Tool(
      CREATE_SERVICE_ACCOUNT_TOKEN, DELETE_SERVICE_ACCOUNT_TOKEN),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- roles (issue 36)
+
+#: custom roles: an Admin's, where the server has the roles API (Unleash Enterprise, the sandbox)
+_ROLES = Needs(admin_role=True, probe=Probe.ROLES)
+CREATE_ROLE = Action("roles.create", "Create role", "POST /api/admin/roles", _ROLES)
+EDIT_ROLE = Action("roles.edit", "Edit role", "PUT /api/admin/roles/:id", _ROLES)
+DELETE_ROLE = Action("roles.delete", "Delete role", "DELETE /api/admin/roles/:id", _ROLES)
+#: the server's roles with their permissions (`flagdesk roles`, the window `ui.roles`): listed
+#: on every server (open-source Unleash lists its built-in root roles with its users), changed
+#: where custom roles are (Enterprise)
+ROLES = Tool(
+    "roles", "Roles", "Access",
+    "The server's root and project roles with their permissions; create, edit and delete "
+    "custom roles (Unleash Enterprise).", "roles",
+    Needs(), (CREATE_ROLE, EDIT_ROLE, DELETE_ROLE),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -325,6 +342,8 @@ class Tools(NamedTuple):
     personal_tokens: Tool
     # issue 36: the service accounts' window
     service_accounts: Tool
+    # issue 36: the roles' window
+    roles: Tool
 
 
 TOOL = Tools(
@@ -390,6 +409,8 @@ TOOL = Tools(
     personal_tokens=PERSONAL_TOKENS,
     # issue 36: the service accounts' window
     service_accounts=SERVICE_ACCOUNTS,
+    # issue 36: the roles' window
+    roles=ROLES,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -411,25 +432,6 @@ CLEANUP = Tool(
     _ADMIN,
 )  # fmt: skip
 HEADLESS_TOOLS += (CLEANUP,)
-
-# ---------------------------------------------------------------------------- roles (issue 36)
-
-#: custom roles: an Admin's, where the server has the roles API (Unleash Enterprise, the sandbox)
-_ROLES = Needs(admin_role=True, probe=Probe.ROLES)
-CREATE_ROLE = Action("roles.create", "Create role", "POST /api/admin/roles", _ROLES)
-EDIT_ROLE = Action("roles.edit", "Edit role", "PUT /api/admin/roles/:id", _ROLES)
-DELETE_ROLE = Action("roles.delete", "Delete role", "DELETE /api/admin/roles/:id", _ROLES)
-#: the server's roles with their permissions (`flagdesk roles`; no window yet): listed on every
-#: server (open-source Unleash lists its built-in root roles with its users), changed where
-#: custom roles are (Enterprise)
-ROLES = Tool(
-    "roles", "Roles", "Access",
-    "The server's root and project roles with their permissions; create, edit and delete "
-    "custom roles (Unleash Enterprise).", "users",
-    Needs(), (CREATE_ROLE, EDIT_ROLE, DELETE_ROLE),
-)  # fmt: skip
-
-HEADLESS_TOOLS += (ROLES,)
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})

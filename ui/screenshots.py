@@ -721,6 +721,117 @@ async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str
     box.close()
 
 
+# ---------------------------------------------------------------------------- issue 36: roles
+
+
+async def _roles(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    db_path: Path, folder: Path,
+) -> None:  # fmt: skip
+    """The roles' window (issue 36): custom roles made through the model's plans, the list with
+    a custom role's permissions beside it, the form's permission picker (searched), the
+    confirmation, the server's refusal under the name, a held role's deletion refused naming
+    its holders, a deletion's confirmation; an open-source Unleash 8.2 (the built-in root roles,
+    the buttons disabled: the roles' "empty"), and the connection's token revoked (error)."""
+    from ui.roles import RoleDialog, RolesView
+
+    demo = session.url
+    pat = _personal_token(db_path, "admin")
+    await session.open_spec(ConnectionSpec(demo, pat, label="Demo sandbox as Admin"))
+    window.show_page("roles")
+    view = window.tool_pages["roles"].ensure_content()
+    assert isinstance(view, RolesView)
+    m = view.model
+    await until(lambda: m.loaded and not m.busy)
+    assert m.catalogue is not None
+    groups = m.catalogue.permissions
+    Picked = list[tuple[str, str | None]]
+    root: Picked = [(p.name, None) for p in groups.root[:6]]
+    project: Picked = [(p.name, None) for p in groups.project[:5]]
+    environments: Picked = [(p.name, env.name) for env in groups.environments
+                            for p in env.permissions[:3]]  # fmt: skip
+    for name, kind, description, chosen in (
+        ("Release manager", "custom", "Ships flags to production", project + environments),
+        ("Auditor", "root-custom", "Reads everything, changes nothing", root),
+        ("Support engineer (EU, follow-the-sun rotation, read only)", "custom",
+         "Looks at flags for customers", project[:2]),
+    ):  # fmt: skip
+        task = m.save(m.plan_save(None, name, description, kind, chosen))
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+    auditor = next(r.id for r in m.table.all_rows if r.name == "Auditor")
+    async with httpx.AsyncClient(base_url=demo, headers={"Authorization": pat}) as http:
+        for person in ("Ines Auditt", "Bo Checker"):
+            user = {"email": f"{person.split()[0].lower()}@example.com", "name": person,
+                    "rootRole": auditor}  # fmt: skip
+            (await http.post("/api/admin/user-admin", json=user)).raise_for_status()
+    view.refresh()
+    await until(lambda: m.loaded and not m.busy)
+    view.table.view.selectRow(m.table.row_of(lambda r: r.name == "Release manager"))
+    await settle(window)
+    save(window, f"roles-{palette}")
+
+    picker = RoleDialog(m, None, lambda _plan: None, window)
+    picker.name_edit.setText("Flag janitor")
+    picker.description_edit.setText("Archives stale flags in every project")
+    picker.picker.search_edit.setText("feature")
+    group = picker.picker.group("environment:development")
+    if group is not None:
+        group.setCheckState(0, Qt.CheckState.Checked)
+    picker.show()
+    await settle(picker)
+    save(picker, f"roles-picker-{palette}")
+    picker.close()
+
+    view.on_create_button_clicked()
+    form = view.dialog
+    assert form is not None
+    form.name_edit.setText("Auditor")
+    form.on_save_button_clicked()
+    await until(lambda: view.confirmation is not None)
+    box: Any = view.confirmation
+    await settle(box)
+    save(box, f"roles-save-confirm-{palette}")
+    box.action_button.click()
+    await until(lambda: form.name_error.isVisible() and not m.acting)
+    await settle(form)
+    save(form, f"roles-name-taken-{palette}")  # the server's 409, under the name
+    form.reject()
+    await until(lambda: view.dialog is None)
+
+    view.table.view.selectRow(m.table.row_of(lambda r: r.name == "Auditor"))
+    view.on_delete_button_clicked()
+    await until(lambda: view.refusal is not None)
+    await _save_box(view.refusal, f"roles-delete-refused-{palette}", save)
+    await until(lambda: view.refusal is None and not m.acting)
+    view.table.view.selectRow(m.table.row_of(lambda r: r.name.startswith("Support")))
+    view.on_delete_button_clicked()
+    await until(lambda: view.deletions.box is not None)
+    await _save_box(view.deletions.box, f"roles-delete-confirm-{palette}", save)
+    await until(lambda: view.deletions.box is None and not m.acting)
+
+    oss = SandboxProcess(folder / f"roles-oss-{palette}.sqlite3", "--demo", "--as-version", "8.2")
+    await asyncio.to_thread(oss.start)
+    try:
+        await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
+                                               label="Open-source Unleash 8.2"))  # fmt: skip
+        await until(lambda: m.loaded and not m.busy)
+        view.table.view.selectRow(m.table.row_of(lambda r: r.name == "Editor"))
+        await settle(window)
+        save(window, f"roles-open-source-{palette}")
+    finally:
+        await asyncio.to_thread(oss.stop)
+
+    await session.open_spec(ConnectionSpec(demo, pat, label="Demo sandbox as Admin"))
+    await until(lambda: m.loaded and not m.busy)
+    _revoke(db_path, pat)
+    view.refresh()
+    await until(lambda: bool(m.error) and not m.busy)
+    await settle(window)
+    save(window, f"roles-error-{palette}")
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -786,6 +897,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 36: the service accounts' window (a token of its own; then open source)
                 await _service_accounts(window, session, palette_name, save,
                                         root / f"demo-{palette_name}.sqlite3")  # fmt: skip
+                # issue 36: the roles' window (it changes the connection too)
+                await _roles(window, session, palette_name, save,
+                             root / f"demo-{palette_name}.sqlite3", root)  # fmt: skip
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

@@ -102,6 +102,15 @@ def _service_accounts() -> type[ToolContent]:
     return ServiceAccountsView
 
 
+# issue 36: the roles' window
+
+
+def _roles() -> type[ToolContent]:
+    from ui.roles import RolesView
+
+    return RolesView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -116,6 +125,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.personal_tokens: _personal_tokens,
     # issue 36: the service accounts' window
     TOOL.service_accounts: _service_accounts,
+    # issue 36: the roles' window
+    TOOL.roles: _roles,
 }
 
 

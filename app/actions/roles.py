@@ -16,10 +16,10 @@ so). What this relies on of Unleash (../shared/reference/unleash-enterprise-admi
   description and type, and the permissions when they are sent (this module always sends
   them: what the role becomes is the whole of it);
 - a role in use is refused (400 RoleInUseError, with counts only). `plan_delete` reads who holds
-  it first and refuses naming them (`RoleInUse`): for a root role the users and groups whose
-  root role it is, for a project role the projects where it is held with how many users,
-  service accounts and groups; the plan's last look (`refusal`) reads them again just before
-  the request.
+  it first and refuses naming them (`RoleInUse`): for a root role the users, groups and
+  service accounts whose root role it is, for a project role the projects where it is held
+  with how many users, service accounts and groups; the plan's last look (`refusal`) reads
+  them again just before the request.
 
 The journal records a creation's name and type, and after it the new role's id; an edit's
 role id, its name, the body sent and the role's body before (how an edit in doubt is checked);
@@ -270,15 +270,16 @@ def _json(body: CreateRole) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Holders:
-    """Who holds a role: the users and groups whose root role it is, the projects where it is
-    held (with how many users, service accounts and groups each)."""
+    """Who holds a role: the users, groups and service accounts whose root role it is, the
+    projects where it is held (with how many users, service accounts and groups each)."""
 
     users: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     projects: tuple[ProjectRoleUsage, ...] = ()
+    service_accounts: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.users or self.groups or self.projects)
+        return bool(self.users or self.groups or self.projects or self.service_accounts)
 
     def text(self) -> str:
         """ "2 users (Ann, Bo), 1 group (Ops)", "the projects web-shop (2 users, 1 group)"."""
@@ -287,6 +288,9 @@ class Holders:
             parts.append(f"{plural(len(self.users), 'user')} ({_names(self.users)})")
         if self.groups:
             parts.append(f"{plural(len(self.groups), 'group')} ({_names(self.groups)})")
+        if self.service_accounts:
+            parts.append(f"{plural(len(self.service_accounts), 'service account')} "
+                         f"({_names(self.service_accounts)})")  # fmt: skip
         if self.projects:
             where = [f"{p.project} ({self._counts(p)})" for p in self.projects]
             parts.append(f"{plural(len(self.projects), 'project')}: {_names(where)}")
@@ -300,10 +304,10 @@ class Holders:
 
 
 async def read_holders(client: AdminClient, role: Role) -> Holders:
-    """Who holds `role` now. A root role: the users (`GET /api/admin/user-admin`) and groups
-    (`GET /api/admin/groups`, where there are groups) whose root role it is; a project role:
-    `GET /api/admin/projects/roles/:id/access`. Service accounts holding a root role are not
-    listed here: the server's refusal counts them."""
+    """Who holds `role` now. A root role: the users (`GET /api/admin/user-admin`), groups
+    (`GET /api/admin/groups`, where there are groups) and service accounts (`GET
+    /api/admin/service-account`, where there are: the users' list leaves them out) whose root
+    role it is; a project role: `GET /api/admin/projects/roles/:id/access`."""
     if is_root(role):
         listed = (await client.list_users()).users
         users = tuple(u.name or u.username or u.email or f"user {u.id}"
@@ -313,7 +317,12 @@ async def read_holders(client: AdminClient, role: Role) -> Holders:
         if caps.operation("groups").available:
             groups = tuple(g.name for g in (await client.list_groups()).groups
                            if g.rootRole == role.id)  # fmt: skip
-        return Holders(users, groups)
+        accounts: tuple[str, ...] = ()
+        if caps.operation("service_accounts").available:
+            accounts = tuple(a.name or a.username or f"service account {a.id}"
+                             for a in (await client.service_accounts()).serviceAccounts
+                             if a.rootRole == role.id)  # fmt: skip
+        return Holders(users, groups, service_accounts=accounts)
     usage = (await client.role_access(role.id)).projects
     held = tuple(p for p in usage if p.userCount or p.serviceAccountCount or p.groupCount)
     return Holders(projects=held)

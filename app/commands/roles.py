@@ -325,6 +325,7 @@ class _InUse(Exception):
 
 def _holders_json(holders: Any) -> dict[str, Any]:
     return {"users": list(holders.users), "groups": list(holders.groups),
+            "serviceAccounts": list(holders.service_accounts),
             "projects": [p.model_dump(mode="json") for p in holders.projects]}  # fmt: skip
 
 

@@ -165,7 +165,8 @@ def test_a_role_in_use_is_not_deleted(sandbox: SandboxProcess, tmp_path: Path) -
             "user (Ann Audit). Take it from them first (their root role). Nothing was sent.") in \
         refused.stderr  # fmt: skip
     as_object = as_json(flagdesk(sandbox, "delete", "Auditor", "--yes", "--json", data=tmp_path))
-    assert as_object["heldBy"] == {"users": ["Ann Audit"], "groups": [], "projects": []}
+    assert as_object["heldBy"] == {"users": ["Ann Audit"], "groups": [], "serviceAccounts": [],
+                                   "projects": []}  # fmt: skip
     assert role_named(sandbox, "Auditor") is not None
     dry = flagdesk(sandbox, "delete", "Auditor", "--dry-run", data=tmp_path)
     assert dry.returncode == 1  # in use: not even a dry run's request

@@ -35,6 +35,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "context_usage", "metrics_upload", "api_tokens", "personal_tokens",
         # issue 36: the service accounts' window
         "service_accounts",
+        # issue 36: the roles' window
+        "roles",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
@@ -42,12 +44,12 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     # API tokens and the personal access tokens theirs)
     assert [t.key for t in HEADLESS_TOOLS] == [
         "cleanup",
-        "roles",
         "project_access",
     ]
     assert [t.key for t in TOOLS if t.group == "Access"] == [
         "api_tokens", "personal_tokens",
         "service_accounts",  # issue 36: the service accounts' window
+        "roles",  # issue 36: the roles' window
     ]  # fmt: skip
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}

@@ -305,3 +305,32 @@ def test_both_spellings_of_a_custom_root_role_are_read_as_one() -> None:
     assert roles.role_state({"name": "A", "type": "custom-root", "permissions": [
         {"name": "READ_LOGS", "environment": "development"}]}) == roles.role_state(
         {"name": "A", "type": "root-custom", "permissions": [{"name": "READ_LOGS"}]})  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- issue 36: the window
+
+
+def test_a_root_role_held_by_a_service_account_is_refused_naming_it(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """The users' list leaves service accounts out: `read_holders` names them from the service
+    accounts' list, so the plan refuses instead of the server (400 with counts only)."""
+    from app.api.models import CreateServiceAccount
+
+    journal = journal_for(sandbox, tmp_path)
+
+    async def job() -> None:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as c:
+            root = await c.create_role(CreateRole(name="Robots", type="root-custom"))
+            await c.create_service_account(CreateServiceAccount(
+                name="Deploy bot", username="deploy-bot", rootRole=root.id))  # fmt: skip
+            full = await c.get_role(root.id)
+            holders = await roles.read_holders(c, full)
+            assert holders.service_accounts == ("Deploy bot",)
+            assert (holders.users, holders.groups) == ((), ())
+            with pytest.raises(roles.RoleInUse) as refused:
+                roles.plan_delete(full, holders, journal)
+            assert "held by 1 service account (Deploy bot)" in str(refused.value)
+            assert journal.entries() == []
+
+    asyncio.run(job())

@@ -96,8 +96,9 @@ def test_accounts_through_the_runner_and_their_undo(
             assert back is not None and len(back.tokens) == 1
             deletion = plan_delete(back, journal, ROLES)
             token_id = back.tokens[0].id
-            assert (f"Its token “deploy” (id {token_id}) goes with it. Whatever uses it is "
-                    "refused") in " ".join(deletion.lines())  # named, one token's grammar
+            assert (
+                f"Its token “deploy” (id {token_id}) goes with it. Whatever uses it is refused"
+            ) in " ".join(deletion.lines())  # named, one token's grammar
             await carry_out(c, deletion)
             assert await _account(c, "deployer") is None
             held = json.loads(deletion.snapshot.read_text())

@@ -351,6 +351,8 @@ def test_shortcuts_and_tools_in_windows_of_their_own(
         qtbot.keyClick(window, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
         assert window.current_key == key
         assert window.pages.currentWidget().objectName().endswith("Page")
+    for key in list(window.tool_pages)[9:]:  # the rest have no keys: the menu shows them
+        assert window.tool_actions[key].shortcut().isEmpty()
     window.show_page("project_dashboard")
     first = window.open_tool_window(window.tool_pages["project_dashboard"].model.tool)
     window.new_window_action.trigger()
