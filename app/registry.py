@@ -271,6 +271,20 @@ PERSONAL_TOKENS = Tool(
     _PERSONAL, (CREATE_PAT, DELETE_PAT),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- clean-up report
+
+#: the clean-up report (issue 36): `flagdesk cleanup report` and its window (`ui.cleanup`), read
+#: only; each finding acts through the action of the tool it comes from (`api_tokens.delete`,
+#: `groups.delete`, ...), so it has no action of its own. It lists API tokens, so it needs an
+#: Admin's token (an admin API token or an Admin's personal access token); each of its parts
+#: says where it is not available (`app.api.cleanup`)
+CLEANUP = Tool(
+    "cleanup", "Clean-up report", "Access",
+    "Tokens unused or expired, empty groups, inactive users, idle service accounts, custom "
+    "roles nobody holds: what can go, and why; delete it here or open its tool.", "cleanup",
+    _ADMIN,
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -287,6 +301,8 @@ class Tools(NamedTuple):
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens: Tool
     personal_tokens: Tool
+    # issue 36: the clean-up report's window
+    cleanup: Tool
 
 
 TOOL = Tools(
@@ -350,6 +366,8 @@ TOOL = Tools(
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens=API_TOKENS,
     personal_tokens=PERSONAL_TOKENS,
+    # issue 36: the clean-up report's window
+    cleanup=CLEANUP,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -357,20 +375,10 @@ TOOL = Tools(
 #: the tools a command has but no window yet: in the capability report, `flagdesk check`, the
 #: journal and the version table (`EVERY_TOOL`), their actions the registry's like any other
 #: (capabilities, journal, check, undo), never in the sidebar (`TOOLS`, `TOOLS_BY_KEY`: the
-#: tools with a window). `flagdesk tokens` and `flagdesk pats` were here until their windows.
+#: tools with a window). `flagdesk tokens`, `flagdesk pats` and `flagdesk cleanup` were here
+#: until their windows.
 HEADLESS_TOOLS: tuple[Tool, ...] = ()
 
-# ---- the clean-up report (issue 36): `flagdesk cleanup report`, read only; each finding acts
-# through the action of the tool it comes from (`api_tokens.delete`, `groups.delete`, ...),
-# so it has no action of its own. It lists API tokens, so it needs an Admin's token (an admin
-# API token or an Admin's personal access token); each of its parts says where it is not
-# available (`app.api.cleanup`)
-CLEANUP = Tool(
-    "cleanup", "Clean-up report", "Access",
-    "Tokens unused or expired, empty groups, inactive users: what can go, and how.", "tokens",
-    _ADMIN,
-)  # fmt: skip
-HEADLESS_TOOLS += (CLEANUP,)
 
 # ---------------------------------------------------------------------------- roles (issue 36)
 

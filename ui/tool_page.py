@@ -93,6 +93,15 @@ def _personal_tokens() -> type[ToolContent]:
     return PersonalTokensView
 
 
+# issue 36: the clean-up report's window
+
+
+def _cleanup() -> type[ToolContent]:
+    from ui.cleanup import CleanupView
+
+    return CleanupView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -105,6 +114,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     # issue 36
     TOOL.api_tokens: _api_tokens,
     TOOL.personal_tokens: _personal_tokens,
+    # issue 36: the clean-up report
+    TOOL.cleanup: _cleanup,
 }
 
 
