@@ -101,6 +101,9 @@ class CleanupView(ToolContent):
             "(press Enter to read the report again)"
         )
         self.days_spin.setKeyboardTracking(False)  # one read when typing ends, not per digit
+        line = self.days_spin.lineEdit()
+        line.setObjectName("cleanupDaysEdit")
+        line.setAccessibleName(self.days_spin.accessibleName())
         days_label.setBuddy(self.days_spin)
         actions.addWidget(self.days_spin)
         actions.addWidget(QLabel("or more"))
