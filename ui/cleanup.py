@@ -16,22 +16,24 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSpinBox,
     QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from app.viewmodels.cleanup import (
     MAX_DAYS,
-    NAME_COLUMN,
+    WHY_COLUMN,
     CleanupModel,
     CleanupPlan,
     findings_count_text,
@@ -118,9 +120,19 @@ class CleanupView(ToolContent):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.setSpacing(6)
-        self.kinds_list = QListWidget()
+        self.kinds_list = QTreeWidget()
         self.kinds_list.setObjectName("cleanupKinds")
         self.kinds_list.setAccessibleName("Kinds of finding, with how many were found")
+        self.kinds_list.setColumnCount(2)
+        self.kinds_list.setHeaderHidden(True)
+        self.kinds_list.setRootIsDecorated(False)
+        self.kinds_list.setUniformRowHeights(True)
+        self.kinds_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # a long title is elided; its count, in a column of its own, stays in sight
+        heading = self.kinds_list.header()
+        heading.setStretchLastSection(False)
+        heading.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        heading.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         left_layout.addWidget(self.kinds_list, 1)
         self.unavailable_label = QLabel()
         self.unavailable_label.setObjectName("cleanupUnavailable")
@@ -141,13 +153,13 @@ class CleanupView(ToolContent):
         right_layout.addWidget(self.kind_label)
         self.table = DataTable(
             "cleanup", self.model.table, noun="findings",
-            count_text=findings_count_text, stretch_column=NAME_COLUMN,
+            count_text=findings_count_text, stretch_column=WHY_COLUMN,
         )  # fmt: skip
         right_layout.addWidget(self.table, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([300, 800])
+        splitter.setSizes([270, 830])
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(splitter)
@@ -191,11 +203,16 @@ class CleanupView(ToolContent):
         """The kinds with their counts, the chosen one current; the parts not available."""
         self.kinds_list.blockSignals(True)
         self.kinds_list.clear()
+        none = self.kinds_list.palette().color(QPalette.ColorRole.PlaceholderText)
         for row in self.model.kinds:
-            item = QListWidgetItem(row.text)
-            item.setData(KEY_ROLE, row.key)
-            item.setToolTip(row.kind.title)
-            self.kinds_list.addItem(item)
+            item = QTreeWidgetItem([row.kind.title, f"{row.count:,}"])
+            item.setData(0, KEY_ROLE, row.key)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(0, row.text)
+            if not row.count:
+                for column in (0, 1):
+                    item.setForeground(column, none)  # nothing found: there, but quiet
+            self.kinds_list.addTopLevelItem(item)
             if row.key == self.model.kind:
                 self.kinds_list.setCurrentItem(item)
         self.kinds_list.blockSignals(False)
@@ -205,9 +222,9 @@ class CleanupView(ToolContent):
         self.unavailable_label.setVisible(bool(lines))
         self.on_model_actions_changed()
 
-    def on_kinds_list_current_item_changed(self, item: QListWidgetItem | None, *_: object) -> None:
+    def on_kinds_list_current_item_changed(self, item: QTreeWidgetItem | None, *_: object) -> None:
         if item is not None:
-            self.model.choose_kind(str(item.data(KEY_ROLE)))
+            self.model.choose_kind(str(item.data(0, KEY_ROLE)))
 
     def on_days_spin_value_changed(self, days: int) -> None:
         self.model.set_days(days)
@@ -261,6 +278,7 @@ class CleanupView(ToolContent):
         """Show the findings of the kind `item` names (a key of `app.api.cleanup.KINDS`)."""
         if isinstance(item, str):
             self.model.choose_kind(item)
-            for i in range(self.kinds_list.count()):
-                if self.kinds_list.item(i).data(KEY_ROLE) == item:
-                    self.kinds_list.setCurrentRow(i)
+            for i in range(self.kinds_list.topLevelItemCount()):
+                found = self.kinds_list.topLevelItem(i)
+                if found is not None and found.data(0, KEY_ROLE) == item:
+                    self.kinds_list.setCurrentItem(found)

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from PySide6.QtCore import QObject, Signal
@@ -85,18 +86,20 @@ def finding_rows(findings: Sequence[Finding]) -> list[FindingRow]:
 
 
 FINDING_COLUMNS: list[Column[FindingRow]] = [
-    Column("Name", attrgetter("name")),
+    Column("Name", attrgetter("name"), width=26,
+           tooltip=lambda r: r.name if len(r.name) > 26 else None),
     Column("ID", attrgetter("id"),
            tooltip=lambda r: "The secret's last four characters: never more"
            if r.id.startswith("…") else None),
-    Column("Detail", attrgetter("detail"), width=26,
-           tooltip=lambda r: r.detail if len(r.detail) > 30 else None),
-    Column("Why", attrgetter("why"), width=30, tooltip=lambda r: r.why),
-    Column("Since", attrgetter("since"),
+    Column("Detail", attrgetter("detail"), width=18,
+           tooltip=lambda r: r.detail if len(r.detail) > 18 else None),
+    Column("Why", attrgetter("why"), tooltip=lambda r: r.why),
+    # the time "Why" names: hidden at first (the header's menu shows it), sorted by when shown
+    Column("Since", attrgetter("since"), shown=False,
            tooltip=lambda r: "When what “Why” says began (last seen, expired, created)"),
 ]  # fmt: skip
-#: the column that takes the width left
-NAME_COLUMN = 0
+#: the column that takes the width left: why each was found
+WHY_COLUMN = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +229,8 @@ class CleanupPlan:
             lines = [
                 f"The clean-up report found these {self.noun} on {self.server}: "
                 + "; ".join(named) + (f"; and {more:,} more." if more else "."),
-                f"Each is deleted as its own tool deletes it ({self.action.title}), one after "
-                "another, each with its snapshot and journal entry first, so each can be undone "
-                "from the History as that tool says.",
+                f"Each goes as its own tool deletes it ({self.action.title}): one after another, "
+                "each with a snapshot and a journal entry first (the History can undo it).",
                 f"Stop ends it before the next {WORDS[self.action.key][1]}.",
             ]  # fmt: skip
         typed = self.confirm_text
@@ -272,7 +274,7 @@ class CleanupModel(ActionViewModel):
         session.state_changed.connect(self.actions_changed)
 
     def is_empty(self) -> bool:
-        return self.report is not None and not self.report.findings and not self.unavailable
+        return self.report is not None and not self.report.findings
 
     @property
     def empty_title(self) -> str:
@@ -280,9 +282,13 @@ class CleanupModel(ActionViewModel):
 
     @property
     def empty_text(self) -> str:
-        return (f"The report found nothing that can probably go on this server: no token unused "
-                f"for {plural(self.days, 'day')} or expired, no empty group, no inactive user, no "
-                "idle service account, no custom role nobody holds.")  # fmt: skip
+        looked = "; ".join(_lower(row.kind.title) for row in self.kinds) or "nothing"
+        text = (f"Nothing on this server can probably go. The report looked for {looked} (“not "
+                f"seen lately”: {plural(self.days, 'day')} or more) and found none.")  # fmt: skip
+        if self.unavailable:
+            parts = "; ".join(f"{u.what}: {u.reason}" for u in self.unavailable)
+            text += f" Not available here: {parts}."
+        return text
 
     @property
     def loading_text(self) -> str:
@@ -481,8 +487,12 @@ class CleanupModel(ActionViewModel):
             self.report_error(self.outcome_error)
         else:
             total = plan.requests
-            where = f" Snapshot: {snapshots[0]}" if len(snapshots) == 1 else (
-                f" Snapshots: {', '.join(snapshots)}" if snapshots else "")  # fmt: skip
+            where = ""
+            if len(snapshots) == 1:
+                where = f" Snapshot: {snapshots[0]}"
+            elif snapshots:  # one a plan, side by side in the journal's folder
+                folder = Path(snapshots[0]).parent
+                where = f" Snapshots: {len(snapshots):,} files in {folder}"
             past = {"Revoke": "Revoked", "Delete": "Deleted"}[plan.verb]
             if done < total:
                 self._set_outcome(f"Stopped: {done:,} of {total:,} {plan.noun} "
@@ -515,19 +525,18 @@ class CleanupModel(ActionViewModel):
         if tool is None:
             return (f"{kind.title} belong to a tool with no window yet: use its command "
                     f"(flagdesk {kind.tool.replace('_', '-')}).")  # fmt: skip
-        if len(self.selected) > 1:
+        if len(self.selected) != 1:
             return f"Select one finding to open it in {tool.title}."
         return ""
 
     def open_selected(self) -> None:
-        """Show the selected finding (or the kind's tool) in the tool it belongs to."""
+        """Show the selected finding in the tool it belongs to (by its id, or an API token by
+        its name: its id here is its secret's last four characters)."""
         kind = self.current_kind
         if self.open_reason or kind is None:
             return
-        item: object = None
-        if self.selected:
-            finding = self.selected[0].finding
-            item = int(finding.id) if finding.id.isdigit() else finding.name
+        finding = self.selected[0].finding
+        item = int(finding.id) if finding.id.isdigit() else finding.name
         self.open_requested.emit(kind.tool, item)
 
     # ------------------------------------------------------------------ common
@@ -550,6 +559,12 @@ class CleanupModel(ActionViewModel):
         if not self.closed:
             self.session.state_changed.disconnect(self.actions_changed)
         super().close()
+
+
+def _lower(title: str) -> str:
+    """ "Groups with no members" -> "groups with no members"; "API tokens …" stays."""
+    first = title.split(" ", 1)[0]
+    return title if first.isupper() else title[:1].lower() + title[1:]
 
 
 def _ing(verb: str) -> str:

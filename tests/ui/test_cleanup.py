@@ -107,8 +107,8 @@ def wait_idle(qtbot: Any, view: CleanupView) -> None:
 
 def choose(qtbot: Any, view: CleanupView, key: str) -> None:
     """Click the kind `key` in the list, as a person would, and wait for its rows."""
-    items = [view.kinds_list.item(i) for i in range(view.kinds_list.count())]
-    (item,) = [i for i in items if i.data(Qt.ItemDataRole.UserRole) == key]
+    items = [view.kinds_list.topLevelItem(i) for i in range(view.kinds_list.topLevelItemCount())]
+    (item,) = [i for i in items if i is not None and i.data(0, Qt.ItemDataRole.UserRole) == key]
     rect = view.kinds_list.visualItemRect(item)
     qtbot.mouseClick(view.kinds_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: view.model.kind == key and all(
@@ -116,7 +116,9 @@ def choose(qtbot: Any, view: CleanupView, key: str) -> None:
 
 
 def kinds_shown(view: CleanupView) -> list[str]:
-    return [view.kinds_list.item(i).text() for i in range(view.kinds_list.count())]
+    """The kinds listed, each as "title (count)"."""
+    items = [view.kinds_list.topLevelItem(i) for i in range(view.kinds_list.topLevelItemCount())]
+    return [f"{i.text(0)} ({i.text(1)})" for i in items if i is not None]
 
 
 def ask(qtbot: Any, view: CleanupView) -> Any:
@@ -280,7 +282,7 @@ def test_several_service_accounts_after_their_number_is_typed(
     view.table.view.setFocus()
     qtbot.keyClick(view.table.view, Qt.Key.Key_Delete)  # the Delete key, as the button
     qtbot.waitUntil(lambda: view.confirmation is not None, timeout=10_000)
-    box = view.confirmation
+    box: Any = view.confirmation
     assert box is not None and box.question.text() == "Delete 3 service accounts?"
     assert "no tokens, created " in box.details.text()  # why each was found
     assert not box.action_button.isEnabled()
