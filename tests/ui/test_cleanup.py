@@ -4,7 +4,8 @@ the kinds with exactly the planted counts and one line for what an admin API tok
 report, each line's why, the days setting reading the report again (the event loop turning all
 the while); acting on findings through their tools' own plans and the one runner: a custom role
 deleted after its confirmation, several service accounts after their number is typed, a
-revocation of many API tokens counted and stopped between two requests, a role taken since the
+revocation of many API tokens counted and stopped between two requests, an empty group, a
+personal access token and two inactive users each through their own plan, a role taken since the
 report refused before anything is sent, a cancelled confirmation sending nothing; Open asking
 for the finding's tool (or saying why not); an open-source release played saying what it
 cannot report; and a new connection dropping the report."""
@@ -12,6 +13,7 @@ cannot report; and a new connection dropping the report."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from app.viewmodels.session import READY, Session
 from app.viewmodels.tools import LoadPhase
 from sandbox import demo
 from sandbox.process import SandboxProcess
+from tests.conftest import personal_token_of
 from tests.qt_fixtures import select_where
 from ui.cleanup import CleanupView
 from ui.states import StatePanel
@@ -111,8 +114,14 @@ def choose(qtbot: Any, view: CleanupView, key: str) -> None:
     (item,) = [i for i in items if i is not None and i.data(0, Qt.ItemDataRole.UserRole) == key]
     rect = view.kinds_list.visualItemRect(item)
     qtbot.mouseClick(view.kinds_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.waitUntil(lambda: view.model.kind == key and all(
-        r.finding.kind == key for r in view.model.table.all_rows), timeout=10_000)  # fmt: skip
+
+    def shown() -> bool:
+        m = view.model
+        rows = m.table.all_rows
+        wanted = len(m.report.of_kind(key)) if m.report is not None else -1
+        return m.kind == key and len(rows) == wanted and all(r.finding.kind == key for r in rows)
+
+    qtbot.waitUntil(shown, timeout=10_000)
 
 
 def kinds_shown(view: CleanupView) -> list[str]:
@@ -332,6 +341,57 @@ def test_many_revocations_count_their_progress_and_stop_between_two_requests(
     entries = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
     assert len(entries) == 3 and all(e.action == "api_tokens.delete" for e in entries)
     assert not view.stop_button.isVisible()
+    view.close_content()
+
+
+def test_groups_personal_tokens_and_inactive_users_go_through_their_own_plans(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    """The three other actions, with an Admin's personal access token (its own tokens are
+    reported only then): an empty group, an unused token of the user's, two inactive users."""
+    pat = personal_token_of(sandbox, "admin")
+    with httpx.Client(base_url=sandbox.url, headers={"Authorization": pat}) as client:
+        answer = client.post("/api/admin/groups", json={"name": "Q3 hackathon", "users": []})
+        assert answer.status_code == 201, answer.text
+        later = (datetime.now(UTC) + timedelta(days=30)).isoformat().replace("+00:00", "Z")
+        answer = client.post("/api/admin/user/tokens",
+                             json={"description": "old laptop", "expiresAt": later})  # fmt: skip
+        assert answer.status_code == 201, answer.text
+    view = open_view(qtbot, connect(sandbox, pat))
+    assert view.unavailable_label.isHidden()  # every part, with a personal access token
+
+    def act(key: str, keep: Callable[[Any], bool], typed: str = "") -> None:
+        choose(qtbot, view, key)
+        select_where(view.table.view, keep)
+        box = ask(qtbot, view)
+        assert box is not None, view.model.outcome_error
+        if typed:
+            qtbot.keyClicks(box.typed, typed)
+        box.action_button.click()
+        wait_idle(qtbot, view)
+        wait_loaded(qtbot, view)
+        qtbot.waitUntil(lambda: not view.model.busy, timeout=30_000)
+
+    act("group_empty", lambda r: r.name == "Q3 hackathon")
+    assert view.model.outcome.startswith("Deleted 1 group: “Q3 hackathon”. Snapshot: ")
+    act("pat_never_used", lambda r: r.name == "old laptop")
+    assert view.model.outcome.startswith("Deleted 1 personal access token: “old laptop”")
+    choose(qtbot, view, "user_inactive")
+    two = {r.finding.id for r in view.model.table.rows[:2]}
+    act("user_inactive", lambda r: r.finding.id in two, typed="2")
+    assert view.model.outcome.startswith("Deleted 2 users: ")
+    with httpx.Client(base_url=sandbox.url, headers={"Authorization": pat}) as client:
+        groups = client.get("/api/admin/groups").json()["groups"]
+        tokens = client.get("/api/admin/user/tokens").json()["pats"]
+        users = client.get("/api/admin/user-admin").json()["users"]
+    assert "Q3 hackathon" not in {g["name"] for g in groups}
+    assert "old laptop" not in {t["description"] for t in tokens}
+    assert not two & {str(u["id"]) for u in users}
+    entries = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
+    assert [(e.action, e.state) for e in entries] == [
+        ("groups.delete", State.DONE), ("personal_tokens.delete", State.DONE),
+        ("inactive_users.delete", State.DONE),
+    ]  # fmt: skip
     view.close_content()
 
 
