@@ -321,7 +321,12 @@ class CleanupModel(ActionViewModel):
         from app.api.cleanup import cleanup_report
 
         client = await self.session.client()
-        report = await cleanup_report(client, days=self.days)
+        days = self.days
+        report = await cleanup_report(client, days=days)
+        if self.days != days:  # changed while this was read: read it again with the new days
+            self._load_task = None
+            self.load()
+            return
         self.report = report
         self.unavailable = list(report.unavailable)
         counts = report.counts()
