@@ -1,7 +1,8 @@
 """The clean-up report (issue 36): what on a server can probably go, read through `AdminClient`
 and nothing else, and what each finding's remedy is. Read only: nothing is sent but `GET`s.
-`flagdesk cleanup report` prints it (`app.commands.cleanup`); a window can show it the same way
-(a Qt-free job of the client, as `app.api.search` is).
+`flagdesk cleanup report` prints it (`app.commands.cleanup`); its window shows it the same way
+(`app.viewmodels.cleanup`, `ui.cleanup`: a Qt-free job of the client, as `app.api.search` is),
+and acts on a finding through its tool's own plans.
 
 A finding is a `Finding`: its kind (`KINDS`: what was found), the thing's id and name as its own
 tool names it, a detail (a token's type and scope, a group's projects), why it was found ("never
