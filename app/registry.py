@@ -324,6 +324,20 @@ ROLES = Tool(
     Needs(), (CREATE_ROLE, EDIT_ROLE, DELETE_ROLE),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- clean-up report
+
+#: the clean-up report (issue 36): `flagdesk cleanup report` and its window (`ui.cleanup`), read
+#: only; each finding acts through the action of the tool it comes from (`api_tokens.delete`,
+#: `groups.delete`, ...), so it has no action of its own. It lists API tokens, so it needs an
+#: Admin's token (an admin API token or an Admin's personal access token); each of its parts
+#: says where it is not available (`app.api.cleanup`)
+CLEANUP = Tool(
+    "cleanup", "Clean-up report", "Access",
+    "Tokens unused or expired, empty groups, inactive users, idle service accounts, custom "
+    "roles nobody holds: what can go, and why; delete it here or open its tool.", "cleanup",
+    _ADMIN,
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -344,6 +358,8 @@ class Tools(NamedTuple):
     service_accounts: Tool
     # issue 36: the roles' window
     roles: Tool
+    # issue 36: the clean-up report's window
+    cleanup: Tool
 
 
 TOOL = Tools(
@@ -411,6 +427,8 @@ TOOL = Tools(
     service_accounts=SERVICE_ACCOUNTS,
     # issue 36: the roles' window
     roles=ROLES,
+    # issue 36: the clean-up report's window
+    cleanup=CLEANUP,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -418,20 +436,10 @@ TOOL = Tools(
 #: the tools a command has but no window yet: in the capability report, `flagdesk check`, the
 #: journal and the version table (`EVERY_TOOL`), their actions the registry's like any other
 #: (capabilities, journal, check, undo), never in the sidebar (`TOOLS`, `TOOLS_BY_KEY`: the
-#: tools with a window). `flagdesk tokens` and `flagdesk pats` were here until their windows.
+#: tools with a window). `flagdesk tokens`, `flagdesk pats` and `flagdesk cleanup` were here
+#: until their windows.
 HEADLESS_TOOLS: tuple[Tool, ...] = ()
 
-# ---- the clean-up report (issue 36): `flagdesk cleanup report`, read only; each finding acts
-# through the action of the tool it comes from (`api_tokens.delete`, `groups.delete`, ...),
-# so it has no action of its own. It lists API tokens, so it needs an Admin's token (an admin
-# API token or an Admin's personal access token); each of its parts says where it is not
-# available (`app.api.cleanup`)
-CLEANUP = Tool(
-    "cleanup", "Clean-up report", "Access",
-    "Tokens unused or expired, empty groups, inactive users: what can go, and how.", "tokens",
-    _ADMIN,
-)  # fmt: skip
-HEADLESS_TOOLS += (CLEANUP,)
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})

@@ -9,8 +9,9 @@ benchmarks) and `--scale` alone (`load_access_scale`: the credentials and access
 36, with its clean-up cases counted: 500 projects, 2,000 users (100 inactive) in 200 groups (20
 empty), 2,069 project roles, 10,000 API tokens (1,000 never seen, 1,000 not seen for more than
 30 days, 1,000 expired), 208 personal access tokens (of admin's 8: 3 expired, 2 never used, 1
-not used for 45 days); its docstring has the details, `ACCESS_SCALE_PLANTERS` the hook for what
-other slices plant with it).
+not used for 45 days), 12 service accounts (4 in use, 4 with no token used for 30 days, 4 with
+no token) and 8 custom roles (4 held by nobody); its docstring has the details,
+`ACCESS_SCALE_PLANTERS` the hook for what other slices plant with it).
 """
 
 from __future__ import annotations
@@ -517,12 +518,25 @@ def load_access_scale(store: Store) -> bool:
     What `flagdesk cleanup report` (30 days) finds on a new `flagdesk serve --scale` database,
     besides what the demo data holds (12 inactive users; `--empty` has none): 1,000 expired
     tokens; 1,001 never seen (the 1,000, and the `client` token `flagdesk serve` keeps until a
-    client uses it); 1,000 not seen for 30 days; 20 empty groups; 100 inactive users; and with
+    client uses it); 1,000 not seen for 30 days; 20 empty groups; 100 inactive users; the
+    service accounts and custom roles below; and with
     a personal access token of admin's, admin's 3 expired, 2 never used and 1 not used. The
     planted tokens' secrets are random and kept as hashes alone: nobody can use them.
 
-    Service accounts and custom roles are planted by the functions in `ACCESS_SCALE_PLANTERS`
-    (their slices add them), in the same transaction."""
+    Service accounts and custom roles are planted by the functions in `ACCESS_SCALE_PLANTERS`,
+    in the same transaction (`_plant_service_accounts`, `_plant_custom_roles`):
+
+    - **12 service accounts** `scale-sa-01` to `-12`: 4 **in use** (their newest token used 1,
+      5, 10 and 20 days ago), 4 **stale** (their newest token used 45, 90 and 180 days ago;
+      one whose 2 tokens were never used), 4 **with no token**;
+    - **8 custom roles**: `Scale root role 1` to `4` (`root-custom`: 1 and 2 the root roles of
+      `scale-sa-01` and `-02`, 3 and 4 **held by nobody**) and `Scale project role 1` to `4`
+      (`custom`: 1 held by a service account in `scale-project-001`, 2 by a group in
+      `scale-project-002`, 3 and 4 **held in no project**).
+
+    The report (30 days) finds 9 service accounts (the 4 with no token, the 4 stale and the
+    demo's `ci-deploy-bot`, which has none; `service_accounts_unused_for(days)` counts them for
+    other days) and 4 custom roles: 3,146 findings with an admin API token."""
     if (
         store.conn.execute("SELECT 1 FROM settings WHERE key = ?", (ACCESS_SCALE_KEY,)).fetchone()
         is not None
@@ -713,3 +727,118 @@ def _scale_personal_tokens(
                 "UPDATE users SET pat_seen_at = ? WHERE id = ? AND coalesce(pat_seen_at, 0) < ?",
                 (used, user_id, used),
             )
+
+
+# ---- service accounts and custom roles in the access set (issue 36): what the clean-up
+# report's last two parts find (`app.api.cleanup`: service accounts with no token used for
+# `days`, custom roles nobody holds)
+
+#: the planted service accounts `scale-sa-01` to `-12`, by case (`_plant_service_accounts`)
+SERVICE_ACCOUNTS_IN_USE = 4  # a token used 1, 5, 10 and 20 days ago (and older ones beside)
+SERVICE_ACCOUNTS_STALE = 4  # tokens last used 45, 90 and 180 days ago; one's tokens never used
+SERVICE_ACCOUNTS_NO_TOKENS = 4
+SCALE_SERVICE_ACCOUNTS = (SERVICE_ACCOUNTS_IN_USE + SERVICE_ACCOUNTS_STALE
+                          + SERVICE_ACCOUNTS_NO_TOKENS)  # fmt: skip
+#: the days ago the in-use accounts' newest token was used, and the stale ones' (None: never)
+_SA_IN_USE_DAYS = (1, 5, 10, 20)
+_SA_STALE_DAYS: tuple[int | None, ...] = (45, 90, 180, None)
+#: the demo's service account (`ci-deploy-bot`) has no token: a finding too
+DEMO_SERVICE_ACCOUNTS_NO_TOKENS = 1
+#: the planted custom roles `Scale root role 1..4` and `Scale project role 1..4`, by case
+CUSTOM_ROOT_ROLES_HELD = 2  # the root role of an in-use service account each
+CUSTOM_ROOT_ROLES_UNUSED = 2
+CUSTOM_PROJECT_ROLES_HELD = 2  # one held by a service account, one by a group, in a project
+CUSTOM_PROJECT_ROLES_UNUSED = 2
+CUSTOM_ROLES_UNUSED = CUSTOM_ROOT_ROLES_UNUSED + CUSTOM_PROJECT_ROLES_UNUSED
+
+
+def service_accounts_unused_for(days: int) -> int:
+    """How many service accounts `flagdesk cleanup report --days DAYS` lists on a new
+    `flagdesk serve --scale` database: those with no token (the planted 4 and the demo's
+    `ci-deploy-bot`), the one whose tokens were never used, and those whose newest token was
+    used DAYS or more days (and a few hours) ago."""
+    used = [d for d in (*_SA_IN_USE_DAYS, *_SA_STALE_DAYS) if d is not None]
+    return (SERVICE_ACCOUNTS_NO_TOKENS + DEMO_SERVICE_ACCOUNTS_NO_TOKENS + 1
+            + sum(1 for d in used if d >= days))  # fmt: skip
+
+
+def _plant_service_accounts(scale: AccessScale) -> None:
+    """12 service accounts `scale-sa-01` to `-12` (root role Viewer), created 300 days ago:
+    01-04 in use (their newest token used 1, 5, 10, 20 days and an hour ago, beside a token
+    unused for 200 days), 05-08 stale (two tokens each, the newest used 45, 90, 180 days and an
+    hour ago; 08's never used), 09-12 with no token. Their tokens' secrets are random, kept as
+    hashes alone."""
+    c, now = scale.c, scale.now
+    start = int(c.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]) + 1
+    created = now - 300 * DAY_MS
+    accounts = [(start + n, f"Scale service account {n + 1:02d}", f"scale-sa-{n + 1:02d}",
+                 VIEWER_ROLE, created) for n in range(SCALE_SERVICE_ACCOUNTS)]  # fmt: skip
+    c.executemany(
+        "INSERT INTO users(id, name, username, root_role, created_at, account_type)"
+        " VALUES(?, ?, ?, ?, ?, 'Service Account')",
+        accounts,
+    )
+    newest = [*_SA_IN_USE_DAYS, *_SA_STALE_DAYS]
+    for n, days in enumerate(newest):
+        account = accounts[n][0]
+        older: int | None = None if days is None else 200
+        for k, ago in enumerate((days, older)):
+            secret = "user:" + f"{scale.rng.getrandbits(224):056x}"
+            hashed = token_hash(secret)
+            seen = None if ago is None else now - ago * DAY_MS - HOUR_MS
+            c.execute(
+                "INSERT INTO tokens(secret_hash, kind, user_id, created_at)"
+                " VALUES(?, 'personal', ?, ?)",
+                (hashed, account, created + k * DAY_MS),
+            )
+            c.execute(
+                "INSERT INTO personal_access_tokens(secret_hash, description, expires_at,"
+                " seen_at) VALUES(?, ?, ?, ?)",
+                (hashed, f"scale-sa-{n + 1:02d} token {k + 1}", now + 365 * DAY_MS, seen),
+            )
+
+
+def _plant_custom_roles(scale: AccessScale) -> None:
+    """8 custom roles: `Scale root role 1` to `4` (`root-custom`; 1 and 2 the root roles of
+    `scale-sa-01` and `-02`, 3 and 4 held by nobody) and `Scale project role 1` to `4`
+    (`custom`; 1 held by `scale-sa-03` in `scale-project-001`, 2 by `Scale group 001` in
+    `scale-project-002`, 3 and 4 held nowhere). Each with a permission or two."""
+    c = scale.c
+    start = int(c.execute("SELECT coalesce(max(id), 0) FROM roles").fetchone()[0]) + 1
+    held = CUSTOM_ROOT_ROLES_HELD
+    roots = [(start + n, f"Scale root role {n + 1}", "root-custom",
+              "Planted by --scale: " + ("held" if n < held else "held by nobody"))
+             for n in range(CUSTOM_ROOT_ROLES_HELD + CUSTOM_ROOT_ROLES_UNUSED)]  # fmt: skip
+    first = start + len(roots)
+    held = CUSTOM_PROJECT_ROLES_HELD
+    count = CUSTOM_PROJECT_ROLES_HELD + CUSTOM_PROJECT_ROLES_UNUSED
+    projects = [(first + n, f"Scale project role {n + 1}", "custom",
+                 "Planted by --scale: " + ("held" if n < held else "held nowhere"))
+                for n in range(count)]  # fmt: skip
+    c.executemany("INSERT INTO roles(id, name, type, description) VALUES(?, ?, ?, ?)",
+                  roots + projects)  # fmt: skip
+    c.executemany(
+        "INSERT INTO role_permissions(role_id, permission, environment) VALUES(?, ?, ?)",
+        [(r[0], p, "") for r in roots for p in ("CREATE_PROJECT", "UPDATE_APPLICATION")]
+        + [(r[0], "UPDATE_FEATURE", "") for r in projects]
+        + [(r[0], "UPDATE_FEATURE_STRATEGY", "production") for r in projects],
+    )
+    sa = dict(c.execute("SELECT username, id FROM users WHERE username LIKE 'scale-sa-%'"))
+    for n, role in enumerate(roots[:CUSTOM_ROOT_ROLES_HELD]):
+        c.execute(
+            "UPDATE users SET root_role = ? WHERE id = ?", (role[0], sa[f"scale-sa-{n + 1:02d}"])
+        )
+    at = scale.now - 5 * DAY_MS
+    c.execute(
+        "INSERT INTO project_roles(project, role_id, user_id, group_id, created_at)"
+        " VALUES(?, ?, ?, NULL, ?)",
+        (scale.projects[0], projects[0][0], sa["scale-sa-03"], at),
+    )
+    c.execute(
+        "INSERT INTO project_roles(project, role_id, user_id, group_id, created_at)"
+        " VALUES(?, ?, NULL, ?, ?)",
+        (scale.projects[1], projects[1][0], scale.group_ids[0], at),
+    )
+
+
+ACCESS_SCALE_PLANTERS += [_plant_service_accounts, _plant_custom_roles]

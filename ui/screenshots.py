@@ -696,6 +696,79 @@ async def _service_accounts(
     await settle(window)
     save(window, f"service_accounts-empty-{palette}")
 
+
+# ---------------------------------------------------------------------------- issue 36: clean-up
+
+
+def _plant_cleanup(url: str, token: str) -> None:
+    """A few clean-up cases made through the API: never-seen API tokens, idle service accounts
+    (one with a long name), custom roles nobody holds, an empty group."""
+    with httpx.Client(base_url=url, headers={"Authorization": token}) as http:
+        for name in ("legacy-ios-app (retired 2025)", "load-test runner", "partner feed"):
+            body = {"tokenName": name, "type": "client", "environment": "production"}
+            http.post("/api/admin/api-tokens", json=body).raise_for_status()
+        for name, username in (
+            ("Nightly data export to the warehouse (eu-west-1)", "warehouse-export"),
+            ("Old deploy bot", "old-deploy-bot"),
+        ):
+            account: dict[str, object] = {"name": name, "username": username, "rootRole": 3}
+            http.post("/api/admin/service-account", json=account).raise_for_status()
+        for name, kind in (
+            ("Auditors", "root-custom"),
+            ("Release managers", "custom"),
+            ("Contractors (read only, web shop and payments)", "custom"),
+        ):
+            http.post("/api/admin/roles", json={"name": name, "type": kind, "permissions": [],
+                                                "description": "made for a project that ended"},
+                      ).raise_for_status()  # fmt: skip
+        http.post("/api/admin/groups", json={"name": "Q3 hackathon", "users": []})
+
+
+async def _cleanup(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    root: Path, db_path: Path,
+) -> None:  # fmt: skip
+    """The clean-up report's window (issue 36), as an Admin's personal access token sees the
+    demo with a few cases more: the service accounts chosen (loaded), the typed confirmation of
+    deleting three custom roles, what it did; the report once the token was revoked (error);
+    and a new server whose one finding was revoked here (empty, the outcome above it)."""
+    from ui.cleanup import CleanupView
+
+    pat = _personal_token(db_path, "admin")
+    await asyncio.to_thread(_plant_cleanup, session.url, pat)
+    await session.open_spec(ConnectionSpec(session.url, pat, label="Demo sandbox as Admin"))
+    window.show_page("cleanup")
+    view = window.tool_pages["cleanup"].ensure_content()
+    assert isinstance(view, CleanupView)
+    m = view.model
+    await until(lambda: m.loaded and not m.busy)
+    shown = m.choose_kind("service_account_unused")
+    if shown is not None:
+        await shown
+    view.on_model_report_loaded()
+    view.table.view.selectRow(0)
+    await settle(window)
+    save(window, f"cleanup-{palette}")
+
+    shown = m.choose_kind("role_unused")
+    if shown is not None:
+        await shown
+    view.on_model_report_loaded()
+    view.table.view.selectAll()
+    planned = m.plan_act()
+    assert planned is not None, m.act_reason
+    await planned
+    await until(lambda: view.confirmation is not None)
+    box = view.confirmation
+    assert box is not None
+    await settle(box)
+    save(box, f"cleanup-confirm-{palette}")
+    box.typed.setText(box.plan.confirm_text)  # type: ignore[attr-defined]
+    box.action_button.click()  # type: ignore[attr-defined]
+    await until(lambda: not m.acting and m.loaded and not m.busy)
+    await settle(window)
+    save(window, f"cleanup-acted-{palette}")
+
     _revoke(db_path, pat)
     view.refresh()
     await until(lambda: bool(m.error) and not m.busy)
@@ -712,6 +785,32 @@ async def _service_accounts(
         save(window, f"service_accounts-unavailable-{palette}")
     finally:
         await asyncio.to_thread(oss.stop)
+    save(window, f"cleanup-error-{palette}")
+
+    empty = SandboxProcess(root / f"cleanup-empty-{palette}.sqlite3", "--empty")
+    await asyncio.to_thread(empty.start)
+    try:
+        await session.open_spec(ConnectionSpec(empty.url, _personal_token(empty.db, "admin"),
+                                               label="New server as Admin"))  # fmt: skip
+        await until(lambda: m.loaded and not m.busy)
+        shown = m.choose_kind("api_token_never_seen")
+        if shown is not None:
+            await shown
+        # the tokens `flagdesk serve` made, never used: the new server's admin and client tokens
+        m.select(list(m.table.rows))
+        planned = m.plan_act()
+        assert planned is not None, m.act_reason
+        await planned
+        await until(lambda: view.confirmation is not None)
+        box = view.confirmation
+        assert box is not None
+        box.typed.setText(box.plan.confirm_text or "")  # type: ignore[attr-defined]
+        box.action_button.click()  # type: ignore[attr-defined]
+        await until(lambda: bool(m.outcome) and m.loaded and not m.busy)
+        await settle(window)
+        save(window, f"cleanup-empty-{palette}")
+    finally:
+        await asyncio.to_thread(empty.stop)
 
 
 async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
@@ -900,6 +999,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 36: the roles' window (it changes the connection too)
                 await _roles(window, session, palette_name, save,
                              root / f"demo-{palette_name}.sqlite3", root)  # fmt: skip
+                # issue 36: the clean-up report's window (it changes the connection too)
+                await _cleanup(window, session, palette_name, save, root,
+                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

@@ -111,6 +111,15 @@ def _roles() -> type[ToolContent]:
     return RolesView
 
 
+# issue 36: the clean-up report's window
+
+
+def _cleanup() -> type[ToolContent]:
+    from ui.cleanup import CleanupView
+
+    return CleanupView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -127,6 +136,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.service_accounts: _service_accounts,
     # issue 36: the roles' window
     TOOL.roles: _roles,
+    # issue 36: the clean-up report
+    TOOL.cleanup: _cleanup,
 }
 
 

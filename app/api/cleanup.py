@@ -1,15 +1,17 @@
 """The clean-up report (issue 36): what on a server can probably go, read through `AdminClient`
 and nothing else, and what each finding's remedy is. Read only: nothing is sent but `GET`s.
-`flagdesk cleanup report` prints it (`app.commands.cleanup`); a window can show it the same way
-(a Qt-free job of the client, as `app.api.search` is).
+`flagdesk cleanup report` prints it (`app.commands.cleanup`); its window shows it the same way
+(`app.viewmodels.cleanup`, `ui.cleanup`: a Qt-free job of the client, as `app.api.search` is),
+and acts on a finding through its tool's own plans.
 
 A finding is a `Finding`: its kind (`KINDS`: what was found), the thing's id and name as its own
 tool names it, a detail (a token's type and scope, a group's projects), why it was found ("never
 seen, created 2026-10-01", "last seen 41 days ago (2026-10-27)", "expired 2026-11-02"), and the
 action that acts on it, from the registry (`api_tokens.delete`, `personal_tokens.delete`,
-`groups.delete`, `inactive_users.delete`) or none, when the remedy is to open its tool and look
-(`Kind.tool`). The action is carried out as that tool's own (plan, confirmation, journal,
-snapshot, undo): the report itself changes nothing.
+`groups.delete`, `inactive_users.delete`, `service_accounts.delete`, `roles.delete`) or
+none, when the remedy is to open its tool and look (`Kind.tool`). The action is carried out
+as that tool's own (plan, confirmation, journal, snapshot, undo): the report itself changes
+nothing.
 
 What is read, and where each part is unavailable (the report then says so in one line,
 `Unavailable`, with the capability report's reason, instead of failing):
@@ -28,13 +30,22 @@ What is read, and where each part is unavailable (the report then says so in one
 - **Inactive users** (`GET /api/admin/user-admin/inactive`, the inactive users tool's read):
   as the server counts them (Unleash: no login and no personal-token use in 180 days; `days`
   does not change it).
+- **Service accounts** (`GET /api/admin/service-account`, with their tokens: Unleash
+  Enterprise and the sandbox): those with no token, with tokens none of which was ever used,
+  or whose newest use (`seenAt`, the latest of its tokens') is `days` or more ago; the `why`
+  says which. Removed by `service_accounts.delete` (its tokens go with it).
+- **Custom roles** (`GET /api/admin/roles`: Unleash Enterprise and the sandbox; where
+  `roles.delete` is not available the part says why): a custom root role (`root-custom`) that
+  no user (`GET /api/admin/user-admin`), service account or group has as its root role; a
+  custom project role held in no project (`GET /api/admin/projects/roles/:id/access`, a few
+  roles at a time). Removed by `roles.delete`, whose plan reads the holders again.
 
-**Adding a kind of finding** (service accounts with no token used for `days`, custom roles
-nobody holds): add its `Kind`s to `KINDS` (the report's order; `action` the registry key of
-the action that removes one, or None to open `tool`), and a `Reader` to `READERS`: `source` the
-registry tool whose availability decides (its reason is the `Unavailable` line), and `read`, an
-async function of a `Context` returning `Finding`s made with `finding(...)`. The command, its
-JSON and its counts follow; its test plants the cases with `sandbox.demo.ACCESS_SCALE_PLANTERS`.
+**Adding a kind of finding**: add its `Kind`s to `KINDS` (the report's order; `action` the
+registry key of the action that removes one, or None to open `tool`), and a `Reader` to
+`READERS`: `source` the registry tool (or action) whose availability decides (its reason is
+the `Unavailable` line), and `read`, an async function of a `Context` returning `Finding`s made
+with `finding(...)`. The command, its JSON and its counts follow; its test plants the cases
+with `sandbox.demo.ACCESS_SCALE_PLANTERS`.
 """
 
 from __future__ import annotations
@@ -53,13 +64,19 @@ from app.registry import (
     DELETE_GROUP,
     DELETE_INACTIVE_USERS,
     DELETE_PAT,
+    DELETE_ROLE,
+    DELETE_SERVICE_ACCOUNT,
+    OPERATIONS,
     PERSONAL_TOKENS,
+    ROLES,
+    SERVICE_ACCOUNTS,
     TOOL,
 )
 
 if TYPE_CHECKING:
     from app.api.capabilities import Capabilities
     from app.api.client import AdminClient
+    from app.api.models import Role
 
 #: "not seen" (and "not used") means for this many days or more, unless told
 DEFAULT_DAYS = 30
@@ -90,6 +107,10 @@ KINDS: tuple[Kind, ...] = (
          PERSONAL_TOKENS.key),
     Kind("group_empty", "Groups with no members", DELETE_GROUP.key, TOOL.groups.key),
     Kind("user_inactive", "Inactive users", DELETE_INACTIVE_USERS.key, TOOL.inactive_users.key),
+    # service accounts and custom roles (Unleash Enterprise and the sandbox)
+    Kind("service_account_unused", "Service accounts with no token used lately",
+         DELETE_SERVICE_ACCOUNT.key, SERVICE_ACCOUNTS.key),
+    Kind("role_unused", "Custom roles nobody holds", DELETE_ROLE.key, ROLES.key),
 )  # fmt: skip
 KINDS_BY_KEY: dict[str, Kind] = {kind.key: kind for kind in KINDS}
 
@@ -160,8 +181,9 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """One part of the report: `read` gives its findings, when the registry tool `source` is
-    available on the connection (else the report says why, as an `Unavailable`)."""
+    """One part of the report: `read` gives its findings, when the registry tool `source` (or
+    action: `roles.delete` for custom roles) is available on the connection (else the report
+    says why, as an `Unavailable`)."""
 
     what: str
     kinds: tuple[str, ...]
@@ -305,6 +327,84 @@ async def _inactive_users(ctx: Context) -> list[Finding]:
     return found
 
 
+async def _service_accounts(ctx: Context) -> list[Finding]:
+    found = []
+    for account in (await ctx.client.service_accounts()).serviceAccounts:
+        name = account.name or account.username or f"service account {account.id}"
+        detail = account.username or ""
+        created = f", created {_day(account.createdAt)}" if account.createdAt else ""
+        tokens = account.tokens
+        used = [t.seenAt for t in tokens if t.seenAt is not None]
+        if not tokens:
+            why, since = f"no tokens{created}", account.createdAt
+        elif not used:
+            why = ("its token was never used" if len(tokens) == 1
+                   else f"none of its {len(tokens)} tokens was ever used")  # fmt: skip
+            since = account.createdAt
+        else:
+            since = max(used)
+            if since > ctx.cutoff:
+                continue  # a token used within `days`: in use
+            its = "its token" if len(tokens) == 1 else f"the newest of its {len(tokens)} tokens"
+            why = f"{its} last used {_ago(ctx.now, since)} ({_day(since)})"
+        found.append(finding("service_account_unused", str(account.id), name, detail, why,
+                             since, account))  # fmt: skip
+    return found
+
+
+def _id(role: int | str | None) -> int:
+    """A root role's id as a list gives it (an integer, or one written as text); 0 for none."""
+    if isinstance(role, int):
+        return role
+    return int(role) if role is not None and role.strip().isdigit() else 0
+
+
+#: how many roles' project access `_roles` reads at once
+ROLE_READS_AT_ONCE = 8
+
+
+async def _roles(ctx: Context) -> list[Finding]:
+    from app.api.models import PREDEFINED_ROLE_TYPES, ROOT_TYPES
+
+    def is_root(role: Role) -> bool:
+        return role.type in ROOT_TYPES
+
+    client = ctx.client
+    custom = [r for r in (await client.roles()).roles if r.type not in PREDEFINED_ROLE_TYPES]
+    if not custom:
+        return []
+    held: set[int] = set()
+    if any(is_root(r) for r in custom):
+        # a root role is held by a user, a service account or a group whose root role it is
+        held.update(_id(u.rootRole) for u in (await client.list_users()).users)
+        if ctx.caps.operation(SERVICE_ACCOUNTS).available:
+            accounts = (await client.service_accounts()).serviceAccounts
+            held.update(_id(a.rootRole) for a in accounts)
+        if ctx.caps.operation(TOOL.groups).available:
+            groups = (await client.list_groups()).groups
+            held.update(_id(g.rootRole) for g in groups)
+    limit = asyncio.Semaphore(ROLE_READS_AT_ONCE)
+
+    async def in_a_project(role_id: int) -> bool:
+        async with limit:
+            usage = (await client.role_access(role_id)).projects
+        return any(p.userCount or p.serviceAccountCount or p.groupCount for p in usage)
+
+    project_roles = [r for r in custom if not is_root(r)]
+    answers = await asyncio.gather(*(in_a_project(r.id) for r in project_roles))
+    held.update(r.id for r, used in zip(project_roles, answers, strict=True) if used)
+    found = []
+    for role in custom:
+        if role.id in held:
+            continue
+        why = ("no user, service account or group has it as root role" if is_root(role)
+               else "held in no project")  # fmt: skip
+        kind = "custom root role" if is_root(role) else "custom project role"
+        detail = kind + (f": {role.description}" if role.description else "")
+        found.append(finding("role_unused", str(role.id), role.name, detail, why, None, role))
+    return found
+
+
 #: the report's parts, in order (see "Adding a kind of finding" above)
 READERS: list[Reader] = [
     Reader("API tokens", ("api_token_expired", "api_token_never_seen", "api_token_not_seen"),
@@ -313,6 +413,10 @@ READERS: list[Reader] = [
            PERSONAL_TOKENS.key, _personal_tokens),
     Reader("groups", ("group_empty",), TOOL.groups.key, _groups),
     Reader("inactive users", ("user_inactive",), TOOL.inactive_users.key, _inactive_users),
+    # Enterprise's parts: where the server has none, their one line says so
+    Reader("service accounts", ("service_account_unused",), SERVICE_ACCOUNTS.key,
+           _service_accounts),
+    Reader("custom roles", ("role_unused",), DELETE_ROLE.key, _roles),
 ]  # fmt: skip
 
 
@@ -348,7 +452,10 @@ async def cleanup_report(
     unavailable = []
     reading = []
     for reader in parts:
-        source = caps.operation(reader.source)
+        # a tool's availability, or an action's (custom roles: `roles.delete`, where the roles
+        # tool itself lists the built-in roles everywhere)
+        source = (caps.operation(reader.source) if reader.source in OPERATIONS
+                  else caps.action(reader.source))  # fmt: skip
         if source.available:
             reading.append(reader)
         else:

@@ -1,6 +1,7 @@
 """`flagdesk cleanup report [--days N] [--json]`: what on a server can probably go (API tokens
 expired, never seen or not seen for N days; the connected user's personal access tokens alike;
-groups with no members; inactive users), each with why and the action that removes it
+groups with no members; inactive users; service accounts with no token used for N days; custom
+roles nobody holds), each with why and the action that removes it
 (`app.api.cleanup`). Read only: nothing is changed; each finding names the command that acts
 on it, through that tool's own plan, confirmation and journal. No Qt, and light to import: the
 client and the report are imported by `run()`."""
@@ -37,13 +38,18 @@ It lists, grouped by kind with a count each:
     user);
   - groups with no members (Unleash Enterprise and the sandbox);
   - inactive users, as the server counts them (Unleash: no login in 180 days; N does not
-    change it).
+    change it);
+  - service accounts with no token used for N days: none, none ever used, or the newest use
+    N days ago or more (Unleash Enterprise and the sandbox);
+  - custom roles nobody holds: a custom root role no user, service account or group has, a
+    custom project role held in no project (Unleash Enterprise and the sandbox).
 A part this server or token cannot give (or whose list it refuses, 403 or 404) is said in
 one line, with why. Each finding says why
 (`never seen, created 2026-10-01`, `last seen 41 days ago (2026-10-27)`, `expired 2026-11-02`)
 and the action that removes it, with its command: `flagdesk tokens delete LAST_CHARS`,
 `flagdesk pats delete ID`, `flagdesk groups delete ID`, `flagdesk users inactive delete --ids
-ID...` (each journaled, with a snapshot first). API tokens are named by the last four
+ID...`, `flagdesk service-accounts delete ID`, `flagdesk roles delete ID` (each journaled, with
+a snapshot first). API tokens are named by the last four
 characters of their secret, never more.
 
 --days N: "not seen" and "not used" mean for N days or more (default 30; 0: every token seen
@@ -65,6 +71,8 @@ COMMANDS = {
     "personal_tokens.delete": "flagdesk pats delete",
     "groups.delete": "flagdesk groups delete",
     "inactive_users.delete": "flagdesk users inactive delete --ids",
+    "service_accounts.delete": "flagdesk service-accounts delete",
+    "roles.delete": "flagdesk roles delete",
 }
 
 

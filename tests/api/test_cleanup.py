@@ -2,7 +2,8 @@
 `flagdesk serve --scale` makes it finds exactly the planted cases (`sandbox.demo`'s counts, and
 the demo's inactive users), `days` moves the "not seen" set as planted, a personal access token
 of admin's adds admin's planted tokens where an admin API token says the part is unavailable,
-an open-source release played without groups says groups are unavailable, a token without the
+an open-source release played without groups, service accounts or custom roles says each is
+unavailable, service accounts and custom roles say why each was found, a token without the
 Admin root role gets `Unsupported`, a reader added to `READERS` reports its kind, and the
 connection's own token is never a finding."""
 
@@ -17,7 +18,12 @@ import pytest
 
 from app.api import cleanup
 from app.api import errors as e
-from app.api.capabilities import NEEDS_ENTERPRISE, NEEDS_USER_TOKEN
+from app.api.capabilities import (
+    NEEDS_ENTERPRISE,
+    NEEDS_ENTERPRISE_ROLES,
+    NEEDS_ENTERPRISE_SERVICE_ACCOUNTS,
+    NEEDS_USER_TOKEN,
+)
 from app.api.cleanup import READERS, Kind, Reader, Report, cleanup_report, finding
 from app.api.client import AdminClient
 from app.api.models import ApiToken, ApiTokenList
@@ -53,8 +59,13 @@ def test_it_finds_exactly_the_planted_cases(scaled: SandboxProcess) -> None:
         "api_token_not_seen": demo.TOKENS_NOT_SEEN,
         "group_empty": demo.EMPTY_GROUPS,
         "user_inactive": demo.INACTIVE_PLANTED_USERS + DEMO_INACTIVE,
+        # the planted 4 with no token, 1 whose tokens were never used, 3 last used 45 to 180
+        # days ago, and the demo's `ci-deploy-bot` (no token)
+        "service_account_unused": demo.service_accounts_unused_for(30),
+        "role_unused": demo.CUSTOM_ROLES_UNUSED,
     }
-    assert found.days == 30 and len(found.findings) == 3_133
+    assert demo.service_accounts_unused_for(30) == 9 and demo.CUSTOM_ROLES_UNUSED == 4
+    assert found.days == 30 and len(found.findings) == 3_146
     (pats,) = found.unavailable
     assert (pats.what, pats.reason) == ("your personal access tokens", NEEDS_USER_TOKEN)
     assert pats.kinds == ("pat_expired", "pat_never_used", "pat_not_used")
@@ -68,6 +79,8 @@ def test_it_finds_exactly_the_planted_cases(scaled: SandboxProcess) -> None:
         "api_token_not_seen": ("api_tokens.delete", "api_tokens"),
         "group_empty": ("groups.delete", "groups"),
         "user_inactive": ("inactive_users.delete", "inactive_users"),
+        "service_account_unused": ("service_accounts.delete", "service_accounts"),
+        "role_unused": ("roles.delete", "roles"),
     }
     tokens = [f for f in found.findings if f.tool == "api_tokens"]
     assert all(len(f.id) == 5 and f.id.startswith("…") for f in tokens)
@@ -82,6 +95,30 @@ def test_it_finds_exactly_the_planted_cases(scaled: SandboxProcess) -> None:
     assert all(g.why.startswith("no members, created ") for g in groups)
 
 
+def test_service_accounts_and_custom_roles_say_why(scaled: SandboxProcess) -> None:
+    found = report(scaled)
+    accounts = {f.detail: f.why for f in found.of_kind("service_account_unused")}
+    assert set(accounts) == {"ci-deploy-bot", *(f"scale-sa-{n:02d}" for n in range(5, 13))}
+    assert accounts["ci-deploy-bot"].startswith("no tokens, created 20")
+    assert accounts["scale-sa-05"].startswith("the newest of its 2 tokens last used 45 days ago")
+    assert accounts["scale-sa-07"].startswith("the newest of its 2 tokens last used 180 days")
+    assert accounts["scale-sa-08"] == "none of its 2 tokens was ever used"
+    assert all(accounts[f"scale-sa-{n:02d}"].startswith("no tokens") for n in range(9, 13))
+    roles = {f.name: (f.detail, f.why) for f in found.of_kind("role_unused")}
+    assert set(roles) == {"Scale root role 3", "Scale root role 4", "Scale project role 3",
+                          "Scale project role 4"}  # fmt: skip
+    assert roles["Scale root role 3"][0].startswith("custom root role")
+    assert roles["Scale root role 3"][1] == (
+        "no user, service account or group has it as root role"
+    )
+    assert roles["Scale project role 4"] == (
+        "custom project role: Planted by --scale: held nowhere",
+        "held in no project",
+    )
+    # the ids are those their commands and plans take
+    assert all(f.id.isdigit() for f in found.findings if f.tool in ("service_accounts", "roles"))
+
+
 def test_days_moves_the_not_seen_set_as_planted(scaled: SandboxProcess) -> None:
     for days in (0, 7, 60, 1_000):
         counts = report(scaled, days=days).counts()
@@ -89,7 +126,11 @@ def test_days_moves_the_not_seen_set_as_planted(scaled: SandboxProcess) -> None:
         # the others do not depend on it
         assert counts["api_token_expired"] == 1_000 and counts["api_token_never_seen"] == 1_001
         assert counts["user_inactive"] == 112 and counts["group_empty"] == 20
+        # the service accounts' newest use moves with it too; the roles do not
+        assert counts["service_account_unused"] == demo.service_accounts_unused_for(days), days
+        assert counts["role_unused"] == 4
     assert demo.tokens_not_seen_for(7) == 6_334 and demo.tokens_not_seen_for(0) == 8_000
+    assert [demo.service_accounts_unused_for(d) for d in (0, 7, 60, 1_000)] == [13, 11, 8, 6]
     with pytest.raises(ValueError, match="days: -1 is not 0 or more"):
         report(scaled, days=-1)
 
@@ -112,13 +153,18 @@ def test_a_personal_access_token_reads_its_users_tokens(scaled: SandboxProcess) 
 
 
 def test_an_open_source_release_has_no_groups(tmp_path: Path) -> None:
+    """Nor service accounts, nor custom roles: one line each, as the capability report says."""
     with SandboxProcess(tmp_path / "oss.sqlite3", "--as-version", "8.2") as sb:
         found = report(sb)
     assert [(u.what, u.reason) for u in found.unavailable] == [
         ("your personal access tokens", NEEDS_USER_TOKEN),
         ("groups", NEEDS_ENTERPRISE),
+        ("service accounts", NEEDS_ENTERPRISE_SERVICE_ACCOUNTS),
+        ("custom roles", NEEDS_ENTERPRISE_ROLES),
     ]
     assert "group_empty" not in found.counts()
+    assert "service_account_unused" not in found.counts()
+    assert "role_unused" not in found.counts()
     assert found.counts()["user_inactive"] == DEMO_INACTIVE
 
 

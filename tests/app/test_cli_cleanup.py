@@ -26,6 +26,8 @@ COUNTS = {
     "api_token_not_seen": 1_000,
     "group_empty": 20,
     "user_inactive": 112,  # and the demo's 12
+    "service_account_unused": 9,  # and the demo's ci-deploy-bot
+    "role_unused": 4,
 }
 
 
@@ -51,16 +53,19 @@ def test_the_plain_report_is_grouped_by_kind_with_counts(
     assert lines[0].endswith("UTC; not seen or not used: 30 days or more")
     headings = [line for line in lines if ": " in line and not line.startswith(("…", " "))
                 and line.split(":")[0][:1].isupper()]  # fmt: skip
-    assert headings[1:6] == [
+    assert headings[1:8] == [
         "API tokens expired: 1,000 · api_tokens.delete: flagdesk tokens delete ID",
         "API tokens never seen: 1,001 · api_tokens.delete: flagdesk tokens delete ID",
         "API tokens not seen lately: 1,000 · api_tokens.delete: flagdesk tokens delete ID",
         "Groups with no members: 20 · groups.delete: flagdesk groups delete ID",
         "Inactive users: 112 · inactive_users.delete: flagdesk users inactive delete --ids ID",
+        "Service accounts with no token used lately: 9 · service_accounts.delete: flagdesk "
+        "service-accounts delete ID",
+        "Custom roles nobody holds: 4 · roles.delete: flagdesk roles delete ID",
     ]
-    assert headings[6].startswith("Your personal access tokens: not available here: This needs "
+    assert headings[8].startswith("Your personal access tokens: not available here: This needs "
                                   "a personal access token")  # fmt: skip
-    assert lines[-1] == f"3,133 findings on {scaled.url} (nothing was changed)"
+    assert lines[-1] == f"3,146 findings on {scaled.url} (nothing was changed)"
     assert lines[3].split() == ["ID", "NAME", "DETAIL", "WHY"]  # a table under each heading
     client = next(line for line in lines if "  client  " in line and "never seen" in line)
     assert client.startswith("…")  # named by its last four characters
@@ -75,7 +80,7 @@ def test_json_days_and_nothing_changed(scaled: SandboxProcess, tmp_path: Path) -
     assert list(out) == ["command", "server", "days", "asOf", "counts", "total", "unavailable",
                          "findings", "exit_status"]  # fmt: skip
     assert out["command"] == "report" and out["exit_status"] == 0 and out["days"] == 30
-    assert out["counts"] == COUNTS and out["total"] == 3_133
+    assert out["counts"] == COUNTS and out["total"] == 3_146
     assert [u["what"] for u in out["unavailable"]] == ["your personal access tokens"]
     assert out["unavailable"][0]["kinds"] == ["pat_expired", "pat_never_used", "pat_not_used"]
     first = out["findings"][0]
@@ -84,7 +89,11 @@ def test_json_days_and_nothing_changed(scaled: SandboxProcess, tmp_path: Path) -
     assert first["since"].endswith("Z") and len(first["id"]) == 5
     week = as_json(flagdesk(scaled, "--json", "--days", "7", data=tmp_path))
     assert week["days"] == 7
-    assert week["counts"] == {**COUNTS, "api_token_not_seen": demo.tokens_not_seen_for(7)}
+    assert week["counts"] == {
+        **COUNTS,
+        "api_token_not_seen": demo.tokens_not_seen_for(7),
+        "service_account_unused": demo.service_accounts_unused_for(7),
+    }
     with scaled.admin() as http:
         after = ApiTokenList.model_validate(http.get("/api/admin/api-tokens").json()).tokens
     assert [(t.secret, t.expiresAt) for t in after] == [(t.secret, t.expiresAt) for t in before]
@@ -112,7 +121,15 @@ def test_an_open_source_release_says_groups_are_not_available(tmp_path: Path) ->
     assert ("Groups: not available here: User groups need Unleash Enterprise: this server has "
             "no groups endpoint") in done.stdout.splitlines()  # fmt: skip
     assert "group_empty" not in out["counts"]
-    assert [u["what"] for u in out["unavailable"]] == ["your personal access tokens", "groups"]
+    assert [u["what"] for u in out["unavailable"]] == [
+        "your personal access tokens",
+        "groups",
+        "service accounts",
+        "custom roles",
+    ]
+    assert "Service accounts: not available here: Service accounts need Unleash Enterprise" in \
+        done.stdout  # fmt: skip
+    assert "Custom roles: not available here: " in done.stdout
 
 
 def test_exit_statuses(scaled: SandboxProcess, tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ found as never seen, one made with an expiry in the past as expired (every relea
 `expiresAt`: `unleash-admin-console-behaviour.md` §1), each with the delete action and named by
 its secret's last four characters; the connection's own token is never a finding; with an
 admin API token the personal access tokens are not available and, on open-source Unleash (and
-the twin playing it), neither are groups, each said in one line; with the admin user's personal
+the twin playing it), neither are groups, service accounts nor custom roles, each said in one
+line; with the admin user's personal
 access token, a personal access token made and never used is found as never used.
 
 The peer is shared and keeps its state, so these tests look for their own tokens by name
@@ -20,7 +21,12 @@ from urllib.parse import quote
 
 import pytest
 
-from app.api.capabilities import NEEDS_ENTERPRISE, NEEDS_USER_TOKEN
+from app.api.capabilities import (
+    NEEDS_ENTERPRISE,
+    NEEDS_ENTERPRISE_ROLES,
+    NEEDS_ENTERPRISE_SERVICE_ACCOUNTS,
+    NEEDS_USER_TOKEN,
+)
 from app.api.cleanup import Report, cleanup_report
 from app.api.client import AdminClient
 from app.api.models import ApiTokenList, PersonalAccessTokens
@@ -90,7 +96,9 @@ def test_a_never_seen_and_an_expired_token_are_found(
     # every release is open-source Unleash (no groups), and an admin API token has no user
     assert [(u.what, u.reason) for u in found.unavailable] == per_version(target, {
         "5.12 6.10 7.6 8.2": [("your personal access tokens", NEEDS_USER_TOKEN),
-                              ("groups", NEEDS_ENTERPRISE)],
+                              ("groups", NEEDS_ENTERPRISE),
+                              ("service accounts", NEEDS_ENTERPRISE_SERVICE_ACCOUNTS),
+                              ("custom roles", NEEDS_ENTERPRISE_ROLES)],
     })  # fmt: skip
     assert "user_inactive" in found.counts() and "api_token_expired" in found.counts()
 
@@ -114,7 +122,7 @@ def test_a_personal_access_token_finds_its_own_unused_token(
         assert (mine.kind, mine.id, mine.why) == ("pat_never_used", str(pat_id), "never used")
         assert mine.action == "personal_tokens.delete"
         assert [u.what for u in found.unavailable] == per_version(target, {
-            "5.12 6.10 7.6 8.2": ["groups"],
+            "5.12 6.10 7.6 8.2": ["groups", "service accounts", "custom roles"],
         })  # fmt: skip
     finally:
         with target.raw() as http:

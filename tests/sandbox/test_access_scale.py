@@ -1,6 +1,7 @@
 """`flagdesk serve --scale` alone (issue 36): the credentials and access set planted exactly as
 `sandbox.demo.load_access_scale` documents it (projects, users, groups and their empty ones,
-project roles, 10,000 API tokens by case, personal access tokens by case), once per database,
+project roles, 10,000 API tokens by case, personal access tokens by case, service accounts and
+custom roles by case), once per database,
 in one transaction with the hook for what other slices plant (`ACCESS_SCALE_PLANTERS`); and
 `--scale N` keeping its meaning. How long the start takes is printed, not asserted."""
 
@@ -15,7 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from app.api.models import ApiTokenList, GroupList, InactiveUsers, ProjectList, UserList
+from app.api.models import (
+    ApiTokenList,
+    GroupList,
+    InactiveUsers,
+    ProjectList,
+    ProjectRoleUsages,
+    RoleList,
+    ServiceAccount,
+    ServiceAccounts,
+    UserList,
+)
 from sandbox import db, demo
 from sandbox.options import add_arguments, options_of
 from sandbox.process import SandboxProcess
@@ -57,7 +68,8 @@ def test_projects_users_groups_and_roles_are_planted_exactly(scaled: SandboxProc
     try:
         by_kind = dict(conn.execute(
             "SELECT user_id IS NOT NULL, count(*) FROM project_roles"
-            " WHERE project LIKE 'scale-project-%' GROUP BY 1").fetchall())  # fmt: skip
+            " WHERE project LIKE 'scale-project-%' AND role_id IN (4, 5)"
+            " GROUP BY 1").fetchall())  # fmt: skip
         owners = conn.execute(
             "SELECT count(DISTINCT project) FROM project_roles WHERE role_id = 4"
             " AND user_id IS NOT NULL AND project LIKE 'scale-project-%'"
@@ -112,6 +124,41 @@ def test_the_personal_access_tokens_are_planted_by_case(scaled: SandboxProcess) 
     others = [r for r in rows if r[1].startswith("scale-pat-") and r not in admin]
     assert len(others) == demo.USER_PATS == 200
     assert len([r for r in others if r[2] <= now]) == demo.USER_PATS_EXPIRED == 50
+
+
+def test_service_accounts_and_custom_roles_are_planted_by_case(scaled: SandboxProcess) -> None:
+    """`ACCESS_SCALE_PLANTERS`' two: 12 service accounts (4 in use, 4 stale, 4 with no token)
+    and 8 custom roles (2 root and 2 project roles held, 2 of each held by nobody)."""
+    with scaled.admin() as http:
+        accounts = ServiceAccounts.model_validate(
+            http.get("/api/admin/service-account").json()
+        ).serviceAccounts
+        roles = RoleList.model_validate(http.get("/api/admin/roles").json()).roles
+        usage = {r.name: ProjectRoleUsages.model_validate(
+            http.get(f"/api/admin/projects/roles/{r.id}/access").json()).projects
+            for r in roles if r.type == "custom"}  # fmt: skip
+    planted = [a for a in accounts if (a.username or "").startswith("scale-sa-")]
+    assert len(planted) == demo.SCALE_SERVICE_ACCOUNTS == 12
+    assert [a for a in accounts if a not in planted] == []  # --empty: no demo account
+    now = datetime.now(UTC)
+
+    def newest(a: ServiceAccount) -> int | None:
+        used = [t.seenAt for t in a.tokens if t.seenAt is not None]
+        return (now - max(used)).days if used else None
+
+    assert [newest(a) for a in planted if a.tokens] == [1, 5, 10, 20, 45, 90, 180, None]
+    assert len([a for a in planted if not a.tokens]) == demo.SERVICE_ACCOUNTS_NO_TOKENS == 4
+    assert all(len(a.tokens) == 2 for a in planted if a.tokens)
+    custom = {r.name: r for r in roles if r.type in ("root-custom", "custom")}
+    assert len(custom) == 8
+    by_id = {a.rootRole for a in planted}
+    assert [n for n in custom if custom[n].type == "root-custom" and custom[n].id in by_id] == [
+        "Scale root role 1", "Scale root role 2"]  # fmt: skip
+    held = {n: [(p.project, p.serviceAccountCount, p.groupCount) for p in u]
+            for n, u in usage.items()}  # fmt: skip
+    assert held == {"Scale project role 1": [("scale-project-001", 1, 0)],
+                    "Scale project role 2": [("scale-project-002", 0, 1)],
+                    "Scale project role 3": [], "Scale project role 4": []}  # fmt: skip
 
 
 def test_it_is_planted_once_per_database(scaled: SandboxProcess, tmp_path: Path) -> None:
