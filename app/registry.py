@@ -271,6 +271,41 @@ PERSONAL_TOKENS = Tool(
     _PERSONAL, (CREATE_PAT, DELETE_PAT),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- project access
+
+#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
+#: revoking need the Admin root role or the project's Owner role, which the server checks
+_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
+GRANT_PROJECT_ACCESS = Action(
+    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
+    _PROJECT_ACCESS,
+)  # fmt: skip
+SET_PROJECT_ROLES = Action(
+    "project_access.set_roles", "Change project roles",
+    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+REVOKE_PROJECT_ACCESS = Action(
+    "project_access.revoke", "Revoke project access",
+    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+#: who holds which role in a project (`flagdesk access grant|set|revoke`, the window
+#: `ui.project_access`)
+PROJECT_ACCESS = Tool(
+    "project_access", "Project access", "Access",
+    "Who holds which role in a project (users, service accounts, groups): grant, change and "
+    "revoke.", "access",
+    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
+)  # fmt: skip
+#: who can do what where (`flagdesk access show`, the window `ui.access_overview`): the whole
+#: server read once (`app.api.access.read_access`: the users' list, so an Admin's token), then
+#: one user's projects or one project's people; on open source from the root roles alone
+ACCESS_OVERVIEW = Tool(
+    "access_overview", "Who can do what where", "Access",
+    "For one user, every project with the roles held and why; for one project, everyone who "
+    "can change it.", "who_can",
+    _ADMIN,
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -287,6 +322,9 @@ class Tools(NamedTuple):
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens: Tool
     personal_tokens: Tool
+    # issue 36: the windows of project access and of who can do what where
+    project_access: Tool
+    access_overview: Tool
 
 
 TOOL = Tools(
@@ -350,6 +388,9 @@ TOOL = Tools(
     # issue 36: the windows of the API tokens and the personal access tokens
     api_tokens=API_TOKENS,
     personal_tokens=PERSONAL_TOKENS,
+    # issue 36: the windows of project access and of who can do what where
+    project_access=PROJECT_ACCESS,
+    access_overview=ACCESS_OVERVIEW,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -429,31 +470,6 @@ HEADLESS_TOOLS += (SERVICE_ACCOUNTS,)
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
 
-# ---------------------------------------------------------------------------- project access
-
-#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
-#: revoking need the Admin root role or the project's Owner role, which the server checks
-_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
-GRANT_PROJECT_ACCESS = Action(
-    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
-    _PROJECT_ACCESS,
-)  # fmt: skip
-SET_PROJECT_ROLES = Action(
-    "project_access.set_roles", "Change project roles",
-    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
-)  # fmt: skip
-REVOKE_PROJECT_ACCESS = Action(
-    "project_access.revoke", "Revoke project access",
-    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
-)  # fmt: skip
-#: project access and who can do what where (`flagdesk access`; no window yet)
-PROJECT_ACCESS = Tool(
-    "project_access", "Project access", "Access",
-    "Who holds which role in a project (users, service accounts, groups): grant, change and "
-    "revoke; and who can do what where, for one user or one project.", "groups",
-    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
-)  # fmt: skip
-HEADLESS_TOOLS += (PROJECT_ACCESS,)
 
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet
