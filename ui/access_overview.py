@@ -226,9 +226,10 @@ class AccessOverviewView(ToolContent):
         self.progress_bar.setValue(done)
 
     def on_model_busy_changed(self, _busy: bool = False) -> None:
-        reading = self.model.reading
-        self.progress_row.setVisible(reading)
-        if reading:
+        reading = self.model.busy  # its one busy task is the read (answers are not busy)
+        if reading != self.progress_row.isVisibleTo(self):
+            self.progress_row.setVisible(reading)
+        if reading and self.progress_bar.value() < 0:
             self.progress_bar.setRange(0, 0)  # the projects are not counted yet
 
     def on_model_answer_changed(self) -> None:

@@ -177,8 +177,11 @@ class AccessOverviewModel(ToolViewModel):
     def load(self) -> None:
         if self.reading or self.closed:
             return
+        self.read_count = (0, 0)
+        self._stopping = False
         self.set_status("Reading the server's users, groups and projects…")
-        self._load_task = self.run(self._load())
+        task = self._load_task = self.run(self._load())
+        task.add_done_callback(self._on_load_done)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.read_count = (done, total)
@@ -189,23 +192,23 @@ class AccessOverviewModel(ToolViewModel):
 
     async def _load(self) -> None:
         started = time.perf_counter()
-        self.read_count = (0, 0)
-        self._stopping = False
         client = await self.session.client()
-        try:
-            data = await read_access(client, on_progress=self._on_progress)
-        except asyncio.CancelledError:
-            if self._stopping and not self.closed:
-                done, total = self.read_count
-                self.set_error(f"The read was stopped after {done:,} of "
-                               f"{plural(total, 'project')}: nothing is shown. Retry reads the "
-                               "server again.")  # fmt: skip
-            raise
+        data = await read_access(client, on_progress=self._on_progress)
         self.read_seconds = time.perf_counter() - started
         self.data = data
         self.loaded = True
         await self._answer()
         self.phase_changed.emit()
+
+    def _on_load_done(self, task: asyncio.Task[None]) -> None:
+        """A read stopped by the person (`cancel`) is a failure saying so, with Retry; one
+        cancelled otherwise (a new connection, the window closing) says nothing."""
+        if task.cancelled() and self._stopping and not self.closed:
+            self._stopping = False
+            done, total = self.read_count
+            where = f"after {done:,} of {plural(total, 'project')}" if total else "at its start"
+            self.set_error(f"The read was stopped {where}: nothing is shown. Retry reads the "
+                           "server again.")  # fmt: skip
 
     def cancel(self) -> None:
         """Stop the read under way (the window's Stop)."""
