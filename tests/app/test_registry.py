@@ -33,6 +33,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert [t.key for t in TOOLS] == [
         "groups", "users", "inactive_users", "project_dashboard", "archived_features",
         "context_usage", "metrics_upload", "api_tokens", "personal_tokens",
+        # issue 36: project access and who can do what where have their windows
+        "project_access", "access_overview",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
@@ -42,9 +44,9 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "cleanup",
         "roles",
         "service_accounts",
-        "project_access",
     ]
-    assert [t.key for t in TOOLS if t.group == "Access"] == ["api_tokens", "personal_tokens"]
+    assert [t.key for t in TOOLS if t.group == "Access"] == [
+        "api_tokens", "personal_tokens", "project_access", "access_overview"]  # fmt: skip
     assert set(OPERATIONS) == set(TOOLS_BY_KEY) | {t.key for t in HEADLESS_TOOLS}
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
     assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
