@@ -59,6 +59,7 @@ class AccessOverviewView(ToolContent):
         self.search_combo = QComboBox()
         self.search_combo.setObjectName(f"{STEM}Search")
         self.search_combo.setEditable(True)
+        self.search_combo.setAccessibleName("The user or project to answer for")
         self.search_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.search_combo.setMinimumContentsLength(30)
         self.search_combo.setSizeAdjustPolicy(

@@ -294,7 +294,9 @@ class MainWindow(QMainWindow):
         tools_menu.setObjectName("toolsMenu")
         self.tool_actions: dict[str, QAction] = {}
         for number, tool in enumerate(TOOLS, start=1):
-            action = self._action(f"{camel(tool.key)}Action", tool.title, f"Ctrl+{number}")
+            # Ctrl+1 to Ctrl+9: the tenth tool on has none (Ctrl+10 is no key)
+            shortcut = f"Ctrl+{number}" if number <= 9 else None
+            action = self._action(f"{camel(tool.key)}Action", tool.title, shortcut)
             action.setIcon(icon(tool.icon))
             action.triggered.connect(partial(self.show_page, tool.key))
             tools_menu.addAction(action)

@@ -344,7 +344,7 @@ def test_shortcuts_and_tools_in_windows_of_their_own(
     qtbot: Any, shell: tuple[MainWindow, Session]
 ) -> None:
     window, _session = shell
-    for number, key in enumerate(window.tool_pages, start=1):
+    for number, key in enumerate(list(window.tool_pages)[:9], start=1):  # Ctrl+1 to Ctrl+9
         qtbot.keyClick(window, Qt.Key(Qt.Key.Key_0 + number), Qt.KeyboardModifier.ControlModifier)
         assert window.current_key == key
         assert window.pages.currentWidget().objectName().endswith("Page")
