@@ -302,8 +302,10 @@ class ProjectDashboard(ToolContent):
         self.access_link = QLabel(f'<a href="access">{ACCESS_LINK_TEXT}</a>')
         self.access_link.setObjectName(f"{STEM}AccessLink")
         self.access_link.setTextFormat(Qt.TextFormat.RichText)
-        self.access_link.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse
-                                                 | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)  # fmt: skip
+        flags = Qt.TextInteractionFlag
+        self.access_link.setTextInteractionFlags(
+            flags.LinksAccessibleByMouse | flags.LinksAccessibleByKeyboard
+        )
         self.access_link.setAccessibleName("Open this project's access: who holds which role")
         self.access_link.setToolTip("Who holds which role in this project: grant, change, revoke")
         self.access_link.linkActivated.connect(self.on_access_link_activated)

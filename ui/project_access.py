@@ -55,9 +55,7 @@ def _role_list(name: str, roles: list[Role], checked: set[int]) -> QListWidget:
         item = QListWidgetItem(role.name)
         item.setData(DATA_ROLE, role.id)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        item.setCheckState(
-            Qt.CheckState.Checked if role.id in checked else Qt.CheckState.Unchecked
-        )
+        item.setCheckState(Qt.CheckState.Checked if role.id in checked else Qt.CheckState.Unchecked)
         if role.description:
             item.setToolTip(role.description)
         widget.addItem(item)

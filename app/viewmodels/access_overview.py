@@ -254,8 +254,9 @@ class AccessOverviewModel(ToolViewModel):
         if not asked:
             self.where_table.clear()
             self.who_table.clear()
-            self.summary = (f"Read {plural(total, 'project')} and {plural(len(data.people), 'user')}"
-                            f" in {self.read_seconds:.2f} s. Pick a user or a project.")  # fmt: skip
+            users = plural(len(data.people), "user")
+            self.summary = (f"Read {plural(total, 'project')} and {users} in "
+                            f"{self.read_seconds:.2f} s. Pick a user or a project.")  # fmt: skip
         elif mode == "user":
             try:
                 person = _find(data, asked)
@@ -269,9 +270,10 @@ class AccessOverviewModel(ToolViewModel):
                     prepare_rows, WHERE_COLUMNS, where_rows(answer.holdings, names), []
                 )
                 self.where_table.set_prepared(prepared)
+                held = len(answer.holdings)
                 self.summary = (f"{_person_text(person)} ({person.account_type}, root role "
-                                f"{person.root_role or 'none'}) holds roles in "
-                                f"{len(answer.holdings):,} of {plural(total, 'project')}.")  # fmt: skip
+                                f"{person.root_role or 'none'}) holds roles in {held:,} of "
+                                f"{plural(total, 'project')}.")  # fmt: skip
                 if answer.unread:
                     self.unread_text = ("Not evaluated (custom root roles, whose permissions "
                                         f"are not read): {', '.join(answer.unread)}.")  # fmt: skip
@@ -282,10 +284,10 @@ class AccessOverviewModel(ToolViewModel):
                 self.who_table.clear()
                 self.summary = f"No project “{asked}” on {self.session.name}."
             else:
-                prepared = await asyncio.to_thread(
+                people = await asyncio.to_thread(
                     prepare_rows, WHO_COLUMNS, who_rows(found.holdings), []
                 )
-                self.who_table.set_prepared(prepared)
+                self.who_table.set_prepared(people)
                 label = found.project.name if found.project.name == asked else (
                     f"{found.project.name} ({asked})")  # fmt: skip
                 self.summary = f"{plural(len(found.holdings), 'user')} can change {label}."

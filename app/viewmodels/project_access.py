@@ -16,6 +16,7 @@ QtCore only: no QtWidgets below `app/`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,10 +25,10 @@ from operator import attrgetter
 from PySide6.QtCore import QObject, Signal
 
 from app.actions.journal import Journal
-from app.actions.project_access import Subject, plan_grant, plan_revoke, plan_set
 
 # the plan is re-exported: the window shows it, and reaches the actions only through here
 from app.actions.project_access import AccessPlan as AccessPlan
+from app.actions.project_access import Subject, plan_grant, plan_revoke, plan_set
 from app.actions.runner import journal_of
 from app.api import errors as e
 from app.api.client import AdminClient
@@ -288,10 +289,8 @@ class ProjectAccessModel(ActionViewModel):
                     "who hold a role here already are offered.")  # fmt: skip
         caps = self.session.capabilities
         if caps is not None and caps.operation("groups").available:
-            try:
+            with contextlib.suppress(e.Forbidden, e.Unsupported):
                 groups = list((await client.list_groups()).groups)
-            except (e.Forbidden, e.Unsupported):
-                pass
         known = {u.id for u in users}
         for held in access.users:
             if held.id not in known:

@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-
 from app.actions.journal import JOURNAL_NAME, State, journal_folder, read_journal
 from app.api.models import ProjectAccess
 from app.viewmodels.session import Session
@@ -143,8 +141,8 @@ def test_an_unknown_project_and_a_project_of_nobody(
     qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
 ) -> None:
     view = open_view(qtbot, connect(demo_sandbox))
-    assert view.model.phase is LoadPhase.EMPTY
-    assert view.states.empty_title.text() == "Choose a project"  # type: ignore[attr-defined]
+    assert view.states.state == StatePanel.EMPTY
+    assert view.states.empty_title.text() == "Choose a project"
     assert not view.grant_button.isEnabled()
     assert view.grant_button.toolTip() == "Choose a project first."
     view.open_item("no-such-project")
