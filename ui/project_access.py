@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.api.models import Role
 from app.viewmodels.project_access import (
-    NAME_COLUMN,
+    DETAIL_COLUMN,
     AccessPlan,
     Candidate,
     ProjectAccessModel,
@@ -108,6 +108,9 @@ class GrantDialog(QDialog):
         self.who_list = QListWidget()
         self.who_list.setObjectName(f"{STEM}GrantWho")
         self.who_list.setAccessibleName("Users and groups")
+        self.who_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.who_list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.who_list.setUniformItemSizes(True)
         who_label.setBuddy(self.filter_edit)
         for candidate in model.candidates:
             item = QListWidgetItem(candidate.label)
@@ -157,7 +160,7 @@ class GrantDialog(QDialog):
         self.who_list.itemChanged.connect(self.on_list_item_changed)
         self.roles_list.itemChanged.connect(self.on_list_item_changed)
         self.on_list_item_changed()
-        self.resize(640, 460)
+        self.resize(760, 480)
 
     def candidates(self) -> list[Candidate]:
         return checked_data(self.who_list)
@@ -290,7 +293,7 @@ class ProjectAccessView(ToolContent):
         layout.setSpacing(6)
         self.table = DataTable(STEM, self.model.table, noun="holders",
                                count_text=holders_count_text,
-                               stretch_column=NAME_COLUMN)  # fmt: skip
+                               stretch_column=DETAIL_COLUMN)  # fmt: skip
         layout.addWidget(self.table, 1)
         hint = QLabel(
             "Roles held in this project, directly or through a group (a group's members: hover "

@@ -38,6 +38,8 @@ from app.viewmodels.table import Column, TableModel, prepare_rows
 from app.viewmodels.tools import ToolViewModel
 
 Mode = Literal["user", "project"]
+#: how the error of a read the person stopped begins
+STOPPED = "The read was stopped"
 
 
 @dataclass(slots=True)
@@ -75,11 +77,11 @@ WHERE_COLUMNS: list[Column[WhereRow]] = [
     Column("Why", attrgetter("why"), tooltip=lambda r: r.why.replace("; ", "\n")),
 ]  # fmt: skip
 WHO_COLUMNS: list[Column[WhoRow]] = [
-    Column("Name", attrgetter("name"), width=22),
-    Column("Email / username", attrgetter("handle"), width=26),
-    Column("Account", attrgetter("account"), width=14),
-    Column("Root role", attrgetter("root_role"), width=10),
-    Column("Roles", attrgetter("roles"), width=16),
+    Column("Name", attrgetter("name"), width=18),
+    Column("Email / username", attrgetter("handle"), width=28),
+    Column("Account", attrgetter("account"), width=10),
+    Column("Root role", attrgetter("root_role"), width=11),
+    Column("Roles", attrgetter("roles"), width=18),
     Column("Why", attrgetter("why"), tooltip=lambda r: r.why.replace("; ", "\n")),
 ]
 WHY_COLUMN = 2
@@ -170,6 +172,8 @@ class AccessOverviewModel(ToolViewModel):
 
     @property
     def failed_title(self) -> str:
+        if self.error.startswith(STOPPED):
+            return "Reading stopped"
         return "Could not read who can do what where"
 
     # ------------------------------------------------------------------ reading
@@ -192,22 +196,30 @@ class AccessOverviewModel(ToolViewModel):
 
     async def _load(self) -> None:
         started = time.perf_counter()
-        client = await self.session.client()
-        data = await read_access(client, on_progress=self._on_progress)
-        self.read_seconds = time.perf_counter() - started
-        self.data = data
-        self.loaded = True
-        await self._answer()
+        try:
+            client = await self.session.client()
+            data = await read_access(client, on_progress=self._on_progress)
+            self.read_seconds = time.perf_counter() - started
+            self.data = data
+            self.loaded = True
+            await self._answer()
+        except asyncio.CancelledError:
+            self._say_stopped()  # now, before the busy state ends: no flash of the old answer
+            raise
         self.phase_changed.emit()
 
     def _on_load_done(self, task: asyncio.Task[None]) -> None:
         """A read stopped by the person (`cancel`) is a failure saying so, with Retry; one
         cancelled otherwise (a new connection, the window closing) says nothing."""
-        if task.cancelled() and self._stopping and not self.closed:
+        if task.cancelled():
+            self._say_stopped()
+
+    def _say_stopped(self) -> None:
+        if self._stopping and not self.closed:
             self._stopping = False
             done, total = self.read_count
             where = f"after {done:,} of {plural(total, 'project')}" if total else "at its start"
-            self.set_error(f"The read was stopped {where}: nothing is shown. Retry reads the "
+            self.set_error(f"{STOPPED} {where}: nothing is shown. Retry reads the "
                            "server again.")  # fmt: skip
 
     def cancel(self) -> None:

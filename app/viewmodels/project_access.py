@@ -102,7 +102,7 @@ def holder_rows(access: ProjectAccess) -> list[HolderRow]:
 
 HOLDER_COLUMNS: list[Column[HolderRow]] = [
     Column("Name", attrgetter("name"), tooltip=lambda r: r.members_text or r.detail or None,
-           width=28),
+           width=22),
     Column("Kind", attrgetter("kind"), width=14),
     Column("Email / description", attrgetter("detail"), width=26),
     Column("Roles", attrgetter("roles_text"), width=20),
@@ -111,6 +111,8 @@ HOLDER_COLUMNS: list[Column[HolderRow]] = [
     Column("Added", attrgetter("added")),
 ]  # fmt: skip
 NAME_COLUMN = 0
+#: the column that takes the table's spare width
+DETAIL_COLUMN = 2
 
 
 def holders_count_text(shown: int, total: int) -> str:
@@ -299,7 +301,9 @@ class ProjectAccessModel(ActionViewModel):
         listed = {g.id for g in groups}
         groups += [Group.model_validate(g.model_dump()) for g in access.groups
                    if g.id not in listed]  # fmt: skip
-        out = []
+        # the groups first: fewer, and what a project's access is best given to
+        out = [Candidate(Subject("group", g.id, g.name), "Group", f"Group: {g.name}")
+               for g in sorted(groups, key=lambda g: g.name.casefold())]  # fmt: skip
         for user in sorted(users, key=lambda u: _user_name(u).casefold()):
             robot = user.accountType == SERVICE_ACCOUNT
             handle = user.email or user.username or ""
@@ -308,9 +312,6 @@ class ProjectAccessModel(ActionViewModel):
             subject = Subject("user", user.id, user.email or user.username or name)
             out.append(Candidate(subject, "Service account" if robot else "User",
                                  f"{label} (service account)" if robot else label))  # fmt: skip
-        for group in sorted(groups, key=lambda g: g.name.casefold()):
-            out.append(Candidate(Subject("group", group.id, group.name), "Group",
-                                 f"Group: {group.name}"))  # fmt: skip
         return out, note
 
     def on_connection_changed(self) -> None:

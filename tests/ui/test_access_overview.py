@@ -144,7 +144,7 @@ def test_the_scale_set_with_progress_and_stop(
     qtbot.waitUntil(lambda: view.progress_row.isVisible() and m.read_count[0] >= 20,
                     timeout=60_000)  # fmt: skip
     view.stop_button.click()
-    qtbot.waitUntil(lambda: not m.busy, timeout=20_000)
+    qtbot.waitUntil(lambda: not m.busy and bool(m.error), timeout=20_000)
     assert m.phase is LoadPhase.FAILED and view.states.state == StatePanel.ERROR
     assert m.error.startswith("The read was stopped after ") and "Retry" in m.error
     assert not view.progress_row.isVisible()
