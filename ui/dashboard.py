@@ -436,6 +436,7 @@ class ProjectDashboard(ToolContent):
         self.project_title.set_full_text(m.project_label)
         self.project_description.setText(m.project_detail)
         self.project_description.setVisible(bool(m.project_detail))
+        self.access_link.setVisible(m.access_available)
         self.roles_heading.setText(m.roles_heading)
         self.no_roles_label.setText(m.no_roles_text)
         self.no_events_label.setText(m.no_events_text)

@@ -17,6 +17,7 @@ from app.api.models import ProjectAccess
 from app.viewmodels.session import Session
 from app.viewmodels.tools import LoadPhase
 from sandbox.process import SandboxProcess
+from tests.conftest import personal_token_of
 from tests.qt_fixtures import select_where
 from ui.dashboard import ProjectDashboard
 from ui.project_access import ChangeRolesDialog, GrantDialog, ProjectAccessView
@@ -185,3 +186,10 @@ def test_open_source_says_it_needs_pro_or_enterprise(
         view.open_item("default")
         qtbot.wait(200)
         assert view.model.access is None and view.model.phase is LoadPhase.UNAVAILABLE
+        # the dashboard's owners have no link there: it would lead nowhere
+        dashboard = ProjectDashboard(connect(sb, personal_token_of(sb, "admin")))
+        qtbot.addWidget(dashboard)
+        dashboard.show()
+        dashboard.open_item("web-shop")
+        qtbot.waitUntil(lambda: dashboard.model.loaded_project == "web-shop", timeout=20_000)
+        assert dashboard.owner_rows() and not dashboard.access_link.isVisible()
