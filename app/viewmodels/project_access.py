@@ -283,6 +283,8 @@ class ProjectAccessModel(ActionViewModel):
         else the project's own holders (and a note saying so)."""
         users: list[User] = []
         groups: list[Group] = []
+        # the service accounts too (`GET /api/admin/service-account`: the users' list leaves
+        # them out), where the server has them
         note = ""
         try:
             users = list((await client.list_users()).users)
@@ -290,6 +292,14 @@ class ProjectAccessModel(ActionViewModel):
             note = ("This token may not list the server's users (an Admin's may): only those "
                     "who hold a role here already are offered.")  # fmt: skip
         caps = self.session.capabilities
+        if caps is not None and caps.operation("service_accounts").available:
+            with contextlib.suppress(e.Forbidden, e.Unsupported):  # Enterprise's, an Admin's
+                listed_users = {u.id for u in users}
+                users += [
+                    User(id=a.id, name=a.name, username=a.username, accountType=SERVICE_ACCOUNT)
+                    for a in (await client.service_accounts()).serviceAccounts
+                    if a.id not in listed_users
+                ]
         if caps is not None and caps.operation("groups").available:
             with contextlib.suppress(e.Forbidden, e.Unsupported):
                 groups = list((await client.list_groups()).groups)

@@ -88,16 +88,22 @@ def test_holders_grant_change_and_revoke(
     dialog.filter_edit.setText("support")
     assert [dialog.who_list.item(i).text() for i in range(dialog.who_list.count())
             if not dialog.who_list.item(i).isHidden()] == ["Group: Support"]  # fmt: skip
+    robots = [c for c in m.candidates if c.kind == "Service account"]
+    assert robots and all(c.label.endswith("(service account)") for c in robots)
     dialog.check(viewer.label)
     dialog.check(support.label)
+    dialog.check(robots[0].label)  # a service account, which the users' list leaves out
     dialog.grant_button.click()
     assert dialog.error_label.text() == "Choose at least one role."
     dialog.check_role("Member")
     dialog.grant_button.click()
     assert held(sandbox, "payments") == before  # nothing sent while asking
-    confirm(qtbot, view, "Grant Member in project “payments” to 2 users and groups?")
+    confirm(qtbot, view, "Grant Member in project “payments” to 3 users and groups?")
     users, groups = held(sandbox, "payments")
     assert users[viewer.subject.id] == {"Member"} and groups[support.subject.id] == {"Member"}
+    assert users[robots[0].subject.id] == {"Member"}
+    qtbot.waitUntil(lambda: any(r.kind == "Service account" for r in m.table.all_rows),
+                    timeout=20_000)  # fmt: skip
     assert m.outcome.startswith("Granted in “payments”: ")
     qtbot.waitUntil(lambda: any(r.subject == viewer.subject for r in m.table.all_rows),
                     timeout=20_000)  # fmt: skip
