@@ -675,6 +675,17 @@ async def _access(
     await until(lambda: w.who_table.total_count > 0)
     await settle(window)
     save(window, f"access_overview-project-{palette}")
+    shot: list[bool] = []
+
+    def reading(done: int, total: int) -> None:  # mid-read: the progress bar and Stop
+        if done * 2 >= total and not shot:
+            shot.append(True)
+            save(window, f"access_overview-reading-{palette}")
+
+    w.progress.connect(reading)
+    w.refresh()
+    await until(lambda: bool(shot) and not w.busy)
+    w.progress.disconnect(reading)
     w.refresh()
     w.cancel()
     await until(lambda: bool(w.error) and not w.busy)
