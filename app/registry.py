@@ -335,6 +335,40 @@ CLEANUP = Tool(
     "cleanup", "Clean-up report", "Access",
     "Tokens unused or expired, empty groups, inactive users, idle service accounts, custom "
     "roles nobody holds: what can go, and why; delete it here or open its tool.", "cleanup",
+)  # fmt: skip
+
+# ---------------------------------------------------------------------------- project access
+
+#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
+#: revoking need the Admin root role or the project's Owner role, which the server checks
+_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
+GRANT_PROJECT_ACCESS = Action(
+    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
+    _PROJECT_ACCESS,
+)  # fmt: skip
+SET_PROJECT_ROLES = Action(
+    "project_access.set_roles", "Change project roles",
+    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+REVOKE_PROJECT_ACCESS = Action(
+    "project_access.revoke", "Revoke project access",
+    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
+)  # fmt: skip
+#: who holds which role in a project (`flagdesk access grant|set|revoke`, the window
+#: `ui.project_access`)
+PROJECT_ACCESS = Tool(
+    "project_access", "Project access", "Access",
+    "Who holds which role in a project (users, service accounts, groups): grant, change and "
+    "revoke.", "access",
+    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
+)  # fmt: skip
+#: who can do what where (`flagdesk access show`, the window `ui.access_overview`): the whole
+#: server read once (`app.api.access.read_access`: the users' list, so an Admin's token), then
+#: one user's projects or one project's people; on open source from the root roles alone
+ACCESS_OVERVIEW = Tool(
+    "access_overview", "Who can do what where", "Access",
+    "For one user, every project with the roles held and why; for one project, everyone who "
+    "can change it.", "who_can",
     _ADMIN,
 )  # fmt: skip
 
@@ -358,6 +392,9 @@ class Tools(NamedTuple):
     service_accounts: Tool
     # issue 36: the roles' window
     roles: Tool
+    # issue 36: the windows of project access and of who can do what where
+    project_access: Tool
+    access_overview: Tool
     # issue 36: the clean-up report's window
     cleanup: Tool
 
@@ -427,6 +464,9 @@ TOOL = Tools(
     service_accounts=SERVICE_ACCOUNTS,
     # issue 36: the roles' window
     roles=ROLES,
+    # issue 36: the windows of project access and of who can do what where
+    project_access=PROJECT_ACCESS,
+    access_overview=ACCESS_OVERVIEW,
     # issue 36: the clean-up report's window
     cleanup=CLEANUP,
 )  # fmt: skip
@@ -436,39 +476,12 @@ TOOL = Tools(
 #: the tools a command has but no window yet: in the capability report, `flagdesk check`, the
 #: journal and the version table (`EVERY_TOOL`), their actions the registry's like any other
 #: (capabilities, journal, check, undo), never in the sidebar (`TOOLS`, `TOOLS_BY_KEY`: the
-#: tools with a window). `flagdesk tokens`, `flagdesk pats` and `flagdesk cleanup` were here
-#: until their windows.
+#: tools with a window). Every tool of issue 36 was here until its window came.
 HEADLESS_TOOLS: tuple[Tool, ...] = ()
-
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
 
-# ---------------------------------------------------------------------------- project access
-
-#: who holds which role in a project (Unleash Pro and Enterprise): granting, changing and
-#: revoking need the Admin root role or the project's Owner role, which the server checks
-_PROJECT_ACCESS = Needs(probe=Probe.PROJECT_ACCESS)
-GRANT_PROJECT_ACCESS = Action(
-    "project_access.grant", "Grant project access", "POST /api/admin/projects/:p/access",
-    _PROJECT_ACCESS,
-)  # fmt: skip
-SET_PROJECT_ROLES = Action(
-    "project_access.set_roles", "Change project roles",
-    "PUT /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
-)  # fmt: skip
-REVOKE_PROJECT_ACCESS = Action(
-    "project_access.revoke", "Revoke project access",
-    "DELETE /api/admin/projects/:p/users/:id/roles (or groups/:id/roles)", _PROJECT_ACCESS,
-)  # fmt: skip
-#: project access and who can do what where (`flagdesk access`; no window yet)
-PROJECT_ACCESS = Tool(
-    "project_access", "Project access", "Access",
-    "Who holds which role in a project (users, service accounts, groups): grant, change and "
-    "revoke; and who can do what where, for one user or one project.", "groups",
-    _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
-)  # fmt: skip
-HEADLESS_TOOLS += (PROJECT_ACCESS,)
 
 TOOLS: tuple[Tool, ...] = tuple(TOOL)
 #: the tools with a window, then those without one yet

@@ -51,6 +51,9 @@ TONES = {
 }
 
 AVATAR_SIZE = 28
+#: the owners link here: the project's access (issue 36)
+ACCESS_TOOL = "project_access"
+ACCESS_LINK_TEXT = "Manage access…"
 
 L = TypeVar("L", bound=QLabel)
 
@@ -292,7 +295,23 @@ class ProjectDashboard(ToolContent):
         owners_column = QVBoxLayout()
         owners_column.setSpacing(2)
         self.owners_heading = _heading(f"{STEM}OwnersHeading", "Owners")
-        owners_column.addWidget(self.owners_heading)
+        owners_header = QHBoxLayout()
+        owners_header.setSpacing(12)
+        owners_header.addWidget(self.owners_heading)
+        # issue 36: the owners link to the project access window for this project
+        self.access_link = QLabel(f'<a href="access">{ACCESS_LINK_TEXT}</a>')
+        self.access_link.setObjectName(f"{STEM}AccessLink")
+        self.access_link.setTextFormat(Qt.TextFormat.RichText)
+        flags = Qt.TextInteractionFlag
+        self.access_link.setTextInteractionFlags(
+            flags.LinksAccessibleByMouse | flags.LinksAccessibleByKeyboard
+        )
+        self.access_link.setAccessibleName("Open this project's access: who holds which role")
+        self.access_link.setToolTip("Who holds which role in this project: grant, change, revoke")
+        self.access_link.linkActivated.connect(self.on_access_link_activated)
+        owners_header.addWidget(self.access_link)
+        owners_header.addStretch(1)
+        owners_column.addLayout(owners_header)
         self.owners_box = QWidget()
         self.owners_box.setObjectName(f"{STEM}Owners")
         self.owners_layout = QVBoxLayout(self.owners_box)
@@ -382,6 +401,11 @@ class ProjectDashboard(ToolContent):
     def on_picker_chosen(self, project: str) -> None:
         self.model.show_project(project)
 
+    def on_access_link_activated(self, _link: str = "") -> None:
+        """The owners' link: the project access window, on the project shown."""
+        if self.model.loaded_project:
+            self.open_requested.emit(ACCESS_TOOL, self.model.loaded_project)
+
     def on_model_project_changed(self, project: str) -> None:
         if self.picker.value != project:
             self.picker.set_value(project)
@@ -412,6 +436,7 @@ class ProjectDashboard(ToolContent):
         self.project_title.set_full_text(m.project_label)
         self.project_description.setText(m.project_detail)
         self.project_description.setVisible(bool(m.project_detail))
+        self.access_link.setVisible(m.access_available)
         self.roles_heading.setText(m.roles_heading)
         self.no_roles_label.setText(m.no_roles_text)
         self.no_events_label.setText(m.no_events_text)

@@ -813,6 +813,124 @@ async def _cleanup(
         await asyncio.to_thread(empty.stop)
 
 
+# ---------------------------------------------------------------------------- issue 36: access
+
+
+async def _access(
+    window: MainWindow, palette: str, save: Callable[[QWidget, str], None], root: Path
+) -> None:
+    """Project access and who can do what where (issue 36): a project's holders (a group
+    selected), the grant form, the change of roles, the revocation's question, a project nobody
+    holds a role in (empty), an unknown project (error); one user's projects and why, one
+    project's people and why, a read stopped (error); and on a played open-source release,
+    project access unavailable and who-can answered from root roles with its note."""
+    from ui.access_overview import AccessOverviewView
+    from ui.project_access import ChangeRolesDialog, GrantDialog, ProjectAccessView
+
+    window.show_page("project_access")
+    view = window.tool_pages["project_access"].ensure_content()
+    assert isinstance(view, ProjectAccessView)
+    m = view.model
+    view.open_item("web-shop")
+    await until(lambda: m.loaded_project == "web-shop" and not m.busy)
+    view.table.view.selectRow(
+        next(i for i, r in enumerate(m.table.rows) if r.kind == "Group" and r.members)
+    )
+    await settle(window)
+    save(window, f"project_access-{palette}")
+
+    grant = GrantDialog(m, window)
+    for candidate in m.candidates[:40]:
+        if candidate.kind == "User" and candidate.subject.id not in {
+            r.subject.id for r in m.table.rows if r.subject.kind == "user"
+        }:
+            grant.check(candidate.label)
+            break
+    grant.check("Group: Support")
+    grant.check_role("Member")
+    grant.show()
+    await settle(grant)
+    save(grant, f"project_access-grant-{palette}")
+    grant.close()
+
+    select = view.table.view.selectionModel()
+    view.table.view.selectRow(next(i for i, r in enumerate(m.table.rows) if r.kind == "User"))
+    await until(lambda: len(m.selected) == 1)
+    change = ChangeRolesDialog(m, window)
+    change.set_role("Owner", True)
+    change.show()
+    await settle(change)
+    save(change, f"project_access-change-{palette}")
+    change.close()
+
+    flags = select.SelectionFlag.Select | select.SelectionFlag.Rows
+    select.select(m.table.index(0, 0), flags)
+    select.select(m.table.index(1, 0), flags)
+    await until(lambda: len(m.selected) == 2)
+    view.on_revoke_button_clicked()
+    await _save_box(view.confirmation, f"project_access-revoke-{palette}", save)
+
+    view.open_item("mobile-app")
+    await until(lambda: m.loaded_project == "mobile-app" and not m.busy)
+    await settle(window)
+    save(window, f"project_access-empty-{palette}")
+    view.open_item("no-such-project")
+    await until(lambda: bool(m.error) and not m.busy)
+    await settle(window)
+    save(window, f"project_access-error-{palette}")
+
+    window.show_page("access_overview")
+    who = window.tool_pages["access_overview"].ensure_content()
+    assert isinstance(who, AccessOverviewView)
+    w = who.model
+    await until(lambda: w.loaded and not w.busy)
+    person = next(p for p in w.data.people if p.id == 6)  # type: ignore[union-attr]
+    who.ask("user", person.email)
+    await until(lambda: w.where_table.total_count > 0)
+    await settle(window)
+    save(window, f"access_overview-{palette}")
+    who.ask("project", "web-shop")
+    await until(lambda: w.who_table.total_count > 0)
+    await settle(window)
+    save(window, f"access_overview-project-{palette}")
+    shot: list[bool] = []
+
+    def reading(done: int, total: int) -> None:  # mid-read: the progress bar and Stop
+        if done * 2 >= total and not shot:
+            shot.append(True)
+            save(window, f"access_overview-reading-{palette}")
+
+    w.progress.connect(reading)
+    w.refresh()
+    await until(lambda: bool(shot) and not w.busy)
+    w.progress.disconnect(reading)
+    w.refresh()
+    w.cancel()
+    await until(lambda: bool(w.error) and not w.busy)
+    await settle(window)
+    save(window, f"access_overview-stopped-{palette}")
+    w.refresh()
+    await until(lambda: w.loaded and not w.busy and not w.error)
+
+    played = SandboxProcess(root / f"played-{palette}.sqlite3", "--demo", "--as-version", "8.2")
+    await asyncio.to_thread(played.start)
+    try:
+        session = window.session
+        await session.open_spec(ConnectionSpec(played.url, played.admin_token,
+                                               label="Unleash 8.2 (open source)"))  # fmt: skip
+        window.show_page("project_access")
+        await settle(window)
+        save(window, f"project_access-unavailable-{palette}")
+        window.show_page("access_overview")
+        await until(lambda: w.loaded and not w.busy)
+        who.ask("user", person.email)
+        await until(lambda: w.where_table.total_count > 0)
+        await settle(window)
+        save(window, f"access_overview-open-source-{palette}")
+    finally:
+        await asyncio.to_thread(played.stop)
+
+
 async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
     assert box is not None
     await settle(box)
@@ -990,6 +1108,10 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 await _hostile_group(window, root / f"demo-{palette_name}.sqlite3")
                 await settle(window)
                 save(window, f"groups-control-characters-{palette_name}")
+                # issue 36: project access and who can do what where (on the demo data; it
+                # leaves the connection on a played open-source release: reopened after)
+                await _access(window, palette_name, save, root)
+                await session.open_sandbox()
                 # issue 36: the token windows (they change the connection: before the others')
                 await _tokens(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip

@@ -120,6 +120,21 @@ def _cleanup() -> type[ToolContent]:
     return CleanupView
 
 
+# issue 36: the windows of project access and of who can do what where
+
+
+def _project_access() -> type[ToolContent]:
+    from ui.project_access import ProjectAccessView
+
+    return ProjectAccessView
+
+
+def _access_overview() -> type[ToolContent]:
+    from ui.access_overview import AccessOverviewView
+
+    return AccessOverviewView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -138,6 +153,9 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.roles: _roles,
     # issue 36: the clean-up report
     TOOL.cleanup: _cleanup,
+    # issue 36: project access, who can do what where
+    TOOL.project_access: _project_access,
+    TOOL.access_overview: _access_overview,
 }
 
 

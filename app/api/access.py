@@ -37,7 +37,7 @@ no project role is found only by its root role where the sandbox or Enterprise l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -232,9 +232,16 @@ async def _service_accounts(client: AdminClient) -> list[User]:
         return []
 
 
-async def read_access(client: AdminClient, *, concurrency: int = CONCURRENCY) -> AccessData:
+async def read_access(
+    client: AdminClient,
+    *,
+    concurrency: int = CONCURRENCY,
+    on_progress: Callable[[int, int], object] | None = None,
+) -> AccessData:
     """The server's users, groups, projects and (where it has project access) every project's
-    access, read concurrently (at most `concurrency` projects' at once)."""
+    access, read concurrently (at most `concurrency` projects' at once). `on_progress(done,
+    total)`, when given, is called as the projects' access is read (once with 0 before the
+    first, then after each project): the window's progress."""
     from app.registry import PROJECT_ACCESS
 
     caps = await client.capabilities()
@@ -268,13 +275,21 @@ async def read_access(client: AdminClient, *, concurrency: int = CONCURRENCY) ->
     if not data.project_access:
         return data
     gate = asyncio.Semaphore(max(1, concurrency))
+    total, read = len(data.projects), 0
+    if on_progress is not None:
+        on_progress(0, total)
 
     async def one(project: str) -> tuple[str, ProjectAccess | None]:
+        nonlocal read
         async with gate:
             try:
                 return project, await client.project_access(project)
             except e.NotFound:  # deleted while being read
                 return project, None
+            finally:
+                read += 1
+                if on_progress is not None:
+                    on_progress(read, total)
 
     for project, found in await asyncio.gather(*(one(p.id) for p in data.projects)):
         if found is not None:

@@ -29,7 +29,7 @@ from app.changes import Resource
 from app.text import plural
 from app.viewmodels.choices import ChoicesModel, project_choices, revalidated
 from app.viewmodels.session import Session
-from app.viewmodels.tools import ToolViewModel
+from app.viewmodels.tools import ToolViewModel, tool_available
 
 #: how to get a token that can read the dashboard (Unleash's menus, then flagdesk's)
 PAT_STEPS = (
@@ -312,6 +312,12 @@ class ProjectDashboardModel(ToolViewModel):
         if caps is not None and caps.token_kind == "personal" and caps.user_name:
             return f"None: {caps.user_name} holds no role in this project."
         return "None: you hold no role in this project."
+
+    @property
+    def access_available(self) -> bool:
+        """The owners' link to the project's access can lead somewhere: the connection has
+        project access (Unleash Pro and Enterprise, the sandbox; issue 36)."""
+        return tool_available(self.session, "project_access")
 
     # ------------------------------------------------------------------ the window's state
 

@@ -124,3 +124,27 @@ def test_the_version_table_says_pro_or_enterprise() -> None:
         assert version_cell((TOOL_ITSELF.needs, GRANT_PROJECT_ACCESS.needs), release) == (
             "Pro/Enterprise"
         )
+
+
+# ---- issue 36, the windows: `read_access` reports its progress (the who-can window's bar)
+
+
+def test_read_access_reports_each_project_read(
+    demo_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """`on_progress(done, total)`: once with 0 before the first project's access, then once per
+    project, up to all of them; on open source (no project access read) never."""
+    from app.api.access import read_access
+
+    async def job(url: str, token: str) -> list[tuple[int, int]]:
+        seen: list[tuple[int, int]] = []
+        async with AdminClient(url, token) as c:
+            data = await read_access(c, concurrency=2,
+                                     on_progress=lambda d, t: seen.append((d, t)))  # fmt: skip
+        assert all(t == len(data.projects) for _, t in seen)
+        return seen
+
+    seen = asyncio.run(job(demo_sandbox.url, demo_sandbox.admin_token))
+    assert seen == [(n, 4) for n in range(5)]
+    with SandboxProcess(tmp_path / "oss.sqlite3", "--demo", "--as-version", "8.2") as sb:
+        assert asyncio.run(job(sb.url, sb.admin_token)) == []

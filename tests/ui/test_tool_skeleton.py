@@ -40,6 +40,8 @@ ITEMS: dict[str, str] = {
     "project_dashboard": "default",
     "archived_features": "web-shop",
     "context_usage": "region",
+    # issue 36: the project access window shows nothing until a project is chosen
+    "project_access": "web-shop",
 }
 
 #: the tools that a sandbox's admin API token cannot serve: the token each is opened with (the
