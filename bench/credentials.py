@@ -68,6 +68,7 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import qasync
+from access_timing import cpu_of
 from access_timing import seed as seed_projects
 from margin import margin_goals, meets
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
@@ -75,7 +76,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from ui_tables import GcMeter, StallMeter, connected, painted, until
 
-from app.api.access import find_person, read_access, user_access
+from app.api.access import CONCURRENCY, find_person, read_access, user_access
 from app.registry import TOOLS_BY_KEY
 from app.startup import tune_interpreter
 from app.viewmodels.api_tokens import TokenRow
@@ -84,7 +85,7 @@ from app.viewmodels.table import releasing
 from app.viewmodels.tools import ToolModel
 from sandbox import db
 from sandbox.process import SandboxProcess
-from ui.api_tokens import ApiTokensView
+from ui.api_tokens import ApiTokensView, DeleteTokensConfirmation
 from ui.table import DataTable
 from ui.tool_page import ToolPage
 
@@ -239,7 +240,7 @@ async def revoke(
     names = {r.name for r in picked}
     view.delete_button.click()
     box = view.confirmation
-    assert box is not None, model.delete_reason or model.outcome_error
+    assert isinstance(box, DeleteTokensConfirmation), model.delete_reason or model.outcome_error
     box.typed.setText(box.plan.confirm_text or "")
     progress: list[int] = []
     said: list[str] = []
@@ -295,19 +296,28 @@ async def revoke(
 # ---------------------------------------------------------------------------- who can
 
 
-async def measure_access(session: Session, user: str, runs: int) -> dict[str, Any]:
-    """`read_access` and `user_access` for `user`, `runs` times through the session's client."""
+async def measure_access(
+    session: Session, sandbox: SandboxProcess, user: str, runs: int, concurrency: int
+) -> dict[str, Any]:
+    """`read_access` and `user_access` for `user`, `runs` times through the session's client
+    (`concurrency` projects' access read at once), with the CPU time this process (the client)
+    and the sandbox spent: on a busy machine the wall time is theirs and the waits for a core."""
     client = await session.client()
     seconds: list[float] = []
     stalls: list[int] = []
+    client_cpu: list[float] = []
+    server_cpu: list[float] = []
     holdings = projects = 0
     for _ in range(runs):
         meter = StallMeter()
         meter.start()
+        cpu, served = time.process_time(), cpu_of(sandbox.pid)
         t = time.perf_counter()
-        data = await read_access(client)
+        data = await read_access(client, concurrency=concurrency)
         answer = user_access(data, find_person(data, user))
         seconds.append(time.perf_counter() - t)
+        client_cpu.append(time.process_time() - cpu)
+        server_cpu.append(cpu_of(sandbox.pid) - served)
         meter.stop()
         stalls.append(meter.longest)
         holdings, projects = len(answer.holdings), len(data.projects)
@@ -316,7 +326,10 @@ async def measure_access(session: Session, user: str, runs: int) -> dict[str, An
         "access_s_max": round(max(seconds), 3),
         "access_runs_s": [round(s, 3) for s in seconds],
         "access_stall_ms": max(stalls),
+        "access_client_cpu_s": round(statistics.median(client_cpu), 3),
+        "access_sandbox_cpu_s": round(statistics.median(server_cpu), 3),
         "access_projects": projects,
+        "access_concurrency": concurrency,
         "access_user": user,
         "access_user_projects": holdings,
         "access_measured": "app.api.access.read_access + user_access for one user, through the "
@@ -351,7 +364,7 @@ async def bench(app: QApplication, sandbox: SandboxProcess, args: argparse.Names
                 await o["window"].close(app)
             opened.append(o)
         window = opened[-1]["window"]
-        access = await measure_access(session, args.user, args.runs)
+        access = await measure_access(session, sandbox, args.user, args.runs, args.concurrency)
         revoked = await revoke(app, session, window, never_seen(prefix), args.revoke)
         cancelled = await revoke(app, session, window, long_unseen(prefix, time.time()),
                                  args.cancel_of, stop_after=args.cancel_after)  # fmt: skip
@@ -403,6 +416,12 @@ def main() -> int:
     )
     parser.add_argument("--cancel-after", type=int, default=10,
                         help="Stop clicked once this many are reported (10)")  # fmt: skip
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=CONCURRENCY,
+        help=f"projects' access read at once ({CONCURRENCY}, as flagdesk)",
+    )
     parser.add_argument(
         "--user", default=None, help=f"whose access (email, username or id; {SCALE_USER})"
     )
