@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import gc
 import json
 import os
 import shutil
@@ -61,7 +62,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,17 @@ DEMO_USER = "6"
 #: the keystrokes typed in the filter box (`\b`: Backspace)
 KEYSTROKES = "client" + "\b" * 6 + "token-0999"
 DAY_MS = 86_400_000
+
+
+@contextmanager
+def collections_meanwhile() -> Iterator[GcMeter]:
+    """The longest cyclic garbage collections of each generation while in the block (a stall
+    of the GUI thread is one of them, or the machine giving the process no core)."""
+    meter = GcMeter()
+    try:
+        yield meter
+    finally:
+        gc.callbacks.remove(meter._callback)
 
 
 # ---------------------------------------------------------------------------- the small mode
@@ -262,11 +275,12 @@ async def revoke(
     meter = StallMeter()
     meter.start()
     started = time.perf_counter()
-    box.action_button.click()  # the confirmation accepted: the window's own path from here
-    await until(lambda: bool(finished), 600)
-    done_s = finished[0] - started
-    await until(lambda: model.loaded and not model.busy and not model.acting, 600)
-    await painted(app)
+    with collections_meanwhile() as collections:
+        box.action_button.click()  # the confirmation accepted: the window's own path from here
+        await until(lambda: bool(finished), 600)
+        done_s = finished[0] - started
+        await until(lambda: model.loaded and not model.busy and not model.acting, 600)
+        await painted(app)
     reloaded_s = time.perf_counter() - started
     meter.stop()
     model.progress_changed.disconnect(on_progress)
@@ -277,6 +291,7 @@ async def revoke(
         "wall_s": round(done_s, 3),
         "reloaded_s": round(reloaded_s, 3),
         "longest_stall_ms": meter.longest,
+        "longest_gc_ms": collections.report(),
         "progress_reported": len(progress),
         "progress_shown": said,
         "outcome": (model.outcome_error or model.outcome).split(" Snapshot: ")[0],
@@ -308,14 +323,18 @@ async def measure_access(
     client_cpu: list[float] = []
     server_cpu: list[float] = []
     holdings = projects = 0
+    gc_ms: dict[str, float] = {}
     for _ in range(runs):
         meter = StallMeter()
         meter.start()
         cpu, served = time.process_time(), cpu_of(sandbox.pid)
         t = time.perf_counter()
-        data = await read_access(client, concurrency=concurrency)
-        answer = user_access(data, find_person(data, user))
+        with collections_meanwhile() as collections:
+            data = await read_access(client, concurrency=concurrency)
+            answer = user_access(data, find_person(data, user))
         seconds.append(time.perf_counter() - t)
+        for gen, ms in collections.report().items():
+            gc_ms[gen] = max(gc_ms.get(gen, 0.0), ms)
         client_cpu.append(time.process_time() - cpu)
         server_cpu.append(cpu_of(sandbox.pid) - served)
         meter.stop()
@@ -326,6 +345,7 @@ async def measure_access(
         "access_s_max": round(max(seconds), 3),
         "access_runs_s": [round(s, 3) for s in seconds],
         "access_stall_ms": max(stalls),
+        "access_longest_gc_ms": gc_ms,
         "access_client_cpu_s": round(statistics.median(client_cpu), 3),
         "access_sandbox_cpu_s": round(statistics.median(server_cpu), 3),
         "access_projects": projects,
@@ -383,6 +403,7 @@ async def bench(app: QApplication, sandbox: SandboxProcess, args: argparse.Names
         "revoke_longest_stall_ms": revoked["longest_stall_ms"],
         "revoke_s": revoked["wall_s"],
         "revoke_reloaded_s": revoked["reloaded_s"],
+        "revoke_longest_gc_ms": revoked["longest_gc_ms"],
         "revoke_progress": revoked["progress_reported"],
         "revoke_verified": revoked["verified"],
         "revoke": revoked,
