@@ -23,7 +23,11 @@ client) and measures, in this process, offscreen:
   (the users, groups, projects and each project's access) and `user_access`, through the GUI
   session's shared client in its event loop, as a window would call them (the who-can window
   is not measured: it was being built apart); the median of --runs reads, each a new read, the
-  slowest as access_s_max; access_stall_ms, the GUI thread's longest stall meanwhile;
+  slowest as access_s_max; access_stall_ms, the GUI thread's longest stall meanwhile, and
+  access_longest_gc_ms, the longest collections; access_client_cpu_s and access_sandbox_cpu_s,
+  the CPU time this process and the sandbox spent on a read (medians: on a busy machine the
+  wall time is theirs and the waits for a core); `--concurrency`, the projects read at once
+  (flagdesk's `app.api.access.CONCURRENCY` unless given);
 - revoke: `--revoke` (1,000) never-seen tokens selected in the window, Delete…, the typed
   confirmation filled in and accepted programmatically, the window's own bulk delete (one
   DELETE a token through the runner: snapshot, journal, request): revoke_longest_stall_ms, the
@@ -31,6 +35,7 @@ client) and measures, in this process, offscreen:
   timer); revoke_s, to the outcome; revoke_reloaded_s, to the list read again; the progress the
   window reported (revoke_progress: each token counted before its request, the line beside the
   buttons saying so) and that the tokens are gone from the server (revoke_verified);
+  revoke_longest_gc_ms, the longest collections meanwhile;
 - cancel: a second, smaller deletion (`--cancel-of`, 200 tokens not seen for more than 30 days)
   stopped with the window's Stop button once `--cancel-after` (10) were reported: how many were
   deleted, that the rest are still on the server, and how long Stop took to end it.
