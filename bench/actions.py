@@ -67,11 +67,11 @@ from ui_tables import StallMeter, connected, connected_to, until
 
 from app.actions.archived_features import BATCH
 from app.api.errors import ClientError
+from app.startup import tune_interpreter
 from app.viewmodels.archive import ARCHIVED_COLUMN, DEFAULT_ORDER, REVIVE, ArchiveBrowserModel
 from app.viewmodels.inactive_users import DAYS_COLUMN, InactiveUsersModel
 from app.viewmodels.session import Session
 from sandbox.process import SandboxProcess
-from ui.main_window import share_the_interpreter
 
 GOALS = {"wall_s_max": 3.0, "longest_stall_ms_max": 50}
 #: how long a list may take to load: a real Unleash reads the archive through its search API,
@@ -359,7 +359,7 @@ def main() -> int:
     args.revive = args.revive or default or 2_000
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
-    share_the_interpreter()
+    tune_interpreter()  # as `ui.main_window.run` does
     unleash: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-") as tmp:
         # the journal and snapshots of the bench's deletions: not the user's

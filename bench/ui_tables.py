@@ -58,11 +58,11 @@ from PySide6.QtWidgets import QApplication
 from app.connection import ConnectionSpec
 from app.profiles import ProfileStore
 from app.registry import TOOLS_BY_KEY
+from app.startup import tune_interpreter
 from app.viewmodels.session import READY, Session
 from app.viewmodels.table import releasing
 from app.viewmodels.tools import ToolModel
 from sandbox.process import SandboxProcess
-from ui.main_window import share_the_interpreter
 from ui.table import DataTable
 from ui.tool_page import ToolPage
 
@@ -287,7 +287,7 @@ def main() -> int:
     )  # remembered column widths and sort orders from a real desktop would change the figures
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # pages come and go; the loop ends with the bench
-    share_the_interpreter()  # as `ui.main_window.run` does
+    tune_interpreter()  # as `ui.main_window.run` does
     collections = GcMeter()
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-") as tmp:
         t = time.perf_counter()

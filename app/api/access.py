@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from app.api import errors as e
 from app.api.models import Group, Project, ProjectAccess, Response, User
+from app.startup import paused_gc
 
 if TYPE_CHECKING:
     from app.api.client import AdminClient
@@ -232,6 +233,7 @@ async def _service_accounts(client: AdminClient) -> list[User]:
         return []
 
 
+# ---- no collections while the answers are built (bench/credentials.py, issue 36)
 async def read_access(
     client: AdminClient,
     *,
@@ -241,7 +243,21 @@ async def read_access(
     """The server's users, groups, projects and (where it has project access) every project's
     access, read concurrently (at most `concurrency` projects' at once). `on_progress(done,
     total)`, when given, is called as the projects' access is read (once with 0 before the
-    first, then after each project): the window's progress."""
+    first, then after each project): the window's progress. Without cyclic garbage collection
+    meanwhile (`app.startup.paused_gc`): the answers of `flagdesk serve --scale`'s 500 projects
+    made full collections of 130-140 ms, each a stall of the window reading them, in a read of
+    about a second (bench/credentials.py, access_longest_gc_ms)."""
+    with paused_gc():
+        return await _read_all(client, concurrency=concurrency, on_progress=on_progress)
+
+
+async def _read_all(
+    client: AdminClient,
+    *,
+    concurrency: int,
+    on_progress: Callable[[int, int], object] | None,
+) -> AccessData:
+    """`read_access`'s reads."""
     from app.registry import PROJECT_ACCESS
 
     caps = await client.capabilities()
