@@ -43,7 +43,7 @@ from app.viewmodels.api_tokens import (
 from app.viewmodels.token_secrets import NewSecret
 from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, TypedConfirmation, show_outcome
-from ui.palette import error_color, quiet
+from ui.palette import error_color, quiet, show_unticked_boxes
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.token_secret import SecretDialog
@@ -83,6 +83,7 @@ class CreateTokenDialog(QDialog):
             item.setCheckState(Qt.CheckState.Unchecked)
             self.projects_list.addItem(item)
         self.projects_list.setMaximumHeight(120)
+        show_unticked_boxes(self.projects_list)
         self.projects_edit = QLineEdit()
         self.projects_edit.setObjectName("apiTokensProjectsEdit")
         self.projects_edit.setPlaceholderText("project ids, separated by commas (none: all)")

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.registry import ACTIONS_BY_KEY, OPERATIONS
 from app.viewmodels.cleanup import (
     MAX_DAYS,
     WHY_COLUMN,
@@ -159,7 +160,7 @@ class CleanupView(ToolContent):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([270, 830])
+        splitter.setSizes([340, 760])  # the kinds' titles whole at the default size
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.addWidget(splitter)
@@ -253,12 +254,13 @@ class CleanupView(ToolContent):
                                    "findings through their tool's action (Delete)")  # fmt: skip
         reason = self.model.open_reason
         self.open_button.setEnabled(not reason)
-        tool = kind.tool.replace("_", " ") if kind is not None else "its tool"
+        tool = OPERATIONS.get(kind.tool, kind.tool) if kind is not None else "its tool"
         self.open_button.setToolTip(reason or f"Open the selected finding in {tool} (Enter)")
         self.stop_button.setVisible(self.model.acting and self.model.act_in_progress)
         if kind is not None:
-            action = kind.action or f"open {kind.tool}"
-            self.kind_label.setText(f"{kind.title} · removed by {action}")
+            found = ACTIONS_BY_KEY.get(kind.action or "")
+            how = found.title if found is not None else f"Open in {tool}"
+            self.kind_label.setText(f"{kind.title} · {how}")
         else:
             self.kind_label.setText("")
         self.days_spin.setEnabled(not self.model.acting)

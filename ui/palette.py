@@ -18,7 +18,7 @@ import copy
 from collections.abc import Iterable
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QWidget
 
 #: an error's text colour on a light and on a dark window
 ERROR_ON_LIGHT, ERROR_ON_DARK = "#b3261e", "#ff8a80"
@@ -204,6 +204,20 @@ def dark_desktop_palette() -> QPalette:
     for role in (_R.WindowText, _R.Text, _R.ButtonText):
         p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f7377"))
     return p
+
+
+def show_unticked_boxes(view: QAbstractItemView) -> None:
+    """Make an item view's unticked check boxes visible on a dark palette. Fusion draws a box's
+    frame a shade darker than the window, which on a dark palette is the list's own colour: an
+    unticked box vanished (the token form's projects, the grant dialog, the permission picker).
+    Drawn here in the placeholder text's grey (readable on the list's colour: `readable_palette`)
+    on the list's colour; ticked ones as ever."""
+    if is_dark(view):
+        frame = view.palette().color(QPalette.ColorRole.PlaceholderText).name()
+        view.setStyleSheet(
+            f"QAbstractItemView::indicator:unchecked {{ border: 1px solid {frame}; "
+            "border-radius: 2px; background: palette(base); width: 11px; height: 11px; }"
+        )
 
 
 # ---------------------------------------------------------------------- the application's

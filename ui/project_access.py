@@ -35,7 +35,7 @@ from app.viewmodels.project_access import (
 )
 from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
-from ui.palette import error_color, quiet
+from ui.palette import error_color, quiet, show_unticked_boxes
 from ui.picker import Picker
 from ui.states import StatePanel
 from ui.table import DataTable
@@ -51,6 +51,7 @@ def _role_list(name: str, roles: list[Role], checked: set[int]) -> QListWidget:
     widget = QListWidget()
     widget.setObjectName(name)
     widget.setAccessibleName("Roles")
+    show_unticked_boxes(widget)
     for role in roles:
         item = QListWidgetItem(role.name)
         item.setData(DATA_ROLE, role.id)
@@ -119,6 +120,7 @@ class GrantDialog(QDialog):
             item.setCheckState(Qt.CheckState.Unchecked)
             item.setToolTip(f"{candidate.kind} (id {candidate.subject.id})")
             self.who_list.addItem(item)
+        show_unticked_boxes(self.who_list)
         who_layout.addWidget(self.who_list, 1)
         self.note_label = QLabel(model.candidates_note)
         self.note_label.setObjectName(f"{STEM}GrantNote")

@@ -48,7 +48,7 @@ from app.viewmodels.roles import (
 )
 from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
-from ui.palette import error_color, is_dark, quiet
+from ui.palette import error_color, quiet, show_unticked_boxes
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -105,13 +105,7 @@ class PermissionPicker(QWidget):
         self.tree.setAccessibleName("Permissions")
         self.tree.setHeaderHidden(True)
         self.tree.setUniformRowHeights(True)
-        if is_dark(self.tree):
-            # Fusion draws an unticked box's frame darker than the window: on a dark palette it
-            # vanished into the list. Drawn here in the placeholder's grey (ticked ones as ever)
-            self.tree.setStyleSheet(
-                "QTreeView::indicator:unchecked { border: 1px solid palette(mid); "
-                "border-radius: 2px; background: palette(base); width: 11px; height: 11px; }"
-            )
+        show_unticked_boxes(self.tree)
         layout.addWidget(self.tree, 1)
         self._groups: list[QTreeWidgetItem] = []
         self._updating = False

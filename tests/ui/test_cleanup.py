@@ -178,7 +178,7 @@ def test_the_planted_cases_grouped_by_kind_with_counts_and_why(
     assert rows["Scale project role 3"].why == "held in no project"
     assert rows["Scale root role 4"].why == "no user, service account or group has it as root role"
     assert view.act_button.text() == "Delete…"
-    assert view.kind_label.text() == "Custom roles nobody holds · removed by roles.delete"
+    assert view.kind_label.text() == "Custom roles nobody holds · Delete role"
 
     choose(qtbot, view, "service_account_unused")
     why = {r.detail: r.why for r in view.model.table.all_rows}

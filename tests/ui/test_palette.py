@@ -175,3 +175,37 @@ def test_every_label_of_every_window_reads(
         window.close()
     assert checked > 60, checked
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", list(DESKTOPS))
+def test_an_unticked_box_in_a_list_shows(
+    desktop_palette: Callable[[str], QPalette], name: str, qtbot: Any
+) -> None:
+    """An unticked check box of a list (the token form's projects, the grant dialog, the
+    permission picker) is drawn apart from the list: on a dark palette Fusion drew its frame in
+    the list's own colour, and it vanished (`ui.palette.show_unticked_boxes`)."""
+    from PySide6.QtWidgets import QListWidget, QListWidgetItem
+
+    from ui.palette import show_unticked_boxes
+
+    desktop_palette(name)
+    view = QListWidget()
+    qtbot.addWidget(view)
+    item = QListWidgetItem("web-shop")
+    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+    item.setCheckState(Qt.CheckState.Unchecked)
+    view.addItem(item)
+    show_unticked_boxes(view)
+    view.resize(200, 60)
+    view.show()
+    qtbot.waitExposed(view)
+    image = view.viewport().grab().toImage()
+    base = view.palette().color(QPalette.ColorRole.Base)
+    box = view.visualItemRect(item)
+    # the indicator sits at the start of the row, before the text
+    frame = max(
+        contrast(image.pixelColor(x, y), base)
+        for x in range(box.left(), box.left() + 22)
+        for y in range(box.top(), box.bottom())
+    )
+    assert frame >= 1.5, f"the unticked box's frame is {frame:.2f}:1 on the list"
