@@ -45,6 +45,7 @@ bench:
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/gui_startup.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/ui_tables.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/actions.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python bench/credentials.py
 
 screenshots:
 	@packaging/bootstrap.sh test
