@@ -39,7 +39,7 @@ from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
 from ui.palette import error_color, quiet
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.token_secret import SecretDialog
+from ui.token_secret import SecretDialog, SecretShown
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
@@ -116,7 +116,7 @@ class PersonalTokensView(ToolContent):
         super().__init__(session, parent)
         self.setObjectName("personalTokensView")
         self.model = PersonalTokensModel(session, self)
-        self.secret_dialog: SecretDialog | None = None
+        self.secrets = SecretShown("personalTokens", self.model.use_secret, self)
         self.create_dialog: CreatePatDialog | None = None
 
         body = QWidget()
@@ -227,23 +227,16 @@ class PersonalTokensView(ToolContent):
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_model_secret_created(self, new: NewSecret) -> None:
-        if self.secret_dialog is not None:
-            self.secret_dialog.done(0)
-        dialog = SecretDialog("personalTokens", new, self.model.use_secret, self)
-        self.secret_dialog = dialog
-        dialog.finished.connect(self.on_secret_dialog_finished)
-        dialog.open()
+        self.secrets.show(new)
 
-    def on_secret_dialog_finished(self, _result: int) -> None:
-        dialog, self.secret_dialog = self.secret_dialog, None
-        if dialog is not None:
-            dialog.deleteLater()
+    @property
+    def secret_dialog(self) -> SecretDialog | None:
+        """The new secret's dialog open now, if any."""
+        return self.secrets.dialog
 
     def on_model_use_finished(self, text: str) -> None:
-        if self.secret_dialog is not None:
-            self.secret_dialog.show_use_result(text)
+        self.secrets.use_finished(text)
 
     def close_content(self) -> None:
-        if self.secret_dialog is not None:
-            self.secret_dialog.done(0)
+        self.secrets.close()
         super().close_content()

@@ -56,7 +56,7 @@ from ui.confirmation import ConfirmationBox, ConfirmationFlow, TypedConfirmation
 from ui.palette import error_color, quiet
 from ui.states import StatePanel
 from ui.table import DataTable
-from ui.token_secret import SecretDialog
+from ui.token_secret import SecretDialog, SecretShown
 from ui.tool_content import ToolContent
 from ui.users import show_refreshing
 
@@ -237,7 +237,7 @@ class ServiceAccountsView(ToolContent):
         self.model = ServiceAccountsModel(session, self)
         self.account_dialog: AccountDialog | None = None
         self.token_dialog: CreateTokenDialog | None = None
-        self.secret_dialog: SecretDialog | None = None
+        self.secrets = SecretShown("serviceAccounts", lambda _new: None, self)
 
         # ---- the accounts
         accounts_part = QWidget()
@@ -475,19 +475,13 @@ class ServiceAccountsView(ToolContent):
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def on_model_secret_created(self, new: NewSecret) -> None:
-        if self.secret_dialog is not None:
-            self.secret_dialog.done(0)
-        dialog = SecretDialog("serviceAccounts", new, lambda _new: None, self)
-        self.secret_dialog = dialog
-        dialog.finished.connect(self.on_secret_dialog_finished)
-        dialog.open()
+        self.secrets.show(new)
 
-    def on_secret_dialog_finished(self, _result: int) -> None:
-        dialog, self.secret_dialog = self.secret_dialog, None
-        if dialog is not None:
-            dialog.deleteLater()
+    @property
+    def secret_dialog(self) -> SecretDialog | None:
+        """The new secret's dialog open now, if any."""
+        return self.secrets.dialog
 
     def close_content(self) -> None:
-        if self.secret_dialog is not None:
-            self.secret_dialog.done(0)
+        self.secrets.close()
         super().close_content()

@@ -140,3 +140,33 @@ class SecretDialog(QDialog):
             self.new.forget()
         self.new = None
         super().done(result)
+
+
+class SecretShown:
+    """A window's one `SecretDialog` at a time: opened for each new secret (`show`, from the
+    view-model's `secret_created`; the one before closed), told how "Use for ..." went
+    (`use_finished`), closed with the window (`close`). `dialog` is the one open, if any."""
+
+    def __init__(self, stem: str, use: Callable[[NewSecret], object], parent: QWidget) -> None:
+        self.stem, self.use, self.parent = stem, use, parent
+        self.dialog: SecretDialog | None = None
+
+    def show(self, new: NewSecret) -> None:
+        self.close()
+        dialog = SecretDialog(self.stem, new, self.use, self.parent)
+        self.dialog = dialog
+        dialog.finished.connect(self._on_finished)
+        dialog.open()
+
+    def _on_finished(self, _result: int) -> None:
+        dialog, self.dialog = self.dialog, None
+        if dialog is not None:
+            dialog.deleteLater()
+
+    def use_finished(self, text: str) -> None:
+        if self.dialog is not None:
+            self.dialog.show_use_result(text)
+
+    def close(self) -> None:
+        if self.dialog is not None:
+            self.dialog.done(0)

@@ -43,7 +43,6 @@ from app.api.client import secret_tail
 from app.api.errors import ClientError
 from app.api.models import ApiToken
 from app.changes import Resource
-from app.profiles import ProfileError
 from app.registry import CREATE_API_TOKEN, DELETE_API_TOKEN
 from app.startup import paused_gc
 from app.text import count_text, plural
@@ -174,14 +173,10 @@ class StoppableDeletion(ApiTokenDeletion):
 class ApiTokensModel(ActionViewModel):
     #: the rows were loaded (or emptied)
     rows_loaded = Signal()
-    #: whether Create… or Delete… can be used changed
-    actions_changed = Signal()
     #: a creation made a token: its `NewSecret` (show it once; keep it nowhere)
     secret_created = Signal(object)
     #: a deletion moved on: (tokens sent so far, all of them)
     progress_changed = Signal(int, int)
-    #: an action ended: `outcome` or `outcome_error` says how
-    action_finished = Signal()
     #: "Use for …" said how it went (the text)
     use_finished = Signal(str)
 
@@ -194,7 +189,6 @@ class ApiTokensModel(ActionViewModel):
         #: the server's project ids, for the creation form ([] when it did not list them)
         self.projects: list[str] = []
         self._load_task: asyncio.Task[None] | None = None
-        self._action_task: asyncio.Task[None] | None = None
         self._progress: DeletionProgress | None = None
         self.profile = ProfileSecrets(session)
         session.state_changed.connect(self.actions_changed)
@@ -243,10 +237,6 @@ class ApiTokensModel(ActionViewModel):
         """The rows selected in the window (what Delete… deletes)."""
         self.selected = rows
         self.actions_changed.emit()
-
-    @property
-    def acting(self) -> bool:
-        return self._action_task is not None and not self._action_task.done()
 
     @property
     def deleting(self) -> bool:
@@ -344,20 +334,7 @@ class ApiTokensModel(ActionViewModel):
     def use_secret(self, new: NewSecret) -> asyncio.Task[None] | None:
         """Put `new`'s secret into the connection's profile as its client token (the metrics
         uploads'), then reconnect; `use_finished` says how it went."""
-        reason = new.use_reason or self.profile.reason(new)
-        if reason or not new.secret:
-            self.use_finished.emit(reason or "The secret is gone: nothing was saved.")
-            return None
-        secret, role = new.secret, new.role
-
-        async def store() -> None:
-            try:
-                said = await self.profile.store(role, secret)
-            except (ProfileError, ValueError) as exc:
-                said = f"The token was not saved: {exc}"
-            self.use_finished.emit(said)
-
-        return self.run(store(), busy=False)
+        return self.profile.use(self, new, self.use_finished)
 
     # ------------------------------------------------------------------ deleting
 
@@ -442,27 +419,6 @@ class ApiTokensModel(ActionViewModel):
             self._finish()
 
     # ------------------------------------------------------------------ common
-
-    def _may_start(self, server: str, past: str) -> bool:
-        caps = self.session.capabilities
-        if self.acting or self.closed:
-            return False
-        if caps is None or server != caps.base_url:
-            self._set_outcome_error(
-                f"Nothing was {past}: the connection changed after the confirmation (it named "
-                f"{server})."
-            )
-            self.action_finished.emit()
-            return False
-        self.clear_outcome()
-        return True
-
-    def _finish(self) -> None:
-        self._action_task = None
-        self.set_status("")
-        if not self.closed:
-            self.action_finished.emit()
-            self.actions_changed.emit()
 
     def reset(self) -> None:
         """A new connection: the old one's rows, selection and projects go (an outcome stays

@@ -30,7 +30,6 @@ from app.actions.runner import journal_of
 from app.api.errors import ClientError
 from app.api.models import PersonalAccessToken
 from app.changes import Resource
-from app.profiles import ProfileError
 from app.registry import CREATE_PAT, DELETE_PAT
 from app.text import count_text, plural
 from app.viewmodels.session import Session
@@ -77,10 +76,8 @@ def pats_count_text(shown: int, total: int) -> str:
 
 class PersonalTokensModel(ActionViewModel):
     rows_loaded = Signal()
-    actions_changed = Signal()
     #: a creation made a token: its `NewSecret` (show it once; keep it nowhere)
     secret_created = Signal(object)
-    action_finished = Signal()
     use_finished = Signal(str)
 
     shows = frozenset({Resource.PERSONAL_TOKENS})
@@ -90,7 +87,6 @@ class PersonalTokensModel(ActionViewModel):
         self.table: TableModel[PatRow] = TableModel(PAT_COLUMNS, self)
         self.selected: list[PatRow] = []
         self._load_task: asyncio.Task[None] | None = None
-        self._action_task: asyncio.Task[None] | None = None
         self.profile = ProfileSecrets(session)
         session.state_changed.connect(self.actions_changed)
 
@@ -128,10 +124,6 @@ class PersonalTokensModel(ActionViewModel):
     def select(self, rows: list[PatRow]) -> None:
         self.selected = rows
         self.actions_changed.emit()
-
-    @property
-    def acting(self) -> bool:
-        return self._action_task is not None and not self._action_task.done()
 
     # ------------------------------------------------------------------ creating
 
@@ -190,20 +182,7 @@ class PersonalTokensModel(ActionViewModel):
     def use_secret(self, new: NewSecret) -> asyncio.Task[None] | None:
         """Put `new`'s secret into the connection's profile as its token, then reconnect with
         it; `use_finished` says how it went."""
-        reason = new.use_reason or self.profile.reason(new)
-        if reason or not new.secret:
-            self.use_finished.emit(reason or "The secret is gone: nothing was saved.")
-            return None
-        secret, role = new.secret, new.role
-
-        async def store() -> None:
-            try:
-                said = await self.profile.store(role, secret)
-            except (ProfileError, ValueError) as exc:
-                said = f"The token was not saved: {exc}"
-            self.use_finished.emit(said)
-
-        return self.run(store(), busy=False)
+        return self.profile.use(self, new, self.use_finished)
 
     # ------------------------------------------------------------------ deleting
 
@@ -248,27 +227,6 @@ class PersonalTokensModel(ActionViewModel):
             self._finish()
 
     # ------------------------------------------------------------------ common
-
-    def _may_start(self, server: str, past: str) -> bool:
-        caps = self.session.capabilities
-        if self.acting or self.closed:
-            return False
-        if caps is None or server != caps.base_url:
-            self._set_outcome_error(
-                f"Nothing was {past}: the connection changed after the confirmation (it named "
-                f"{server})."
-            )
-            self.action_finished.emit()
-            return False
-        self.clear_outcome()
-        return True
-
-    def _finish(self) -> None:
-        self._action_task = None
-        self.set_status("")
-        if not self.closed:
-            self.action_finished.emit()
-            self.actions_changed.emit()
 
     def reset(self) -> None:
         self._load_task = None

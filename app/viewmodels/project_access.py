@@ -137,8 +137,6 @@ class ProjectAccessModel(ActionViewModel):
     project_changed = Signal(str)
     #: the project's access (or the lack of it) changed
     changed = Signal()
-    actions_changed = Signal()
-    action_finished = Signal()
 
     shows = frozenset({Resource.PROJECTS, Resource.USERS, Resource.GROUPS})
 
@@ -161,7 +159,6 @@ class ProjectAccessModel(ActionViewModel):
         self.notice = ""
         self._load_task: asyncio.Task[None] | None = None
         self._checking: asyncio.Task[None] | None = None
-        self._action_task: asyncio.Task[None] | None = None
         session.state_changed.connect(self.actions_changed)
 
     # ------------------------------------------------------------------ the window's state
@@ -365,10 +362,6 @@ class ProjectAccessModel(ActionViewModel):
     def select(self, rows: list[HolderRow]) -> None:
         self.selected = rows
         self.actions_changed.emit()
-
-    @property
-    def acting(self) -> bool:
-        return self._action_task is not None and not self._action_task.done()
 
     def _reason(self, action: Action) -> str:
         reason = self.action_reason(action)

@@ -274,8 +274,6 @@ def field_of(error: Exception) -> str:
 class RolesModel(ActionViewModel):
     #: the rows were loaded (or emptied)
     rows_loaded = Signal()
-    #: whether Create…, Edit… or Delete… can be used changed
-    actions_changed = Signal()
     #: the role whose permissions are shown changed (or its details came)
     current_changed = Signal()
     #: a deletion was planned: the plan, to confirm
@@ -286,8 +284,6 @@ class RolesModel(ActionViewModel):
     save_finished = Signal()
     #: a save failed: (the form's field it is about, or "", the text)
     save_failed = Signal(str, str)
-    #: an action ended: `outcome` or `outcome_error` says how
-    action_finished = Signal()
 
     shows = frozenset({Resource.ROLES})
 
@@ -302,7 +298,6 @@ class RolesModel(ActionViewModel):
         #: what the list is, where it is not every role (open-source Unleash)
         self.note = ""
         self._load_task: asyncio.Task[None] | None = None
-        self._action_task: asyncio.Task[None] | None = None
         session.state_changed.connect(self.actions_changed)
 
     def is_empty(self) -> bool:
@@ -381,10 +376,6 @@ class RolesModel(ActionViewModel):
         if not count:
             return f"“{row.name}” ({kind}) holds no permissions."
         return f"“{row.name}” ({kind}): {count:,} permission{'s' if count != 1 else ''}"
-
-    @property
-    def acting(self) -> bool:
-        return self._action_task is not None and not self._action_task.done()
 
     # ------------------------------------------------------------------ reasons
 
@@ -578,26 +569,9 @@ class RolesModel(ActionViewModel):
 
     # ------------------------------------------------------------------ common
 
-    def _may_start(self, server: str, past: str) -> bool:
-        caps = self.session.capabilities
-        if self.acting or self.closed:
-            return False
-        if caps is None or server != caps.base_url:
-            self._set_outcome_error(
-                f"Nothing was {past}: the connection changed after the confirmation (it named "
-                f"{server})."
-            )
-            self.action_finished.emit()
-            return False
-        self.clear_outcome()
-        return True
-
     def _finish(self) -> None:
-        self._action_task = None
-        self.set_status("")
+        super()._finish()
         if not self.closed:
-            self.action_finished.emit()
-            self.actions_changed.emit()
             self.current_changed.emit()
 
     def reset(self) -> None:

@@ -190,12 +190,8 @@ class ServiceAccountsModel(ActionViewModel):
     rows_loaded = Signal()
     #: the chosen account changed (or its tokens did): `current`, `tokens`
     current_changed = Signal()
-    #: whether each button can be used changed
-    actions_changed = Signal()
     #: a token was created: its `NewSecret` (show it once; keep it nowhere)
     secret_created = Signal(object)
-    #: an action ended: `outcome` or `outcome_error` says how
-    action_finished = Signal()
 
     shows = frozenset({Resource.SERVICE_ACCOUNTS})
 
@@ -210,7 +206,6 @@ class ServiceAccountsModel(ActionViewModel):
         self.current_id: int | None = None
         self.selected_tokens: list[TokenRow] = []
         self._load_task: asyncio.Task[None] | None = None
-        self._action_task: asyncio.Task[None] | None = None
         session.state_changed.connect(self.actions_changed)
 
     def is_empty(self) -> bool:
@@ -292,10 +287,6 @@ class ServiceAccountsModel(ActionViewModel):
     def select_tokens(self, rows: list[TokenRow]) -> None:
         self.selected_tokens = rows
         self.actions_changed.emit()
-
-    @property
-    def acting(self) -> bool:
-        return self._action_task is not None and not self._action_task.done()
 
     def _reason(self, action: Action, *, needs_account: bool = False) -> str:
         reason = self.action_reason(action)
@@ -516,20 +507,6 @@ class ServiceAccountsModel(ActionViewModel):
 
     # ------------------------------------------------------------------ common
 
-    def _may_start(self, server: str, past: str) -> bool:
-        caps = self.session.capabilities
-        if self.acting or self.closed:
-            return False
-        if caps is None or server != caps.base_url:
-            self._set_outcome_error(
-                f"Nothing was {past}: the connection changed after the confirmation (it named "
-                f"{server})."
-            )
-            self.action_finished.emit()
-            return False
-        self.clear_outcome()
-        return True
-
     def _start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = self.run(job, busy=False)
         self._action_task = task
@@ -539,13 +516,6 @@ class ServiceAccountsModel(ActionViewModel):
     def _failed(self, exc: Exception) -> None:
         self._set_outcome_error(str(exc))
         self.report_error(self.outcome_error)
-
-    def _finish(self) -> None:
-        self._action_task = None
-        self.set_status("")
-        if not self.closed:
-            self.action_finished.emit()
-            self.actions_changed.emit()
 
     def reset(self) -> None:
         """A new connection: the old one's accounts, roles, choice and selection go (an

@@ -16,7 +16,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from PySide6.QtCore import SignalInstance
+
 from app.profiles import ProfileError, TokenRole
+from app.viewmodels.base import ViewModel
 from app.viewmodels.session import Session
 
 __all__ = ["NewSecret", "ProfileSecrets", "masked"]
@@ -130,3 +133,23 @@ class ProfileSecrets:
         self.session.open_profile(name)
         what = "client token (metrics uploads)" if role == "client" else "token"
         return f"Saved as the {what} of the profile “{name}”, {place}; reconnecting."
+
+    def use(
+        self, model: ViewModel, new: NewSecret, done: SignalInstance
+    ) -> asyncio.Task[None] | None:
+        """Put `new`'s secret into the profile as its role's token (`store`), as `model`'s task,
+        and say in words how it went through `done`: at once (and no task) when it cannot."""
+        reason = new.use_reason or self.reason(new)
+        if reason or not new.secret:
+            done.emit(reason or "The secret is gone: nothing was saved.")
+            return None
+        secret, role = new.secret, new.role
+
+        async def store() -> None:
+            try:
+                said = await self.store(role, secret)
+            except (ProfileError, ValueError) as exc:
+                said = f"The token was not saved: {exc}"
+            done.emit(said)
+
+        return model.run(store(), busy=False)

@@ -9,6 +9,7 @@ QtCore only."""
 
 from __future__ import annotations
 
+import asyncio
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -371,10 +372,48 @@ class ActionViewModel(ToolViewModel):
     may have changed: an outcome set or cleared, a new connection."""
 
     outcome_changed = Signal()
+    #: what the action buttons offer may have changed (an action started or ended, a selection)
+    actions_changed = Signal()
+    #: an action ended: done, failed, refused or stopped
+    action_finished = Signal()
 
     def __init__(self, tool_key: str, session: Session, parent: QObject | None = None) -> None:
         super().__init__(tool_key, session, parent)
         self._outcome: Outcome | None = None
+        #: the action under way (one at a time), if any
+        self._action_task: asyncio.Task[None] | None = None
+
+    @property
+    def acting(self) -> bool:
+        """An action of this window is under way."""
+        return self._action_task is not None and not self._action_task.done()
+
+    def _may_start(self, server: str, past: str) -> bool:
+        """Whether a confirmed plan for `server` may be carried out now: not while another
+        action is under way, nor once closed; refused, the outcome saying so ("Nothing was
+        <past>: ..."), when the connection changed after the confirmation named `server`. The
+        last outcome goes when it may start."""
+        caps = self.session.capabilities
+        if self.acting or self.closed:
+            return False
+        if caps is None or server != caps.base_url:
+            self._set_outcome_error(
+                f"Nothing was {past}: the connection changed after the confirmation (it named "
+                f"{server})."
+            )
+            self.action_finished.emit()
+            return False
+        self.clear_outcome()
+        return True
+
+    def _finish(self) -> None:
+        """An action ended: none is under way, the status line is cleared, and the window told
+        (`action_finished`, `actions_changed`) unless it was closed meanwhile."""
+        self._action_task = None
+        self.set_status("")
+        if not self.closed:
+            self.action_finished.emit()
+            self.actions_changed.emit()
 
     @property
     def current_outcome(self) -> Outcome | None:
