@@ -107,9 +107,11 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
             "archived_features",
             "context_usage",
             "api_tokens",
-            # issue 36: the built-in roles (listed through the users) and the clean-up report
+            # issue 36: the built-in roles (listed through the users), the clean-up report, and who
+            # can do what where (from the root roles alone on open source)
             "roles",
             "cleanup",
+            "access_overview",
         }
 
     asyncio.run(body())
