@@ -296,8 +296,8 @@ class ApiTokensModel(ActionViewModel):
         connection changed since the plan was made (`outcome_error` says so)."""
         if not self._may_start(plan.server, "created"):
             return None
-        self.set_status(f"Creating API token “{plan.body.tokenName}”…")
         self._action_task = self.run(self._create(plan), busy=False)
+        self.set_status(f"Creating API token “{plan.body.tokenName}”…")
         self.actions_changed.emit()
         return self._action_task
 
@@ -372,8 +372,8 @@ class ApiTokensModel(ActionViewModel):
         self._progress = progress
         running = StoppableDeletion(plan.tokens, plan.journal, plan.snapshot, plan.undoes,
                                     progress)  # fmt: skip
-        self.set_status(f"Deleting {plural(len(plan.tokens), 'API token')}…")
         self._action_task = self.run(self._delete(running, progress), busy=False)
+        self.set_status(f"Deleting {plural(len(plan.tokens), 'API token')}…")
         self.actions_changed.emit()
         return self._action_task
 

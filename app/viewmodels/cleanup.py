@@ -458,8 +458,8 @@ class CleanupModel(ActionViewModel):
         progress = ActProgress(plan.requests, self._report_progress)
         self._progress = progress
         self._verb, self._act_noun = plan.verb, WORDS[plan.action.key][1]
-        self.set_status(f"{_ing(plan.verb)} {plural(len(plan.findings), plan.noun)}…")
         self._action_task = self.run(self._act(plan, progress), busy=False)
+        self.set_status(f"{_ing(plan.verb)} {plural(len(plan.findings), plan.noun)}…")
         self.actions_changed.emit()
         return self._action_task
 

@@ -149,8 +149,8 @@ class PersonalTokensModel(ActionViewModel):
     def create(self, plan: CreatePatPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "created"):
             return None
-        self.set_status(f"Creating personal access token “{plan.body.description}”…")
         self._action_task = self.run(self._create(plan), busy=False)
+        self.set_status(f"Creating personal access token “{plan.body.description}”…")
         self.actions_changed.emit()
         return self._action_task
 
@@ -206,8 +206,8 @@ class PersonalTokensModel(ActionViewModel):
     def delete(self, plan: DeletePatsPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "deleted"):
             return None
-        self.set_status(f"Deleting {plural(len(plan.tokens), 'personal access token')}…")
         self._action_task = self.run(self._delete(plan), busy=False)
+        self.set_status(f"Deleting {plural(len(plan.tokens), 'personal access token')}…")
         self.actions_changed.emit()
         return self._action_task
 

@@ -446,8 +446,8 @@ class ProjectAccessModel(ActionViewModel):
             self.action_finished.emit()
             return None
         self.clear_outcome()
-        self.set_status(f"{plan.action.title}: {plural(len(plan.changes), 'change')}…")
         self._action_task = self.run(self._carry_out(plan), busy=False)
+        self.set_status(f"{plan.action.title}: {plural(len(plan.changes), 'change')}…")
         self.actions_changed.emit()
         return self._action_task
 

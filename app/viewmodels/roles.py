@@ -484,8 +484,8 @@ class RolesModel(ActionViewModel):
             self.save_failed.emit("", self.outcome_error or "Another change is under way.")
             return None
         verb = "Creating" if plan.before is None else "Saving"
-        self.set_status(f"{verb} the role “{plan.name}”…")
         self._action_task = self.run(self._save(plan), busy=False)
+        self.set_status(f"{verb} the role “{plan.name}”…")
         self.actions_changed.emit()
         return self._action_task
 
@@ -521,8 +521,8 @@ class RolesModel(ActionViewModel):
         if self.delete_reason or caps is None or row is None or self.acting:
             return None
         self.clear_outcome()
-        self.set_status(f"Reading who holds the role “{row.name}”…")
         self._action_task = self.run(self._prepare_delete(row.id), busy=False)
+        self.set_status(f"Reading who holds the role “{row.name}”…")
         self.actions_changed.emit()
         return self._action_task
 
@@ -549,8 +549,8 @@ class RolesModel(ActionViewModel):
         """Carry out a confirmed deletion."""
         if not self._may_start(plan.server, "deleted"):
             return None
-        self.set_status(f"Deleting the role “{plan.name}”…")
         self._action_task = self.run(self._delete(plan), busy=False)
+        self.set_status(f"Deleting the role “{plan.name}”…")
         self.actions_changed.emit()
         return self._action_task
 

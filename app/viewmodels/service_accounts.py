@@ -362,8 +362,7 @@ class ServiceAccountsModel(ActionViewModel):
     def create(self, plan: CreateAccountPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "created"):
             return None
-        self.set_status(f"Creating service account “{plan.body.username}”…")
-        return self._start(self._create(plan))
+        return self._start(self._create(plan), f"Creating service account “{plan.body.username}”…")
 
     async def _create(self, plan: CreateAccountPlan) -> None:
         try:
@@ -385,8 +384,9 @@ class ServiceAccountsModel(ActionViewModel):
     def edit(self, plan: EditAccountPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "changed"):
             return None
-        self.set_status(f"Saving the service account {account_label(plan.account)}…")
-        return self._start(self._edit(plan))
+        return self._start(
+            self._edit(plan), f"Saving the service account {account_label(plan.account)}…"
+        )
 
     async def _edit(self, plan: EditAccountPlan) -> None:
         try:
@@ -402,8 +402,9 @@ class ServiceAccountsModel(ActionViewModel):
     def delete(self, plan: DeleteAccountPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "deleted"):
             return None
-        self.set_status(f"Deleting the service account {account_label(plan.account)}…")
-        return self._start(self._delete(plan))
+        return self._start(
+            self._delete(plan), f"Deleting the service account {account_label(plan.account)}…"
+        )
 
     async def _delete(self, plan: DeleteAccountPlan) -> None:
         try:
@@ -448,8 +449,9 @@ class ServiceAccountsModel(ActionViewModel):
     def create_token(self, plan: CreateTokenPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "created"):
             return None
-        self.set_status(f"Creating the token “{plan.body.description}”…")
-        return self._start(self._create_token(plan))
+        return self._start(
+            self._create_token(plan), f"Creating the token “{plan.body.description}”…"
+        )
 
     async def _create_token(self, plan: CreateTokenPlan) -> None:
         try:
@@ -488,8 +490,9 @@ class ServiceAccountsModel(ActionViewModel):
     def delete_tokens(self, plan: DeleteTokensPlan) -> asyncio.Task[None] | None:
         if not self._may_start(plan.server, "deleted"):
             return None
-        self.set_status(f"Deleting {plural(len(plan.tokens), 'token')}…")
-        return self._start(self._delete_tokens(plan))
+        return self._start(
+            self._delete_tokens(plan), f"Deleting {plural(len(plan.tokens), 'token')}…"
+        )
 
     async def _delete_tokens(self, plan: DeleteTokensPlan) -> None:
         try:
@@ -507,9 +510,12 @@ class ServiceAccountsModel(ActionViewModel):
 
     # ------------------------------------------------------------------ common
 
-    def _start(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _start(self, job: Coroutine[Any, Any, None], status: str) -> asyncio.Task[None]:
+        """`job` as the action under way, then `status` said: the window shows it as the
+        action's (it shows a status while `acting` only)."""
         task = self.run(job, busy=False)
         self._action_task = task
+        self.set_status(status)
         self.actions_changed.emit()
         return task
 

@@ -112,6 +112,10 @@ def test_list_create_copy_and_delete(
     assert box.text().startswith("Delete the personal access token “laptop”")
     assert descriptions(sandbox, token) == {own, "laptop"}  # nothing sent while asking
     box.action_button.click()
+    # the action's status shows while it is under way (it was said before the action was
+    # stored, when the window shows no status)
+    assert view.model.acting
+    assert view.outcome_label.text() == "Deleting 1 personal access token…"
     qtbot.waitUntil(lambda: view.model.outcome.startswith("Deleted"), timeout=20_000)
     assert view.model.outcome == "Deleted 1 personal access token: “laptop”."
     assert descriptions(sandbox, token) == {own}
