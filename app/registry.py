@@ -335,6 +335,7 @@ CLEANUP = Tool(
     "cleanup", "Clean-up report", "Access",
     "Tokens unused or expired, empty groups, inactive users, idle service accounts, custom "
     "roles nobody holds: what can go, and why; delete it here or open its tool.", "cleanup",
+    _ADMIN,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- project access
