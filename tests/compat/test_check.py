@@ -97,14 +97,18 @@ def test_admin_token(target: Peer) -> None:
         "(removed in Unleash 7.0)",
     })  # fmt: skip
     assert target.admin_token not in json.dumps(out)
-    # per action (app.registry): Unleash OSS has every action but the groups' and the service
-    # accounts' ones (Enterprise's) (and the metrics upload, which needs a client token besides
-    # this one, and a user's personal access tokens, which an admin API token has no user for)
+    # per action (app.registry): Unleash OSS has every action but the groups', the service
+    # accounts' and the custom roles' (Enterprise's) and project access's (Pro's and
+    # Enterprise's) (and the metrics upload, which needs a client token besides this one, and a
+    # user's personal access tokens, which an admin API token has no user for)
     actions = out["actions"]
     done = {key for key, action in actions.items() if action["available"]}
     assert done == {key for key in actions
                     if not key.startswith(("groups.", "metrics.", "personal_tokens.",
-                                           "service_accounts."))}  # fmt: skip
+                                           "service_accounts.", "roles.",
+                                           "project_access."))}  # fmt: skip
+    assert "Custom roles need Unleash Enterprise" in actions["roles.create"]["reason"]
+    assert "Pro or Enterprise" in actions["project_access.grant"]["reason"]
     assert "Enterprise" in ops["service_accounts"]["reason"]
     assert "Enterprise" in actions["service_accounts.create_token"]["reason"]
     assert "client" in actions["metrics.upload"]["reason"]
