@@ -39,6 +39,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
+    AccessOverview,
     AddProjectAccess,
     AdminCount,
     AdminPermissions,
@@ -987,6 +988,12 @@ class AdminClient(Sender):
 
         await self._require(PROJECT_ACCESS.key)
         return await self.get(f"/api/admin/projects/{_segment(project)}/access", ProjectAccess)
+
+    async def access_overview(self) -> AccessOverview:
+        """`GET /api/admin/access/overview` (Unleash Enterprise, the sandbox): every user's
+        root role, groups and projects at once. `NotFound` on open source and Pro, where the
+        route is not there; `Forbidden` for a token without the Admin root role."""
+        return await self.get("/api/admin/access/overview", AccessOverview)
 
     async def add_project_access(self, project: str, body: AddProjectAccess) -> int:
         """`POST /api/admin/projects/:p/access` (`project_access.grant`): every role to every

@@ -1332,6 +1332,30 @@ class ProjectAccess(Response):
     roles: list[Role] = []
 
 
+class UserAccess(Response):
+    """userAccessSchema (Unleash Enterprise's access overview): one user's root role (its
+    *name*), groups (their *names*) and the projects in which they hold a project role
+    (`accessibleProjects`). Unleash's own query keeps the projects held through a group apart
+    (`groupProjects`); read both where a server sends both."""
+
+    userId: int
+    userEmail: str | None = None
+    userName: str | None = None
+    rootRole: str | None = None
+    accessibleProjects: list[str] = []
+    groupProjects: list[str] = []
+    groups: list[str] = []
+    createdAt: datetime | None = None
+    lastSeen: datetime | None = None
+
+
+class AccessOverview(Response):
+    """accessOverviewSchema, `GET /api/admin/access/overview` (Unleash Enterprise and the
+    sandbox; open source and Pro answer 404): every user's access at once."""
+
+    overview: list[UserAccess] = []
+
+
 class AddProjectAccess(Request):
     """`POST /api/admin/projects/:p/access`: every role given to every user and group (all three
     lists required; existing pairs are kept)."""

@@ -23,6 +23,7 @@ from tests.sandbox.conftest import assert_error
 ACCESS = "/api/admin/projects/{}/access"
 USER_ROLES = "/api/admin/projects/{}/users/{}/roles"
 GROUP_ROLES = "/api/admin/projects/{}/groups/{}/roles"
+OVERVIEW = "/api/admin/access/overview"
 OWNER, MEMBER = 4, 5
 
 
@@ -189,7 +190,8 @@ def test_an_open_source_release_has_no_project_access(tmp_path: object) -> None:
         for method, path in (("GET", ACCESS.format("default")),
                              ("POST", ACCESS.format("default")),
                              ("PUT", USER_ROLES.format("default", 1)),
-                             ("DELETE", GROUP_ROLES.format("default", 1))):  # fmt: skip
+                             ("DELETE", GROUP_ROLES.format("default", 1)),
+                             ("GET", OVERVIEW)):  # fmt: skip
             answer = http.request(method, path, json={"roles": [5]})
             assert answer.status_code == 404, (method, path, answer.text)
             assert answer.json()["message"] == (
@@ -198,3 +200,31 @@ def test_an_open_source_release_has_no_project_access(tmp_path: object) -> None:
     with SandboxProcess(tmp_path / "w.sqlite3", "--demo", "--without-groups") as sb, \
             sb.admin() as http:  # fmt: skip
         assert http.get(ACCESS.format("default")).status_code == 404
+        assert http.get(OVERVIEW).status_code == 404
+
+
+def test_the_access_overview_lists_every_users_projects(sandbox: SandboxProcess) -> None:
+    """Enterprise's `GET /api/admin/access/overview` (the reference's section 4): each user's
+    root role and groups by name, and the projects they hold a role in, directly or through a
+    group (the group's part apart too, as Unleash's own query has it); the Admin root role's."""
+    with sandbox.admin() as http:
+        answer = http.get(OVERVIEW)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        users = http.get("/api/admin/user-admin").json()["users"]
+    assert set(body) == {"overview"}
+    rows = {u["userId"]: u for u in body["overview"]}
+    assert set(rows) >= {u["id"] for u in users}
+    for row in rows.values():  # userAccessSchema's required fields
+        assert {"userId", "userEmail", "rootRole", "accessibleProjects", "groups"} <= set(row)
+    six = rows[6]  # web-shop's Owner directly and through Checkout squad; payments' Member
+    assert six["rootRole"] == "Editor"
+    assert six["accessibleProjects"] == ["payments", "web-shop"]
+    assert six["groupProjects"] == ["payments", "web-shop"]
+    assert set(six["groups"]) >= {"Checkout squad", "Platform team"}
+    admin = rows[1]  # web-shop's Member directly, in no group
+    assert admin["accessibleProjects"] == ["web-shop"] and admin["groupProjects"] == []
+    assert admin["rootRole"] == "Admin"
+    with as_user(sandbox, 5) as editor:
+        refused = assert_error(editor.get(OVERVIEW), 403, "NoAccessError")
+    assert refused["message"] == "You need the Admin root role to read the access overview."

@@ -251,9 +251,9 @@ def test_the_document_lists_what_is_served_and_is_made_when_asked(tmp_path):
             for method in operations
         }
         assert served == documented
-        # 8: API tokens, 3: personal ones, 7: service accounts, 8: roles; with the groups 6:
-        # project access
-        assert len(served) == 41 + 8 + 3 + 7 + 8 + 6 * groups - 5 * (not groups)
+        # 8: API tokens, 3: personal ones, 7: service accounts, 8: roles; with the groups 7:
+        # project access and the access overview
+        assert len(served) == 41 + 8 + 3 + 7 + 8 + 7 * groups - 5 * (not groups)
         assert any(path.startswith("/api/admin/groups") for _, path in served) is groups
     ui_config = document["paths"]["/api/admin/ui-config"]["get"]["responses"]
     assert ui_config["200"]["content"]["application/json"]["schema"] == {
