@@ -363,9 +363,10 @@ PROJECT_ACCESS = Tool(
     "revoke.", "access",
     _PROJECT_ACCESS, (GRANT_PROJECT_ACCESS, SET_PROJECT_ROLES, REVOKE_PROJECT_ACCESS),
 )  # fmt: skip
-#: who can do what where (`flagdesk access show`, the window `ui.access_overview`): the whole
-#: server read once (`app.api.access.read_access`: the users' list, so an Admin's token), then
-#: one user's projects or one project's people; on open source from the root roles alone
+#: who can do what where (`flagdesk access show`, the window `ui.access_overview`): who there
+#: is read (`app.api.access.read_directory`: the users' list, so an Admin's token), then one
+#: user's projects or one project's people, reading the projects' access each needs; on open
+#: source from the root roles alone
 ACCESS_OVERVIEW = Tool(
     "access_overview", "Who can do what where", "Access",
     "For one user, every project with the roles held and why; for one project, everyone who "

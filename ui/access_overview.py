@@ -1,9 +1,10 @@
-"""`AccessOverviewView`: who can do what where (bound to `AccessOverviewModel`). The server is
-read once when the window opens (F5 again), with a progress bar over its projects and Stop; then
-"A user's projects" (search a user or service account by name, email or username) lists every
-project in which they hold a role and why, and "A project's people" everyone who can change the
-project picked and why, with the groups holding roles there. On open source a note says the
-answer comes from root roles alone. This window shows and forwards."""
+"""`AccessOverviewView`: who can do what where (bound to `AccessOverviewModel`). Who there is is
+read when the window opens (F5 again); then "A user's projects" (search a user or service
+account by name, email or username) lists every project in which they hold a role and why, and
+"A project's people" everyone who can change the project picked and why, with the groups
+holding roles there, each after reading the projects' access it needs, with a progress bar over
+those projects and Stop. On open source a note says the answer comes from root roles alone.
+This window shows and forwards."""
 
 from __future__ import annotations
 
@@ -91,7 +92,10 @@ class AccessOverviewView(ToolContent):
         progress.addWidget(self.progress_bar, 1)
         self.stop_button = QPushButton("S&top")
         self.stop_button.setObjectName(f"{STEM}StopButton")
-        self.stop_button.setToolTip("Stop reading the server (nothing is shown until it is read)")
+        self.stop_button.setToolTip(
+            "Stop reading the server (what was read is kept; nothing is "
+            "shown until the answer is read)"
+        )
         progress.addWidget(self.stop_button)
         self.progress_row.hide()
 
@@ -227,11 +231,11 @@ class AccessOverviewView(ToolContent):
         self.progress_bar.setValue(done)
 
     def on_model_busy_changed(self, _busy: bool = False) -> None:
-        reading = self.model.busy  # its one busy task is the read (answers are not busy)
+        reading = self.model.busy  # its busy tasks are the reads (answers are not busy)
         if reading != self.progress_row.isVisibleTo(self):
             self.progress_row.setVisible(reading)
-        if reading and self.progress_bar.value() < 0:
-            self.progress_bar.setRange(0, 0)  # the projects are not counted yet
+            if reading:
+                self.progress_bar.setRange(0, 0)  # the projects are not counted yet
 
     def on_model_answer_changed(self) -> None:
         m = self.model

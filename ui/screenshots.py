@@ -900,13 +900,30 @@ async def _access(
             shot.append(True)
             save(window, f"access_overview-reading-{palette}")
 
-    w.progress.connect(reading)
+    def as_on_pro() -> None:
+        """Read again, then as on Pro (project access, no access overview): a user's answer
+        reads every project's access."""
+        assert w.data is not None
+        w.data.reach = None
+        who.ask("user", person.email)
+
     w.refresh()
+    await until(lambda: w.loaded and not w.busy)
+    w.progress.connect(reading)
+    as_on_pro()
     await until(lambda: bool(shot) and not w.busy)
     w.progress.disconnect(reading)
+
+    def stop(done: int, _total: int) -> None:  # the person's Stop, one project in
+        if done == 1:
+            w.cancel()
+
     w.refresh()
-    w.cancel()
+    await until(lambda: w.loaded and not w.busy)
+    w.progress.connect(stop)
+    as_on_pro()
     await until(lambda: bool(w.error) and not w.busy)
+    w.progress.disconnect(stop)
     await settle(window)
     save(window, f"access_overview-stopped-{palette}")
     w.refresh()

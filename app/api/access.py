@@ -1,16 +1,23 @@
 """Who can do what where: for one user, every project with the roles they hold there and why;
 for one project, everyone who can change it. Unleash's own pages answer this one project at a
-time; this reads the whole server once and answers for all of it.
+time; this answers for the whole server, reading only what the question needs.
 
 Two halves, kept apart so the computation is tested without a server:
 
-- `read_access(client)` is the I/O: the users with their root roles (`GET
-  /api/admin/user-admin`), the groups with their members and root roles (`GET
-  /api/admin/groups`, where there are groups), the projects, and every project's access (`GET
-  /api/admin/projects/:p/access`, Pro and Enterprise), read concurrently, at most `concurrency`
-  at a time. On a server without project access (open source) the projects' access is not read
-  (`AccessData.project_access` is False).
-- `user_access(data, who)` and `project_access(data, project)` are the computation, with no I/O.
+- the I/O. `read_directory(client)` reads who there is: the users with their root roles (`GET
+  /api/admin/user-admin`), the groups with their members, root roles and the projects they hold
+  roles in (`GET /api/admin/groups`, where there are groups), the projects, the service
+  accounts (Enterprise) and, where the server has it (Enterprise, the sandbox), the access
+  overview (`GET /api/admin/access/overview`: the projects each user holds a role in). Then
+  `read_projects(client, data, ids)` reads those projects' access (`GET
+  /api/admin/projects/:p/access`, Pro and Enterprise), at most `concurrency` at a time, each
+  once (`AccessData.access` keeps them). Which projects a question needs:
+  `needed_for_user(data, person)` (where the overview knows the person, the projects it lists
+  for them and their groups' projects; else every project) and `needed_for_project`. On a
+  server without project access (open source) nothing more is read (`AccessData.project_access`
+  is False). `read_access(client)` reads the directory and every project's access.
+- the computation, with no I/O: `user_access(data, who)` and `project_access(data, project)`,
+  over data holding what `needed_for_*` named.
 
 What is counted, and why (Unleash's RBAC, as its access store and RBAC documentation describe
 it):
@@ -51,13 +58,19 @@ if TYPE_CHECKING:
 __all__ = [
     "AccessData",
     "Holding",
+    "NoSuchPerson",
     "Person",
     "ProjectAnswer",
     "Reason",
     "UserAnswer",
+    "any_named",
     "find_person",
+    "needed_for_project",
+    "needed_for_user",
     "project_access",
     "read_access",
+    "read_directory",
+    "read_projects",
     "user_access",
 ]
 
@@ -103,6 +116,8 @@ class GroupInfo:
     name: str
     root_role: str
     members: frozenset[int]
+    #: the projects in which the group holds roles (the groups' list says so)
+    projects: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -156,16 +171,35 @@ class AccessData:
     projects: list[Project]
     people: list[Person]
     groups: list[GroupInfo]
-    #: each project's access; empty when `project_access` is False
+    #: the access of each project read so far (`read_projects`); none when `project_access`
+    #: is False
     access: dict[str, ProjectAccess] = field(default_factory=dict)
+    #: the projects whose access was asked for (a project deleted meanwhile has none)
+    read: set[str] = field(default_factory=set)
     #: the server has project access (Pro, Enterprise, the sandbox)
     project_access: bool = True
     #: role id -> name, root and project roles
     role_names: dict[int, str] = field(default_factory=dict)
+    #: user id -> the projects in which the access overview says they hold a project role;
+    #: None where the server has no overview (open source, Pro) or the token may not read it
+    reach: dict[int, frozenset[str]] | None = None
+    #: the users' and service accounts' lists name everyone (else a service account may be
+    #: named only by a project's access: the server lists none, or the token may not read them)
+    everyone: bool = False
 
     @property
     def note(self) -> str:
         return "" if self.project_access else ROOT_ONLY_NOTE
+
+    @property
+    def complete(self) -> bool:
+        """Every project's access is read (or there is none to read)."""
+        return not self.project_access or all(p.id in self.read for p in self.projects)
+
+    @property
+    def knows_everyone(self) -> bool:
+        """Everyone there is, is among `people`: a name found in none is nobody's."""
+        return self.everyone or self.complete
 
 
 @dataclass(frozen=True)
@@ -223,58 +257,55 @@ class _ServiceAccounts(Response):
     serviceAccounts: list[User] = []
 
 
-async def _service_accounts(client: AdminClient) -> list[User]:
-    """The server's service accounts where it lists them (Enterprise); none where it does not
-    (open source: 404) or the token may not read them (403): they are then found only where a
-    project's access lists them."""
+async def _service_accounts(client: AdminClient) -> list[User] | None:
+    """The server's service accounts where it lists them (Enterprise, the sandbox); None where
+    it does not (open source: 404) or the token may not read them (403): they are then found
+    only where a project's access lists them."""
     try:
         return (await client.get("/api/admin/service-account", _ServiceAccounts)).serviceAccounts
     except e.ClientError:
-        return []
+        return None
 
 
-# ---- no collections while the answers are built (bench/credentials.py, issue 36)
-async def read_access(
-    client: AdminClient,
-    *,
-    concurrency: int = CONCURRENCY,
-    on_progress: Callable[[int, int], object] | None = None,
-) -> AccessData:
-    """The server's users, groups, projects and (where it has project access) every project's
-    access, read concurrently (at most `concurrency` projects' at once). `on_progress(done,
-    total)`, when given, is called as the projects' access is read (once with 0 before the
-    first, then after each project): the window's progress. Without cyclic garbage collection
-    meanwhile (`app.startup.paused_gc`): the answers of `flagdesk serve --scale`'s 500 projects
-    made full collections of 130-140 ms, each a stall of the window reading them, in a read of
-    about a second (bench/credentials.py, access_longest_gc_ms)."""
-    with paused_gc():
-        return await _read_all(client, concurrency=concurrency, on_progress=on_progress)
+async def _access_overview(client: AdminClient) -> dict[int, frozenset[str]] | None:
+    """Each user's projects from the access overview, where the server has one (Enterprise,
+    the sandbox) and the token may read it; None where it has not (open source and Pro: 404)."""
+    try:
+        found = await client.access_overview()
+    except e.ClientError:
+        return None
+    return {u.userId: frozenset(u.accessibleProjects) | frozenset(u.groupProjects)
+            for u in found.overview}  # fmt: skip
 
 
-async def _read_all(
-    client: AdminClient,
-    *,
-    concurrency: int,
-    on_progress: Callable[[int, int], object] | None,
-) -> AccessData:
-    """`read_access`'s reads."""
+async def read_directory(client: AdminClient) -> AccessData:
+    """Who there is, with no project's access yet: the users, service accounts, groups and
+    projects, and the access overview where the server has one, read concurrently."""
     from app.registry import PROJECT_ACCESS
 
     caps = await client.capabilities()
-    users, projects, robots = await asyncio.gather(
-        client.list_users(), client.list_projects(), _service_accounts(client)
-    )
+    has_access = caps.operation(PROJECT_ACCESS).available
+    has_groups = caps.operation("groups").available
+
+    async def no_reach() -> None:
+        return None
+
+    async def groups_of() -> list[Group]:
+        return (await client.list_groups()).groups if has_groups else []
+
+    users, projects, robots, groups, reach = await asyncio.gather(
+        client.list_users(), client.list_projects(), _service_accounts(client), groups_of(),
+        _access_overview(client) if has_access else no_reach(),
+    )  # fmt: skip
     roles = {r.id: r.name for r in users.rootRoles}
-    groups: list[Group] = []
-    if caps.operation("groups").available:
-        groups = (await client.list_groups()).groups
-    data = AccessData(
+    known = {u.id for u in users.users}
+    return AccessData(
         projects=list(projects.projects),
         people=[_person(u, roles) for u in users.users]
         + [
             _person(r.model_copy(update={"accountType": "Service Account"}), roles)
-            for r in robots
-            if r.id not in {u.id for u in users.users}
+            for r in robots or []
+            if r.id not in known
         ],
         groups=[
             GroupInfo(
@@ -282,43 +313,101 @@ async def _read_all(
                 g.name,
                 roles.get(g.rootRole, "") if g.rootRole is not None else "",
                 frozenset(m.user.id for m in g.users),
+                frozenset(g.projects),
             )
             for g in groups
         ],
         role_names=roles,
-        project_access=caps.operation(PROJECT_ACCESS).available,
+        project_access=has_access,
+        reach=reach,
+        everyone=robots is not None or not has_access,
     )
+
+
+def needed_for_user(data: AccessData, person: Person) -> list[str]:
+    """The projects whose access `user_access(data, person)` needs and `data` has not read:
+    where the access overview knows `person`, the projects it lists for them and the projects
+    their groups hold roles in; else every project."""
     if not data.project_access:
-        return data
+        return []
+    ids = [p.id for p in data.projects]
+    if data.reach is not None and person.id in data.reach:
+        wanted = set(data.reach[person.id])
+        for group in data.groups:
+            if person.id in group.members:
+                wanted |= group.projects
+        ids = [i for i in ids if i in wanted]
+    return [i for i in ids if i not in data.read]
+
+
+def needed_for_project(data: AccessData, project: str) -> list[str]:
+    """What `project_access(data, project)` needs and `data` has not read: that project's
+    access (nothing for a project the server does not have)."""
+    known = any(p.id == project for p in data.projects)
+    return [project] if data.project_access and known and project not in data.read else []
+
+
+async def read_projects(
+    client: AdminClient,
+    data: AccessData,
+    projects: Sequence[str],
+    *,
+    concurrency: int = CONCURRENCY,
+    on_progress: Callable[[int, int], object] | None = None,
+) -> None:
+    """Read the access of `projects` into `data` (those read already are not read again), at
+    most `concurrency` at once, each kept as it comes (a read cancelled keeps what it read).
+    `on_progress(done, total)`, when given, is called once with 0 before the first, then after
+    each project: the window's progress. Without cyclic garbage
+    collection meanwhile (`app.startup.paused_gc`): the answers of `flagdesk serve --scale`'s
+    500 projects made full collections of 130-140 ms, each a stall of the window reading them,
+    in a read of about a second (bench/credentials.py, access_longest_gc_ms)."""
+    wanted = list(dict.fromkeys(p for p in projects if p not in data.read))
+    if not data.project_access or not wanted:
+        return
     gate = asyncio.Semaphore(max(1, concurrency))
-    total, read = len(data.projects), 0
+    total, done = len(wanted), 0
     if on_progress is not None:
         on_progress(0, total)
 
-    async def one(project: str) -> tuple[str, ProjectAccess | None]:
-        nonlocal read
+    async def one(project: str) -> None:
+        nonlocal done
         async with gate:
             try:
-                return project, await client.project_access(project)
+                found = await client.project_access(project)
             except e.NotFound:  # deleted while being read
-                return project, None
-            finally:
-                read += 1
-                if on_progress is not None:
-                    on_progress(read, total)
+                found = None
+            data.read.add(project)  # kept as it comes: a read stopped keeps what it read
+            if found is not None:
+                data.access[project] = found
+                _add_from_access(data, [found])
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
 
-    for project, found in await asyncio.gather(*(one(p.id) for p in data.projects)):
-        if found is not None:
-            data.access[project] = found
-    _add_from_access(data)
+    with paused_gc():
+        await asyncio.gather(*(one(p) for p in wanted))
+
+
+async def read_access(
+    client: AdminClient,
+    *,
+    concurrency: int = CONCURRENCY,
+    on_progress: Callable[[int, int], object] | None = None,
+) -> AccessData:
+    """The directory (`read_directory`) and every project's access (`read_projects`): all
+    that any question needs."""
+    data = await read_directory(client)
+    await read_projects(client, data, [p.id for p in data.projects], concurrency=concurrency,
+                        on_progress=on_progress)  # fmt: skip
     return data
 
 
-def _add_from_access(data: AccessData) -> None:
+def _add_from_access(data: AccessData, read: Iterable[ProjectAccess]) -> None:
     """The project roles' names, and the people only a project's access lists (service
-    accounts: the users' list leaves them out)."""
+    accounts: the users' list leaves them out), from the projects' access just `read`."""
     known = {p.id for p in data.people}
-    for found in data.access.values():
+    for found in read:
         for role in found.roles:
             data.role_names.setdefault(role.id, role.name)
         for user in found.users:
@@ -337,6 +426,15 @@ def _add_from_access(data: AccessData) -> None:
 
 class NoSuchPerson(LookupError):
     """Words that name no user (or more than one); `str()` says which."""
+
+
+def any_named(data: AccessData, asked: str) -> bool:
+    """Whether `asked` names someone among the people read so far."""
+    try:
+        find_person(data, asked)
+    except NoSuchPerson:
+        return False
+    return True
 
 
 def find_person(data: AccessData, asked: str) -> Person:

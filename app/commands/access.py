@@ -142,16 +142,36 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _show(args: argparse.Namespace, client: AdminClient, out: Output) -> int:
-    from app.api.access import NoSuchPerson, find_person, project_access, read_access, user_access
+    from app.api.access import (
+        NoSuchPerson,
+        any_named,
+        find_person,
+        needed_for_project,
+        needed_for_user,
+        project_access,
+        read_directory,
+        read_projects,
+        user_access,
+    )
 
     async with client:
-        data = await read_access(client, concurrency=args.concurrency)
+        data = await read_directory(client)
+        concurrency = args.concurrency
+        if args.user is not None:
+            if not data.knows_everyone and not any_named(data, args.user):
+                # a service account only a project's access lists (a server that lists none)
+                await read_projects(client, data, [p.id for p in data.projects],
+                                    concurrency=concurrency)  # fmt: skip
+            try:
+                person = find_person(data, args.user)
+            except NoSuchPerson as exc:
+                raise UsageError(f"{exc} on {client.base_url}") from None
+            needed = needed_for_user(data, person)
+        else:
+            needed = needed_for_project(data, args.project)
+        await read_projects(client, data, needed, concurrency=concurrency)
     out.update(server=client.base_url)
     if args.user is not None:
-        try:
-            person = find_person(data, args.user)
-        except NoSuchPerson as exc:
-            raise UsageError(f"{exc} on {client.base_url}") from None
         answer = user_access(data, person)
         out.update(**answer.to_json())
         if not out.as_json:

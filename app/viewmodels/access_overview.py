@@ -1,9 +1,13 @@
 """`AccessOverviewModel`: who can do what where, for the whole server at once. The window reads
-everything once (`app.api.access.read_access`: the users with their root roles, the groups with
-their members, the projects and every project's access, a few projects at a time), with its
-progress and a way to stop it; then a user picked answers with every project in which they hold
-a role and why (`user_access`), a project picked with everyone who can change it and why
-(`project_access`). The answers are computed on a worker thread, with no request.
+who there is when it opens (`app.api.access.read_directory`: the users with their root roles,
+the groups with their members and projects, the projects, and the access overview where the
+server has one); then a user picked answers with every project in which they hold a role and
+why (`user_access`), a project picked with everyone who can change it and why
+(`project_access`), after reading the projects' access the question needs and the window has
+not read yet (`needed_for_user`: the user's projects where the server has the access overview,
+else every project; `needed_for_project`: that one), with progress and a way to stop a long
+read. What is read stays until the window reads again (F5, a change made elsewhere). The
+answers are computed on a worker thread.
 
 Unleash's own pages answer this one project at a time; on open source (no project roles) the
 answer comes from the root roles alone, and `note` says so.
@@ -15,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Literal
+from typing import Any, Literal
 
 from PySide6.QtCore import QObject, Signal
 
@@ -27,8 +32,11 @@ from app.api.access import (
     NoSuchPerson,
     Person,
     find_person,
+    needed_for_project,
+    needed_for_user,
     project_access,
-    read_access,
+    read_directory,
+    read_projects,
     user_access,
 )
 from app.changes import Resource
@@ -136,7 +144,9 @@ class AccessOverviewModel(ToolViewModel):
         self.groups_text = ""
         #: what the answer could not evaluate (custom root roles), or ""
         self.unread_text = ""
-        self._load_task: asyncio.Task[None] | None = None
+        #: the busy task: reading who there is and answering, or a question's reads
+        self._read_task: asyncio.Task[None] | None = None
+        #: an answer needing no read
         self._answer_task: asyncio.Task[None] | None = None
         #: the person asked the read under way to stop (`cancel`)
         self._stopping = False
@@ -150,7 +160,15 @@ class AccessOverviewModel(ToolViewModel):
 
     @property
     def reading(self) -> bool:
-        return self._load_task is not None and not self._load_task.done()
+        """Reading from the server: who there is, or the projects' access a question needs
+        (Stop ends it)."""
+        return self._read_task is not None and not self._read_task.done()
+
+    @property
+    def answering(self) -> bool:
+        """A question is being answered (its reads, or its answer computed)."""
+        task = self._answer_task
+        return self.reading or (task is not None and not task.done())
 
     def people(self) -> list[PersonChoice]:
         """Everyone the search offers, by name."""
@@ -181,11 +199,14 @@ class AccessOverviewModel(ToolViewModel):
     def load(self) -> None:
         if self.reading or self.closed:
             return
+        self.set_status("Reading the server's users, groups and projects…")
+        self._start_read(self._load())
+
+    def _start_read(self, coro: Coroutine[Any, Any, None]) -> None:
         self.read_count = (0, 0)
         self._stopping = False
-        self.set_status("Reading the server's users, groups and projects…")
-        task = self._load_task = self.run(self._load())
-        task.add_done_callback(self._on_load_done)
+        task = self._read_task = self.run(coro)
+        task.add_done_callback(self._on_read_done)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.read_count = (done, total)
@@ -198,19 +219,37 @@ class AccessOverviewModel(ToolViewModel):
         started = time.perf_counter()
         try:
             client = await self.session.client()
-            data = await read_access(client, on_progress=self._on_progress)
+            data = await read_directory(client)
             self.read_seconds = time.perf_counter() - started
             self.data = data
             self.loaded = True
+            if not self.closed:
+                self.answer_changed.emit()  # the search offers who there is
             await self._answer()
         except asyncio.CancelledError:
             self._say_stopped()  # now, before the busy state ends: no flash of the old answer
             raise
         self.phase_changed.emit()
 
-    def _on_load_done(self, task: asyncio.Task[None]) -> None:
+    async def _read(self, projects: list[str], asked: str = "") -> None:
+        """Read the access of `projects` into the data (a question's reads), with progress;
+        meanwhile the window says what it reads for (`asked`), and shows no earlier answer."""
+        if not projects or self.data is None:
+            return
+        if asked:
+            self.where_table.clear()
+            self.who_table.clear()
+            self.groups_text = self.unread_text = ""
+            self.summary = f"Reading the access of {plural(len(projects), 'project')} for {asked}…"
+            if not self.closed:
+                self.answer_changed.emit()
+        client = await self.session.client()
+        await read_projects(client, self.data, projects, on_progress=self._on_progress)
+
+    def _on_read_done(self, task: asyncio.Task[None]) -> None:
         """A read stopped by the person (`cancel`) is a failure saying so, with Retry; one
-        cancelled otherwise (a new connection, the window closing) says nothing."""
+        cancelled otherwise (another question, a new connection, the window closing) says
+        nothing."""
         if task.cancelled():
             self._say_stopped()
 
@@ -224,12 +263,12 @@ class AccessOverviewModel(ToolViewModel):
 
     def cancel(self) -> None:
         """Stop the read under way (the window's Stop)."""
-        if self.reading and self._load_task is not None:
+        if self.reading and self._read_task is not None:
             self._stopping = True
-            self._load_task.cancel()
+            self._read_task.cancel()
 
     def reset(self) -> None:
-        self._load_task = None
+        self._read_task = None
         self.data = None
         self.loaded = False
         self.summary = self.groups_text = self.unread_text = ""
@@ -250,12 +289,31 @@ class AccessOverviewModel(ToolViewModel):
     def _ask(self, mode: Mode, asked: str) -> asyncio.Task[None] | None:
         self.mode, self.asked = mode, asked
         if self.data is None or self.closed:
+            # not read yet: the read under way answers what is asked by its end
             self.answer_changed.emit()
             return None
         if self._answer_task is not None and not self._answer_task.done():
             self._answer_task.cancel()
-        self._answer_task = self.run(self._answer(), busy=False)
+        if self.reading and self._read_task is not None:
+            self._read_task.cancel()  # the question changed: its reads are not wanted
+        if self._needs_reading():
+            self._start_read(self._answer())
+            self._answer_task = self._read_task
+        else:
+            self._answer_task = self.run(self._answer(), busy=False)
         return self._answer_task
+
+    def _needs_reading(self) -> bool:
+        """Whether the question asked needs projects' access not read yet."""
+        data, asked = self.data, self.asked
+        if data is None or not asked:
+            return False
+        if self.mode == "project":
+            return bool(needed_for_project(data, asked))
+        try:
+            return bool(needed_for_user(data, _find(data, asked)))
+        except NoSuchPerson:
+            return not data.knows_everyone  # perhaps a service account only a project lists
 
     async def _answer(self) -> None:
         data, asked, mode = self.data, self.asked, self.mode
@@ -267,15 +325,17 @@ class AccessOverviewModel(ToolViewModel):
             self.where_table.clear()
             self.who_table.clear()
             users = plural(len(data.people), "user")
-            self.summary = (f"Read {plural(total, 'project')} and {users} in "
-                            f"{self.read_seconds:.2f} s. Pick a user or a project.")  # fmt: skip
+            self.summary = (f"Read {users}, {plural(len(data.groups), 'group')} and "
+                            f"{plural(total, 'project')} in {self.read_seconds:.2f} s. Pick a "
+                            "user or a project.")  # fmt: skip
         elif mode == "user":
             try:
-                person = _find(data, asked)
+                person = await self._person(data, asked)
             except NoSuchPerson as exc:
                 self.where_table.clear()
                 self.summary = f"{str(exc)[:1].upper()}{str(exc)[1:]} on {self.session.name}."
             else:
+                await self._read(needed_for_user(data, person), _person_text(person))
                 answer = await asyncio.to_thread(user_access, data, person)
                 names = {p.id: p.name for p in data.projects}
                 prepared = await asyncio.to_thread(
@@ -290,6 +350,7 @@ class AccessOverviewModel(ToolViewModel):
                     self.unread_text = ("Not evaluated (custom root roles, whose permissions "
                                         f"are not read): {', '.join(answer.unread)}.")  # fmt: skip
         else:
+            await self._read(needed_for_project(data, asked), f"project “{asked}”")
             try:
                 found = await asyncio.to_thread(project_access, data, asked)
             except KeyError:
@@ -310,6 +371,18 @@ class AccessOverviewModel(ToolViewModel):
                     )
         if not self.closed:
             self.answer_changed.emit()
+
+    async def _person(self, data: AccessData, asked: str) -> Person:
+        """The person `asked` names; where nobody is found yet, every project's access is read
+        first (a service account that only a project's access lists, on a server that lists
+        none)."""
+        try:
+            return _find(data, asked)
+        except NoSuchPerson:
+            if data.knows_everyone:
+                raise
+        await self._read([p.id for p in data.projects], f"“{asked}”")
+        return _find(data, asked)
 
     def close(self) -> None:
         self.data = None

@@ -31,6 +31,7 @@ ROUTES = (
     ("DELETE", "/api/admin/projects/default/users/1/roles"),
     ("PUT", "/api/admin/projects/default/groups/1/roles"),
     ("DELETE", "/api/admin/projects/default/groups/1/roles"),
+    ("GET", "/api/admin/access/overview"),  # Enterprise's access overview
 )
 
 

@@ -3,8 +3,11 @@ against sandboxes over HTTP: one user's projects with the roles and why (root ro
 through a group, a group's root role), one project's people with why and the groups holding
 roles there, the same answers as `flagdesk access show` computes; unknown users and projects
 said; a played open-source release answered from root roles with the note; and the scale set
-(`serve --scale`: 500 projects, 2,000 users) read with its progress counted to the end, one user
-answered over all of it, and a read stopped half-way (Stop) ending in an error with Retry."""
+(`serve --scale`: 500 projects, 2,000 users): an Admin asked as the window opens answered over
+every project after reading only the few projects the access overview lists for them, a
+project answered reading that project alone, and, as on Pro (no access overview), a user's
+read of every project stopped half-way (Stop) ending in an error with Retry, then asked again
+reading what is left, its progress counted to the end."""
 
 from __future__ import annotations
 
@@ -40,8 +43,10 @@ def open_view(qtbot: Any, session: Session) -> AccessOverviewView:
 
 
 def answered(qtbot: Any, view: AccessOverviewView, mode: str, value: str) -> None:
+    """Asked, to the answer shown (a question's reads say what they read for first)."""
     with qtbot.waitSignal(view.model.answer_changed, timeout=20_000):
         view.ask(mode, value)
+    qtbot.waitUntil(lambda: not view.model.answering, timeout=20_000)
 
 
 def test_a_users_projects_and_a_projects_people(
@@ -75,6 +80,7 @@ def test_a_users_projects_and_a_projects_people(
     index = view.search_combo.findText(label)
     with qtbot.waitSignal(m.answer_changed, timeout=20_000):
         view.search_combo.activated.emit(index)
+    qtbot.waitUntil(lambda: not m.answering, timeout=20_000)
     assert {r.project for r in m.where_table.all_rows} == set(rows)
 
     answered(qtbot, view, "user", "nobody@example.com")
@@ -126,25 +132,52 @@ def test_the_scale_set_with_progress_and_stop(
     m = view.model
     seen: list[tuple[int, int]] = []
     m.progress.connect(lambda done, total: seen.append((done, total)))
-    qtbot.waitUntil(lambda: m.loaded or bool(m.error), timeout=120_000)
-    projects = len(m.data.projects)  # type: ignore[union-attr]
+    # asked as the window opens: answered once who there is has been read, after reading only
+    # the projects the access overview lists for the user and their groups
+    admin = "scale.user.0000@access.example.com"  # an Admin: every project
+    view.ask("user", admin)
+    qtbot.waitUntil(lambda: m.loaded and not m.answering, timeout=60_000)
+    data = m.data
+    assert data is not None
+    projects = len(data.projects)
     assert projects >= 500
-    assert seen[0] == (0, projects) and seen[-1] == (projects, projects)
-    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    print(f"read {projects} projects' access in {m.read_seconds:.2f} s")
-    assert not view.progress_row.isVisible()
-    admin = next(p for p in m.data.people  # type: ignore[union-attr]
-                 if p.root_role == "Admin" and p.email.endswith("@access.example.com"))  # fmt: skip
-    answered(qtbot, view, "user", admin.email)
-    assert m.where_table.total_count == projects  # an Admin: every project
+    assert m.where_table.total_count == projects
     assert f"holds roles in {projects:,} of {projects:,} projects" in m.summary
+    assert 0 < len(data.read) < 50, len(data.read)
+    assert seen[0] == (0, len(data.read)) and seen[-1] == (len(data.read), len(data.read))
+    qtbot.waitUntil(lambda: not view.progress_row.isVisible(), timeout=5_000)
 
-    # F5, stopped half-way: an error saying so, with Retry
-    m.refresh()
+    # a project: its access alone
+    seen.clear()
+    before = set(data.read)
+    answered(qtbot, view, "project", "scale-project-250")
+    assert data.read - before <= {"scale-project-250"}
+    assert m.who_table.total_count > 0
+
+    # as on Pro (project access, no access overview): a user's answer reads every project;
+    # stopped half-way, an error saying so, with Retry
+    data.reach = None
+    view.ask("user", "scale.user.0001@access.example.com")
     qtbot.waitUntil(lambda: view.progress_row.isVisible() and m.read_count[0] >= 20,
                     timeout=60_000)  # fmt: skip
+    # meanwhile the window says what it reads for, and shows no earlier answer
+    assert view.summary_label.text().startswith("Reading the access of ")
+    assert "scale.user.0001@access.example.com" in view.summary_label.text()
+    assert m.where_table.total_count == 0 and not view.groups_label.isVisible()
     view.stop_button.click()
     qtbot.waitUntil(lambda: not m.busy and bool(m.error), timeout=20_000)
     assert m.phase is LoadPhase.FAILED and view.states.state == StatePanel.ERROR
     assert m.error.startswith("The read was stopped after ") and "Retry" in m.error
     assert not view.progress_row.isVisible()
+
+    # asked again, it reads what is left (what was read before the Stop is kept) to the end,
+    # its progress counted in order
+    stopped_at = len(data.read)
+    seen.clear()
+    view.ask("user", "scale.user.0001@access.example.com")
+    qtbot.waitUntil(lambda: not m.busy and data.complete, timeout=60_000)
+    left = seen[0][1]
+    assert seen[0] == (0, left) and seen[-1] == (left, left)
+    assert left == projects - stopped_at and stopped_at >= 20
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    print(f"read the rest, {left} projects' access, at {m.status or 'the end'}")
