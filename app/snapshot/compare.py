@@ -107,6 +107,9 @@ class Change(StrEnum):
 
 CHANGES = tuple(Change)
 
+#: what joins the steps of a difference's key: a single right-pointing angle quotation mark
+STEP = " \u203a "
+
 
 @dataclass(frozen=True, slots=True)
 class Difference:
@@ -123,14 +126,14 @@ class Difference:
 
     @property
     def key(self) -> str:
-        """`flag web-shop/checkout-v2 › production › strategy flexibleRollout #1 ›
-        parameters.rollout`"""
-        return " › ".join((f"{_KIND[self.kind].word} {self.object}", *self.path))
+        """The kind's word, the object and the path, joined by `STEP`: `flag web-shop/checkout-v2
+        STEP production STEP strategy flexibleRollout #1 STEP parameters.rollout`."""
+        return STEP.join((f"{_KIND[self.kind].word} {self.object}", *self.path))
 
     @property
     def where(self) -> str:
-        """The path inside the object (`production › strategy default #1 › disabled`)."""
-        return " › ".join(self.path)
+        """The path inside the object, joined by `STEP`."""
+        return STEP.join(self.path)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -223,8 +226,9 @@ class Comparison:
             lines.append("|---|---|---|---|---|")
             for name, differences in objects.items():
                 for d in differences:
-                    cells = (name, d.where, str(d.change), short(d.old, d.change is Change.ONLY_IN_SOURCE),
-                             short(d.new, d.change is Change.ONLY_IN_TARGET))  # fmt: skip
+                    old = short(d.old, d.change is Change.ONLY_IN_SOURCE)
+                    new = short(d.new, d.change is Change.ONLY_IN_TARGET)
+                    cells = (name, d.where, str(d.change), old, new)
                     lines.append("| " + " | ".join(_md(cell) for cell in cells) + " |")
         return "\n".join(lines) + "\n"
 
@@ -481,8 +485,8 @@ class _Side:
                     permissions.append(p.name)
                 elif environment is not None:  # an environment the maps leave out: left out
                     permissions.append(f"{p.name}@{environment}")
-            fields = {"type": r.type, "description": r.description,
-                      "permissions": Keyed("permission", ((p, {}) for p in permissions))}  # fmt: skip
+            held = Keyed("permission", ((p, {}) for p in permissions))
+            fields = {"type": r.type, "description": r.description, "permissions": held}
             yield r.name, _Object(r.name, frozenset(), frozenset(), fields)
 
     def _project_access(self) -> Iterator[tuple[str, _Object]]:
@@ -490,7 +494,7 @@ class _Side:
             project = self.project(a.project)
             if project is None:
                 continue
-            key = f"{project} › {a.role}"
+            key = f"{project}{STEP}{a.role}"
             fields = {"users": Keyed("user", ((e, {}) for e in a.users)),
                       "groups": Keyed("group", ((g, {}) for g in a.groups))}  # fmt: skip
             yield key, _Object(key, frozenset({project}), frozenset(), fields)

@@ -89,7 +89,8 @@ def shop() -> dict[str, Any]:
             {"email": "bob@example.com", "name": "Bob", "rootRole": "Editor"},
         ],
         "groups": [
-            {"name": "shop-team", "rootRole": None, "users": ["ada@example.com", "bob@example.com"]},
+            {"name": "shop-team", "rootRole": None,
+             "users": ["ada@example.com", "bob@example.com"]},
         ],
         "roles": [
             {"name": "Admin", "type": "root", "permissions": [{"name": "ADMIN"}]},
