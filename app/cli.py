@@ -171,6 +171,16 @@ def commands() -> tuple[Command, ...]:
             "personal access tokens alike, groups with no members and inactive users, each with "
             "why and the command that removes it. Run `flagdesk cleanup report --help`.",
         ),
+        # ---- the comparison of snapshots (issue 37)
+        Command(
+            "diff",
+            "compare two snapshot files, or two environments of them",
+            "The differences of SOURCE from TARGET, two snapshot files (FILE or "
+            "FILE:ENVIRONMENT): projects, environments, flags and their strategies, segments, "
+            "context fields, tag types, custom strategies, users, groups, roles, project access, "
+            "API tokens. Exit status 0 the same, 1 they differ, 2 bad usage or an unreadable "
+            "file. Run `flagdesk diff --help`.",
+        ),
     )
 
 

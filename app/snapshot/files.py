@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from app.snapshot.model import SCHEMA_VERSIONS, Snapshot, secrets_in
 
-__all__ = ["FILE_MODE", "SnapshotFileError", "dump", "load", "parse", "save"]
+__all__ = ["FILE_MODE", "SnapshotFileError", "dump", "load", "parse", "save", "write_private"]
 
 #: a snapshot file's mode: it names people and their access
 FILE_MODE = 0o600
@@ -113,8 +113,15 @@ def save(snapshot: Snapshot, path: Path | str) -> None:
     if found:
         raise SnapshotFileError(target, found[0], "looks like a token's secret: a snapshot never "
                                 "holds one, nothing was written")  # fmt: skip
-    data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    part = target.with_name(target.name + ".part")
+    write_private(target, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all (a `.part` file beside it, fsync'ed, renamed
+    into place), mode 0600 whatever the umask; a failure is a `SnapshotFileError`. What a
+    comparison's Markdown is written with too: it names people."""
+    data = text.encode("utf-8")
+    part = path.with_name(path.name + ".part")
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
@@ -125,6 +132,6 @@ def save(snapshot: Snapshot, path: Path | str) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(part, target)
+        os.replace(part, path)
     except OSError as exc:
-        raise SnapshotFileError(target, "", exc.strerror or str(exc)) from None
+        raise SnapshotFileError(path, "", exc.strerror or str(exc)) from None
