@@ -638,17 +638,20 @@ def _emitter(found: list[Difference], kind: str, display: str) -> Emit:
 
 
 def _plain(value: Any) -> Any:
-    """A comparable value back as plain JSON (what a difference shows)."""
+    """A comparable value back as plain JSON (what a difference shows), its empty fields (null,
+    "", [], {}) left out: a named thing with nothing more becomes its name."""
     if isinstance(value, Keyed):
-        if all(not v for v in value.values()):
-            return sorted(value)
-        return {k: _plain(v) for k, v in sorted(value.items())}
+        items = {k: _plain(v) for k, v in sorted(value.items())}
+        return list(items) if not any(items.values()) else items
     if isinstance(value, Strategies):
-        return [{"name": s.name, **{k: v for k, v in s.fields.items() if v not in ("", [], {})},
-                 "sortOrder": s.sort} for s in value]  # fmt: skip
+        return [{"name": s.name, **_plain(s.fields), "sortOrder": s.sort} for s in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain for k, v in value.items() if not _empty(plain := _plain(v))}
     return value
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
 
 
 def _diff_fields(
