@@ -141,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         out.update(**comparison.to_json())
         return out.done(status)
     if args.markdown == "-":
-        print(comparison.to_markdown(), end="")
+        for line in comparison.to_markdown().splitlines():
+            echo(line)
         return status
     if args.markdown:
         from app.snapshot.files import SnapshotFileError, write_private

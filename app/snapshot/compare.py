@@ -278,8 +278,15 @@ def short(value: Any, absent: bool = False) -> str:
     return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
 
 
+#: the control characters (C0, DEL, C1) as escapes a person reads (`\x1b`), as the commands
+#: print them (`app.commands.output.visible`): a name in a Markdown file someone `cat`s must not
+#: drive the terminal
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
+
+
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A table cell: `|` and `\\` escaped, control characters (line breaks too) as escapes."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").translate(_CONTROLS)
 
 
 # ------------------------------------------------------------------------ the comparable form

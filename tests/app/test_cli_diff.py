@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -196,3 +197,30 @@ def test_argparse_usage_is_exit_2(tmp_path: Path) -> None:
     result = flagdesk("only-one.json", cwd=tmp_path)
     assert result.returncode == 2
     assert "the following arguments are required: TARGET" in result.stderr
+
+
+HOSTILE = "\x1b]0;PWNED\x07\x9b31m"
+#: a control character that is not a line break
+RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def test_control_characters_in_names_are_shown_escaped(tmp_path: Path) -> None:
+    """A name from a snapshot (a server's text) never drives the terminal: text, Markdown
+    printed or written, escapes; --json is JSON with the C1 controls escaped as well."""
+    hostile = shop()
+    hostile["segments"].append({"name": f"seg{HOSTILE}", "description": f"a\nb{HOSTILE}"})
+    source = saved(tmp_path, "hostile.json", hostile)
+    target = saved(tmp_path, "shop.json", shop())
+    report = tmp_path / "d.md"
+    for args in ((), ("--markdown", "-"), ("--markdown", report)):
+        result = flagdesk(source, target, *args, cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        if args[-1:] != (report,):
+            assert "seg\\x1b]0;PWNED\\x07\\x9b31m" in result.stdout
+        assert not RAW.search(result.stdout)
+    written = report.read_text()
+    assert "| seg\\x1b]0;PWNED\\x07\\x9b31m |" in written
+    assert "\x1b" not in written and "\x9b" not in written
+    as_json = flagdesk(source, target, "--json", cwd=tmp_path)
+    assert "\x9b" not in as_json.stdout and "\\u009b31m" in as_json.stdout
+    assert json.loads(as_json.stdout)["differences"][0]["object"] == f"seg{HOSTILE}"
