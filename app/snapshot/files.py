@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.snapshot.model import SCHEMA_VERSIONS, Snapshot, secrets_in
+from app.snapshot.model import SCHEMA_VERSIONS, Snapshot, repeated_key, secrets_in
 
 __all__ = ["FILE_MODE", "SnapshotFileError", "dump", "load", "parse", "save", "write_private"]
 
@@ -47,7 +47,8 @@ def json_path(location: tuple[int | str, ...]) -> str:
 
 def parse(document: Any, path: Path | str = "<snapshot>") -> Snapshot:
     """A snapshot from a decoded JSON `document`, checked: its schema version first (one this
-    flagdesk reads), then its shape, then that it holds no secret."""
+    flagdesk reads), then that it holds no secret, its shape, and that each thing is named once
+    (`repeated_key`: the comparison matches by these names)."""
     if not isinstance(document, dict):
         raise SnapshotFileError(
             path, "$", f"a snapshot is a JSON object, not {type(document).__name__}"
@@ -67,7 +68,7 @@ def parse(document: Any, path: Path | str = "<snapshot>") -> Snapshot:
         raise SnapshotFileError(path, found[0], "looks like a token's secret: a snapshot never "
                                 "holds one")  # fmt: skip
     try:
-        return Snapshot.model_validate(document)
+        snapshot = Snapshot.model_validate(document)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
@@ -78,6 +79,10 @@ def parse(document: Any, path: Path | str = "<snapshot>") -> Snapshot:
         elif first["type"] == "missing":
             problem = "missing field"
         raise SnapshotFileError(path, json_path(first["loc"]), f"{problem}{more}") from None
+    repeated = repeated_key(snapshot)
+    if repeated:
+        raise SnapshotFileError(path, *repeated)
+    return snapshot
 
 
 def load(path: Path | str) -> Snapshot:

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 #: the versions of the snapshot document this flagdesk reads (and the one it writes: the last)
 SCHEMA_VERSIONS = (1,)
@@ -293,7 +292,7 @@ class ApiToken(Part):
     type: str
     projects: list[str] = Field(default_factory=list)
     environment: str | None = None
-    expiresAt: datetime | None = None
+    expiresAt: AwareDatetime | None = None
 
 
 # ---------------------------------------------------------------------------------- snapshot
@@ -304,7 +303,7 @@ class Snapshot(Part):
 
     schemaVersion: Literal[1] = SCHEMA_VERSION
     server: Server
-    takenAt: datetime
+    takenAt: AwareDatetime
     projects: list[Project] = Field(default_factory=list)
     environments: list[Environment] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
@@ -350,3 +349,45 @@ def secrets_in(document: Any) -> list[str]:
     """The JSON paths (`$.apiTokens[0].tokenName`) of the texts in `document` that look like a
     token's secret."""
     return [path for path, text in _texts(document, "$") if SECRET_SHAPES.search(text)]
+
+
+# ------------------------------------------------------------------------------ natural keys
+
+#: each list of a snapshot and what names an item of it (what the comparison matches by)
+NATURAL_KEYS: dict[str, tuple[str, ...]] = {
+    "projects": ("id",),
+    "environments": ("name",),
+    "flags": ("name",),
+    "segments": ("name",),
+    "contextFields": ("name",),
+    "tagTypes": ("name",),
+    "strategies": ("name",),
+    "users": ("email",),
+    "groups": ("name",),
+    "roles": ("name",),
+    "projectAccess": ("project", "role"),
+    "apiTokens": ("tokenName", "type"),
+}
+
+
+def repeated_key(snapshot: Snapshot) -> tuple[str, str] | None:
+    """The first item whose natural key an earlier one of its list has (a flag's environments
+    included), as (its JSON path, what is wrong); None when every key is unique."""
+    for field, names in NATURAL_KEYS.items():
+        seen: dict[tuple[str, ...], int] = {}
+        for index, item in enumerate(getattr(snapshot, field)):
+            key = tuple(str(getattr(item, name)) for name in names)
+            if key in seen:
+                return (f"$.{field}[{index}]",
+                        f"{' '.join(names)} {' '.join(key)!r} again (the first: "
+                        f"$.{field}[{seen[key]}]): each is named once")  # fmt: skip
+            seen[key] = index
+    for f, flag in enumerate(snapshot.flags):
+        places: dict[str, int] = {}
+        for e, environment in enumerate(flag.environments):
+            if environment.name in places:
+                return (f"$.flags[{f}].environments[{e}]",
+                        f"environment {environment.name!r} again (the first: "
+                        f"$.flags[{f}].environments[{places[environment.name]}])")  # fmt: skip
+            places[environment.name] = e
+    return None

@@ -105,8 +105,40 @@ def test_a_folder_that_does_not_exist_is_said(tmp_path: Path) -> None:
             "Input should be 'unleash' or 'sandbox'",
         ),
         (lambda d: d["apiTokens"][0].update(secret="x"), "$.apiTokens[0].secret", "unknown field"),
+        (
+            lambda d: d.update(takenAt="2026-12-07T06:00:00"),
+            "$.takenAt",
+            "Input should have timezone info",
+        ),
+        (
+            lambda d: d["flags"].append({"name": "dark-mode", "project": "web-shop"}),
+            "$.flags[2]",
+            "name 'dark-mode' again (the first: $.flags[1]): each is named once",
+        ),
+        (
+            lambda d: d["projectAccess"].append({"project": "web-shop", "role": "Owner"}),
+            "$.projectAccess[1]",
+            "project role 'web-shop Owner' again",
+        ),
+        (
+            lambda d: d["flags"][0]["environments"].append({"name": "staging"}),
+            "$.flags[0].environments[2]",
+            "environment 'staging' again (the first: $.flags[0].environments[0])",
+        ),
     ],
-    ids=["version", "no-version", "missing", "wrong-type", "misspelt", "kind", "token-secret"],
+    ids=[
+        "version",
+        "no-version",
+        "missing",
+        "wrong-type",
+        "misspelt",
+        "kind",
+        "token-secret",
+        "naive-time",
+        "flag-twice",
+        "access-twice",
+        "environment-twice",
+    ],
 )
 def test_load_errors_name_the_file_the_path_and_the_problem(
     tmp_path: Path, change: Any, where: str, problem: str
