@@ -328,6 +328,12 @@ class Strategies(tuple[Strategy, ...]):
     __slots__ = ()
 
 
+def _text(value: str | None) -> str | None:
+    """A free text as compared: empty and none are the same (Unleash answers either, by
+    release and by how the thing was made)."""
+    return value or None
+
+
 def _constraints(constraints: Sequence[Constraint]) -> list[dict[str, Any]]:
     """Constraints as a set (their order means nothing, nor that of their values), in a stable
     order."""
@@ -361,9 +367,9 @@ def _variants(variants: Sequence[StrategyVariant]) -> list[dict[str, Any]]:
     )
 
 
-class _Sides:
-    """How one side's keys are renamed and which are kept: the source is mapped, both are
-    limited to what the maps name."""
+class _Names:
+    """How one side's project ids or environment names are compared: the source's renamed
+    by the map, and both sides limited to what the map names (when there is one)."""
 
     def __init__(self, mapping: Mapping[str, str], source: bool) -> None:
         self.mapping = dict(mapping) if source else {v: v for v in mapping.values()}
@@ -384,13 +390,27 @@ class _Side:
     """One side's objects, in comparable form, by kind: {key: (display, projects, tags,
     fields)}."""
 
-    def __init__(self, snapshot: Snapshot, projects: _Sides, envs: _Sides) -> None:
+    def __init__(self, snapshot: Snapshot, projects: _Names, envs: _Names) -> None:
         self.snapshot = snapshot
         self.project = projects
         self.env = envs
 
     def objects(self, kind: str) -> dict[str, _Object]:
-        return dict(getattr(self, "_" + kind.replace("-", "_"))())
+        readers: dict[str, Callable[[], Iterator[tuple[str, _Object]]]] = {
+            "projects": self._projects,
+            "environments": self._environments,
+            "flags": self._flags,
+            "segments": self._segments,
+            "context-fields": self._context_fields,
+            "tag-types": self._tag_types,
+            "strategies": self._strategies,
+            "users": self._users,
+            "groups": self._groups,
+            "roles": self._roles,
+            "project-access": self._project_access,
+            "api-tokens": self._api_tokens,
+        }
+        return dict(readers[kind]())
 
     def _projects(self) -> Iterator[tuple[str, _Object]]:
         for p in self.snapshot.projects:
@@ -398,7 +418,7 @@ class _Side:
             if key is None:
                 continue
             envs = Keyed("environment", ((e, {}) for e in map(self.env, p.environments) if e))
-            fields = {"name": p.name, "description": p.description, "environments": envs}
+            fields = {"name": p.name, "description": _text(p.description), "environments": envs}
             yield key, _Object(key, frozenset({key}), frozenset(), fields)
 
     def _environments(self) -> Iterator[tuple[str, _Object]]:
@@ -442,7 +462,7 @@ class _Side:
         return {
             "project": project,
             "type": flag.type,
-            "description": flag.description,
+            "description": _text(flag.description),
             "impressionData": flag.impressionData,
             "stale": flag.stale,
             "tags": Keyed("tag", ((str(t), {}) for t in flag.tags)),
@@ -458,17 +478,17 @@ class _Side:
             project = None if s.project is None else self.project(s.project)
             if s.project is not None and project is None:
                 continue
-            fields = {"description": s.description, "project": project,
+            fields = {"description": _text(s.description), "project": project,
                       "constraints": _constraints(s.constraints)}  # fmt: skip
             yield s.name, _Object(s.name, frozenset({project} if project else ()), frozenset(),
                                   fields)  # fmt: skip
 
     def _context_fields(self) -> Iterator[tuple[str, _Object]]:
         for c in self.snapshot.contextFields:
-            legal = Keyed("legal value", ((v.value, {"description": v.description})
+            legal = Keyed("legal value", ((v.value, {"description": _text(v.description)})
                                           for v in c.legalValues))  # fmt: skip
             fields = {
-                "description": c.description,
+                "description": _text(c.description),
                 "stickiness": c.stickiness,
                 "legalValues": legal,
             }
@@ -476,23 +496,23 @@ class _Side:
 
     def _tag_types(self) -> Iterator[tuple[str, _Object]]:
         for t in self.snapshot.tagTypes:
-            fields = {"description": t.description, "icon": t.icon}
+            fields = {"description": _text(t.description), "icon": _text(t.icon)}
             yield t.name, _Object(t.name, frozenset(), frozenset(), fields)
 
     def _strategies(self) -> Iterator[tuple[str, _Object]]:
         for s in self.snapshot.strategies:
-            fields = {"description": s.description, "deprecated": s.deprecated,
+            fields = {"description": _text(s.description), "deprecated": s.deprecated,
                       "parameters": [p.model_dump(mode="json") for p in s.parameters]}  # fmt: skip
             yield s.name, _Object(s.name, frozenset(), frozenset(), fields)
 
     def _users(self) -> Iterator[tuple[str, _Object]]:
         for u in self.snapshot.users:
-            fields = {"name": u.name, "rootRole": u.rootRole}
+            fields = {"name": _text(u.name), "rootRole": u.rootRole}
             yield u.email, _Object(u.email, frozenset(), frozenset(), fields)
 
     def _groups(self) -> Iterator[tuple[str, _Object]]:
         for g in self.snapshot.groups:
-            fields = {"description": g.description, "rootRole": g.rootRole,
+            fields = {"description": _text(g.description), "rootRole": g.rootRole,
                       "users": Keyed("member", ((email, {}) for email in g.users))}  # fmt: skip
             yield g.name, _Object(g.name, frozenset(), frozenset(), fields)
 
@@ -506,7 +526,7 @@ class _Side:
                 elif environment is not None:  # an environment the maps leave out: left out
                     permissions.append(f"{p.name}@{environment}")
             held = Keyed("permission", ((p, {}) for p in permissions))
-            fields = {"type": r.type, "description": r.description, "permissions": held}
+            fields = {"type": r.type, "description": _text(r.description), "permissions": held}
             yield r.name, _Object(r.name, frozenset(), frozenset(), fields)
 
     def _project_access(self) -> Iterator[tuple[str, _Object]]:
@@ -568,8 +588,8 @@ def compare(
     patterns = None if names is None else tuple(names)
     projects_map, envs_map = map_project or {}, map_env or {}
     sides = (
-        _Side(source, _Sides(projects_map, True), _Sides(envs_map, True)),
-        _Side(target, _Sides(projects_map, False), _Sides(envs_map, False)),
+        _Side(source, _Names(projects_map, True), _Names(envs_map, True)),
+        _Side(target, _Names(projects_map, False), _Names(envs_map, False)),
     )
 
     def wanted(kind: str, key: str, obj: _Object) -> bool:

@@ -426,3 +426,20 @@ def test_ten_thousand_flags_compare_quickly() -> None:
     print(f"\n10,000 flags x 3 environments x 2 strategies compared in {took:.3f} s "
           f"({len(found.differences)} differences)")  # fmt: skip
     assert len(found.differences) == 300
+
+
+def test_an_empty_description_and_none_are_the_same() -> None:
+    """Unleash answers "" or null for a description left empty, by release: no difference."""
+
+    def described(text: str | None) -> Edit:
+        def edit(d: dict[str, Any]) -> None:
+            for field in ("projects", "segments", "contextFields", "tagTypes", "strategies",
+                          "groups", "roles", "flags"):  # fmt: skip
+                for item in d[field]:
+                    item["description"] = text
+            d["users"][0]["name"] = text
+
+        return edit
+
+    assert differences(edited(described("")), edited(described(None))) == []
+    assert len(differences(edited(described("x")), edited(described(None)))) == 12
