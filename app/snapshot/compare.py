@@ -629,10 +629,10 @@ def _differences(
 ) -> list[Difference]:
     found: list[Difference] = []
     for kind in chosen:
-        theirs = sides[0].objects(kind)
-        ours = sides[1].objects(kind)
-        for key in sorted(theirs.keys() | ours.keys()):
-            new, old = theirs.get(key), ours.get(key)
+        in_source = sides[0].objects(kind)
+        in_target = sides[1].objects(kind)
+        for key in sorted(in_source.keys() | in_target.keys()):
+            new, old = in_source.get(key), in_target.get(key)
             if not ((new and wanted(kind, key, new)) or (old and wanted(kind, key, old))):
                 continue
             if old is None:
@@ -684,20 +684,27 @@ def _empty(value: Any) -> bool:
 def _diff_fields(
     new: dict[str, Any], old: dict[str, Any], path: tuple[str, ...], emit: Emit
 ) -> None:
-    for name, theirs in new.items():
-        ours = old.get(name)
-        if theirs == ours:
+    for name, source_value in new.items():
+        target_value = old.get(name)
+        if source_value == target_value:
             continue
-        if isinstance(theirs, Keyed) and isinstance(ours, Keyed):
-            _diff_keyed(theirs, ours, path, emit)
-        elif isinstance(theirs, Strategies) and isinstance(ours, Strategies):
-            _diff_strategies(theirs, ours, path, emit)
-        elif isinstance(theirs, dict) and isinstance(ours, dict):  # parameters: one by one
-            for sub in sorted(theirs.keys() | ours.keys()):
-                if theirs.get(sub) != ours.get(sub):
-                    emit((*path, f"{name}.{sub}"), Change.CHANGED, ours.get(sub), theirs.get(sub))
+        if isinstance(source_value, Keyed) and isinstance(target_value, Keyed):
+            _diff_keyed(source_value, target_value, path, emit)
+        elif isinstance(source_value, Strategies) and isinstance(target_value, Strategies):
+            _diff_strategies(source_value, target_value, path, emit)
+        elif isinstance(source_value, dict) and isinstance(
+            target_value, dict
+        ):  # parameters: one by one
+            for sub in sorted(source_value.keys() | target_value.keys()):
+                if source_value.get(sub) != target_value.get(sub):
+                    emit(
+                        (*path, f"{name}.{sub}"),
+                        Change.CHANGED,
+                        target_value.get(sub),
+                        source_value.get(sub),
+                    )
         else:
-            emit((*path, name), Change.CHANGED, _plain(ours), _plain(theirs))
+            emit((*path, name), Change.CHANGED, _plain(target_value), _plain(source_value))
 
 
 def _diff_keyed(new: Keyed, old: Keyed, path: tuple[str, ...], emit: Emit) -> None:
@@ -738,9 +745,9 @@ def _diff_strategies(new: Strategies, old: Strategies, path: tuple[str, ...], em
     for i, strategy in enumerate(new):
         step = (*path, strategy.label(i + 1))
         if i in paired:
-            theirs = old[paired[i]]
-            if strategy.fields != theirs.fields:
-                _diff_fields(strategy.fields, theirs.fields, step, emit)
+            counterpart = old[paired[i]]
+            if strategy.fields != counterpart.fields:
+                _diff_fields(strategy.fields, counterpart.fields, step, emit)
         else:
             emit(step, Change.ONLY_IN_SOURCE, None, _plain(Strategies((strategy,)))[0])
     for j, strategy in enumerate(old):
