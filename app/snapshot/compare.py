@@ -158,6 +158,9 @@ class Comparison:
     kinds: tuple[str, ...] = KIND_KEYS
     source: str = "source"
     target: str = "target"
+    #: the kinds asked for but not compared, each with why (a side did not read them: the
+    #: server has none, or the token may not read them)
+    not_compared: tuple[tuple[str, str], ...] = ()
     _tree: dict[str, dict[str, tuple[Difference, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -204,6 +207,7 @@ class Comparison:
             "same": self.same,
             "kinds": list(self.kinds),
             "total": len(self.differences),
+            "notCompared": dict(self.not_compared),
             "counts": self.counts,
             "differences": [d.to_json() for d in self.differences],
         }
@@ -214,6 +218,8 @@ class Comparison:
             f"# Comparison of {_md(self.source)} (source) with {_md(self.target)} (target)",
             "",
         ]
+        lines.extend(f"{_md(_KIND[k].title)} not compared: {_md(why)}.  " for k, why in
+                     self.not_compared)  # fmt: skip
         if self.same:
             lines.append(f"No differences in {', '.join(self.kinds)}.")
             return "\n".join(lines) + "\n"
@@ -238,9 +244,10 @@ class Comparison:
         """The plain text a terminal shows: the summary, then the differences by kind and
         object, a change's values as `target → source`."""
         head = f"{self.source} (source) against {self.target} (target): "
+        skipped = [f"  {_KIND[k].title} not compared: {why}" for k, why in self.not_compared]
         if self.same:
-            return [head + f"the same ({', '.join(self.kinds)})"]
-        lines = [head + f"{len(self.differences):,} differences"]
+            return [head + f"the same ({', '.join(self.kinds)})", *skipped]
+        lines = [head + f"{len(self.differences):,} differences", *skipped]
         lines.extend(f"  {line}" for line in self.summary())
         for kind, objects in self.tree.items():
             lines += ["", f"{_KIND[kind].title} (values: target → source)"]
@@ -604,9 +611,27 @@ def compare(
             fnmatchcase(key, p) or fnmatchcase(obj.display, p) for p in patterns
         )
 
+    skipped = tuple(_not_compared(kind, source, target) for kind in chosen)
+    not_compared = tuple((kind, why) for kind, why in zip(chosen, skipped, strict=True) if why)
+    chosen = tuple(kind for kind, why in zip(chosen, skipped, strict=True) if not why)
     with paused_gc():
         found = _differences(chosen, sides, wanted)
-    return Comparison(tuple(found), chosen)
+    return Comparison(tuple(found), chosen, not_compared=not_compared)
+
+
+def list_of(kind: str) -> str:
+    """The snapshot's list a kind is (`context-fields` -> `contextFields`)."""
+    first, *rest = kind.split("-")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _not_compared(kind: str, source: Snapshot, target: Snapshot) -> str:
+    """Why `kind` is not compared ("" when it is): a side did not read it."""
+    field = list_of(kind)
+    why = [f"the {side} did not read them ({snapshot.unread[field]})"
+           for side, snapshot in (("source", source), ("target", target))
+           if field in snapshot.unread]  # fmt: skip
+    return "; ".join(why)
 
 
 def _differences(

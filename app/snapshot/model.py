@@ -316,6 +316,19 @@ class Snapshot(Part):
     roles: list[Role] = Field(default_factory=list)
     projectAccess: list[ProjectAccess] = Field(default_factory=list)
     apiTokens: list[ApiToken] = Field(default_factory=list)
+    #: the lists not read, each with why ({"groups": "Unleash Enterprise only"}): the server
+    #: has none of them, or the token may not read them. An empty list is read and empty; a
+    #: list named here is not compared (`app.snapshot.compare`)
+    unread: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("unread")
+    @classmethod
+    def _lists_named(cls, unread: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(unread) - set(NATURAL_KEYS))
+        if unknown:
+            raise ValueError(f"names no list of a snapshot: {', '.join(unknown)} (the lists: "
+                             f"{', '.join(NATURAL_KEYS)})")  # fmt: skip
+        return unread
 
 
 # ----------------------------------------------------------------------------------- secrets

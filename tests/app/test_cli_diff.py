@@ -105,8 +105,8 @@ def test_json_is_the_comparison(files: tuple[Path, Path], tmp_path: Path) -> Non
     result = flagdesk(source, target, "--json", cwd=tmp_path)
     assert result.returncode == 1
     out = json.loads(result.stdout)
-    assert set(out) == {"command", "source", "target", "same", "kinds", "total", "counts",
-                        "differences", "exit_status"}  # fmt: skip
+    assert set(out) == {"command", "source", "target", "same", "kinds", "total", "notCompared",
+                        "counts", "differences", "exit_status"}  # fmt: skip
     assert out["total"] == 2 and out["command"] == "diff"
     assert out["differences"][0]["old"] == "25" and out["differences"][0]["new"] == "50"
     again = flagdesk(source, target, "--json", cwd=tmp_path)

@@ -445,3 +445,34 @@ def test_an_empty_description_and_none_are_the_same() -> None:
 
     assert differences(edited(described("")), edited(described(None))) == []
     assert len(differences(edited(described("x")), edited(described(None)))) == 12
+
+
+def test_a_list_one_side_did_not_read_is_not_compared_and_said_so() -> None:
+    """Open source has no groups: its snapshot says so (`unread`), and a comparison with a
+    server that has groups leaves them out, saying why, instead of calling every group "only
+    in source"."""
+    oss = shop()
+    oss["groups"] = []
+    oss["unread"] = {"groups": "Unleash Enterprise only"}
+    found = compare(snapshot(shop()), snapshot(oss))
+    assert "groups" not in found.kinds and not any(d.kind == "groups" for d in found.differences)
+    assert found.not_compared == (
+        ("groups", "the target did not read them (Unleash Enterprise only)"),
+    )
+    assert found.same  # nothing else differs
+    assert found.to_json()["notCompared"] == {"groups": "the target did not read them "
+                                              "(Unleash Enterprise only)"}  # fmt: skip
+    assert "Groups not compared: the target did not read them" in found.text_lines()[1]
+    assert "Groups not compared" in found.to_markdown()
+    both = compare(snapshot(oss), snapshot(oss), kinds=["groups", "users"])
+    assert both.kinds == ("users",) and both.not_compared[0][1] == (
+        "the source did not read them (Unleash Enterprise only); the target did not read them "
+        "(Unleash Enterprise only)"
+    )
+
+
+def test_unread_names_only_lists_of_a_snapshot() -> None:
+    bad = shop()
+    bad["unread"] = {"gropus": "typo"}
+    with pytest.raises(ValueError, match="names no list of a snapshot: gropus"):
+        snapshot(bad)
