@@ -55,6 +55,7 @@ from pydantic import (
     GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
+    RootModel,
     StrictInt,
     Tag,
     TypeAdapter,
@@ -1649,3 +1650,17 @@ class CreateStrategy(UpdateStrategy):
     ]
     editable: bool | None = None
     deprecated: bool | None = None
+
+
+class DependenciesExist(RootModel[bool]):
+    """dependenciesExistSchema, `GET /api/admin/projects/:p/dependencies`: whether any flag
+    depends on another (8.2: in any project)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ParentFeatureOptions(RootModel[list[str]]):
+    """parentFeatureOptionsSchema, `GET .../features/:child/parents`: the flags a flag could
+    depend on."""
+
+    model_config = ConfigDict(defer_build=True)

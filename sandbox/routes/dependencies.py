@@ -3,18 +3,13 @@ and the flags a flag could depend on."""
 
 from __future__ import annotations
 
-import json
-
 from starlette.responses import Response
 
 from app.api import models as m
+from sandbox.responses import json_response
 from sandbox.routes.answers import no_body, ok
 from sandbox.routes.deps import CHANGERS, require_root
 from sandbox.routes.endpoint import Area, Call, Endpoint
-
-
-def _json(value: object) -> Response:
-    return Response(json.dumps(value).encode(), media_type="application/json")
 
 
 async def add_dependency(call: Call[m.CreateDependentFeature]) -> Response:
@@ -38,11 +33,11 @@ async def delete_dependency(call: Call[None]) -> Response:
 
 
 async def dependencies_exist(call: Call[None]) -> Response:
-    return _json(call.store.dependencies_exist())
+    return json_response(m.DependenciesExist(call.store.dependencies_exist()))
 
 
 async def parent_options(call: Call[None]) -> Response:
-    return _json(call.store.parent_options(call.path("child")))
+    return json_response(m.ParentFeatureOptions(call.store.parent_options(call.path("child"))))
 
 
 CHILD = "/api/admin/projects/{projectId}/features/{child}"
@@ -66,9 +61,12 @@ AREA = Area(
             delete_dependency,
             no_body(200, "Removed", 404),
         ),
-        Endpoint("GET", CHILD + "/parents", parent_options, ok(list[str])),
+        Endpoint("GET", CHILD + "/parents", parent_options, ok(m.ParentFeatureOptions)),
         Endpoint(
-            "GET", "/api/admin/projects/{projectId}/dependencies", dependencies_exist, ok(bool)
+            "GET",
+            "/api/admin/projects/{projectId}/dependencies",
+            dependencies_exist,
+            ok(m.DependenciesExist),
         ),
     ),
 )
