@@ -7,6 +7,7 @@ Viewer's 403, and the demo's segments (none in an `--empty` sandbox)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -225,3 +226,29 @@ def test_the_demo_has_segments_and_an_empty_sandbox_none(
     assert all(s.constraints for s in listed)
     with SandboxProcess(tmp_path / "empty.sqlite3", "--empty") as sb, sb.admin() as http:
         assert http.get("/api/admin/segments").json() == {"segments": []}
+
+
+def test_the_migration_makes_the_shared_table_with_the_agreed_words(tmp_path: Path) -> None:
+    """`strategy_segments` is made by this migration and by the strategies' configuration's,
+    in the same words and only if missing: a database where the other made it first migrates,
+    keeping its rows."""
+    agreed = (
+        "CREATE TABLE IF NOT EXISTS strategy_segments (strategy_id TEXT NOT NULL, segment_id "
+        "INTEGER NOT NULL, PRIMARY KEY (strategy_id, segment_id));"
+    )
+    mine = next(i for i, sql in enumerate(db.MIGRATIONS) if "CREATE TABLE segments" in sql)
+    assert agreed in db._split_sql(db.MIGRATIONS[mine])
+    conn = sqlite3.connect(tmp_path / "s.sqlite3", isolation_level=None)
+    conn.create_function("token_hash", 1, db.token_hash)
+    for version in range(mine):
+        conn.execute("BEGIN")
+        for statement in db._split_sql(db.MIGRATIONS[version]):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version + 1}")
+        conn.execute("COMMIT")
+    conn.execute(agreed)
+    conn.execute("INSERT INTO strategy_segments VALUES('s1', 1)")
+    db.migrate(conn)
+    assert conn.execute("SELECT * FROM strategy_segments").fetchall() == [("s1", 1)]
+    assert conn.execute("SELECT name FROM tag_types").fetchall() == [("simple",)]
+    conn.close()
