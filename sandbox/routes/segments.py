@@ -11,6 +11,7 @@ from sandbox.responses import json_response
 from sandbox.routes.answers import no_body, ok
 from sandbox.routes.deps import CHANGERS, require_root
 from sandbox.routes.endpoint import PATH_ID, Area, Call, Endpoint
+from sandbox.store import Refusal
 
 
 async def list_segments(call: Call[None]) -> Response:
@@ -41,8 +42,15 @@ async def update_segment(call: Call[m.UpsertSegment]) -> Response:
 
 
 async def delete_segment(call: Call[None]) -> Response:
+    """204; a segment in use: 409 `ConflictError` naming its strategies, or, playing a
+    release, the 409 with no body Unleash answers."""
     require_root(call.store, call.who, CHANGERS, "delete segments")
-    call.store.delete_segment(call.value("id", int), call.who)
+    try:
+        call.store.delete_segment(call.value("id", int), call.who)
+    except Refusal as refusal:
+        if refusal.status == 409 and call.played is not None:
+            return Response(status_code=409)
+        raise
     return Response(status_code=204)
 
 

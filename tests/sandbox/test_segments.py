@@ -252,3 +252,16 @@ def test_the_migration_makes_the_shared_table_with_the_agreed_words(tmp_path: Pa
     assert conn.execute("SELECT * FROM strategy_segments").fetchall() == [("s1", 1)]
     assert conn.execute("SELECT name FROM tag_types").fetchall() == [("simple",)]
     conn.close()
+
+
+def test_playing_a_release_a_segment_in_use_is_a_bare_409(tmp_path: Path) -> None:
+    """As Unleash 8.2 answers it (measured): 409 with no body; segments are served when the
+    sandbox plays an open-source release, as they are open source."""
+    with (
+        SandboxProcess(tmp_path / "s.sqlite3", "--demo", "--as-version", "8.2") as sb,
+        sb.admin() as http,
+    ):
+        ids = {s["name"]: s["id"] for s in http.get("/api/admin/segments").json()["segments"]}
+        r = http.delete(f"/api/admin/segments/{ids['Beta testers']}")
+        assert (r.status_code, r.content) == (409, b"")
+        assert http.delete(f"/api/admin/segments/{ids['Internal staff']}").status_code == 204
