@@ -40,10 +40,14 @@ from sandbox.routes import (
     server_info,
     users,
 )
+from sandbox.routes import custom_strategies as custom_strategies_area
+from sandbox.routes import dependencies as dependencies_area
 from sandbox.routes import groups as groups_area
 from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
+from sandbox.routes import segments as segments_area
 from sandbox.routes import service_accounts as service_accounts_area
+from sandbox.routes import tags as tags_area
 from sandbox.routes.endpoint import Area, RequestInvalid
 from sandbox.routes.server_info import SERVER_NAME
 from sandbox.routes.users import WindowLimit
@@ -122,6 +126,8 @@ def create_app(
     # project access (Pro and Enterprise): served with the groups, never for a played release
     if groups and played is None:
         areas.append(project_access_area)
+    # flag extras (issue 37, slice 2): open source in 8.2, so served when playing a release too
+    areas += [segments_area, tags_area, dependencies_area, custom_strategies_area]
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

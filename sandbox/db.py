@@ -97,6 +97,13 @@ _INACTIVE_JSON = (
 #: 2099-01-01T00:00:00Z, as the 8.2 peer's own
 PAT_DEFAULT_EXPIRY = 4_070_908_800_000
 
+#: (migration 13 -> 14, and the strategies' configuration's) which strategy uses which
+#: segment, in the very words both migrations make it with
+STRATEGY_SEGMENTS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS strategy_segments (strategy_id TEXT NOT NULL,"
+    " segment_id INTEGER NOT NULL, PRIMARY KEY (strategy_id, segment_id));"
+)
+
 MIGRATIONS: list[str] = [
     # 0 -> 1: the first schema
     """
@@ -490,6 +497,74 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER roles_sequence AFTER INSERT ON roles BEGIN
         UPDATE role_sequence SET last = max(last, NEW.id);
     END;
+    """,
+    # flag extras (issue 37, slice 2): 13 -> 14: segments (`sandbox.store.segments`; an id
+    # never given again, AUTOINCREMENT), which strategies use which (`strategy_segments`,
+    # shared with the strategies' configuration, which may have made it already), tag types
+    # (Unleash ships `simple`), tags and a flag's tags, dependencies between flags, and strategy
+    # definitions (the built-in ones as Unleash 8.2 lists them, not editable); `event_payloads`
+    # keeps an event's `preData` and `data` where Unleash records them. Flags' rows go with
+    # their flag (ON DELETE CASCADE), a tag type's tags with it.
+    f"""
+    CREATE TABLE segments (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        description TEXT,
+        project TEXT,
+        constraints TEXT NOT NULL DEFAULT '[]',
+        created_by TEXT,
+        created_at INTEGER NOT NULL
+    );
+    {STRATEGY_SEGMENTS_TABLE}
+    CREATE INDEX strategy_segments_segment ON strategy_segments(segment_id);
+    CREATE TABLE tag_types (
+        name TEXT PRIMARY KEY,
+        description TEXT NOT NULL DEFAULT '',
+        icon TEXT,
+        color TEXT
+    );
+    INSERT INTO tag_types(name, description, icon, color)
+        VALUES('simple', 'Used to simplify filtering of features', '#', '#FFFFFF');
+    CREATE TABLE tags (
+        type TEXT NOT NULL REFERENCES tag_types(name) ON DELETE CASCADE,
+        value TEXT NOT NULL,
+        created_at INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (type, value)
+    );
+    CREATE TABLE feature_tags (
+        feature TEXT NOT NULL REFERENCES features(name) ON DELETE CASCADE,
+        tag_type TEXT NOT NULL,
+        tag_value TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        created_by_user_id INTEGER,
+        PRIMARY KEY (feature, tag_type, tag_value),
+        FOREIGN KEY (tag_type, tag_value) REFERENCES tags(type, value) ON DELETE CASCADE
+    );
+    CREATE INDEX feature_tags_tag ON feature_tags(tag_type, tag_value);
+    CREATE TABLE feature_dependencies (
+        parent TEXT NOT NULL REFERENCES features(name) ON DELETE CASCADE,
+        child TEXT NOT NULL REFERENCES features(name) ON DELETE CASCADE,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        variants TEXT,
+        PRIMARY KEY (parent, child)
+    );
+    CREATE INDEX feature_dependencies_child ON feature_dependencies(child);
+    CREATE TABLE strategy_definitions (
+        name TEXT PRIMARY KEY,
+        title TEXT,
+        display_name TEXT,
+        description TEXT,
+        parameters TEXT NOT NULL DEFAULT '[]',
+        built_in INTEGER NOT NULL DEFAULT 0,
+        deprecated INTEGER NOT NULL DEFAULT 0,
+        sort_order INTEGER NOT NULL DEFAULT 9999,
+        created_at INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE event_payloads (
+        event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+        pre_data TEXT,
+        data TEXT
+    );
     """,
 ]
 

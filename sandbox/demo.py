@@ -92,6 +92,7 @@ def load_demo(store: Store) -> None:
         _context_and_strategies(c, rng, now, features)
         _metrics(c, rng, now, features)
         _events(c, rng, now, user_ids, features)
+        _flag_extras(c, now, features)  # flag extras (issue 37, slice 2)
 
 
 def _people(c: sqlite3.Connection, rng: random.Random, now: int) -> list[int]:
@@ -842,3 +843,99 @@ def _plant_custom_roles(scale: AccessScale) -> None:
 
 
 ACCESS_SCALE_PLANTERS += [_plant_service_accounts, _plant_custom_roles]
+
+
+# ------------------------------------------------------------- flag extras (issue 37, slice 2)
+
+#: the demo's segments: name, description, project (None: every project), constraints
+DEMO_SEGMENTS: list[tuple[str, str, str | None, list[tuple[str, str, list[str]]]]] = [
+    ("Beta testers", "Customers who asked to try what is new", None,
+     [("userId", "IN", ["1001", "1002", "1003", "1004"])]),
+    ("EU customers", "Served from the EU regions", None,
+     [("region", "IN", ["eu-west", "eu-central"])]),
+    ("Internal staff", "Our own apps (not used by any strategy yet)", "web-shop",
+     [("appName", "IN", ["web-frontend"]), ("userId", "STR_ENDS_WITH", ["@example.com"])]),
+]  # fmt: skip
+#: tag types beside `simple`: name, description, colour
+DEMO_TAG_TYPES = [
+    ("team", "The team that owns the flag", "#1E88E5"),
+    ("ticket", "The ticket the flag's work is tracked in", "#F4511E"),
+]
+#: the custom strategy definition: name, title, description, parameters
+DEMO_STRATEGY = (
+    "byTenant", "By tenant", "On for the tenants listed",
+    [{"name": "tenants", "type": "list", "description": "Tenant ids, comma separated",
+      "required": True}],
+)  # fmt: skip
+
+
+def _flag_extras(c: sqlite3.Connection, now: int, features: list[tuple[str, str, bool]]) -> None:
+    """Segments (two used by strategies: "Beta testers" in production only, "EU customers" in
+    development only; "Internal staff" by none), the tag types `team` and `ticket` with tags on
+    flags, three dependencies (in each project, its second live flag on its first; the one in
+    payments on the parent being off) and the custom strategy `byTenant`. No randomness: the
+    same flags every time. Nothing in a database at a schema before them (tests make such)."""
+    if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'segments'").fetchone() is None:
+        return
+    live: dict[str, list[str]] = {}
+    for name, project, archived in features:
+        if not archived:
+            live.setdefault(project, []).append(name)
+    for i, (segment, text, only_in, constraints) in enumerate(DEMO_SEGMENTS):
+        c.execute(
+            "INSERT INTO segments(name, description, project, constraints, created_by,"
+            " created_at) VALUES(?, ?, ?, ?, 'admin', ?)",
+            (segment, text, only_in,
+             json.dumps([{"contextName": n, "operator": o, "values": v, "inverted": False,
+                          "caseInsensitive": False} for n, o, v in constraints]),
+             now - (30 - i) * DAY_MS),
+        )  # fmt: skip
+    segment_ids = {r[0]: r[1] for r in c.execute("SELECT name, id FROM segments")}
+
+    def strategy_of(flag: str, environment: str) -> str:
+        row = c.execute(
+            "SELECT id FROM strategies WHERE feature = ? AND environment = ?"
+            " ORDER BY created_at LIMIT 1",
+            (flag, environment),
+        ).fetchone()
+        return str(row[0])
+
+    web_shop, default, payments = live["web-shop"], live["default"], live["payments"]
+    c.executemany(
+        "INSERT INTO strategy_segments(strategy_id, segment_id) VALUES(?, ?)",
+        [(strategy_of(web_shop[2], "production"), segment_ids["Beta testers"]),
+         (strategy_of(default[2], "production"), segment_ids["Beta testers"]),
+         (strategy_of(web_shop[3], "development"), segment_ids["EU customers"])],
+    )  # fmt: skip
+    c.executemany("INSERT INTO tag_types(name, description, color) VALUES(?, ?, ?)",
+                  DEMO_TAG_TYPES)  # fmt: skip
+    tagged = [
+        (web_shop[0], "team", "storefront"),
+        (web_shop[1], "team", "storefront"),
+        (web_shop[2], "team", "growth"),
+        (default[0], "team", "platform"),
+        (payments[0], "team", "payments"),
+        (payments[1], "team", "payments"),
+        (web_shop[0], "ticket", "SHOP-142"),
+        (payments[0], "ticket", "PAY-77"),
+        (web_shop[1], "simple", "ui"),
+        (default[1], "simple", "experiment"),
+    ]
+    c.executemany("INSERT OR IGNORE INTO tags(type, value, created_at) VALUES(?, ?, ?)",
+                  [(t, v, now - 20 * DAY_MS) for _, t, v in tagged])  # fmt: skip
+    c.executemany(
+        "INSERT INTO feature_tags(feature, tag_type, tag_value, created_at, created_by_user_id)"
+        " VALUES(?, ?, ?, ?, 1)",
+        [(f, t, v, now - 20 * DAY_MS) for f, t, v in tagged],
+    )
+    c.executemany(
+        "INSERT INTO feature_dependencies(parent, child, enabled, variants) VALUES(?, ?, ?, ?)",
+        [(web_shop[0], web_shop[1], 1, None), (default[0], default[1], 1, '["blue"]'),
+         (payments[0], payments[1], 0, None)],
+    )  # fmt: skip
+    name, title, text, parameters = DEMO_STRATEGY
+    c.execute(
+        "INSERT INTO strategy_definitions(name, title, description, parameters, created_at)"
+        " VALUES(?, ?, ?, ?, ?)",
+        (name, title, text, json.dumps(parameters), now - 40 * DAY_MS),
+    )

@@ -109,8 +109,13 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
     return Refusal(400, "ValidationError", summary, details, by="bare" if malformed else "checks")
 
 
-#: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body)
-ANY_CONTENT_TYPE = re.compile(r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete))$")
+#: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body;
+#: so are deprecating and reactivating a strategy definition, which 8.2 takes with no content
+#: type, measured)
+ANY_CONTENT_TYPE = re.compile(
+    r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete)"
+    r"|strategies/[^/]+/(deprecate|reactivate))$"
+)
 
 
 class JsonContentTypeGuard:

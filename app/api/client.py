@@ -62,6 +62,7 @@ from app.api.models import (
     CreateServiceAccount,
     CreateUser,
     CurrentUser,
+    DependenciesExist,
     Feature,
     FeatureList,
     FeatureMetricsRaw,
@@ -73,6 +74,7 @@ from app.api.models import (
     Ids,
     InactiveUser,
     InactiveUsers,
+    ParentFeatureOptions,
     PersonalAccessTokens,
     PersonalDashboardProjectDetails,
     ProjectAccess,
@@ -86,8 +88,13 @@ from app.api.models import (
     RoleList,
     RoleWithPermissions,
     SearchFeatures,
+    Segments,
+    SegmentStrategies,
     ServiceAccount,
     ServiceAccounts,
+    StrategyDefinitions,
+    Tags,
+    TagTypes,
     UiConfig,
     UpdateApiToken,
     UpdateContextField,
@@ -1026,6 +1033,52 @@ class AdminClient(Sender):
         await self._require(REVOKE_PROJECT_ACCESS)
         request = remove_project_access_request(project, kind, subject)
         return (await self._send_write(request)).status_code
+
+    # ---------------------------------------------- flag extras (issue 37, slice 2): the reads
+
+    async def segments(self) -> Segments:
+        """`GET /api/admin/segments`: every segment with its constraints (and how many flags and
+        projects use it). Matched by name between servers, never by id."""
+        return await self.get("/api/admin/segments", Segments)
+
+    async def segment_strategies(self, segment_id: int) -> SegmentStrategies:
+        """`GET /api/admin/segments/:id/strategies`: the strategies that use a segment."""
+        return await self.get(f"/api/admin/segments/{int(segment_id)}/strategies",
+                              SegmentStrategies)  # fmt: skip
+
+    async def strategy_segments(self, strategy_id: str) -> Segments:
+        """`GET /api/admin/segments/strategies/:strategyId`: the segments a strategy uses."""
+        return await self.get(f"/api/admin/segments/strategies/{_segment(strategy_id)}", Segments)
+
+    async def tag_types(self) -> TagTypes:
+        """`GET /api/admin/tag-types` (Unleash ships `simple`)."""
+        return await self.get("/api/admin/tag-types", TagTypes)
+
+    async def tags(self) -> Tags:
+        """`GET /api/admin/tags`: every tag."""
+        return await self.get("/api/admin/tags", Tags)
+
+    async def feature_tags(self, name: str) -> Tags:
+        """`GET /api/admin/features/:name/tags`: a flag's tags; `NotFound` for an unknown flag."""
+        return await self.get(f"/api/admin/features/{_segment(name)}/tags", Tags)
+
+    async def project_dependencies(self, project: str) -> bool:
+        """`GET /api/admin/projects/:p/dependencies`: whether any flag depends on another
+        (Unleash 8.2 answers for the whole server, whatever the project). A flag's own
+        parents are its `dependencies` in `GET /api/admin/projects/:p/features/:name`."""
+        path = f"/api/admin/projects/{_segment(project)}/dependencies"
+        return (await self.get(path, DependenciesExist)).root
+
+    async def parent_options(self, project: str, child: str) -> list[str]:
+        """`GET /api/admin/projects/:p/features/:child/parents`: the flags `child` could depend
+        on (its project's live flags that are no children themselves)."""
+        path = f"/api/admin/projects/{_segment(project)}/features/{_segment(child)}/parents"
+        return (await self.get(path, ParentFeatureOptions)).root
+
+    async def strategy_definitions(self) -> StrategyDefinitions:
+        """`GET /api/admin/strategies`: the built-in strategy definitions (not `editable`) and
+        the custom ones."""
+        return await self.get("/api/admin/strategies", StrategyDefinitions)
 
 
 # ---------------------------------------------------------------------------- helpers

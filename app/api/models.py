@@ -55,6 +55,7 @@ from pydantic import (
     GetJsonSchemaHandler,
     PlainSerializer,
     PlainValidator,
+    RootModel,
     StrictInt,
     Tag,
     TypeAdapter,
@@ -1370,3 +1371,296 @@ class ProjectRoles(Request):
     or group holds in the project from now on (`[]`: none)."""
 
     roles: list[RowId]
+
+
+# ------------------------------------------------ flag extras (issue 37, slice 2): segments,
+# tag types and tags, dependencies, strategy definitions
+
+
+class SegmentConstraint(Response):
+    """constraintSchema as a server sends it (in a segment)."""
+
+    contextName: str
+    operator: str
+    values: list[str] = []
+    value: str | None = None
+    inverted: bool | None = None
+    caseInsensitive: bool | None = None
+
+
+class Segment(Response):
+    """adminSegmentSchema: a segment; `usedInFeatures` and `usedInProjects` only in the list."""
+
+    id: int
+    name: str
+    description: str | None = None
+    constraints: list[SegmentConstraint] = []
+    usedInFeatures: int | None = None
+    usedInProjects: int | None = None
+    project: str | None = None
+    createdBy: str | None = None
+    createdAt: datetime | None = None
+
+
+class Segments(Response):
+    """segmentsSchema: `GET /api/admin/segments`, `/segments/strategies/:strategyId`."""
+
+    segments: list[Segment] = []
+
+
+class UpsertSegment(Request):
+    """upsertSegmentSchema, `POST /api/admin/segments` and `PUT /api/admin/segments/:id`."""
+
+    name: Annotated[str, Field(min_length=1, max_length=255), ONE_LINE]
+    description: Annotated[str, FREE_TEXT] | None = None
+    project: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    constraints: list[Constraint]
+
+
+class SegmentNameBody(Request):
+    """nameSchema, `POST /api/admin/segments/validate`."""
+
+    name: Annotated[str, Field(max_length=255), ONE_LINE]
+
+
+class SegmentStrategy(Response):
+    id: str | None = None
+    featureName: str
+    projectId: str
+    environment: str
+    strategyName: str
+
+
+class SegmentStrategies(Response):
+    """segmentStrategiesSchema, `GET /api/admin/segments/:id/strategies` (open source: no change
+    requests)."""
+
+    strategies: list[SegmentStrategy] = []
+    changeRequestStrategies: list[SegmentStrategy] = []
+
+
+class UpdateFeatureStrategySegments(Request):
+    """updateFeatureStrategySegmentsSchema, `POST /api/admin/segments/strategies`: a strategy's
+    segments from now on."""
+
+    projectId: Annotated[str, Field(min_length=1), ONE_LINE]
+    strategyId: Annotated[str, Field(min_length=1), ONE_LINE]
+    environmentId: Annotated[str, Field(min_length=1), ONE_LINE]
+    segmentIds: list[Annotated[StrictInt, Field(ge=0, le=INT64_MAX)]]
+
+
+class FeatureStrategySegments(Response):
+    """The same, as the server answers it (201)."""
+
+    projectId: str
+    strategyId: str
+    environmentId: str
+    segmentIds: list[int] = []
+
+
+_HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
+
+
+class TagType(Response):
+    """tagTypeSchema as a server sends it."""
+
+    name: str
+    description: str | None = None
+    icon: str | None = None
+    color: str | None = None
+
+
+class TagTypes(Response):
+    """tagTypesSchema, `GET /api/admin/tag-types`."""
+
+    version: int = 1
+    tagTypes: list[TagType] = []
+
+
+class TagTypeWithVersion(Response):
+    """`GET /api/admin/tag-types/:name` as Unleash 8.2 answers it (`{version, tagType}`; its
+    document says a bare tagTypeSchema)."""
+
+    version: int = 1
+    tagType: TagType
+
+
+#: a tag type's name (Unleash: URL friendly, 2 to 50 characters)
+TagTypeName = Annotated[
+    str,
+    Field(min_length=2, max_length=50),
+    AfterValidator(_url_friendly),
+    _Pattern(r"^[A-Za-z0-9\-_.!~*'()]+$"),
+]
+HexColour = Annotated[str, Field(pattern=_HEX_COLOUR)]
+
+
+class TagTypeBody(Request):
+    """tagTypeSchema in a request (`POST /api/admin/tag-types`, `/tag-types/validate`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: TagTypeName
+    description: Annotated[str, Field(max_length=1000), FREE_TEXT] | None = None
+    icon: Annotated[str, Field(max_length=100), ONE_LINE] | None = None
+    color: HexColour | None = None
+
+
+class UpdateTagType(Request):
+    """updateTagTypeSchema, `PUT /api/admin/tag-types/:name`: the fields sent replace."""
+
+    description: Annotated[str, Field(max_length=1000), FREE_TEXT] | None = None
+    icon: Annotated[str, Field(max_length=100), ONE_LINE] | None = None
+    color: HexColour | None = None
+
+
+class ValidateTagType(Response):
+    """validateTagTypeSchema: `{valid: true, tagType}` (the body as sent)."""
+
+    valid: bool
+    tagType: TagType
+
+
+class TagItem(Response):
+    """tagSchema as a server sends it (a flag's tags carry their type's `color`); not `Tag`,
+    which is pydantic's here."""
+
+    value: str
+    type: str
+    color: str | None = None
+
+
+class Tags(Response):
+    """tagsSchema: `GET /api/admin/tags`, `/tags/:type`, `/features/:name/tags`."""
+
+    version: int = 1
+    tags: list[TagItem] = []
+
+
+class TagWithVersion(Response):
+    """tagWithVersionSchema: `GET /api/admin/tags/:type/:value`, `POST /api/admin/tags`."""
+
+    version: int = 1
+    tag: TagItem
+
+
+#: a tag's value or its type's name in a request (tagSchema: 2 to 50 characters)
+TagText = Annotated[str, Field(min_length=2, max_length=50), ONE_LINE]
+
+
+class TagBody(Request):
+    """tagSchema in a request (`POST /api/admin/features/:name/tags`, `updateTagsSchema`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: TagText
+    type: TagText
+    color: HexColour | None = None
+
+
+class CreateTag(Request):
+    """createTagSchema, `POST /api/admin/tags`: the value is trimmed (2 to 50 characters once
+    trimmed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Annotated[str, Field(pattern=r"^\s*\S.{0,48}\S\s*$"), ONE_LINE]
+    type: TagText
+    color: HexColour | None = None
+
+
+class UpdateTags(Request):
+    """updateTagsSchema, `PUT /api/admin/features/:name/tags`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    addedTags: list[TagBody]
+    removedTags: list[TagBody]
+
+
+class CreateDependentFeature(Request):
+    """createDependentFeatureSchema, `POST .../features/:child/dependencies`: the parent flag,
+    whether it must be on (`enabled`, true unless false) and in which of its variants."""
+
+    feature: Annotated[str, Field(min_length=1), ONE_LINE]
+    enabled: bool | None = None
+    variants: list[Annotated[str, ONE_LINE]] | None = None
+
+
+class DependentFeature(Response):
+    """dependentFeatureSchema: one of a flag's parents (the flag's `dependencies`)."""
+
+    feature: str
+    enabled: bool | None = None
+    variants: list[str] | None = None
+
+
+class StrategyParameter(Response):
+    name: str | None = None
+    type: str | None = None
+    description: str | None = None
+    required: bool | None = None
+
+
+class StrategyDefinition(Response):
+    """strategySchema: a strategy definition (built-in ones are not `editable`)."""
+
+    name: str
+    title: str | None = None
+    displayName: str | None = None
+    description: str | None = None
+    editable: bool | None = None
+    deprecated: bool | None = None
+    parameters: list[StrategyParameter] = []
+
+
+class StrategyDefinitions(Response):
+    """strategiesSchema, `GET /api/admin/strategies`."""
+
+    version: int = 1
+    strategies: list[StrategyDefinition] = []
+
+
+class StrategyParameterBody(Request):
+    """A parameter of a strategy definition in a request."""
+
+    name: Annotated[str, Field(min_length=1, max_length=100), ONE_LINE]
+    type: Literal["string", "percentage", "list", "number", "boolean"]
+    description: Annotated[str, Field(max_length=1000), FREE_TEXT] | None = None
+    required: bool | None = None
+
+
+class UpdateStrategy(Request):
+    """updateStrategySchema, `PUT /api/admin/strategies/:name`: the parameters replace; the
+    description and title replace where sent."""
+
+    title: Annotated[str, Field(max_length=255), ONE_LINE] | None = None
+    description: Annotated[str, Field(max_length=1000), FREE_TEXT] | None = None
+    parameters: list[StrategyParameterBody]
+
+
+class CreateStrategy(UpdateStrategy):
+    """createStrategySchema, `POST /api/admin/strategies`."""
+
+    name: Annotated[
+        str,
+        Field(min_length=1, max_length=100),
+        AfterValidator(_url_friendly),
+        _Pattern(r"^[A-Za-z0-9\-_.!~*'()]+$"),
+    ]
+    editable: bool | None = None
+    deprecated: bool | None = None
+
+
+class DependenciesExist(RootModel[bool]):
+    """dependenciesExistSchema, `GET /api/admin/projects/:p/dependencies`: whether any flag
+    depends on another (8.2: in any project)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ParentFeatureOptions(RootModel[list[str]]):
+    """parentFeatureOptionsSchema, `GET .../features/:child/parents`: the flags a flag could
+    depend on."""
+
+    model_config = ConfigDict(defer_build=True)

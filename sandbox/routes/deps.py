@@ -125,3 +125,22 @@ def require_root(store: Store, who: Principal, allowed: tuple[int, ...], doing: 
         permission = PERMISSIONS.get(doing, "ADMIN") if EDITOR_ROLE in allowed else "ADMIN"
         raise Refusal(403, "NoAccessError", f"You need the {names} root role to {doing}.",
                       by="checks", extra={"permissions": [permission]})  # fmt: skip
+
+
+# flag extras (issue 37, slice 2): the permissions its changes need below the Admin role
+PERMISSIONS.update({
+    "create segments": "CREATE_SEGMENT",
+    "update segments": "UPDATE_SEGMENT",
+    "delete segments": "DELETE_SEGMENT",
+    "change a strategy's segments": "UPDATE_FEATURE_STRATEGY",
+    "create tag types": "CREATE_TAG_TYPE",
+    "update tag types": "UPDATE_TAG_TYPE",
+    "delete tag types": "DELETE_TAG_TYPE",
+    "create tags": "CREATE_TAG",
+    "delete tags": "DELETE_TAG",
+    "tag flags": "UPDATE_FEATURE",
+    "change dependencies": "UPDATE_FEATURE_DEPENDENCY",
+    "create strategies": "CREATE_STRATEGY",
+    "update strategies": "UPDATE_STRATEGY",
+    "delete strategies": "DELETE_STRATEGY",
+})  # fmt: skip

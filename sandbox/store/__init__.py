@@ -35,13 +35,17 @@ from sandbox.store.core import (
     avatar_url,
     to_wire_time,
 )
+from sandbox.store.custom_strategies import CustomStrategies
+from sandbox.store.dependencies import Dependencies
 from sandbox.store.features import Features
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
 from sandbox.store.project_access import ProjectAccessStore
 from sandbox.store.roles import Roles, seed_built_in_permissions
+from sandbox.store.segments import Segments
 from sandbox.store.service_accounts import ServiceAccounts
+from sandbox.store.tags import TagsStore
 from sandbox.store.tokens import Tokens
 from sandbox.store.users import INACTIVE_USERS_QUERY
 
@@ -65,6 +69,11 @@ class Store(
     PersonalTokens,
     Roles,
     ServiceAccounts,
+    # flag extras (issue 37, slice 2)
+    Segments,
+    TagsStore,
+    Dependencies,
+    CustomStrategies,
 ):
     """Every area of the sandbox over one SQLite connection."""
 
@@ -128,3 +137,5 @@ class Store(
                 self.set_setting("initialised_at", str(now))
             if self.instance_id() is None:  # as Unleash, once, when its database is made
                 self.set_setting(INSTANCE_ID, str(uuid.uuid4()))
+        # flag extras (issue 37, slice 2): Unleash's built-in strategy definitions
+        self.seed_built_in_strategies()

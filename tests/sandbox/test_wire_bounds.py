@@ -48,6 +48,8 @@ ANY_TEXT = {
     "path:token",
     # read as Unleash 8.2 reads it: any text, 24 hours unless 1 to 48
     "query:hoursBack",
+    # flag extras (issue 37, slice 2): names looked up (404, or nothing, when unknown)
+    "path:child", "path:parent", "path:strategyName", "path:type", "path:value",
 }  # fmt: skip
 
 
