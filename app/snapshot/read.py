@@ -1,0 +1,321 @@
+"""Reading a live server into a snapshot: `read_snapshot(client)` asks for each list of the
+snapshot model (`app.snapshot.model.Snapshot`) through the admin client, concurrently, and names
+everything by its natural key (a user by email, a group's members by email, a role by name, a
+segment a strategy uses by the segment's name).
+
+A list the server has not (groups, roles and project access on open source: the registry's
+capabilities say so) or the token may not read (a 403) is not a failure: it goes into the
+snapshot's `unread` with why, and the comparison leaves that kind out saying so. Anything else
+(the server down, a 500, an answer that is not what it should be) fails the read with the
+client's error, which names the request.
+
+What is left out on purpose: the built-in strategy definitions (not `editable`: the same on
+every server of a release), the built-in roles' permissions (only custom roles' are read, one
+request each), API tokens' secrets (a snapshot never holds one: `ApiToken` has no field for it).
+
+Flags and their configuration per environment come from the flags' own reads
+(`read_flags`, the per-project lists and each flag's answer), environments from the server's
+environments and each project's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from app.api import errors as e
+from app.snapshot import model as s
+
+if TYPE_CHECKING:
+    from app.api.capabilities import Capabilities
+    from app.api.client import AdminClient
+    from app.api.models import Role, UserList
+
+__all__ = ["CONCURRENCY", "read_snapshot"]
+
+#: at most this many per-project or per-object reads at once
+CONCURRENCY = 4
+#: the role types whose permissions are read (a custom role's; the built-in ones' are the same
+#: on every server of a release)
+CUSTOM_ROLE_TYPES = frozenset({"root-custom", "custom-root", "custom"})
+
+T = TypeVar("T")
+Progress = Callable[[str], object]
+
+
+class Unread(Exception):
+    """A list this server or token cannot give: its text is why (kept in `unread`)."""
+
+
+def public_url(url: str) -> str:
+    """`url` with scheme, host and path only (no user, password, query or fragment)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+async def _gather_limited(jobs: Iterable[Awaitable[T]], limit: int = CONCURRENCY) -> list[T]:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(job: Awaitable[T]) -> T:
+        async with gate:
+            return await job
+
+    return list(await asyncio.gather(*(one(j) for j in jobs)))
+
+
+def _needs(caps: Capabilities, key: str) -> None:
+    """`Unread` when the registry's tool `key` does not work here (its reason says why)."""
+    availability = caps.operation(key)
+    if not availability.available:
+        raise Unread(availability.reason or f"this server has no {key.replace('_', ' ')}")
+
+
+# ------------------------------------------------------------------------------ the lists
+
+
+async def _users(client: AdminClient) -> tuple[list[s.User], dict[int, str], UserList]:
+    """The users by email (a user with none by username), {user id: that key} for the groups
+    and project access, and the list as read (its root roles)."""
+    found = await client.list_users()
+    roles = {r.id: r.name for r in found.rootRoles}
+    users, keys = [], {}
+    for user in found.users:
+        key = user.email or user.username
+        if not key:
+            continue  # nobody can name it on another server
+        keys[user.id] = key
+        root = user.rootRole
+        role = roles.get(root) if isinstance(root, int) else (str(root) if root else None)
+        users.append(s.User(email=key, name=user.name or None, rootRole=role))
+    return sorted(users, key=lambda u: u.email.casefold()), keys, found
+
+
+async def _groups(client: AdminClient, caps: Capabilities, roles: dict[int, str]) -> list[s.Group]:
+    _needs(caps, "groups")
+    found = await client.list_groups()
+    return sorted(
+        (
+            s.Group(
+                name=g.name,
+                description=g.description or None,
+                rootRole=roles.get(g.rootRole) if g.rootRole is not None else None,
+                users=sorted(key for m in g.users if (key := m.user.email or m.user.username)),
+            )
+            for g in found.groups
+        ),
+        key=lambda g: g.name.casefold(),
+    )
+
+
+async def _roles(client: AdminClient, root_roles: list[Role]) -> list[s.Role]:
+    """Every role, a custom one's permissions read; where the server lists no roles (open
+    source: 404), the built-in root roles the users' list names."""
+    try:
+        found = (await client.roles()).roles
+    except e.NotFound:
+        found = root_roles
+
+    async def one(role_id: int, name: str, kind: str, about: str | None) -> s.Role:
+        permissions: list[s.Permission] = []
+        if kind in CUSTOM_ROLE_TYPES:
+            held = (await client.get_role(role_id)).permissions
+            permissions = sorted(
+                {s.Permission(name=p.name, environment=p.environment) for p in held},
+                key=str,
+            )
+        return s.Role(name=name, type=kind, description=about or None, permissions=permissions)
+
+    return sorted(
+        await _gather_limited(one(r.id, r.name, r.type, r.description) for r in found),
+        key=lambda r: r.name.casefold(),
+    )
+
+
+async def _project_access(
+    client: AdminClient, caps: Capabilities, projects: list[str], users: dict[int, str]
+) -> list[s.ProjectAccess]:
+    from app.registry import PROJECT_ACCESS
+
+    _needs(caps, PROJECT_ACCESS.key)
+
+    async def one(project: str) -> list[s.ProjectAccess]:
+        try:
+            found = await client.project_access(project)
+        except e.NotFound:  # deleted meanwhile
+            return []
+        names = {r.id: r.name for r in found.roles}
+        held: dict[str, tuple[set[str], set[str]]] = {}
+        for user in found.users:
+            key = users.get(user.id) or user.email or user.username
+            for role in user.roles or ([user.roleId] if user.roleId is not None else []):
+                if key:
+                    held.setdefault(names.get(role, str(role)), (set(), set()))[0].add(key)
+        for group in found.groups:
+            for role in group.roles or ([group.roleId] if group.roleId is not None else []):
+                held.setdefault(names.get(role, str(role)), (set(), set()))[1].add(group.name)
+        return [
+            s.ProjectAccess(project=project, role=role, users=sorted(u), groups=sorted(g))
+            for role, (u, g) in sorted(held.items())
+        ]
+
+    return [a for found in await _gather_limited(one(p) for p in projects) for a in found]
+
+
+async def _api_tokens(client: AdminClient) -> list[s.ApiToken]:
+    found = (await client.api_tokens()).tokens
+    return sorted(
+        (
+            s.ApiToken(
+                tokenName=t.tokenName or t.username or "",
+                type=t.type.lower(),
+                projects=sorted(t.projects or ([t.project] if t.project else [])),
+                environment=t.environment,
+                expiresAt=t.expiresAt,
+            )
+            for t in found
+        ),
+        key=lambda t: (t.tokenName.casefold(), t.type),
+    )
+
+
+async def _context_fields(client: AdminClient) -> list[s.ContextField]:
+    return sorted(
+        (
+            s.ContextField(
+                name=f.name,
+                description=f.description or None,
+                stickiness=bool(f.stickiness),
+                legalValues=[
+                    s.LegalValue(value=v.value, description=v.description or None)
+                    for v in f.legalValues
+                ],
+            )
+            for f in await client.list_context_fields()
+        ),
+        key=lambda f: f.name,
+    )
+
+
+async def _segments(client: AdminClient) -> list[s.Segment]:
+    return sorted(
+        (
+            s.Segment(
+                name=g.name,
+                description=g.description or None,
+                project=g.project,
+                constraints=[
+                    s.Constraint.model_validate(c.model_dump(exclude_none=True, exclude_unset=True))
+                    for c in g.constraints
+                ],
+            )
+            for g in (await client.segments()).segments
+        ),
+        key=lambda g: g.name,
+    )
+
+
+async def _tag_types(client: AdminClient) -> list[s.TagType]:
+    return sorted(
+        (
+            s.TagType(name=t.name, description=t.description or None, icon=t.icon or None)
+            for t in (await client.tag_types()).tagTypes
+        ),
+        key=lambda t: t.name,
+    )
+
+
+async def _strategies(client: AdminClient) -> list[s.StrategyDefinition]:
+    """The custom strategy definitions (the built-in ones are not `editable`)."""
+    return sorted(
+        (
+            s.StrategyDefinition(
+                name=d.name,
+                description=d.description or None,
+                parameters=[
+                    s.StrategyParameter(
+                        name=p.name,
+                        type=p.type,
+                        description=p.description or None,
+                        required=bool(p.required),
+                    )
+                    for p in d.parameters
+                ],
+                deprecated=bool(d.deprecated),
+            )
+            for d in (await client.strategy_definitions()).strategies
+            if d.editable
+        ),
+        key=lambda d: d.name,
+    )
+
+
+# ------------------------------------------------------------------------------ the whole
+
+
+async def _part(
+    name: str, job: Awaitable[list[T]], unread: dict[str, str], progress: Progress | None
+) -> list[T]:
+    """A list read, or `[]` with why in `unread` when this server or token cannot give it."""
+    try:
+        found = await job
+    except Unread as why:
+        unread[name] = str(why)
+        return []
+    except e.Forbidden as refused:
+        unread[name] = f"the token may not read them ({refused})"
+        return []
+    if progress is not None:
+        progress(name)
+    return found
+
+
+async def read_snapshot(client: AdminClient, *, progress: Progress | None = None) -> s.Snapshot:
+    """The server's configuration now, as a snapshot. `progress(list name)`, when given, is
+    called as each list is read."""
+    caps = await client.capabilities()
+    unread: dict[str, str] = {}
+    (users, user_keys, listed), projects = await asyncio.gather(
+        _users(client), client.list_projects()
+    )
+    roles = {r.id: r.name for r in listed.rootRoles}
+    project_ids = sorted(p.id for p in projects.projects)
+    (groups, roles_read, access, tokens, fields, segments, tag_types,
+     strategies) = await asyncio.gather(
+        _part("groups", _groups(client, caps, roles), unread, progress),
+        _part("roles", _roles(client, listed.rootRoles), unread, progress),
+        _part("projectAccess", _project_access(client, caps, project_ids, user_keys), unread,
+              progress),
+        _part("apiTokens", _api_tokens(client), unread, progress),
+        _part("contextFields", _context_fields(client), unread, progress),
+        _part("segments", _segments(client), unread, progress),
+        _part("tagTypes", _tag_types(client), unread, progress),
+        _part("strategies", _strategies(client), unread, progress),
+    )  # fmt: skip
+    return s.Snapshot(
+        server=s.Server(
+            kind="sandbox" if caps.server_kind == "sandbox" else "unleash",
+            version=caps.server_version,
+            url=public_url(client.base_url),
+            edition=caps.edition or None,
+        ),
+        takenAt=datetime.now(UTC),
+        projects=[
+            s.Project(id=p.id, name=p.name, description=p.description or None)
+            for p in sorted(projects.projects, key=lambda p: p.id)
+        ],
+        users=users,
+        groups=groups,
+        roles=roles_read,
+        projectAccess=access,
+        apiTokens=tokens,
+        contextFields=fields,
+        segments=segments,
+        tagTypes=tag_types,
+        strategies=strategies,
+        unread={k: unread[k] for k in sorted(unread)},
+    )

@@ -1,0 +1,87 @@
+"""`app.snapshot.read.read_snapshot` against sandboxes over HTTP: the demo's people and access
+named by their natural keys (users by email, a group's members by email, a project's access by
+role name, a custom role's permissions), its API tokens' metadata and no secret anywhere, its
+context fields, segments, tag types and custom strategy definitions (not the built-in ones);
+on a played open-source release the lists it has not are `unread` with why, and comparing it
+with the demo leaves them out instead of calling each one "only in source"."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from app.api.client import AdminClient
+from app.snapshot.compare import compare
+from app.snapshot.files import dump
+from app.snapshot.model import Snapshot, secrets_in
+from app.snapshot.read import public_url, read_snapshot
+from sandbox.process import SandboxProcess
+
+
+def read(sb: SandboxProcess) -> Snapshot:
+    async def go() -> Snapshot:
+        async with AdminClient(sb.url, sb.admin_token) as client:
+            return await read_snapshot(client)
+
+    return asyncio.run(go())
+
+
+def test_the_demo_by_natural_keys(demo_sandbox: SandboxProcess) -> None:
+    with demo_sandbox.admin() as http:
+        users = http.get("/api/admin/user-admin").json()["users"]
+        groups = http.get("/api/admin/groups").json()["groups"]
+        access = http.get("/api/admin/projects/web-shop/access").json()
+    found = read(demo_sandbox)
+    assert found.unread == {}
+    assert found.server.kind == "sandbox" and found.server.url == demo_sandbox.url.rstrip("/")
+    assert {u.email for u in found.users} == {u["email"] or u["username"] for u in users}
+    six = next(u for u in users if u["id"] == 6)
+    assert next(u for u in found.users if u.email == six["email"]).rootRole == "Editor"
+    squad = next(g for g in found.groups if g.name == "Checkout squad")
+    members = next(g for g in groups if g["name"] == "Checkout squad")["users"]
+    assert squad.users == sorted(m["user"]["email"] or m["user"]["username"] for m in members)
+    owners = next(a for a in found.projectAccess if a.project == "web-shop" and a.role == "Owner")
+    assert "Checkout squad" in owners.groups and six["email"] in owners.users
+    assert len([u for u in access["users"] if 4 in u["roles"]]) == len(owners.users)
+    assert {"Admin", "Editor", "Viewer", "Owner", "Member"} <= {r.name for r in found.roles}
+    assert all(not r.permissions for r in found.roles)  # built-in: theirs are not read
+    assert found.apiTokens and not secrets_in(dump(found))
+    assert {"Beta testers", "EU customers"} <= {g.name for g in found.segments}
+    assert {"simple", "team"} <= {t.name for t in found.tagTypes}
+    assert [d.name for d in found.strategies] == ["byTenant"]  # the built-in ones left out
+    assert any(f.legalValues for f in found.contextFields)
+    assert {p.id for p in found.projects} >= {"default", "web-shop", "payments"}
+
+
+def test_a_custom_roles_permissions_by_name_and_environment(sandbox: SandboxProcess) -> None:
+    with sandbox.admin() as http:
+        made = http.post("/api/admin/roles", json={
+            "name": "Deployer", "description": "Ships flags",
+            "permissions": [{"name": "CREATE_FEATURE"},
+                            {"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "production"}],
+        })  # fmt: skip
+        assert made.status_code == 200, made.text
+    role = next(r for r in read(sandbox).roles if r.name == "Deployer")
+    assert (role.type, role.description) == ("custom", "Ships flags")
+    assert [str(p) for p in role.permissions] == [
+        "CREATE_FEATURE", "UPDATE_FEATURE_ENVIRONMENT@production"]  # fmt: skip
+
+
+def test_open_source_says_what_it_has_not(demo_sandbox: SandboxProcess, tmp_path: Path) -> None:
+    with SandboxProcess(tmp_path / "oss.sqlite3", "--demo", "--as-version", "8.2") as oss:
+        played = read(oss)
+    assert set(played.unread) == {"groups", "projectAccess"}
+    assert "Enterprise" in played.unread["groups"]
+    assert played.groups == [] and played.projectAccess == []
+    # open source lists no roles: the built-in root roles the users' list names
+    assert {(r.name, r.type) for r in played.roles} == {
+        ("Admin", "root"), ("Editor", "root"), ("Viewer", "root")}  # fmt: skip
+    found = compare(read(demo_sandbox), played, kinds=["groups", "project-access", "users"])
+    assert found.kinds == ("users",)
+    assert [k for k, _ in found.not_compared] == ["groups", "project-access"]
+
+
+def test_the_address_keeps_no_secret() -> None:
+    assert public_url("https://me:pw@unleash.example.com:4242/base/?token=x#y") == (
+        "https://unleash.example.com:4242/base"
+    )
