@@ -181,6 +181,14 @@ def commands() -> tuple[Command, ...]:
             "API tokens. Exit status 0 the same, 1 they differ, 2 bad usage or an unreadable "
             "file. Run `flagdesk diff --help`.",
         ),
+        Command(
+            "snapshot",
+            "write a server's configuration now to a snapshot file",
+            "One server's configuration (flags and their configuration, segments, context "
+            "fields, people and access, API tokens' metadata; never a secret) written to one "
+            "file, mode 0600, that `flagdesk diff` compares offline. Run `flagdesk snapshot "
+            "--help`.",
+        ),
     )
 
 
