@@ -174,12 +174,13 @@ def commands() -> tuple[Command, ...]:
         # ---- the comparison of snapshots (issue 37)
         Command(
             "diff",
-            "compare two snapshot files, or two environments of them",
-            "The differences of SOURCE from TARGET, two snapshot files (FILE or "
-            "FILE:ENVIRONMENT): projects, environments, flags and their strategies, segments, "
-            "context fields, tag types, custom strategies, users, groups, roles, project access, "
-            "API tokens. Exit status 0 the same, 1 they differ, 2 bad usage or an unreadable "
-            "file. Run `flagdesk diff --help`.",
+            "compare two servers or snapshot files, or two environments of them",
+            "The differences of SOURCE from TARGET, each a snapshot file or a profile's server "
+            "read now (FILE or PROFILE, :ENVIRONMENT for one environment): projects, "
+            "environments, flags and their strategies, segments, context fields, tag types, "
+            "custom strategies, users, groups, roles, project access, API tokens. Exit status 0 "
+            "the same, 1 they differ, 2 bad usage or an unreadable file. Run `flagdesk diff "
+            "--help`.",
         ),
         Command(
             "snapshot",

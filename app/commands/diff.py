@@ -1,10 +1,10 @@
-"""`flagdesk diff SOURCE TARGET`: the differences of one configuration from another, today
-between snapshot files (`app.snapshot`): the whole of two files, or two environments
-(`FILE:production FILE:staging`, the same file or two). Read only, no server, no journal.
+"""`flagdesk diff SOURCE TARGET`: the differences of one configuration from another
+(`app.snapshot`): snapshot files or live servers, whole or one environment each
+(`FILE:production PROFILE:staging`). Read only: nothing changed, nothing journaled.
 
-A side is `FILE` or `FILE:ENVIRONMENT`; `PROFILE[:ENVIRONMENT]`, a live server, is parsed
-(`parse_side`) and refused for now with a usage error saying so. No Qt, and light to import:
-pydantic and the snapshot package are imported by `run()`."""
+A side is `FILE`, `FILE:ENVIRONMENT`, `PROFILE` or `PROFILE:ENVIRONMENT` (`parse_side`); a
+profile's server is read now (`app.snapshot.read`), both sides at once. No Qt, and light to
+import: pydantic, the client and the snapshot package are imported by `run()`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.commands.connection import EXIT_OK, EXIT_USAGE, UsageError
-from app.commands.output import Output, echo
+from app.commands.output import Output, echo, run_job
 
 if TYPE_CHECKING:
     from app.snapshot.compare import Comparison
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: the sides differ
 EXIT_DIFFERENT = 1
+#: a server refused a read (not 1: a drift check must not take a refusal for a difference)
+EXIT_READ_REFUSED = 5
 
 DESCRIPTION = """\
 The differences of SOURCE from TARGET: projects, environments, flags (with their strategies,
@@ -33,10 +35,12 @@ strategies, users, groups, roles, project access and API tokens (never a secret)
   flagdesk diff SOURCE TARGET [--kinds K,K...] [--project P] [--tag TYPE:VALUE] [--name GLOB]
                 [--map-project A=B] [--map-env A=B] [--json | --markdown FILE]
 
-SOURCE and TARGET are snapshot files today (`schemaVersion` 1, as flagdesk saves them).
-FILE:ENVIRONMENT compares one environment: `snap.json:production snap.json:staging` shows how
-production differs from staging, in one file or two; a side without an environment takes the
-other's name. Reading a live server (PROFILE[:ENVIRONMENT]) is not there yet.
+SOURCE and TARGET are snapshot files (`schemaVersion` 1, as `flagdesk snapshot` writes them)
+or saved connection profiles, whose servers are read now. FILE:ENVIRONMENT or
+PROFILE:ENVIRONMENT compares one environment: `prod:production prod:staging` shows how
+production differs from staging; a side without an environment takes the other's name. A
+snapshot saved yesterday against the server today answers "what changed since" (drift). A
+list a side could not read (open source has no groups) is left out, and said.
 
 Objects are matched by name (a flag by its name, a user by email, ...), never by id; a flag's
 strategies by content (name, title and place, then name), so a strategy's id never counts. A
@@ -62,6 +66,9 @@ exit status:
   0  the same
   1  they differ
   2  bad usage, or a file that cannot be read (which file, where in it, what is wrong)
+  3  a server was unreachable
+  4  a profile's token was refused
+  5  a server refused a read (its message is printed)
 """
 
 
@@ -114,8 +121,8 @@ def pairs(values: list[str] | None, option: str) -> dict[str, str]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = DESCRIPTION
-    parser.add_argument("source", metavar="SOURCE", help="FILE or FILE:ENVIRONMENT")
-    parser.add_argument("target", metavar="TARGET", help="FILE or FILE:ENVIRONMENT")
+    parser.add_argument("source", metavar="SOURCE", help="FILE or PROFILE, [:ENVIRONMENT]")
+    parser.add_argument("target", metavar="TARGET", help="FILE or PROFILE, [:ENVIRONMENT]")
     parser.add_argument("--kinds", metavar="K,K", help="only these kinds (see above)")
     parser.add_argument("--project", action="append", metavar="P", help="only project P's")
     parser.add_argument("--tag", action="append", metavar="TYPE:VALUE",
@@ -132,10 +139,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Output("flagdesk", "diff", args.json)
+    return run_job(out, _diff(args, out))
+
+
+async def _diff(args: argparse.Namespace, out: Output) -> int:
+    from app.api.errors import ApiError, Forbidden, Unauthorized
+
     try:
-        comparison = _compare(args)
-    except UsageError as exc:
-        return out.fail(EXIT_USAGE, str(exc))
+        comparison = await _compare(args)
+    except ApiError as exc:
+        if isinstance(exc, (Unauthorized, Forbidden)):
+            raise
+        return out.fail(EXIT_READ_REFUSED, str(exc), http_status=exc.status)
     status = EXIT_OK if comparison.same else EXIT_DIFFERENT
     if out.as_json:
         out.update(**comparison.to_json())
@@ -158,19 +173,13 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _compare(args: argparse.Namespace) -> Comparison:
+async def _compare(args: argparse.Namespace) -> Comparison:
+    import asyncio
     from dataclasses import replace
 
     from app.snapshot.compare import KIND_KEYS, compare
 
     source, target = parse_side(args.source), parse_side(args.target)
-    for side in (source, target):
-        if side.profile is not None:
-            raise UsageError(
-                f"{side.text}: reading a live server (PROFILE[:ENVIRONMENT]) is not there yet; "
-                f"give a snapshot file, FILE or FILE:ENVIRONMENT (a file's name has a / or "
-                f"ends in .json)"
-            )
     kinds = None
     if args.kinds is not None:
         kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -182,7 +191,7 @@ def _compare(args: argparse.Namespace) -> Comparison:
             raise UsageError(f"--tag {tag}: write it as TYPE:VALUE (simple:beta)")
     map_project = pairs(args.map_project, "--map-project")
     map_env = pairs(args.map_env, "--map-env")
-    theirs, ours = _read(source), _read(target)
+    theirs, ours = await asyncio.gather(_read(source), _read(target))
     if source.environment or target.environment:
         if map_env:
             raise UsageError("--map-env and FILE:ENVIRONMENT say the same: give one of them")
@@ -197,14 +206,35 @@ def _compare(args: argparse.Namespace) -> Comparison:
     return replace(comparison, source=args.source, target=args.target)
 
 
-def _read(side: Side) -> Snapshot:
+async def _read(side: Side) -> Snapshot:
+    """The side's snapshot: its file loaded, or its profile's server read now."""
     from app.snapshot.files import SnapshotFileError, load
 
+    if side.profile is not None:
+        return await _read_live(side.profile)
     assert side.file is not None
     try:
         return load(side.file)
     except SnapshotFileError as exc:
         raise UsageError(str(exc)) from None
+
+
+async def _read_live(profile: str) -> Snapshot:
+    """The server of the saved profile `profile`, read now (`UsageError` for a profile that
+    is not saved, or whose token is missing: which, and how to store one)."""
+    from app.commands.connection import connection_from_args
+    from app.snapshot.read import read_snapshot
+
+    spec = connection_from_args(argparse.Namespace(
+        profile=profile, url=None, token_env="FLAGDESK_TOKEN",
+        client_token_env="FLAGDESK_CLIENT_TOKEN", ca_bundle=None, insecure=False,
+    ))  # fmt: skip
+    try:
+        client = spec.client()
+    except ValueError as exc:
+        raise UsageError(f"profile {profile!r}: {exc}") from None
+    async with client:
+        return await read_snapshot(client)
 
 
 def _environments(snapshot: Snapshot) -> list[str]:

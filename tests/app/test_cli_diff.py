@@ -2,7 +2,7 @@
 differ with the summary and the differences grouped; two environments of one file
 (`FILE:production FILE:staging`); `--json` the comparison's object; `--markdown FILE` written
 0600 and `-` printed; the filters and maps reaching the engine; and the usage errors (exit 2):
-a profile (a live server is not there yet), a file that is missing or no snapshot (the file,
+a profile that is not saved, a file that is missing or no snapshot (the file,
 the JSON path, the problem), an unknown kind, a bad map, an environment the file lacks."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 
 from app.snapshot.files import save
 from app.snapshot.model import Snapshot
+from sandbox.process import SandboxProcess
 from tests.app.snapshot_examples import environment, flag, shop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def flagdesk(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FLAGDESK_DATA_DIR": str(cwd / "data"),
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
+           "FLAGDESK_CONFIG_DIR": str(cwd / "config"), "PYTHONPATH": str(ROOT)}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "app", "diff", *map(str, args)],
         capture_output=True, text=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL, timeout=60,
@@ -152,9 +153,8 @@ def test_filters_and_maps_reach_the_engine(files: tuple[Path, Path], tmp_path: P
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("prod", "{target}"), "prod: reading a live server (PROFILE[:ENVIRONMENT]) is not "
-         "there yet; give a snapshot file"),
-        (("{source}", "prod:production"), "prod:production: reading a live server"),
+        (("prod", "{target}"), "No profile named 'prod' (profiles: none saved yet)"),
+        (("{source}", "prod:production"), "No profile named 'prod'"),
         (("{source}", "missing.json"), "missing.json: no such file"),
         (("{source}", "{target}", "--kinds", "flag"), "--kinds flag: choose among projects, "
          "environments, flags"),
@@ -224,3 +224,32 @@ def test_control_characters_in_names_are_shown_escaped(tmp_path: Path) -> None:
     as_json = flagdesk(source, target, "--json", cwd=tmp_path)
     assert "\x9b" not in as_json.stdout and "\\u009b31m" in as_json.stdout
     assert json.loads(as_json.stdout)["differences"][0]["object"] == f"seg{HOSTILE}"
+
+
+def test_a_live_server_against_its_snapshot_and_two_of_its_environments(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A profile's server read now: the same as the snapshot just taken (exit 0); after a
+    change on the server, "what changed since" (exit 1, the change named)."""
+    env = {**os.environ, "FLAGDESK_CONFIG_DIR": str(tmp_path / "config"),
+           "FLAGDESK_TOKEN": sandbox.admin_token, "PYTHONPATH": str(ROOT)}  # fmt: skip
+    added = subprocess.run(
+        [sys.executable, "-m", "app", "profiles", "add", "demo", "--url", sandbox.url,
+         "--token-store", "file"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    taken = subprocess.run(
+        [sys.executable, "-m", "app", "snapshot", "--profile", "demo", "-o",
+         str(tmp_path / "before.json")],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert taken.returncode == 0, taken.stderr
+    same = flagdesk(tmp_path / "before.json", "demo", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    with sandbox.admin() as http:
+        made = http.post("/api/admin/segments", json={"name": "Night owls", "constraints": []})
+        assert made.status_code == 201, made.text
+    since = flagdesk("demo", tmp_path / "before.json", "--kinds", "segments", cwd=tmp_path)
+    assert since.returncode == 1, since.stdout + since.stderr
+    assert "Night owls" in since.stdout and "only in source" in since.stdout
