@@ -40,6 +40,7 @@ from sandbox.routes import (
     server_info,
     users,
 )
+from sandbox.routes import flag_config as flag_config_area
 from sandbox.routes import groups as groups_area
 from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
@@ -122,6 +123,8 @@ def create_app(
     # project access (Pro and Enterprise): served with the groups, never for a played release
     if groups and played is None:
         areas.append(project_access_area)
+    # flag configuration (issue 37 slice 1): open source, served as every release has it
+    areas.append(flag_config_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -97,6 +97,9 @@ _INACTIVE_JSON = (
 #: 2099-01-01T00:00:00Z, as the 8.2 peer's own
 PAT_DEFAULT_EXPIRY = 4_070_908_800_000
 
+#: (migration 12 -> 13) a strategy's segments by id: the statement the segments slice runs too
+STRATEGY_SEGMENTS = "CREATE TABLE IF NOT EXISTS strategy_segments (strategy_id TEXT NOT NULL, segment_id INTEGER NOT NULL, PRIMARY KEY (strategy_id, segment_id));"  # noqa: E501
+
 MIGRATIONS: list[str] = [
     # 0 -> 1: the first schema
     """
@@ -490,6 +493,38 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER roles_sequence AFTER INSERT ON roles BEGIN
         UPDATE role_sequence SET last = max(last, NEW.id);
     END;
+    """,
+    # 12 -> 13 (flag configuration, issue 37 slice 1): which environments each project has
+    # (`project_environments`; a new project gets every environment, as Unleash gives it the
+    # enabled ones, by trigger whoever inserts it), a flag's own stale mark (NULL: never set,
+    # the age rule decides), the variants of a flag in an environment and of a strategy (JSON
+    # arrays), a strategy's segments by id (the table the segments slice makes too), and the
+    # `preData`/`data` Unleash records with an event (`event_data`, one row per such event)
+    f"""
+    CREATE TABLE project_environments (
+        project TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        PRIMARY KEY (project, environment)
+    );
+    INSERT INTO project_environments(project, environment)
+    SELECT p.id, e.name FROM projects p, environments e;
+    CREATE TRIGGER project_environments_added AFTER INSERT ON projects BEGIN
+        INSERT OR IGNORE INTO project_environments(project, environment)
+        SELECT NEW.id, name FROM environments;
+    END;
+    CREATE TRIGGER project_environments_removed AFTER DELETE ON projects BEGIN
+        DELETE FROM project_environments WHERE project = OLD.id;
+    END;
+    ALTER TABLE features ADD COLUMN stale INTEGER;
+    ALTER TABLE feature_environments ADD COLUMN variants TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE strategies ADD COLUMN variants TEXT NOT NULL DEFAULT '[]';
+    CREATE INDEX strategies_feature_environment ON strategies(feature, environment, sort_order);
+    {STRATEGY_SEGMENTS}
+    CREATE TABLE event_data (
+        event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+        pre_data TEXT,
+        data TEXT
+    );
     """,
 ]
 
