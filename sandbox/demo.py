@@ -868,7 +868,7 @@ def has_strategy_variants(i: int) -> bool:
 
 def has_flag_variants(i: int) -> bool:
     """The flags with variants of their own in production, and in no other environment."""
-    return i % 8 == 4
+    return i % 8 == 5
 
 
 def _flag_configuration(

@@ -109,8 +109,12 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
     return Refusal(400, "ValidationError", summary, details, by="bare" if malformed else "checks")
 
 
-#: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body)
-ANY_CONTENT_TYPE = re.compile(r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete))$")
+#: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body;
+#: so is turning a flag on or off in an environment: flag configuration, issue 37 slice 1)
+ANY_CONTENT_TYPE = re.compile(
+    r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete)"
+    r"|projects/[^/]+/features/[^/]+/environments/[^/]+/(on|off))$"
+)
 
 
 class JsonContentTypeGuard:
