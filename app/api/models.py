@@ -1574,7 +1574,8 @@ class UpdateFeature(Request):
 
     name: OneLine | None = None
     description: Text | None = None
-    type: FeatureType | Literal["sunset"] | None = None
+    type: Literal["experiment", "kill-switch", "release", "operational", "permission",
+                  "sunset"] | None = None
     stale: bool | None = None
     archived: bool | None = None
     impressionData: bool | None = None
