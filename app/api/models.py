@@ -1574,8 +1574,10 @@ class UpdateFeature(Request):
 
     name: OneLine | None = None
     description: Text | None = None
-    type: Literal["experiment", "kill-switch", "release", "operational", "permission",
-                  "sunset"] | None = None
+    type: (
+        Literal["experiment", "kill-switch", "release", "operational", "permission", "sunset"]
+        | None
+    ) = None
     stale: bool | None = None
     archived: bool | None = None
     impressionData: bool | None = None

@@ -103,15 +103,21 @@ def test_a_project_loses_an_environment_and_its_configuration_there(
     body = assert_error(admin.get(STRATEGIES.format("web-shop", flag, "staging")), 404,
                         "NotFoundError")  # fmt: skip
     assert body["message"] == f"Feature {flag} does not have environment staging"
-    assert sql(sandbox, "SELECT count(*) FROM strategies s JOIN features f ON f.name = s.feature"
-               " WHERE f.project = 'web-shop' AND s.environment = 'staging'") == [(0,)]
+    assert sql(
+        sandbox,
+        "SELECT count(*) FROM strategies s JOIN features f ON f.name = s.feature"
+        " WHERE f.project = 'web-shop' AND s.environment = 'staging'",
+    ) == [(0,)]
     assert sql(sandbox, "SELECT count(*) FROM strategy_segments") == [(0,)]
     # another project keeps it
     other = live_flags(admin, "payments")[0]
     assert ok(admin.get(STRATEGIES.format("payments", other, "staging")))
     # a strategy there now: the project lacks the environment
-    body = assert_error(admin.post(STRATEGIES.format("web-shop", flag, "staging"),
-                                   json={"name": "default"}), 400, "ValidationError")
+    body = assert_error(
+        admin.post(STRATEGIES.format("web-shop", flag, "staging"), json={"name": "default"}),
+        400,
+        "ValidationError",
+    )
     assert body["message"] == "You have not added the current environment to the project"
 
     # back again: every flag of the project in it, off, with no strategy
@@ -124,14 +130,23 @@ def test_a_project_loses_an_environment_and_its_configuration_there(
     assert [(e["project"], e["environment"]) for e in events(sandbox, "project-environment-added")
             ] == [("web-shop", "staging")]  # fmt: skip
 
-    body = assert_error(admin.post(PROJECT.format("web-shop") + "/environments",
-                                   json={"environment": "staging"}), 409, "NameExistsError")
+    body = assert_error(
+        admin.post(PROJECT.format("web-shop") + "/environments", json={"environment": "staging"}),
+        409,
+        "NameExistsError",
+    )
     assert body["message"] == "web-shop already has the environment staging enabled"
-    body = assert_error(admin.post(PROJECT.format("web-shop") + "/environments",
-                                   json={"environment": "qa"}), 400, "ValidationError")
+    body = assert_error(
+        admin.post(PROJECT.format("web-shop") + "/environments", json={"environment": "qa"}),
+        400,
+        "ValidationError",
+    )
     assert body["message"] == "Environment qa does not exist"
-    body = assert_error(admin.post(PROJECT.format("nope") + "/environments",
-                                   json={"environment": "staging"}), 404, "NotFoundError")
+    body = assert_error(
+        admin.post(PROJECT.format("nope") + "/environments", json={"environment": "staging"}),
+        404,
+        "NotFoundError",
+    )
     assert body["message"] == "Could not find project with id nope"
     assert_error(admin.post(PROJECT.format("web-shop") + "/environments", json={}), 400,
                  "ValidationError")  # fmt: skip
@@ -170,10 +185,12 @@ def test_a_flags_configuration(admin: httpx.Client) -> None:
 def test_unknown_projects_flags_and_environments(admin: httpx.Client) -> None:
     flag = live_flags(admin, "web-shop")[0]
     body = assert_error(admin.get(FLAG.format("web-shop", "nope")), 404, "NotFoundError")
-    assert body["message"] == "There's no feature named \"nope\" in project \"web-shop\"."
+    assert body["message"] == 'There\'s no feature named "nope" in project "web-shop".'
     body = assert_error(admin.get(FLAG.format("payments", flag)), 404, "NotFoundError")
-    assert body["message"] == (f"There's no feature named \"{flag}\" in project \"payments\", "
-                               "but there's a feature with that name in project \"web-shop\"")
+    assert body["message"] == (
+        f'There\'s no feature named "{flag}" in project "payments", '
+        'but there\'s a feature with that name in project "web-shop"'
+    )
     body = assert_error(admin.get(FLAG_ENV.format("web-shop", flag, "qa")), 404, "NotFoundError")
     assert body["message"] == f"Could not find {flag} in qa"
     body = assert_error(admin.post(FLAG_ENV.format("web-shop", flag, "qa") + "/on"), 404,
@@ -190,7 +207,7 @@ def test_unknown_projects_flags_and_environments(admin: httpx.Client) -> None:
     assert body["message"] == "Could not find strategy with id x-1"
     body = assert_error(admin.get(VARIANTS.format("nope", flag, "production")), 404,
                         "NotFoundError")  # fmt: skip
-    assert body["message"].startswith(f"There's no feature named \"{flag}\" in project \"nope\"")
+    assert body["message"].startswith(f'There\'s no feature named "{flag}" in project "nope"')
     # an archived flag's configuration is not read here
     admin.delete(FLAG.format("web-shop", flag))
     body = assert_error(admin.get(FLAG.format("web-shop", flag)), 404, "NotFoundError")
@@ -205,8 +222,18 @@ def test_unknown_projects_flags_and_environments(admin: httpx.Client) -> None:
 
 def test_metadata_put_patch_and_stale(sandbox: SandboxProcess, admin: httpx.Client) -> None:
     new_flag(admin, "default", "meta-flag")
-    put = m.Feature.model_validate(ok(admin.put(FLAG.format("default", "meta-flag"), json={
-        "description": "Checkout copy", "type": "kill-switch", "impressionData": True})))
+    put = m.Feature.model_validate(
+        ok(
+            admin.put(
+                FLAG.format("default", "meta-flag"),
+                json={
+                    "description": "Checkout copy",
+                    "type": "kill-switch",
+                    "impressionData": True,
+                },
+            )
+        )
+    )
     assert (put.description, put.type, put.impressionData, put.stale) == (
         "Checkout copy", "kill-switch", True, False)  # fmt: skip
     [updated] = events(sandbox, "feature-metadata-updated")
@@ -230,8 +257,14 @@ def test_metadata_put_patch_and_stale(sandbox: SandboxProcess, admin: httpx.Clie
     assert (stale_on["project"], stale_on["feature"]) == ("default", "meta-flag")
     config = m.Feature.model_validate(ok(admin.get(FLAG.format("default", "meta-flag"))))
     assert config.stale is True and config.description == "Patched"
-    body = assert_error(admin.patch(FLAG.format("default", "meta-flag"), json=[
-        {"op": "add", "path": "/variants/0", "value": {}}]), 403, "OperationDeniedError")
+    body = assert_error(
+        admin.patch(
+            FLAG.format("default", "meta-flag"),
+            json=[{"op": "add", "path": "/variants/0", "value": {}}],
+        ),
+        403,
+        "OperationDeniedError",
+    )
     assert "/variants" in body["message"]
     body = assert_error(admin.patch(FLAG.format("default", "meta-flag"), json=[
         {"op": "remove", "path": "/nothing"}]), 400, "ValidationError")  # fmt: skip
@@ -269,8 +302,10 @@ def test_on_and_off(sandbox: SandboxProcess, admin: httpx.Client) -> None:
     [added] = events(sandbox, "feature-strategy-add")
     assert added["data"]["parameters"] == {"rollout": "100", "stickiness": "default",
                                            "groupId": "switch"}  # fmt: skip
-    strategies = [m.FeatureStrategy.model_validate(s)
-                  for s in ok(admin.get(STRATEGIES.format("default", "switch", "production")))]
+    strategies = [
+        m.FeatureStrategy.model_validate(s)
+        for s in ok(admin.get(STRATEGIES.format("default", "switch", "production")))
+    ]
     assert [(s.name, s.parameters["rollout"]) for s in strategies] == [("flexibleRollout", "100")]
     ok(admin.post(where + "/on"))
     assert len(events(sandbox, "feature-environment-enabled", "switch")) == 1
@@ -328,16 +363,25 @@ def test_strategies(sandbox: SandboxProcess, admin: httpx.Client) -> None:
         {"op": "remove", "path": "/variants/1"}])))  # fmt: skip
     assert patched.title == "Beta" and patched.parameters["rollout"] == "75"
     assert [(v.name, v.weight) for v in patched.variants] == [("a", 1000)]
-    assert_error(admin.patch(f"{where}/{first.id}", json=[
-        {"op": "replace", "path": "/variants/0/weight", "value": 5000}]), 400, "ValidationError")
+    assert_error(
+        admin.patch(
+            f"{where}/{first.id}",
+            json=[{"op": "replace", "path": "/variants/0/weight", "value": 5000}],
+        ),
+        400,
+        "ValidationError",
+    )
 
     # another flag's strategy is not this flag's
     new_flag(admin, "default", "other")
     body = assert_error(admin.get(STRATEGIES.format("default", "other", "staging")
                                   + f"/{first.id}"), 403, "NoAccessError")  # fmt: skip
     assert first.id in body["message"]
-    body = assert_error(admin.delete(STRATEGIES.format("default", "other", "staging")
-                                     + f"/{first.id}"), 403, "InvalidOperationError")
+    body = assert_error(
+        admin.delete(STRATEGIES.format("default", "other", "staging") + f"/{first.id}"),
+        403,
+        "InvalidOperationError",
+    )
     assert body["message"] == "You can not change the featureName for an activation strategy."
 
     # deleting: its segments' rows go; with none left enabled the environment is off
@@ -411,8 +455,9 @@ def variant_flag(http: httpx.Client) -> tuple[str, str]:
 
 def test_variants_per_environment(sandbox: SandboxProcess, admin: httpx.Client) -> None:
     project, flag = variant_flag(admin)
-    prod = m.FeatureVariants.model_validate(ok(admin.get(VARIANTS.format(project, flag,
-                                                                         "production"))))
+    prod = m.FeatureVariants.model_validate(
+        ok(admin.get(VARIANTS.format(project, flag, "production")))
+    )
     assert [(v.name, v.weight, v.weightType) for v in prod.variants] == [
         ("blue", 700, "variable"), ("green", 300, "fix")]  # fmt: skip
     where = VARIANTS.format(project, flag, "staging")
@@ -422,8 +467,7 @@ def test_variants_per_environment(sandbox: SandboxProcess, admin: httpx.Client) 
         {"name": "two", "weight": 0, "weightType": "variable"}])))  # fmt: skip
     assert [(v.name, v.weight) for v in put.variants] == [("one", 500), ("two", 500)]
     [saved] = events(sandbox, "feature-environment-variants-updated")
-    assert (saved["project"], saved["feature"], saved["environment"]) == (project, flag,
-                                                                           "staging")
+    assert (saved["project"], saved["feature"], saved["environment"]) == (project, flag, "staging")
     assert saved["pre_data"] == {"variants": []}
     assert [v["name"] for v in saved["data"]["variants"]] == ["one", "two"]
 
@@ -437,7 +481,10 @@ def test_variants_per_environment(sandbox: SandboxProcess, admin: httpx.Client) 
         ("one", 900, "userId"), ("three", 100, "default")]  # fmt: skip
     config = m.Feature.model_validate(ok(admin.get(FLAG.format(project, flag))))
     assert {e.name: [v.name for v in e.variants] for e in config.environments} == {
-        "development": [], "staging": ["one", "three"], "production": ["blue", "green"]}
+        "development": [],
+        "staging": ["one", "three"],
+        "production": ["blue", "green"],
+    }
     body = assert_error(admin.patch(where, json=[{"op": "remove", "path": "/9"}]), 400,
                         "ValidationError")  # fmt: skip
     assert body["message"].startswith("Could not apply provided patch")
@@ -453,8 +500,9 @@ def test_variants_per_environment(sandbox: SandboxProcess, admin: httpx.Client) 
     new_flag(admin, "default", "plain")
     body = assert_error(admin.put(VARIANTS.format("default", "plain", "production"), json=[]),
                         403, "InvalidOperationError")  # fmt: skip
-    assert body["message"] == ("Environment variants deprecated for feature: plain. "
-                               "Use strategy variants instead.")
+    assert body["message"] == (
+        "Environment variants deprecated for feature: plain. Use strategy variants instead."
+    )
 
 
 def test_a_viewer_reads_but_does_not_change(sandbox: SandboxProcess) -> None:
@@ -478,14 +526,21 @@ def test_a_viewer_reads_but_does_not_change(sandbox: SandboxProcess) -> None:
 
 def test_the_demos_environments_differ(demo_sandbox: SandboxProcess) -> None:
     with demo_sandbox.admin() as http:
-        configs = [m.Feature.model_validate(ok(http.get(FLAG.format(p, name))))
-                   for p in ("web-shop", "default", "payments") for name in live_flags(http, p)]
+        configs = [
+            m.Feature.model_validate(ok(http.get(FLAG.format(p, name))))
+            for p in ("web-shop", "default", "payments")
+            for name in live_flags(http, p)
+        ]
+
     def envs(f: m.Feature) -> dict[str, m.FeatureEnvironment]:
         return {e.name: e for e in f.environments}
 
     assert all(list(envs(f)) == ["development", "staging", "production"] for f in configs)
-    on_dev_off_prod = [f.name for f in configs
-                       if envs(f)["development"].enabled and not envs(f)["production"].enabled]
+    on_dev_off_prod = [
+        f.name
+        for f in configs
+        if envs(f)["development"].enabled and not envs(f)["production"].enabled
+    ]
     assert len(on_dev_off_prod) >= 3
 
     def rollout(f: m.Feature, env: str) -> str:
