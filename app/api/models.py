@@ -1606,3 +1606,10 @@ class Patches(RootModel[list[Patch]]):
     """patchesSchema: a JSON Patch document (`PATCH` of a flag, a strategy, variants)."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+class FeatureStrategies(RootModel[list[FeatureStrategy]]):
+    """`GET .../environments/:env/strategies`: a flag's strategies in one environment, in their
+    order."""
+
+    model_config = ConfigDict(defer_build=True)
