@@ -1538,8 +1538,9 @@ class VariantBody(Request):
 
 
 class UpdateFeatureStrategy(Request):
-    """updateFeatureStrategySchema: `PUT .../strategies/:id` (what is left out is kept, but the
-    parameters: Unleash sets them to what is sent, with a gradual rollout's defaults)."""
+    """updateFeatureStrategySchema: `PUT .../strategies/:id` (the name, title and disabled
+    left out are kept; the parameters, constraints and variants are what is sent, none when
+    left out; `sortOrder` is not changed by it, as on Unleash)."""
 
     name: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
     title: OneLine | None = None

@@ -52,7 +52,11 @@ async def remove_project_environment(call: Call[None]) -> Response:
 
 
 async def feature(call: Call[None]) -> Response:
-    return json_response(call.store.feature_configuration(call.path("project"), call.path("name")))
+    with_variants = call.request.query_params.get("variantEnvironments") == "true"
+    project, name = call.path("project"), call.path("name")
+    return json_response(
+        call.store.feature_configuration(project, name, with_variants=with_variants)
+    )
 
 
 async def update_feature(call: Call[m.UpdateFeature]) -> Response:

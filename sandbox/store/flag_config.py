@@ -32,6 +32,7 @@ from typing import Any
 from app.api import models as m
 from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt, to_wire_time
 from sandbox.store.features import Features
+from sandbox.store.users import bad_data
 
 #: the strategy Unleash adds when a flag is turned on where it has no enabled strategy
 #: (`getDefaultStrategy`): a gradual rollout to everyone
@@ -91,10 +92,10 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
         raise PatchFailed("the whole document cannot be removed")
     parent, last = _parent(doc, parts, path)
     if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchFailed(f"nothing at {path}")
-        return doc, parent.pop(last)
+        return doc, parent.pop(last, None)
     if isinstance(parent, list):
+        if last.isdigit() and int(last) >= len(parent):
+            return doc, None
         return doc, parent.pop(_index(parent, last, path, adding=False))
     raise PatchFailed(f"nothing at {path}")
 
@@ -105,8 +106,6 @@ def _add(doc: Any, path: str, value: Any, *, replace: bool = False) -> Any:
         return value
     parent, last = _parent(doc, parts, path)
     if isinstance(parent, dict):
-        if replace and last not in parent:
-            raise PatchFailed(f"nothing at {path} to replace")
         parent[last] = value
     elif isinstance(parent, list):
         index = _index(parent, last, path, adding=not replace)
@@ -121,7 +120,10 @@ def _add(doc: Any, path: str, value: Any, *, replace: bool = False) -> Any:
 
 def apply_patch(document: Any, operations: Sequence[m.Patch]) -> Any:
     """`document` (not changed) with the JSON Patch `operations` applied in order: add,
-    remove, replace, move, copy and test, on objects and arrays (`/0`, `/-`)."""
+    remove, replace, move, copy and test, on objects and arrays (`/0`, `/-`). As Unleash's
+    fast-json-patch (which does not validate) does it, removing a member or an item that is
+    not there does nothing and replacing a member that is not there adds it; a path through
+    nothing, an index past the end (but to add there) or a failed test is `PatchFailed`."""
     doc = copy.deepcopy(document)
     for op in operations:
         value = copy.deepcopy(op.value)
@@ -154,10 +156,10 @@ def fix_variant_weights(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
     variable = [dict(v) for v in variants if v.get("weightType") == "variable"]
     fixed = [dict(v) for v in variants if v.get("weightType") == "fix"]
     if not variable:
-        raise bad_request('There must be at least one "variable" variant')
+        raise bad_data('There must be at least one "variable" variant')
     fixed_total = sum(int(v["weight"]) for v in fixed)
     if fixed_total > 1000:
-        raise bad_request("The traffic distribution total must equal 100%")
+        raise bad_data("The traffic distribution total must equal 100%")
     share, remainder = divmod(1000 - fixed_total, len(variable))
     for v in variable:
         v["weight"] = share + (1 if remainder > 0 else 0)
@@ -298,7 +300,7 @@ class FlagConfig(Features):
         """`GET /api/admin/environments/:name`; 404 with Unleash's words."""
         row = self.conn.execute("SELECT * FROM environments WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise not_found(f"Could not find environment with name {name}")
+            raise not_found(f"Could not find environment with name: {name}")
         return self._environment(row)
 
     def project_environments(self, project: str) -> m.EnvironmentsProject:
@@ -333,12 +335,13 @@ class FlagConfig(Features):
 
     def add_project_environment(self, project: str, environment: str, by: Principal) -> None:
         """`POST /api/admin/projects/:p/environments`: the project gets the environment, and
-        each of its flags (archived ones too) a place in it, off; 404 for an unknown project,
-        400 for an unknown environment, 409 when the project has it."""
-        self._project_row(project)
+        each of its flags (archived ones too) a place in it, off; 404 "No project found", 400
+        for an unknown environment, 409 when the project has it (8.2's words, measured)."""
+        if self.conn.execute("SELECT 1 FROM projects WHERE id = ?", (project,)).fetchone() is None:
+            raise not_found("No project found")
         known = self.conn.execute("SELECT 1 FROM environments WHERE name = ?", (environment,))
         if known.fetchone() is None:
-            raise bad_request(f"Environment {environment} does not exist")
+            raise bad_data(f"Environment {environment} does not exist")
         with self.tx() as c:
             if c.execute("SELECT 1 FROM project_environments WHERE project = ? AND environment = ?",
                          (project, environment)).fetchone():  # fmt: skip
@@ -385,26 +388,31 @@ class FlagConfig(Features):
 
     # ------------------------------------------------------------------ a flag's configuration
 
-    def _environment_of(self, row: sqlite3.Row, flag: sqlite3.Row) -> m.FeatureEnvironment:
+    def _environment_of(
+        self, row: sqlite3.Row, flag: sqlite3.Row, with_variants: bool
+    ) -> m.FeatureEnvironment:
+        """One environment of a flag's configuration, with the fields 8.2 sends (measured)."""
         strategies = [
             self._strategy(s)
             for s in self._strategy_rows(flag["project"], flag["name"], row["environment"])
         ]
-        variants = json.loads(row["variants"])
-        return m.FeatureEnvironment(
-            name=row["environment"], environment=row["environment"], featureName=flag["name"],
-            type=row["type"], enabled=bool(row["enabled"]), sortOrder=row["sort_order"] or 0,
-            variantCount=len(variants),
+        env = m.FeatureEnvironment(
+            name=row["environment"], lastSeenAt=to_dt(row["last_seen_at"]),
+            enabled=bool(row["enabled"]), type=row["type"], sortOrder=row["sort_order"] or 0,
             strategies=[m.FeatureStrategy.model_validate(s) for s in strategies],
-            variants=[m.Variant.model_validate(v) for v in variants],
-            lastSeenAt=to_dt(row["last_seen_at"]), hasStrategies=bool(strategies),
-            hasEnabledStrategies=any(not s["disabled"] for s in strategies),
         )  # fmt: skip
+        if with_variants:
+            env.variants = [m.Variant.model_validate(v) for v in json.loads(row["variants"])]
+        return env
 
-    def feature_configuration(self, project: str, name: str) -> m.Feature:
+    def feature_configuration(
+        self, project: str, name: str, *, with_variants: bool = True
+    ) -> m.Feature:
         """`GET /api/admin/projects/:p/features/:name` (featureSchema): the flag with each of
-        its environments (in their sort order): enabled, strategies in their order, variants.
-        An archived flag is 404, as Unleash reads only live ones here."""
+        its environments (in their sort order): enabled, strategies in their order, and with
+        `?variantEnvironments=true` (`with_variants`) its variants there; the fields 8.2 sends
+        (measured), but its creator, collaborators, links and lifecycle. An archived flag is
+        404, as Unleash reads only live ones here."""
         flag = self._flag_of_project(project, name)
         if flag["archived_at"] is not None:
             raise not_found(f"Could not find feature flag with name {name}")
@@ -415,10 +423,7 @@ class FlagConfig(Features):
             (name,),
         ).fetchall()
         answer = self._metadata_answer(flag)
-        answer.enabled = False
-        answer.favorite = False
-        answer.environments = [self._environment_of(r, flag) for r in rows]
-        answer.variants = []
+        answer.environments = [self._environment_of(r, flag, with_variants) for r in rows]
         answer.dependencies = []
         answer.children = []
         return answer
@@ -435,6 +440,7 @@ class FlagConfig(Features):
         for s in self._strategy_rows(project, name, environment):
             public = self._strategy(s)
             public["featureName"] = name
+            del public["segments"]  # (8.2 sends them not here: measured)
             strategies.append(m.FeatureStrategy.model_validate(public))
         return m.FeatureEnvironment(
             name=flag["name"],
@@ -465,14 +471,14 @@ class FlagConfig(Features):
     def update_feature(
         self, project: str, name: str, req: m.UpdateFeature, by: Principal
     ) -> m.Feature:
-        """`PUT /api/admin/projects/:p/features/:name`: Unleash's defaults for what is left
-        out (type `release`, not stale, no impression data; the description kept); no stale
-        event (only `PATCH` and `POST .../stale` record one)."""
+        """`PUT /api/admin/projects/:p/features/:name`: what is left out is Unleash's default
+        (type `release`, not stale, no impression data, no description: measured on 8.2); no
+        stale event (only `PATCH` and `POST .../stale` record one)."""
         if req.name is not None and req.name != name:
-            raise bad_request("Cannot change name of feature flag")
+            raise bad_data("Cannot change name of feature flag")
         before = self._flag_of_project(project, name)
         fields = {
-            "description": before["description"] if req.description is None else req.description,
+            "description": req.description,
             "type": req.type or "release", "stale": bool(req.stale),
             "impressionData": bool(req.impressionData),
         }  # fmt: skip
@@ -497,9 +503,9 @@ class FlagConfig(Features):
         try:
             patched = apply_patch(doc, ops)
         except PatchFailed as exc:
-            raise bad_request(f"Could not apply provided patch: {exc}") from None
+            raise bad_data(f"Could not apply provided patch: {exc}") from None
         if not isinstance(patched, dict) or patched.get("name", name) != name:
-            raise bad_request("Cannot change name of feature flag")
+            raise bad_data("Cannot change name of feature flag")
         checked = _check_metadata(patched)
         with self.tx() as c:
             after = self._write_metadata(c, before, checked, by)
@@ -661,7 +667,7 @@ class FlagConfig(Features):
             (project, environment),
         ).fetchone()
         if has is None or self._flag_environment(feature, environment) is None:
-            raise bad_request("You have not added the current environment to the project")
+            raise bad_data("You have not added the current environment to the project")
         with self.tx() as c:
             strategy_id = self._insert_strategy(c, project, feature, environment, req, by)
         return self.feature_strategy(project, feature, environment, strategy_id)
@@ -684,8 +690,8 @@ class FlagConfig(Features):
 
     def strategy_belongs(self, project: str, feature: str, strategy_id: str) -> bool:
         """Unleash's `strategyBelongsToFeatureAndProject` (its GET and PATCH answer 403 with
-        no body when not)."""
-        row = self._strategy_row(strategy_id, f"Could not find strategy with id={strategy_id}")
+        no body when not); an unknown id is 404 "Could not find strategy with id: ..."."""
+        row = self._strategy_row(strategy_id, f"Could not find strategy with id: {strategy_id}")
         return bool(row["project"] == project and row["feature"] == feature)
 
     def feature_strategy(
@@ -693,11 +699,11 @@ class FlagConfig(Features):
     ) -> m.FeatureStrategy:
         """One strategy by id (Unleash's `getStrategy`: the environment in the path is not
         checked)."""
-        row = self._strategy_row(strategy_id, f"Could not find strategy with id={strategy_id}")
+        row = self._strategy_row(strategy_id, f"Could not find strategy with id: {strategy_id}")
         return m.FeatureStrategy.model_validate(self._strategy(row))
 
     def _owned_strategy(self, project: str, feature: str, strategy_id: str) -> sqlite3.Row:
-        row = self._strategy_row(strategy_id, f"Could not find strategy with id {strategy_id}")
+        row = self._strategy_row(strategy_id, f"Could not find strategy with id={strategy_id}")
         if row["project"] != project:
             raise Refusal(
                 403,
@@ -721,9 +727,12 @@ class FlagConfig(Features):
         req: m.UpdateFeatureStrategy,
         by: Principal,
     ) -> m.FeatureStrategy:
-        """`PUT .../strategies/:id` (updateFeatureStrategySchema): what is left out is kept but
-        the parameters, which become what is sent (with a gradual rollout's defaults); an
-        update that leaves no strategy enabled turns the environment off."""
+        """`PUT .../strategies/:id` (updateFeatureStrategySchema) as Unleash's
+        `mapStrategyUpdate` writes it: the name, title and disabled kept when left out (or
+        null), the parameters, constraints and variants what is sent (none when left out; a
+        gradual rollout's parameters with their defaults), the segments replaced when a list is
+        sent, the sort order never (set-sort-order does that); an update that leaves no
+        strategy enabled turns the environment off."""
         before = self._owned_strategy(project, feature, strategy_id)
         pre = self._strategy(before)
         sets: dict[str, Any] = {
@@ -735,28 +744,23 @@ class FlagConfig(Features):
             sets["title"] = req.title
         if req.disabled is not None:
             sets["disabled"] = int(req.disabled)
-        if req.sortOrder is not None:
-            sets["sort_order"] = req.sortOrder
-        if req.constraints is not None:
-            sets["constraints"] = json.dumps([k.model_dump() for k in req.constraints])
-        if req.variants is not None:
-            _unique_names(req.variants, "variants")
-            sets["variants"] = json.dumps(
-                fix_variant_weights([_variant_json(v) for v in req.variants])
-            )
+        constraints = req.constraints or []
+        sets["constraints"] = json.dumps([k.model_dump() for k in constraints])
+        _unique_names(req.variants or [], "variants")
+        sets["variants"] = json.dumps(
+            fix_variant_weights([_variant_json(v) for v in req.variants or []])
+        )
         env = before["environment"]
         with self.tx() as c:
             assignments = ", ".join(f"{k} = ?" for k in sets)
             c.execute(f"UPDATE strategies SET {assignments} WHERE id = ?",
                       (*sets.values(), strategy_id))  # fmt: skip
-            if req.constraints is not None:
-                c.execute("DELETE FROM strategy_context_fields WHERE strategy_id = ?",
-                          (strategy_id,))  # fmt: skip
-                c.executemany(
-                    "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name)"
-                    " VALUES(?, ?)",
-                    [(strategy_id, k.contextName) for k in req.constraints],
-                )
+            c.execute("DELETE FROM strategy_context_fields WHERE strategy_id = ?", (strategy_id,))
+            c.executemany(
+                "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name)"
+                " VALUES(?, ?)",
+                [(strategy_id, k.contextName) for k in constraints],
+            )
             if req.segments is not None:
                 c.execute("DELETE FROM strategy_segments WHERE strategy_id = ?", (strategy_id,))
                 c.executemany(
@@ -787,7 +791,7 @@ class FlagConfig(Features):
         try:
             patched = apply_patch(self._strategy(row), ops)
         except PatchFailed as exc:
-            raise bad_request(f"Could not apply provided patch: {exc}") from None
+            raise bad_data(f"Could not apply provided patch: {exc}") from None
         try:
             req = m.UpdateFeatureStrategy.model_validate(patched)
         except Exception as exc:  # pydantic's ValidationError: what is wrong, where
@@ -797,11 +801,8 @@ class FlagConfig(Features):
     def delete_strategy(
         self, project: str, feature: str, environment: str, strategy_id: str, by: Principal
     ) -> None:
-        """`DELETE .../strategies/:id`: an unknown id is 200 with nothing done (as Unleash);
-        its segments' rows go with it; with no strategy left enabled the environment is off."""
-        if self.conn.execute("SELECT 1 FROM strategies WHERE id = ?", (strategy_id,)).fetchone() \
-                is None:  # fmt: skip
-            return
+        """`DELETE .../strategies/:id`: 404 for an unknown id (8.2, measured); its segments'
+        rows go with it; with no strategy left enabled the environment is off."""
         row = self._owned_strategy(project, feature, strategy_id)
         pre = self._strategy(row)
         with self.tx() as c:
@@ -827,7 +828,7 @@ class FlagConfig(Features):
         and after."""
         before = [s.id for s in self.feature_strategies(project, feature, environment)]
         if any(o.id not in before for o in orders):
-            raise bad_request("trying to change strategies for environment via update sortOrder")
+            raise bad_data("trying to change strategies for environment via update sortOrder")
         with self.tx() as c:
             c.executemany("UPDATE strategies SET sort_order = ? WHERE id = ?",
                           [(o.sortOrder, o.id) for o in orders])  # fmt: skip
@@ -841,11 +842,13 @@ class FlagConfig(Features):
     # ------------------------------------------------------------------ variants
 
     def feature_variants(self, project: str, feature: str, environment: str) -> m.FeatureVariants:
-        """`GET .../environments/:env/variants`: 404 for a flag not in the project; an
-        environment the flag lacks has none."""
+        """`GET .../environments/:env/variants`: 404 for a flag not in the project or an
+        environment it lacks (8.2's words, measured)."""
         self._flag_of_project(project, feature)
         row = self._flag_environment(feature, environment)
-        variants = [] if row is None else json.loads(row["variants"])
+        if row is None:
+            raise not_found(f"Could not find {feature} in {environment}")
+        variants = json.loads(row["variants"])
         return m.FeatureVariants(
             version=1, variants=[m.Variant.model_validate(v) for v in variants]
         )
@@ -921,11 +924,11 @@ class FlagConfig(Features):
         try:
             patched = apply_patch(old, ops)
         except PatchFailed as exc:
-            raise bad_request(f"Could not apply provided patch: {exc}") from None
+            raise bad_data(f"Could not apply provided patch: {exc}") from None
         try:
             new = m.VariantsBody.model_validate(patched).root
         except Exception as exc:  # pydantic's ValidationError: what is wrong, where
-            raise bad_request(f"Could not apply provided patch: {exc}") from None
+            raise bad_data(f"Could not apply provided patch: {exc}") from None
         return self._save_variants(project, feature, environment, old, new, by)
 
 
