@@ -191,7 +191,7 @@ AREA = Area(
                  body=m.UpdateFeatureStrategy),
         Endpoint("PATCH", STRATEGY, patch_strategy, ok(m.FeatureStrategy, 400, 404, 415),
                  body=m.Patches),
-        Endpoint("DELETE", STRATEGY, delete_strategy, no_body(200, "Deleted")),
+        Endpoint("DELETE", STRATEGY, delete_strategy, no_body(200, "Deleted", 404)),
         Endpoint("GET", FLAG_ENV + "/variants", variants, ok(m.FeatureVariants, 404)),
         Endpoint("PUT", FLAG_ENV + "/variants", put_variants,
                  ok(m.FeatureVariants, 400, 404, 415), body=m.VariantsBody),
