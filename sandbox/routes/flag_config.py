@@ -146,14 +146,21 @@ async def variants(call: Call[None]) -> Response:
     return json_response(call.store.feature_variants(*_where(call)))
 
 
+def _legacy_only(call: Call[Any]) -> bool:
+    """Whether variants per environment are refused to a flag with none (`sandbox.versions`)."""
+    return call.played is None or call.played.refuses_new_environment_variants
+
+
 async def put_variants(call: Call[m.VariantsBody]) -> Response:
     require_root(call.store, call.who, WRITERS, "change variants")
-    return json_response(call.store.put_variants(*_where(call), call.body.root, call.who))
+    return json_response(call.store.put_variants(
+        *_where(call), call.body.root, call.who, legacy_only=_legacy_only(call)))  # fmt: skip
 
 
 async def patch_variants(call: Call[m.Patches]) -> Response:
     require_root(call.store, call.who, WRITERS, "change variants")
-    return json_response(call.store.patch_variants(*_where(call), call.body.root, call.who))
+    return json_response(call.store.patch_variants(
+        *_where(call), call.body.root, call.who, legacy_only=_legacy_only(call)))  # fmt: skip
 
 
 ENVIRONMENTS = "/api/admin/environments"

@@ -853,14 +853,17 @@ class FlagConfig(Features):
             version=1, variants=[m.Variant.model_validate(v) for v in variants]
         )
 
-    def _variants_place(self, project: str, feature: str, environment: str) -> list[Any]:
-        """The variants before a write: 403 as 8.2 refuses a flag with none in any environment
-        ("Environment variants deprecated"); then 404 for a flag not in the project or an
-        environment it lacks (where Unleash would write regardless)."""
+    def _variants_place(
+        self, project: str, feature: str, environment: str, legacy_only: bool
+    ) -> list[Any]:
+        """The variants before a write: with `legacy_only` (8.2, and every release from 6.x),
+        403 for a flag with none in any environment ("Environment variants deprecated"); then
+        404 for a flag not in the project or an environment it lacks (where Unleash would
+        write regardless)."""
         legacy = self.conn.execute(
             "SELECT 1 FROM feature_environments WHERE feature = ? AND variants <> '[]'", (feature,)
         ).fetchone()
-        if legacy is None:
+        if legacy is None and legacy_only:
             raise Refusal(
                 403,
                 "InvalidOperationError",
@@ -904,9 +907,11 @@ class FlagConfig(Features):
         environment: str,
         variants: Sequence[m.VariantBody],
         by: Principal,
+        *,
+        legacy_only: bool = True,
     ) -> m.FeatureVariants:
         """`PUT .../environments/:env/variants`: the environment's variants from now on."""
-        old = self._variants_place(project, feature, environment)
+        old = self._variants_place(project, feature, environment, legacy_only)
         return self._save_variants(project, feature, environment, old, variants, by)
 
     def patch_variants(
@@ -916,11 +921,13 @@ class FlagConfig(Features):
         environment: str,
         ops: Sequence[m.Patch],
         by: Principal,
+        *,
+        legacy_only: bool = True,
     ) -> m.FeatureVariants:
         """`PATCH .../environments/:env/variants`: JSON Patch of the list (what Unleash's
         console sends: add, replace and remove at `/n`); 400 "Could not apply provided patch"
         when it cannot be applied or the result is no list of variants."""
-        old = self._variants_place(project, feature, environment)
+        old = self._variants_place(project, feature, environment, legacy_only)
         try:
             patched = apply_patch(old, ops)
         except PatchFailed as exc:

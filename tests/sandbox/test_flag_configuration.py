@@ -617,3 +617,11 @@ def test_played_releases_serve_it(tmp_path: Path) -> None:
         m.Feature.model_validate(ok(h.get(FLAG.format("web-shop", flag))))
         body = h.get(FLAG.format("web-shop", "nope")).json()
         assert body["name"] == "NotFoundError" and "id" in body  # 5.x's handler errors: an id
+        # 5.x writes variants per environment for any flag (6.x on: only one that has some)
+        new_flag(h, "default", "plain")
+        put = h.put(VARIANTS.format("default", "plain", "development"), json=[{"name": "v"}])
+        assert [v["name"] for v in ok(put)["variants"]] == ["v"]
+    with SandboxProcess(tmp_path / "q.sqlite3", "--as-version", "6.10") as sb, sb.admin() as h:
+        new_flag(h, "default", "plain")
+        put = h.put(VARIANTS.format("default", "plain", "development"), json=[{"name": "v"}])
+        assert put.status_code == 403 and put.json()["name"] == "InvalidOperationError"
