@@ -42,6 +42,7 @@ from sandbox.routes import (
 )
 from sandbox.routes import custom_strategies as custom_strategies_area
 from sandbox.routes import dependencies as dependencies_area
+from sandbox.routes import flag_config as flag_config_area
 from sandbox.routes import groups as groups_area
 from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
@@ -128,6 +129,8 @@ def create_app(
         areas.append(project_access_area)
     # flag extras (issue 37, slice 2): open source in 8.2, so served when playing a release too
     areas += [segments_area, tags_area, dependencies_area, custom_strategies_area]
+    # flag configuration (issue 37 slice 1): open source, served as every release has it
+    areas.append(flag_config_area)
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -97,6 +97,8 @@ _INACTIVE_JSON = (
 #: 2099-01-01T00:00:00Z, as the 8.2 peer's own
 PAT_DEFAULT_EXPIRY = 4_070_908_800_000
 
+#: (migration 12 -> 13) a strategy's segments by id: the statement the segments slice runs too
+STRATEGY_SEGMENTS = "CREATE TABLE IF NOT EXISTS strategy_segments (strategy_id TEXT NOT NULL, segment_id INTEGER NOT NULL, PRIMARY KEY (strategy_id, segment_id));"  # noqa: E501
 #: (migration 13 -> 14, and the strategies' configuration's) which strategy uses which
 #: segment, in the very words both migrations make it with
 STRATEGY_SEGMENTS_TABLE = (
@@ -498,13 +500,45 @@ MIGRATIONS: list[str] = [
         UPDATE role_sequence SET last = max(last, NEW.id);
     END;
     """,
+    # 12 -> 13 (flag configuration, issue 37 slice 1): which environments each project has
+    # (`project_environments`; a new project gets every environment, as Unleash gives it the
+    # enabled ones, by trigger whoever inserts it), a flag's own stale mark (NULL: never set,
+    # the age rule decides), the variants of a flag in an environment and of a strategy (JSON
+    # arrays), a strategy's segments by id (the table the segments slice makes too), and the
+    # `preData`/`data` Unleash records with an event (`event_data`, one row per such event)
+    f"""
+    CREATE TABLE project_environments (
+        project TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        PRIMARY KEY (project, environment)
+    );
+    INSERT INTO project_environments(project, environment)
+    SELECT p.id, e.name FROM projects p, environments e;
+    CREATE TRIGGER project_environments_added AFTER INSERT ON projects BEGIN
+        INSERT OR IGNORE INTO project_environments(project, environment)
+        SELECT NEW.id, name FROM environments;
+    END;
+    CREATE TRIGGER project_environments_removed AFTER DELETE ON projects BEGIN
+        DELETE FROM project_environments WHERE project = OLD.id;
+    END;
+    ALTER TABLE features ADD COLUMN stale INTEGER;
+    ALTER TABLE feature_environments ADD COLUMN variants TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE strategies ADD COLUMN variants TEXT NOT NULL DEFAULT '[]';
+    CREATE INDEX strategies_feature_environment ON strategies(feature, environment, sort_order);
+    {STRATEGY_SEGMENTS}
+    CREATE TABLE event_data (
+        event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+        pre_data TEXT,
+        data TEXT
+    );
+    """,
     # flag extras (issue 37, slice 2): 13 -> 14: segments (`sandbox.store.segments`; an id
     # never given again, AUTOINCREMENT), which strategies use which (`strategy_segments`,
     # shared with the strategies' configuration, which may have made it already), tag types
     # (Unleash ships `simple`), tags and a flag's tags, dependencies between flags, and strategy
-    # definitions (the built-in ones as Unleash 8.2 lists them, not editable); `event_payloads`
-    # keeps an event's `preData` and `data` where Unleash records them. Flags' rows go with
-    # their flag (ON DELETE CASCADE), a tag type's tags with it.
+    # definitions (the built-in ones as Unleash 8.2 lists them, not editable). An event's
+    # `preData` and `data` go to `event_data` (13). Flags' rows go with their flag (ON DELETE
+    # CASCADE), a tag type's tags with it.
     f"""
     CREATE TABLE segments (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -559,11 +593,6 @@ MIGRATIONS: list[str] = [
         deprecated INTEGER NOT NULL DEFAULT 0,
         sort_order INTEGER NOT NULL DEFAULT 9999,
         created_at INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE TABLE event_payloads (
-        event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
-        pre_data TEXT,
-        data TEXT
     );
     """,
 ]

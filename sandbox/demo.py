@@ -92,6 +92,7 @@ def load_demo(store: Store) -> None:
         _context_and_strategies(c, rng, now, features)
         _metrics(c, rng, now, features)
         _events(c, rng, now, user_ids, features)
+        _flag_configuration(c, now, features)  # flag configuration (issue 37 slice 1)
         _flag_extras(c, now, features)  # flag extras (issue 37, slice 2)
 
 
@@ -843,6 +844,122 @@ def _plant_custom_roles(scale: AccessScale) -> None:
 
 
 ACCESS_SCALE_PLANTERS += [_plant_service_accounts, _plant_custom_roles]
+
+
+# --------------------------------------------------------------------------- flag configuration
+# (issue 37, slice 1): a third environment, `staging`, and environments that differ as an
+# administrator meets them. Its own generator, after everything else, so the rest of the demo
+# is what it was.
+
+#: the demo's environments in their order, with their types
+DEMO_ENVIRONMENTS = (("development", "development"), ("staging", "test"),
+                     ("production", "production"))  # fmt: skip
+
+
+def gradual_in_stages(i: int) -> bool:
+    """The flags (by their place in the demo's list) rolled out to everyone in staging and to
+    a quarter in production."""
+    return i % 6 == 2
+
+
+def has_strategy_variants(i: int) -> bool:
+    """The flags whose staging and production strategies have variants (different ones)."""
+    return i % 5 == 3
+
+
+def has_flag_variants(i: int) -> bool:
+    """The flags with variants of their own in production, and in no other environment."""
+    return i % 8 == 5
+
+
+def _flag_configuration(
+    c: sqlite3.Connection, now: int, features: list[tuple[str, str, bool]]
+) -> None:
+    """`staging` (type `test`, between development and production) in every project, each flag
+    in it as in development (on or off, the same rollout) but: gradual rollouts at 100% in
+    staging and 25% in production (`gradual_in_stages`), strategy variants in staging and
+    production that differ (`has_strategy_variants`), flag variants in production alone
+    (`has_flag_variants`); the production-only constraints and the flags on in development and
+    off in production are the demo's own. Staging's strategies have no constraints, so the
+    context fields' usage is what it was. The archived flags were archived before staging came
+    (their archive entries are as they were)."""
+    from sandbox.store.roles import seed_built_in_permissions
+
+    if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'project_environments'").fetchone() \
+            is None:  # fmt: skip
+        return  # a database at a schema before flag configuration (tests make such)
+    rng = random.Random(37)
+    for order, (env, kind) in enumerate(DEMO_ENVIRONMENTS, start=1):
+        c.execute(
+            "INSERT INTO environments(name, type, sort_order) VALUES(?, ?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET sort_order = excluded.sort_order",
+            (env, kind, order),
+        )
+    c.execute(
+        "INSERT OR IGNORE INTO project_environments(project, environment)"
+        " SELECT id, 'staging' FROM projects"
+    )
+    seed_built_in_permissions(c)  # Owner and Member hold their environment permissions there
+    variants = {
+        "staging": [{"name": "control", "weight": 500, "weightType": "variable",
+                     "stickiness": "default"},
+                    {"name": "treatment", "weight": 500, "weightType": "variable",
+                     "stickiness": "default", "payload": {"type": "string", "value": "new"}}],
+        "production": [{"name": "control", "weight": 1000, "weightType": "variable",
+                        "stickiness": "default"}],
+    }  # fmt: skip
+    for i, (name, project, archived) in enumerate(features):
+        if archived:  # archived before staging came: the archive shows what it showed
+            continue
+        dev = c.execute(
+            "SELECT fe.enabled, s.parameters FROM feature_environments fe"
+            " JOIN strategies s ON s.feature = fe.feature AND s.environment = fe.environment"
+            " WHERE fe.feature = ? AND fe.environment = 'development'",
+            (name,),
+        ).fetchone()
+        parameters = json.loads(dev["parameters"])
+        if gradual_in_stages(i):
+            parameters["rollout"] = "100"
+            production = json.loads(c.execute(
+                "SELECT parameters FROM strategies WHERE feature = ?"
+                " AND environment = 'production'", (name,)).fetchone()[0])  # fmt: skip
+            production["rollout"] = "25"
+            c.execute(
+                "UPDATE strategies SET parameters = ? WHERE feature = ?"
+                " AND environment = 'production'",
+                (json.dumps(production), name),
+            )
+        c.execute(
+            "INSERT INTO feature_environments(feature, environment, enabled) VALUES(?, ?, ?)",
+            (name, "staging", dev["enabled"]),
+        )
+        c.execute(
+            "INSERT INTO strategies(id, feature, project, environment, name, title, parameters,"
+            " constraints, variants, created_at)"
+            " VALUES(?, ?, ?, 'staging', 'flexibleRollout', ?, ?, '[]', ?, ?)",
+            (str(uuid.UUID(int=rng.getrandbits(128))), name, project,
+             "Everyone in staging" if gradual_in_stages(i) else None, json.dumps(parameters),
+             json.dumps(variants["staging"] if has_strategy_variants(i) else []),
+             now - rng.randrange(1, 60) * DAY_MS),
+        )  # fmt: skip
+        if has_strategy_variants(i):
+            c.execute(
+                "UPDATE strategies SET variants = ? WHERE feature = ?"
+                " AND environment = 'production'",
+                (json.dumps(variants["production"]), name),
+            )
+        if has_flag_variants(i):
+            flag_variants = [
+                {"name": "blue", "weight": 700, "weightType": "variable", "stickiness": "userId",
+                 "overrides": []},
+                {"name": "green", "weight": 300, "weightType": "fix", "stickiness": "userId",
+                 "payload": {"type": "json", "value": '{"color": "green"}'}, "overrides": []},
+            ]  # fmt: skip
+            c.execute(
+                "UPDATE feature_environments SET variants = ? WHERE feature = ?"
+                " AND environment = 'production'",
+                (json.dumps(flag_variants), name),
+            )
 
 
 # ------------------------------------------------------------- flag extras (issue 37, slice 2)

@@ -111,10 +111,11 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
 
 #: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body;
 #: so are deprecating and reactivating a strategy definition, which 8.2 takes with no content
-#: type, measured)
+#: type, measured), and turning a flag on or off in an environment (issue 37)
 ANY_CONTENT_TYPE = re.compile(
     r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete)"
-    r"|strategies/[^/]+/(deprecate|reactivate))$"
+    r"|strategies/[^/]+/(deprecate|reactivate)"
+    r"|projects/[^/]+/features/[^/]+/environments/[^/]+/(on|off))$"
 )
 
 

@@ -27,6 +27,10 @@ tests/compat):
 - API tokens: the type `backend` from 7.0 (400 before: its schema has client and frontend);
 - deleting a personal access token that is not the caller's (or no one's): 404 "No PAT found."
   before 8.0, 200 (nothing done) on 8.x;
+- a flag's variants per environment (flag configuration, issue 37): written for any flag on
+  5.x; from 6.x refused (403 "Environment variants deprecated") to a flag with none yet in any
+  environment (their `verifyLegacyVariants`, without `enableLegacyVariants`: read in their
+  source, and measured on 8.2); the flag configuration's routes are all there from 5.12 on;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -152,3 +156,9 @@ class Played:
     def flag_word(self) -> str:
         """What its messages call a flag."""
         return "toggle" if not self.since(6, 0) else "flag"
+
+    # flag configuration (issue 37, slice 1)
+    @property
+    def refuses_new_environment_variants(self) -> bool:
+        """Variants per environment only for a flag that has some already (6.x on)."""
+        return self.since(6, 0)

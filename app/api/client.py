@@ -63,11 +63,15 @@ from app.api.models import (
     CreateUser,
     CurrentUser,
     DependenciesExist,
+    Environments,
+    EnvironmentsProject,
     Feature,
     FeatureList,
     FeatureMetricsRaw,
+    FeatureStrategies,
     FeatureStrategy,
     FeatureUsage,
+    FeatureVariants,
     Group,
     GroupList,
     Health,
@@ -102,6 +106,7 @@ from app.api.models import (
     UpdateUser,
     User,
     UserList,
+    Variant,
 )
 from app.api.probe import PROBE_ANSWERS, probe
 from app.api.search import SEARCH_PATH, archived_by_search
@@ -1079,6 +1084,42 @@ class AdminClient(Sender):
         """`GET /api/admin/strategies`: the built-in strategy definitions (not `editable`) and
         the custom ones."""
         return await self.get("/api/admin/strategies", StrategyDefinitions)
+
+    # ------------------------------------------------------------------ flag configuration
+    # (issue 37, slice 1: reads of environments and of a flag's configuration, Unleash 8.2's
+    # paths; every release flagdesk knows has them)
+
+    async def environments(self) -> Environments:
+        """`GET /api/admin/environments`: every environment (type, sort order, counts)."""
+        return await self.get("/api/admin/environments", Environments)
+
+    async def project_environments(self, project: str) -> EnvironmentsProject:
+        """`GET /api/admin/environments/project/:p`: every environment, `visible` where
+        `project` has it."""
+        return await self.get(
+            f"/api/admin/environments/project/{_segment(project)}", EnvironmentsProject
+        )
+
+    async def feature(self, project: str, name: str) -> Feature:
+        """`GET /api/admin/projects/:p/features/:name` (featureSchema): the flag with its
+        environments, each with its enabled state, strategies (in their order) and variants.
+        `NotFound` for a flag not in `project`."""
+        path = f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}"
+        return await self.get(path, Feature, params={"variantEnvironments": "true"})
+
+    async def feature_strategies(
+        self, project: str, name: str, environment: str
+    ) -> list[FeatureStrategy]:
+        """`GET .../features/:name/environments/:env/strategies`: in their order."""
+        path = (f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}"
+                f"/environments/{_segment(environment)}/strategies")  # fmt: skip
+        return (await self.get(path, FeatureStrategies)).root
+
+    async def feature_variants(self, project: str, name: str, environment: str) -> list[Variant]:
+        """`GET .../features/:name/environments/:env/variants`: the flag's own variants there."""
+        path = (f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}"
+                f"/environments/{_segment(environment)}/variants")  # fmt: skip
+        return (await self.get(path, FeatureVariants)).variants
 
 
 # ---------------------------------------------------------------------------- helpers

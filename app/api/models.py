@@ -611,6 +611,15 @@ class Feature(Response):
     createdAt: datetime | None = None
     archivedAt: datetime | None = None
     stale: bool | None = None
+    # flag configuration (issue 37): what `GET /api/admin/projects/:p/features/:name` adds
+    # (featureSchema; the classes are in that slice's block at the end of the module)
+    archived: bool | None = None
+    enabled: bool | None = None
+    favorite: bool | None = None
+    environments: "list[FeatureEnvironment]" = []
+    variants: "list[Variant]" = []
+    dependencies: list[dict[str, Any]] = []
+    children: list[str] = []
 
 
 class FeatureList(Response):
@@ -644,6 +653,10 @@ class CreateFeatureStrategy(Request):
     disabled: bool = False
     constraints: list[Constraint] = []
     parameters: dict[str, str] = {}
+    # flag configuration (issue 37): the rest of createFeatureStrategySchema
+    variants: "list[CreateStrategyVariant]" = []
+    segments: list[RowId] = []
+    sortOrder: StrictInt64 | None = None
 
 
 class FeatureStrategy(Response):
@@ -653,6 +666,12 @@ class FeatureStrategy(Response):
     environment: str | None = None
     constraints: list[dict[str, Any]] = []
     parameters: dict[str, Any] = {}
+    # flag configuration (issue 37): the rest of featureStrategySchema
+    title: str | None = None
+    disabled: bool | None = None
+    sortOrder: int | None = None
+    segments: list[int] = []
+    variants: "list[StrategyVariant]" = []
 
 
 # --------------------------------------------------------------------------- context usage
@@ -1662,5 +1681,229 @@ class DependenciesExist(RootModel[bool]):
 class ParentFeatureOptions(RootModel[list[str]]):
     """parentFeatureOptionsSchema, `GET .../features/:child/parents`: the flags a flag could
     depend on."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+# --------------------------------------------------------------------------- flag configuration
+# (issue 37, slice 1: environments, a flag's configuration per environment, strategies and
+# variants, as Unleash 8.2 names and answers them)
+
+
+class Environment(Response):
+    """environmentSchema: `GET /api/admin/environments` (and `/:name`)."""
+
+    name: str
+    type: str
+    enabled: bool = True
+    protected: bool = False
+    sortOrder: int = 0
+    projectCount: int | None = None
+    apiTokenCount: int | None = None
+    enabledToggleCount: int | None = None
+
+
+class Environments(Response):
+    """environmentsSchema."""
+
+    version: int = 1
+    environments: list[Environment]
+
+
+class EnvironmentProject(Response):
+    """environmentProjectSchema: an environment as a project sees it; `visible` says whether
+    the project has it."""
+
+    name: str
+    type: str
+    enabled: bool = True
+    protected: bool = False
+    sortOrder: int = 0
+    projectApiTokenCount: int | None = None
+    projectEnabledToggleCount: int | None = None
+    visible: bool | None = None
+
+
+class EnvironmentsProject(Response):
+    """environmentsProjectSchema: `GET /api/admin/environments/project/:projectId`."""
+
+    version: int = 1
+    environments: list[EnvironmentProject]
+
+
+class ProjectEnvironment(Request):
+    """projectEnvironmentSchema: `POST /api/admin/projects/:p/environments` (Unleash's handler
+    reads `environment` alone)."""
+
+    environment: Annotated[str, Field(min_length=1), ONE_LINE]
+    changeRequestsEnabled: bool | None = None
+
+
+class VariantPayload(Response):
+    type: str
+    value: str
+
+
+class Override(Response):
+    contextName: str
+    values: list[str] = []
+
+
+class StrategyVariant(Response):
+    """strategyVariantSchema: a variant of a strategy."""
+
+    name: str
+    weight: int
+    weightType: str
+    stickiness: str
+    payload: VariantPayload | None = None
+
+
+class Variant(Response):
+    """variantSchema: a variant of a flag in an environment."""
+
+    name: str
+    weight: float
+    weightType: str | None = None
+    stickiness: str | None = None
+    payload: VariantPayload | None = None
+    overrides: list[Override] = []
+
+
+class FeatureVariants(Response):
+    """featureVariantsSchema: `GET|PUT|PATCH .../environments/:env/variants`."""
+
+    version: int = 1
+    variants: list[Variant]
+
+
+class FeatureEnvironment(Response):
+    """featureEnvironmentSchema: a flag in one environment."""
+
+    name: str
+    enabled: bool
+    featureName: str | None = None
+    environment: str | None = None
+    type: str | None = None
+    sortOrder: int | float | None = None
+    variantCount: int | float | None = None
+    strategies: list[FeatureStrategy] = []
+    variants: list[Variant] = []
+    lastSeenAt: datetime | None = None
+    hasStrategies: bool | None = None
+    hasEnabledStrategies: bool | None = None
+
+
+PayloadType = Literal["json", "csv", "string", "number"]
+WeightType = Literal["variable", "fix"]
+VariantWeight = Annotated[StrictInt64, Field(ge=0, le=1000)]
+
+
+class PayloadBody(Request):
+    type: PayloadType
+    value: Text
+
+
+class CreateStrategyVariant(Request):
+    """createStrategyVariantSchema."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    weight: VariantWeight
+    weightType: WeightType
+    stickiness: Annotated[str, Field(min_length=1), ONE_LINE]
+    payload: PayloadBody | None = None
+
+
+class OverrideBody(Request):
+    contextName: Annotated[str, Field(min_length=1), ONE_LINE]
+    values: list[OneLine]
+
+
+class VariantBody(Request):
+    """variantSchema as a body (`PUT .../variants`: a list of them)."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    weight: VariantWeight = 0
+    weightType: WeightType = "variable"
+    stickiness: OneLine = "default"
+    payload: PayloadBody | None = None
+    overrides: list[OverrideBody] = []
+
+
+class UpdateFeatureStrategy(Request):
+    """updateFeatureStrategySchema: `PUT .../strategies/:id` (the name, title and disabled
+    left out are kept; the parameters, constraints and variants are what is sent, none when
+    left out; `sortOrder` is not changed by it, as on Unleash)."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    title: OneLine | None = None
+    disabled: bool | None = None
+    sortOrder: StrictInt64 | None = None
+    constraints: list[Constraint] | None = None
+    parameters: dict[str, str] | None = None
+    variants: list[CreateStrategyVariant] | None = None
+    segments: list[RowId] | None = None
+
+
+class StrategySortOrder(Request):
+    """An item of setStrategySortOrderSchema."""
+
+    id: Annotated[str, Field(min_length=1), ONE_LINE]
+    sortOrder: StrictInt64
+
+
+class Patch(Request):
+    """patchSchema: one JSON Patch (RFC 6902) operation."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True, populate_by_name=True)
+
+    op: Literal["add", "remove", "replace", "copy", "move", "test"]
+    path: OneLine
+    from_: OneLine | None = Field(default=None, alias="from")
+    value: Any = None
+
+
+class UpdateFeature(Request):
+    """updateFeatureSchema: `PUT /api/admin/projects/:p/features/:name`."""
+
+    name: OneLine | None = None
+    description: Text | None = None
+    type: (
+        Literal["experiment", "kill-switch", "release", "operational", "permission", "sunset"]
+        | None
+    ) = None
+    stale: bool | None = None
+    archived: bool | None = None
+    impressionData: bool | None = None
+
+
+class BatchStale(Request):
+    """batchStaleSchema: `POST /api/admin/projects/:p/stale`."""
+
+    features: list[str]
+    stale: bool
+
+
+class StrategySortOrders(RootModel[list[StrategySortOrder]]):
+    """setStrategySortOrderSchema: `POST .../strategies/set-sort-order`."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class VariantsBody(RootModel[list[VariantBody]]):
+    """variantsSchema as a body: `PUT .../environments/:env/variants`."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Patches(RootModel[list[Patch]]):
+    """patchesSchema: a JSON Patch document (`PATCH` of a flag, a strategy, variants)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class FeatureStrategies(RootModel[list[FeatureStrategy]]):
+    """`GET .../environments/:env/strategies`: a flag's strategies in one environment, in their
+    order."""
 
     model_config = ConfigDict(defer_build=True)

@@ -143,7 +143,7 @@ class Endpoint(Generic[B]):
     body itself documents (the bulk metrics: streamed, refused past the limit); `tag`: the
     document's tag, when not its area's."""
 
-    method: Literal["GET", "POST", "PUT", "DELETE"]
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
     path: str
     handler: Handler[B]
     answers: Mapping[int, Answer]

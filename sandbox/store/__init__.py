@@ -38,6 +38,7 @@ from sandbox.store.core import (
 from sandbox.store.custom_strategies import CustomStrategies
 from sandbox.store.dependencies import Dependencies
 from sandbox.store.features import Features
+from sandbox.store.flag_config import FlagConfig
 from sandbox.store.groups import Groups
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
@@ -62,6 +63,7 @@ class Store(
     ApiTokens,
     Tokens,
     Groups,
+    FlagConfig,  # flag configuration (issue 37 slice 1): builds on the flags
     Features,
     Archive,
     Context,

@@ -4,6 +4,7 @@ the sandbox's refusals, who a request is made as, and the wire's time notation."
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -226,10 +227,20 @@ class Core:
         feature: str | None = None,
         environment: str | None = None,
         at: int | None = None,
+        pre_data: Any = None,
+        data: Any = None,
     ) -> None:
-        c.execute(
+        """An event; with the `preData` and `data` Unleash records with it (JSON), kept in
+        `event_data` when either is given."""
+        added = c.execute(
             "INSERT INTO events(type, project, feature, environment, created_by,"
             " created_by_user_id, created_at, summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
             (event_type, project, feature, environment, by.user_name, by.user_id,
              self.clock() if at is None else at, summary),
         )  # fmt: skip
+        if pre_data is not None or data is not None:
+            c.execute(
+                "INSERT INTO event_data(event_id, pre_data, data) VALUES(?, ?, ?)",
+                (added.lastrowid, None if pre_data is None else json.dumps(pre_data),
+                 None if data is None else json.dumps(data)),
+            )  # fmt: skip

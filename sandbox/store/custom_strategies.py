@@ -10,8 +10,7 @@ import sqlite3
 from typing import Any
 
 from app.api import models as m
-from sandbox.store.core import Principal, Refusal, not_found
-from sandbox.store.segments import FlagExtrasCore
+from sandbox.store.core import Core, Principal, Refusal, not_found
 
 _ROLLOUT_PARAMETERS = [
     {"name": "rollout", "type": "percentage", "description": "", "required": False},
@@ -78,7 +77,7 @@ BUILT_IN_STRATEGIES: list[tuple[str, str, str, list[dict[str, Any]]]] = [
 _NO_STRATEGY = "No strategy found"
 
 
-class CustomStrategies(FlagExtrasCore):
+class CustomStrategies(Core):
     def seed_built_in_strategies(self) -> None:
         """The built-in strategies, where missing (`Store.initialise`, every sandbox)."""
         if not _has_table(self.conn, "strategy_definitions"):
@@ -144,7 +143,7 @@ class CustomStrategies(FlagExtrasCore):
                 " created_at) VALUES(?, ?, ?, ?, ?)",
                 (req.name, req.title, req.description, _parameters(req.parameters), self.clock()),
             )
-            self._event_with(
+            self._event(
                 c, "strategy-created", by, data=data, summary=_said(by, "created", req.name)
             )
         return self.get_strategy_definition(req.name)
@@ -177,9 +176,7 @@ class CustomStrategies(FlagExtrasCore):
                     name,
                 ),
             )
-            self._event_with(
-                c, "strategy-updated", by, data=data, summary=_said(by, "updated", name)
-            )
+            self._event(c, "strategy-updated", by, data=data, summary=_said(by, "updated", name))
 
     def delete_strategy_definition(self, name: str, by: Principal) -> None:
         """`DELETE /api/admin/strategies/:name` (200): 404 "No strategy found", a built-in one
@@ -187,7 +184,7 @@ class CustomStrategies(FlagExtrasCore):
         self._editable(name)
         with self.tx() as c:
             c.execute("DELETE FROM strategy_definitions WHERE name = ?", (name,))
-            self._event_with(
+            self._event(
                 c, "strategy-deleted", by, data={"name": name}, summary=_said(by, "deleted", name)
             )
 
@@ -204,7 +201,7 @@ class CustomStrategies(FlagExtrasCore):
                 (int(deprecated), name),
             )
             done = "deprecated" if deprecated else "reactivated"
-            self._event_with(
+            self._event(
                 c, f"strategy-{done}", by, data={"name": name}, summary=_said(by, done, name)
             )
 

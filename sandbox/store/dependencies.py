@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 
 from app.api import models as m
-from sandbox.store.core import Principal, Refusal, not_found
-from sandbox.store.segments import FlagExtrasCore
+from sandbox.store.core import Core, Principal, Refusal, not_found
 
 
 def _refused(message: str) -> Refusal:
     return Refusal(403, "InvalidOperationError", message)
 
 
-class Dependencies(FlagExtrasCore):
+class Dependencies(Core):
     def _project_of(self, name: str) -> tuple[str, bool] | None:
         """The flag's project and whether it is archived (None: no such flag)."""
         row = self.conn.execute(
@@ -74,7 +73,7 @@ class Dependencies(FlagExtrasCore):
                 " enabled = excluded.enabled, variants = excluded.variants",
                 (parent, child, int(enabled), None if variants is None else json.dumps(variants)),
             )
-            self._event_with(
+            self._event(
                 c,
                 "feature-dependency-added",
                 by,
@@ -100,7 +99,7 @@ class Dependencies(FlagExtrasCore):
             c.execute(
                 "DELETE FROM feature_dependencies WHERE child = ? AND parent = ?", (child, parent)
             )
-            self._event_with(
+            self._event(
                 c,
                 "feature-dependency-removed",
                 by,
@@ -124,7 +123,7 @@ class Dependencies(FlagExtrasCore):
             )
         with self.tx() as c:
             c.execute("DELETE FROM feature_dependencies WHERE child = ?", (child,))
-            self._event_with(
+            self._event(
                 c,
                 "feature-dependencies-removed",
                 by,

@@ -1,11 +1,10 @@
-"""Flags: a project's flags, creating and archiving one, adding a strategy; reviving archived
-flags and deleting them for good, one by name or a project's many at once, as Unleash 8.2 does."""
+"""Flags: a project's flags, creating and archiving one; reviving archived flags and deleting
+them for good, one by name or a project's many at once, as Unleash 8.2 does. A flag's
+configuration per environment (strategies, variants, on and off) is `sandbox.store.flag_config`."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import uuid
 from collections.abc import Sequence
 
 from app.api import models as m
@@ -49,8 +48,15 @@ class Features(Projects):
             impressionData=bool(row["impression_data"]),
             createdAt=to_dt(row["created_at"]),
             archivedAt=to_dt(row["archived_at"]),
-            stale=self.is_stale(row["type"], row["created_at"]),
+            stale=self.stale_of(row),
         )
+
+    def stale_of(self, row: sqlite3.Row) -> bool:
+        """A flag's `stale`: the mark set on it (`PATCH`, `POST .../stale`) once one is, else
+        the age rule of its type."""
+        if row["stale"] is not None:
+            return bool(row["stale"])
+        return self.is_stale(row["type"], row["created_at"])
 
     def project_features(self, project: str) -> m.FeatureList:
         """A project's flags, not the archived ones, by name."""
@@ -74,8 +80,8 @@ class Features(Projects):
             )
             c.execute(
                 "INSERT INTO feature_environments(feature, environment, enabled)"
-                " SELECT ?, name, 0 FROM environments",
-                (req.name,),
+                " SELECT ?, environment, 0 FROM project_environments WHERE project = ?",
+                (req.name, project),
             )
             self._event(c, "feature-created", by, project=project, feature=req.name,
                         summary=f"**{by.user_name}** created feature flag "
@@ -146,6 +152,8 @@ class Features(Projects):
             name, project = row["name"], row["project"]
             c.execute("DELETE FROM strategy_context_fields WHERE strategy_id IN"
                       " (SELECT id FROM strategies WHERE feature = ?)", (name,))  # fmt: skip
+            c.execute("DELETE FROM strategy_segments WHERE strategy_id IN"
+                      " (SELECT id FROM strategies WHERE feature = ?)", (name,))  # fmt: skip
             for table in ("strategies", "feature_environments"):
                 c.execute(f"DELETE FROM {table} WHERE feature = ?", (name,))
             c.execute("DELETE FROM features WHERE name = ?", (name,))
@@ -205,45 +213,3 @@ class Features(Projects):
         rows = [r for r in self._in_project(names, project) if r["archived_at"] is None]
         with self.tx() as c:
             self._archive(c, project, [r["name"] for r in rows], by)
-
-    def add_strategy(
-        self,
-        project: str,
-        feature: str,
-        environment: str,
-        req: m.CreateFeatureStrategy,
-        by: Principal,
-    ) -> m.FeatureStrategy:
-        self._feature_row(project, feature)
-        env = self.conn.execute(
-            "SELECT 1 FROM environments WHERE name = ?", (environment,)
-        ).fetchone()
-        if env is None:
-            raise not_found(f"Could not find environment {environment}")
-        strategy_id = str(uuid.uuid4())
-        constraints = [c.model_dump() for c in req.constraints]
-        with self.tx() as c:
-            c.execute(
-                "INSERT INTO strategies(id, feature, project, environment, name, title, disabled,"
-                " parameters, constraints, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (strategy_id, feature, project, environment, req.name, req.title,
-                 int(req.disabled), json.dumps(req.parameters), json.dumps(constraints),
-                 self.clock()),
-            )  # fmt: skip
-            c.executemany(
-                "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name)"
-                " VALUES(?, ?)",
-                [(strategy_id, k.contextName) for k in req.constraints],
-            )
-            self._event(c, "feature-strategy-add", by, project=project, feature=feature,
-                        environment=environment,
-                        summary=f"**{by.user_name}** added strategy **{req.name}** to "
-                        f"`{feature}` in *{environment}*")  # fmt: skip
-        return m.FeatureStrategy(
-            id=strategy_id,
-            name=req.name,
-            featureName=feature,
-            environment=environment,
-            constraints=constraints,
-            parameters=dict(req.parameters),
-        )

@@ -4,9 +4,8 @@ strategy's segments, as Unleash 8.2 does. Which strategy uses which segment is
 `strategy_segments` (shared with the strategies' configuration, which writes a strategy
 body's `segments` into it); only the strategies that still exist count.
 
-`event_payloads` keeps the `preData` and `data` Unleash records with an event
-(`FlagExtrasCore._event_with`), here and in the tags', dependencies' and strategy
-definitions' areas."""
+Events carry the `preData` and `data` Unleash records with them (`Core._event`, kept in
+`event_data`), here and in the tags', dependencies' and strategy definitions' areas."""
 
 from __future__ import annotations
 
@@ -29,36 +28,7 @@ _USING = (
 )
 
 
-class FlagExtrasCore(Core):
-    """What the four areas of issue 37's second slice share: an event with its payloads."""
-
-    def _event_with(
-        self,
-        c: sqlite3.Connection,
-        event_type: str,
-        by: Principal,
-        *,
-        summary: str,
-        data: Any = None,
-        pre_data: Any = None,
-        project: str | None = None,
-        feature: str | None = None,
-    ) -> None:
-        """An event (`Core._event`) with the `data` and `preData` Unleash records (JSON)."""
-        self._event(c, event_type, by, summary=summary, project=project, feature=feature)
-        if data is None and pre_data is None:
-            return
-        c.execute(
-            "INSERT INTO event_payloads(event_id, pre_data, data)"
-            " VALUES((SELECT max(id) FROM events), ?, ?)",
-            (
-                None if pre_data is None else json.dumps(pre_data),
-                None if data is None else json.dumps(data),
-            ),
-        )
-
-
-class Segments(FlagExtrasCore):
+class Segments(Core):
     def _segment_rows(self, where: str = "", args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT sg.*,"
@@ -147,7 +117,7 @@ class Segments(FlagExtrasCore):
             )
             segment_id = int(cursor.lastrowid or 0)
             created = self._segment(self._segment_rows("WHERE sg.id = ?", (segment_id,))[0])
-            self._event_with(
+            self._event(
                 c,
                 "segment-created",
                 by,
@@ -191,7 +161,7 @@ class Segments(FlagExtrasCore):
                 (req.name, req.description, req.project, _constraints(req), segment_id),
             )
             after = self._segment(self._segment_rows("WHERE sg.id = ?", (segment_id,))[0])
-            self._event_with(
+            self._event(
                 c,
                 "segment-updated",
                 by,
@@ -245,7 +215,7 @@ class Segments(FlagExtrasCore):
         with self.tx() as c:
             c.execute("DELETE FROM strategy_segments WHERE segment_id = ?", (segment_id,))
             c.execute("DELETE FROM segments WHERE id = ?", (segment_id,))
-            self._event_with(
+            self._event(
                 c,
                 "segment-deleted",
                 by,

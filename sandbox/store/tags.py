@@ -8,11 +8,10 @@ import sqlite3
 from collections.abc import Sequence
 
 from app.api import models as m
-from sandbox.store.core import Principal, Refusal, not_found
-from sandbox.store.segments import FlagExtrasCore
+from sandbox.store.core import Core, Principal, Refusal, not_found
 
 
-class TagsStore(FlagExtrasCore):
+class TagsStore(Core):
     # ------------------------------------------------------------------ tag types
 
     @staticmethod
@@ -55,7 +54,7 @@ class TagsStore(FlagExtrasCore):
                 "INSERT INTO tag_types(name, description, icon, color) VALUES(?, ?, ?, ?)",
                 (req.name, req.description or "", req.icon, req.color),
             )
-            self._event_with(
+            self._event(
                 c,
                 "tag-type-created",
                 by,
@@ -74,7 +73,7 @@ class TagsStore(FlagExtrasCore):
                 " icon = coalesce(?, icon), color = coalesce(?, color) WHERE name = ?",
                 (req.description, req.icon, req.color, name),
             )
-            self._event_with(
+            self._event(
                 c,
                 "tag-type-updated",
                 by,
@@ -88,7 +87,7 @@ class TagsStore(FlagExtrasCore):
         before = self._tag_type(self._tag_type_row(name)).model_dump()
         with self.tx() as c:
             c.execute("DELETE FROM tag_types WHERE name = ?", (name,))
-            self._event_with(
+            self._event(
                 c,
                 "tag-type-deleted",
                 by,
@@ -141,7 +140,7 @@ class TagsStore(FlagExtrasCore):
             "INSERT INTO tags(type, value, created_at) VALUES(?, ?, ?)",
             (tag_type, value, self.clock()),
         )
-        self._event_with(
+        self._event(
             c,
             "tag-created",
             by,
@@ -154,7 +153,7 @@ class TagsStore(FlagExtrasCore):
         off every flag it was on; a `tag-deleted` event."""
         with self.tx() as c:
             c.execute("DELETE FROM tags WHERE type = ? AND value = ?", (tag_type, value))
-            self._event_with(
+            self._event(
                 c,
                 "tag-deleted",
                 by,
@@ -209,7 +208,7 @@ class TagsStore(FlagExtrasCore):
             " created_by_user_id) VALUES(?, ?, ?, ?, ?)",
             (feature, tag.type, tag.value, self.clock(), by.user_id),
         )
-        self._event_with(
+        self._event(
             c,
             "feature-tagged",
             by,
@@ -226,7 +225,7 @@ class TagsStore(FlagExtrasCore):
             "DELETE FROM feature_tags WHERE feature = ? AND tag_type = ? AND tag_value = ?",
             (feature, tag.type, tag.value),
         )
-        self._event_with(
+        self._event(
             c,
             "feature-untagged",
             by,

@@ -73,7 +73,8 @@ def test_list_show_and_the_catalogue(demo_sandbox: SandboxProcess, tmp_path: Pat
     assert "no role on" in unknown.stderr and "did you mean “Member”" in unknown.stderr
 
     catalogue = as_json(flagdesk(demo_sandbox, "permissions", "--json", data=tmp_path))
-    assert catalogue["environments"] == ["development", "production"]
+    # the demo's three environments (flag configuration, issue 37 slice 1, added staging)
+    assert catalogue["environments"] == ["development", "staging", "production"]
     listed_names = {p["name"] for p in catalogue["permissions"]}
     assert {"CREATE_PROJECT", "CREATE_FEATURE", "UPDATE_FEATURE_ENVIRONMENT:ENVIRONMENT"} <= \
         listed_names  # fmt: skip
@@ -97,8 +98,8 @@ def test_create_edit_delete_and_undo(sandbox: SandboxProcess, tmp_path: Path) ->
     bad = flagdesk(sandbox, "create", "--name", "X", "--type", "project", "--permission",
                    "UPDATE_FEATURE_ENVIRONMENT", "--yes", data=tmp_path)  # fmt: skip
     assert bad.returncode == 2
-    assert "give it as UPDATE_FEATURE_ENVIRONMENT:ENVIRONMENT (development, production)" in \
-        bad.stderr  # fmt: skip
+    assert ("give it as UPDATE_FEATURE_ENVIRONMENT:ENVIRONMENT (development, staging, "
+            "production)") in bad.stderr  # fmt: skip
     assert role_named(sandbox, "X") is None
 
     made = as_json(flagdesk(sandbox, *create, "--yes", "--json", data=tmp_path))

@@ -99,7 +99,7 @@ def test_a_custom_strategy_made_changed_and_deleted_with_events(sandbox: Sandbox
     conn = db.connect(sandbox.db)
     try:
         found = conn.execute(
-            "SELECT e.type, p.data FROM events e LEFT JOIN event_payloads p ON p.event_id = e.id"
+            "SELECT e.type, p.data FROM events e LEFT JOIN event_data p ON p.event_id = e.id"
             " WHERE e.type LIKE 'strategy-%' ORDER BY e.id"
         ).fetchall()
     finally:

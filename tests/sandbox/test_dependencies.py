@@ -75,7 +75,7 @@ def test_add_replace_and_remove_dependencies_with_events(sandbox: SandboxProcess
     assert kept == []
     events = rows(
         sandbox,
-        "SELECT e.type, e.project, e.feature, p.data FROM events e LEFT JOIN event_payloads p"
+        "SELECT e.type, e.project, e.feature, p.data FROM events e LEFT JOIN event_data p"
         " ON p.event_id = e.id WHERE e.feature IN ('dep-child', 'dep-other')"
         " AND e.type LIKE 'feature-dependenc%' ORDER BY e.id",
     )

@@ -83,8 +83,9 @@ def test_the_permission_catalogue(demo_sandbox: SandboxProcess) -> None:
     assert root["CREATE_PROJECT"] == 12 and project["UPDATE_PROJECT"] == 13
     assert {"ADMIN", "READ_ROLE", "UPDATE_CORS"} <= set(root)
     assert {"CREATE_FEATURE", "PROJECT_SETTINGS_WRITE"} <= set(project)
-    assert [env.name for env in catalogue.environments] == ["development", "production"]
-    first, second = catalogue.environments
+    # the demo's three environments (flag configuration, issue 37 slice 1, added staging)
+    assert [env.name for env in catalogue.environments] == ["development", "staging", "production"]
+    first, second, _ = catalogue.environments
     assert [(p.id, p.name) for p in first.permissions] == [(p.id, p.name) for p in
                                                            second.permissions]  # fmt: skip
     assert {p.environment for p in first.permissions} == {"development"}
@@ -176,9 +177,9 @@ def test_refusals(sandbox: SandboxProcess) -> None:
         assert body["message"] == ("Invalid permissions supplied. The following permissions "
                                    "don't exist: FLY, SWIM.")  # fmt: skip
         body = assert_error(http.post(ROLES, json={"name": "N", "permissions": [
-            {"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "staging"}]}), 400,
+            {"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "qa"}]}), 400,
             "BadDataError")  # fmt: skip
-        assert "staging" in str(body["message"])
+        assert "qa" in str(body["message"])  # (the demo has a staging: issue 37 slice 1)
         assert_error(http.post(ROLES, json={"name": ""}), 400, "ValidationError")
         assert_error(http.post(ROLES, json={"name": "   "}), 400, "BadDataError")
         for role_id in (1, 2, 3, 4, 5):

@@ -34,7 +34,7 @@ def events(sb: SandboxProcess, kind: str) -> list[tuple[object, ...]]:
             tuple(r)
             for r in conn.execute(
                 "SELECT e.created_by, e.summary, p.pre_data, p.data FROM events e"
-                " LEFT JOIN event_payloads p ON p.event_id = e.id WHERE e.type = ? ORDER BY e.id",
+                " LEFT JOIN event_data p ON p.event_id = e.id WHERE e.type = ? ORDER BY e.id",
                 (kind,),
             )
         ]

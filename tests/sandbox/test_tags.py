@@ -29,7 +29,7 @@ def payloads(sb: SandboxProcess, kind: str) -> list[tuple[object, ...]]:
     try:
         rows = conn.execute(
             "SELECT e.feature, p.pre_data, p.data FROM events e"
-            " LEFT JOIN event_payloads p ON p.event_id = e.id WHERE e.type = ? ORDER BY e.id",
+            " LEFT JOIN event_data p ON p.event_id = e.id WHERE e.type = ? ORDER BY e.id",
             (kind,),
         ).fetchall()
     finally:

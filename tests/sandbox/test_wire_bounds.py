@@ -30,10 +30,12 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 ANY_TEXT = {
     # looked up, never stored: an unknown one is a 404 or is left out
     "ResetPasswordRequest.id", "BatchFeatures.features[]",
+    "BatchStale.features[]",
     # a password is never shown
     "NewUser.password",
     # what a constraint compares with, as the SDKs read it: any text
     "Constraint.values[]", "Constraint.value", "CreateFeatureStrategy.parameters{}",
+    "UpdateFeatureStrategy.parameters{}",
     # metrics as SDKs send them (Unleash takes any text); the client's metrics core validates
     # its 100,000s of items with these, where a check per text would cost (docs/performance.md)
     "BulkApplication.appName", "BulkApplication.environment", "BulkApplication.instanceId",
