@@ -16,8 +16,8 @@ per environment are refused (403) to a flag that has none yet anywhere, as 8.2 d
 its `enableLegacyVariants` flag. Every change records Unleash's event with the project, flag
 and environment, and its `preData`/`data` where Unleash records them (`event_data`).
 
-Strategy types are not checked against definitions (the custom strategies are a later slice),
-nor segment ids against segments (the segments slice's).
+A strategy's segment ids must be segments' (Unleash's 404 `No segment exists with ID "7"`);
+strategy types are not checked against definitions (neither does Unleash 8.2).
 """
 
 from __future__ import annotations
@@ -199,6 +199,13 @@ class FlagConfig(Features):
             "SELECT * FROM feature_environments WHERE feature = ? AND environment = ?",
             (feature, environment),
         ).fetchone()
+
+    @staticmethod
+    def _segments_exist(c: sqlite3.Connection, ids: Sequence[int]) -> None:
+        """Unleash's 404 (`segment-store`) for the first segment id no segment has."""
+        for segment_id in ids:
+            if c.execute("SELECT 1 FROM segments WHERE id = ?", (segment_id,)).fetchone() is None:
+                raise not_found(f'No segment exists with ID "{segment_id}"')
 
     def _segments_of(self, ids: Sequence[str]) -> dict[str, list[int]]:
         found: dict[str, list[int]] = {i: [] for i in ids}
@@ -615,6 +622,7 @@ class FlagConfig(Features):
             "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name) VALUES(?, ?)",
             [(strategy_id, k.contextName) for k in req.constraints],
         )
+        self._segments_exist(c, req.segments)
         c.executemany(
             "INSERT OR IGNORE INTO strategy_segments(strategy_id, segment_id) VALUES(?, ?)",
             [(strategy_id, s) for s in req.segments],
@@ -738,6 +746,7 @@ class FlagConfig(Features):
                 [(strategy_id, k.contextName) for k in constraints],
             )
             if req.segments is not None:
+                self._segments_exist(c, req.segments)
                 c.execute("DELETE FROM strategy_segments WHERE strategy_id = ?", (strategy_id,))
                 c.executemany(
                     "INSERT OR IGNORE INTO strategy_segments(strategy_id, segment_id) VALUES(?, ?)",

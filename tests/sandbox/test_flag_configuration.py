@@ -98,9 +98,16 @@ def test_a_project_loses_an_environment_and_its_configuration_there(
     flag = live_flags(admin, "web-shop")[0]
     staging = ok(admin.get(STRATEGIES.format("web-shop", flag, "staging")))
     assert staging
-    admin.post(STRATEGIES.format("web-shop", flag, "staging"),
-               json={"name": "default", "segments": [7]})  # fmt: skip
-    assert sql(sandbox, "SELECT count(*) FROM strategy_segments") == [(1,)]
+    (before,) = sql(sandbox, "SELECT count(*) FROM strategy_segments")
+    unknown = admin.post(STRATEGIES.format("web-shop", flag, "staging"),
+                         json={"name": "default", "segments": [9999]})  # fmt: skip
+    assert assert_error(unknown, 404, "NotFoundError")["message"] == (
+        'No segment exists with ID "9999"')  # fmt: skip
+    segment = next(g["id"] for g in ok(admin.get("/api/admin/segments"))["segments"])
+    added = admin.post(STRATEGIES.format("web-shop", flag, "staging"),
+                       json={"name": "default", "segments": [segment]})  # fmt: skip
+    assert added.status_code == 200, added.text
+    assert sql(sandbox, "SELECT count(*) FROM strategy_segments") == [(before[0] + 1,)]
 
     assert ok(admin.delete(PROJECT.format("web-shop") + "/environments/staging")) is None
     project = m.EnvironmentsProject.model_validate(
@@ -117,7 +124,7 @@ def test_a_project_loses_an_environment_and_its_configuration_there(
         "SELECT count(*) FROM strategies s JOIN features f ON f.name = s.feature"
         " WHERE f.project = 'web-shop' AND s.environment = 'staging'",
     ) == [(0,)]
-    assert sql(sandbox, "SELECT count(*) FROM strategy_segments") == [(0,)]
+    assert sql(sandbox, "SELECT count(*) FROM strategy_segments") == [before]
     # another project keeps it
     other = live_flags(admin, "payments")[0]
     assert ok(admin.get(STRATEGIES.format("payments", other, "staging")))
