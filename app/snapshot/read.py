@@ -13,16 +13,19 @@ What is left out on purpose: the built-in strategy definitions (not `editable`: 
 every server of a release), the built-in roles' permissions (only custom roles' are read, one
 request each), API tokens' secrets (a snapshot never holds one: `ApiToken` has no field for it).
 
-Flags and their configuration per environment come from the flags' own reads
-(`read_flags`, the per-project lists and each flag's answer), environments from the server's
-environments and each project's."""
+Environments come from the server's list and each project's (`visible`); flags from each
+project's list, then each flag's own answer (its environments with their enabled state,
+strategies in their order, variants, and its dependencies) and its tags: two requests a flag,
+a few at a time (`CONCURRENCY`). A strategy's segments are named by the segments' list. For
+thousands of flags the batch export (one request an environment) is the way; it comes with
+the sandbox's export."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from app.api import errors as e
@@ -31,7 +34,14 @@ from app.snapshot import model as s
 if TYPE_CHECKING:
     from app.api.capabilities import Capabilities
     from app.api.client import AdminClient
-    from app.api.models import Role, UserList
+    from app.api.models import (
+        Feature,
+        FeatureStrategy,
+        Role,
+        TagItem,
+        UserList,
+        VariantPayload,
+    )
 
 __all__ = ["CONCURRENCY", "read_snapshot"]
 
@@ -201,22 +211,154 @@ async def _context_fields(client: AdminClient) -> list[s.ContextField]:
     )
 
 
-async def _segments(client: AdminClient) -> list[s.Segment]:
+async def _segments(client: AdminClient, names: dict[int, str]) -> list[s.Segment]:
+    """The segments; `names` gets {segment id: name} for the strategies that use them."""
+    found = (await client.segments()).segments
+    names.update((g.id, g.name) for g in found)
     return sorted(
         (
             s.Segment(
                 name=g.name,
                 description=g.description or None,
                 project=g.project,
-                constraints=[
-                    s.Constraint.model_validate(c.model_dump(exclude_none=True, exclude_unset=True))
-                    for c in g.constraints
-                ],
+                constraints=[_constraint(c.model_dump(exclude_none=True)) for c in g.constraints],
             )
-            for g in (await client.segments()).segments
+            for g in found
         ),
         key=lambda g: g.name,
     )
+
+
+def _constraint(raw: dict[str, Any]) -> s.Constraint:
+    """A constraint as the snapshot keeps it (what else a server sends is left out)."""
+    return s.Constraint(
+        contextName=str(raw.get("contextName", "")),
+        operator=str(raw.get("operator", "")),
+        values=[str(v) for v in raw.get("values") or []],
+        value=None if raw.get("value") is None else str(raw["value"]),
+        caseInsensitive=bool(raw.get("caseInsensitive", False)),
+        inverted=bool(raw.get("inverted", False)),
+    )
+
+
+def _payload(found: VariantPayload | None) -> s.Payload | None:
+    return None if found is None else s.Payload(type=found.type, value=found.value)
+
+
+def _strategy(found: FeatureStrategy, segments: dict[int, str]) -> s.FlagStrategy:
+    return s.FlagStrategy(
+        id=found.id,
+        name=found.name,
+        title=found.title or None,
+        parameters={k: _text(v) for k, v in found.parameters.items()},
+        constraints=[_constraint(c) for c in found.constraints],
+        segments=sorted(segments.get(i, f"#{i}") for i in found.segments),
+        variants=[
+            s.StrategyVariant(name=v.name, weight=v.weight, weightType=v.weightType,
+                              stickiness=v.stickiness, payload=_payload(v.payload))
+            for v in found.variants
+        ],
+        disabled=bool(found.disabled),
+        sortOrder=found.sortOrder or 0,
+    )  # fmt: skip
+
+
+def _text(value: Any) -> str:
+    """A strategy parameter as text (Unleash keeps them as strings; some send numbers)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+def _flag(found: Feature, project: str, tags: list[TagItem], segments: dict[int, str]) -> s.Flag:
+    return s.Flag(
+        name=found.name,
+        project=project,
+        type=found.type or "release",
+        description=found.description or None,
+        impressionData=bool(found.impressionData),
+        stale=bool(found.stale),
+        tags=sorted((s.Tag(type=t.type, value=t.value) for t in tags), key=str),
+        dependencies=sorted(
+            (
+                s.Dependency(
+                    feature=str(d.get("feature")),
+                    enabled=bool(d.get("enabled", True)),
+                    variants=sorted(str(v) for v in d.get("variants") or []),
+                )
+                for d in found.dependencies
+            ),
+            key=lambda d: d.feature,
+        ),
+        environments=[
+            s.FlagEnvironment(
+                name=e.name,
+                enabled=e.enabled,
+                strategies=[_strategy(x, segments) for x in e.strategies],
+                variants=[
+                    s.Variant(
+                        name=v.name,
+                        weight=int(v.weight),
+                        weightType=v.weightType or "variable",
+                        stickiness=v.stickiness or "default",
+                        payload=_payload(v.payload),
+                        overrides=[
+                            s.Override(contextName=o.contextName, values=sorted(o.values))
+                            for o in v.overrides
+                        ],
+                    )
+                    for v in e.variants
+                ],
+            )
+            for e in found.environments
+        ],
+    )
+
+
+async def _environments(client: AdminClient) -> list[s.Environment]:
+    return sorted(
+        (
+            s.Environment(name=e.name, type=e.type, enabled=e.enabled, sortOrder=e.sortOrder)
+            for e in (await client.environments()).environments
+        ),
+        key=lambda e: (e.sortOrder, e.name),
+    )
+
+
+async def _project_environments(client: AdminClient, projects: list[str]) -> dict[str, list[str]]:
+    """Each project's environments (those `visible` in it), in their order."""
+
+    async def one(project: str) -> tuple[str, list[str]]:
+        try:
+            found = (await client.project_environments(project)).environments
+        except e.NotFound:  # deleted meanwhile
+            return project, []
+        ordered = sorted((x for x in found if x.visible), key=lambda x: (x.sortOrder, x.name))
+        return project, [x.name for x in ordered]
+
+    return dict(await _gather_limited(one(p) for p in projects))
+
+
+async def _flags(
+    client: AdminClient, projects: list[str], segments: dict[int, str]
+) -> list[s.Flag]:
+    """Every live flag with its configuration: each project's list, then each flag's own
+    answer (environments, strategies, variants, dependencies) and its tags."""
+    listed = await _gather_limited(client.project_features(p) for p in projects)
+
+    async def one(project: str, name: str) -> s.Flag | None:
+        try:
+            found, tags = await asyncio.gather(
+                client.feature(project, name), client.feature_tags(name)
+            )
+        except e.NotFound:  # archived or deleted meanwhile
+            return None
+        return _flag(found, project, tags.tags, segments)
+
+    jobs = [one(p, f.name) for p, answer in zip(projects, listed, strict=True)
+            for f in answer.features]  # fmt: skip
+    return sorted((f for f in await _gather_limited(jobs) if f is not None),
+                  key=lambda f: f.name)  # fmt: skip
 
 
 async def _tag_types(client: AdminClient) -> list[s.TagType]:
@@ -284,18 +426,29 @@ async def read_snapshot(client: AdminClient, *, progress: Progress | None = None
     )
     roles = {r.id: r.name for r in listed.rootRoles}
     project_ids = sorted(p.id for p in projects.projects)
-    (groups, roles_read, access, tokens, fields, segments, tag_types,
-     strategies) = await asyncio.gather(
-        _part("groups", _groups(client, caps, roles), unread, progress),
-        _part("roles", _roles(client, listed.rootRoles), unread, progress),
-        _part("projectAccess", _project_access(client, caps, project_ids, user_keys), unread,
-              progress),
-        _part("apiTokens", _api_tokens(client), unread, progress),
-        _part("contextFields", _context_fields(client), unread, progress),
-        _part("segments", _segments(client), unread, progress),
-        _part("tagTypes", _tag_types(client), unread, progress),
-        _part("strategies", _strategies(client), unread, progress),
-    )  # fmt: skip
+    segment_names: dict[int, str] = {}
+    segments = await _part("segments", _segments(client, segment_names), unread, progress)
+    # named tasks, not one gather: past six awaitables `asyncio.gather` loses their types
+    task = asyncio.create_task
+    groups = task(_part("groups", _groups(client, caps, roles), unread, progress))
+    roles_read = task(_part("roles", _roles(client, listed.rootRoles), unread, progress))
+    access = task(_part("projectAccess", _project_access(client, caps, project_ids, user_keys),
+                        unread, progress))  # fmt: skip
+    tokens = task(_part("apiTokens", _api_tokens(client), unread, progress))
+    fields = task(_part("contextFields", _context_fields(client), unread, progress))
+    tag_types = task(_part("tagTypes", _tag_types(client), unread, progress))
+    strategies = task(_part("strategies", _strategies(client), unread, progress))
+    environments = task(_part("environments", _environments(client), unread, progress))
+    in_projects = task(_project_environments(client, project_ids))
+    flags = task(_part("flags", _flags(client, project_ids, segment_names), unread, progress))
+    every = (groups, roles_read, access, tokens, fields, tag_types, strategies, environments,
+             in_projects, flags)  # fmt: skip
+    try:
+        await asyncio.gather(*every)
+    finally:
+        for pending in every:
+            pending.cancel()  # one failed: the others are not left running
+    in_project = in_projects.result()
     return s.Snapshot(
         server=s.Server(
             kind="sandbox" if caps.server_kind == "sandbox" else "unleash",
@@ -305,17 +458,24 @@ async def read_snapshot(client: AdminClient, *, progress: Progress | None = None
         ),
         takenAt=datetime.now(UTC),
         projects=[
-            s.Project(id=p.id, name=p.name, description=p.description or None)
+            s.Project(
+                id=p.id,
+                name=p.name,
+                description=p.description or None,
+                environments=in_project.get(p.id, []),
+            )
             for p in sorted(projects.projects, key=lambda p: p.id)
         ],
+        environments=environments.result(),
+        flags=flags.result(),
         users=users,
-        groups=groups,
-        roles=roles_read,
-        projectAccess=access,
-        apiTokens=tokens,
-        contextFields=fields,
+        groups=groups.result(),
+        roles=roles_read.result(),
+        projectAccess=access.result(),
+        apiTokens=tokens.result(),
+        contextFields=fields.result(),
         segments=segments,
-        tagTypes=tag_types,
-        strategies=strategies,
+        tagTypes=tag_types.result(),
+        strategies=strategies.result(),
         unread={k: unread[k] for k in sorted(unread)},
     )

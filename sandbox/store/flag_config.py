@@ -31,6 +31,7 @@ from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt, to_wire_time
+from sandbox.store.dependencies import Dependencies
 from sandbox.store.features import Features
 from sandbox.store.users import bad_data
 
@@ -178,7 +179,7 @@ def _variant_json(v: m.VariantBody | m.CreateStrategyVariant) -> dict[str, Any]:
     return v.model_dump(exclude_none=True)
 
 
-class FlagConfig(Features):
+class FlagConfig(Features, Dependencies):
     # ------------------------------------------------------------------ shared pieces
 
     def _flag_of_project(self, project: str, name: str) -> sqlite3.Row:
@@ -407,8 +408,8 @@ class FlagConfig(Features):
         ).fetchall()
         answer = self._metadata_answer(flag)
         answer.environments = [self._environment_of(r, flag, with_variants) for r in rows]
-        answer.dependencies = []
-        answer.children = []
+        answer.dependencies = [d.model_dump(exclude_none=True) for d in self.dependencies_of(name)]
+        answer.children = self.children_of(name)
         return answer
 
     def feature_environment(

@@ -85,3 +85,33 @@ def test_the_address_keeps_no_secret() -> None:
     assert public_url("https://me:pw@unleash.example.com:4242/base/?token=x#y") == (
         "https://unleash.example.com:4242/base"
     )
+
+
+def test_the_demos_flags_and_how_its_environments_differ(demo_sandbox: SandboxProcess) -> None:
+    found = read(demo_sandbox)
+    assert [e.name for e in found.environments] == ["development", "staging", "production"]
+    shop = next(p for p in found.projects if p.id == "web-shop")
+    assert shop.environments == ["development", "staging", "production"]
+    with demo_sandbox.admin() as http:
+        listed = [
+            http.get(f"/api/admin/projects/{p}/features").json()["features"]
+            for p in ("default", "web-shop", "payments", "mobile-app")
+        ]
+    live = {f["name"] for features in listed for f in features}
+    assert {f.name for f in found.flags} == live
+    strategies = [x for f in found.flags for e in f.environments for x in e.strategies]
+    assert any("Beta testers" in x.segments for x in strategies)  # by name, not id
+    assert not any(name.startswith("#") for x in strategies for name in x.segments)
+    assert any(f.dependencies for f in found.flags) and any(f.tags for f in found.flags)
+    assert any(e.variants for f in found.flags for e in f.environments)
+    # production against staging, as an administrator would ask it
+    differs = compare(found, found, kinds=["flags"], map_env={"production": "staging"})
+    rollouts = [d for d in differences_of(differs) if d.endswith("parameters.rollout: 100 → 25")]
+    assert rollouts, differences_of(differs)[:20]
+
+
+def differences_of(found: object) -> list[str]:
+    from app.snapshot.compare import Comparison, short
+
+    assert isinstance(found, Comparison)
+    return [f"{d.key}: {short(d.old)} → {short(d.new)}" for d in found.differences]

@@ -53,6 +53,12 @@ def test_add_replace_and_remove_dependencies_with_events(sandbox: SandboxProcess
         )
         assert r.status_code == 200
         assert http.get(f"{P}/default/dependencies").json() is True
+        # the flag's own answer holds its parents, the parent's its children (as 8.2's)
+        child = http.get(f"{P}/default/features/dep-child").json()
+        assert child["dependencies"] == [
+            {"feature": "dep-parent", "enabled": True, "variants": ["blue"]}]  # fmt: skip
+        parent = http.get(f"{P}/default/features/dep-parent").json()
+        assert parent["children"] == ["dep-child", "dep-other"] and parent["dependencies"] == []
         options = http.get(f"{P}/default/features/dep-child/parents").json()
         assert "dep-parent" in options and "dep-other" not in options and "dep-child" not in options
         assert options == sorted(options)
