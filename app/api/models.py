@@ -1907,3 +1907,67 @@ class FeatureStrategies(RootModel[list[FeatureStrategy]]):
     order."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+# ------------------------------------------------------------- batch export (issue 37)
+# `POST /api/admin/features-batch/export` (open source since Unleash 4.22)
+
+
+class ExportQuery(Request):
+    """exportQuerySchema: one environment, and the flags by name (`features`; empty: every
+    live flag), else by `tag` (`type:value`), else a `project`'s."""
+
+    environment: Annotated[str, Field(min_length=1), ONE_LINE]
+    features: list[Annotated[str, Field(min_length=1), ONE_LINE]] | None = None
+    tag: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    project: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    downloadFile: bool | None = None
+
+
+class ExportStrategy(FeatureStrategy):
+    """A strategy in an export: the flag it belongs to (`featureName`)."""
+
+    featureName: str | None = None
+
+
+class ExportEnvironment(Response):
+    """A flag in the export's environment: on or off, its variants there."""
+
+    featureName: str
+    enabled: bool
+    environment: str | None = None
+    variants: list[Variant] = []
+
+
+class ExportTag(Response):
+    """featureTagSchema: a flag's tag in an export."""
+
+    featureName: str
+    tagType: str
+    tagValue: str
+
+
+class ExportSegment(Response):
+    id: int
+    name: str
+
+
+class ExportDependencies(Response):
+    """A flag (`feature`) and its parents (`dependencies`: {feature, enabled, variants})."""
+
+    feature: str
+    dependencies: list[dict[str, Any]] = []
+
+
+class ExportResult(Response):
+    """exportResultSchema: the flags of one environment and what they use."""
+
+    features: list[Feature] = []
+    featureStrategies: list[ExportStrategy] = []
+    featureEnvironments: list[ExportEnvironment] = []
+    contextFields: list[ContextField] = []
+    featureTags: list[ExportTag] = []
+    segments: list[ExportSegment] = []
+    tagTypes: list[TagType] = []
+    dependencies: list[ExportDependencies] = []
+    links: list[dict[str, Any]] = []

@@ -37,6 +37,7 @@ from sandbox.store.core import (
 )
 from sandbox.store.custom_strategies import CustomStrategies
 from sandbox.store.dependencies import Dependencies
+from sandbox.store.export import Export
 from sandbox.store.features import Features
 from sandbox.store.flag_config import FlagConfig
 from sandbox.store.groups import Groups
@@ -63,6 +64,7 @@ class Store(
     ApiTokens,
     Tokens,
     Groups,
+    Export,  # the batch export (issue 37): builds on the flags' configuration
     FlagConfig,  # flag configuration (issue 37 slice 1): builds on the flags
     Features,
     Archive,
