@@ -65,6 +65,8 @@ from app.api.models import (
     DependenciesExist,
     Environments,
     EnvironmentsProject,
+    ExportQuery,
+    ExportResult,
     Feature,
     FeatureList,
     FeatureMetricsRaw,
@@ -1120,6 +1122,20 @@ class AdminClient(Sender):
         path = (f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}"
                 f"/environments/{_segment(environment)}/variants")  # fmt: skip
         return (await self.get(path, FeatureVariants)).variants
+
+    # ------------------------------------------------------------------ batch export (issue 37)
+
+    async def export_features(self, environment: str) -> ExportResult:
+        """`POST /api/admin/features-batch/export` (open source since Unleash 4.22): every live
+        flag in `environment` with its strategies, enabled state, variants, tags and parents,
+        and what they use, in one request. A read sent as a POST (a query body; retried as a
+        read): it changes nothing, though Unleash records that it happened."""
+        body = ExportQuery(environment=environment, features=[]).model_dump(exclude_none=True)
+        path = "/api/admin/features-batch/export"
+        response = await self._send("POST", path, content=json.dumps(body).encode(),
+                                    headers={"Content-Type": "application/json"},
+                                    idempotent=True)  # fmt: skip
+        return await self._parse(response, ExportResult, f"POST {path}")
 
 
 # ---------------------------------------------------------------------------- helpers

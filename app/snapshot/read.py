@@ -16,9 +16,9 @@ request each), API tokens' secrets (a snapshot never holds one: `ApiToken` has n
 Environments come from the server's list and each project's (`visible`); flags from each
 project's list, then each flag's own answer (its environments with their enabled state,
 strategies in their order, variants, and its dependencies) and its tags: two requests a flag,
-a few at a time (`CONCURRENCY`). A strategy's segments are named by the segments' list. For
-thousands of flags the batch export (one request an environment) is the way; it comes with
-the sandbox's export."""
+a few at a time (`CONCURRENCY`), where the server has no batch export; where it has one
+(Unleash 4.22 and later, the sandbox), one export an environment gives them all
+(`_flags_exported`). A strategy's segments are named by the segments' list."""
 
 from __future__ import annotations
 
@@ -361,6 +361,48 @@ async def _flags(
                   key=lambda f: f.name)  # fmt: skip
 
 
+async def _flags_exported(
+    client: AdminClient, environments: list[str], segments: dict[int, str]
+) -> list[s.Flag]:
+    """Every live flag with its configuration from the batch export, one request an
+    environment (`AdminClient.export_features`), assembled as each flag's own answer would
+    give it."""
+    from app.api.models import FeatureEnvironment, TagItem
+
+    exports = await _gather_limited(client.export_features(env) for env in environments)
+    flags: dict[str, Feature] = {}
+    tags: dict[str, set[tuple[str, str]]] = {}
+    parents: dict[str, list[dict[str, Any]]] = {}
+    places: dict[str, list[FeatureEnvironment]] = {}
+    for env, found in zip(environments, exports, strict=True):
+        for flag in found.features:
+            if not flag.archived:
+                flags.setdefault(flag.name, flag)
+        for tag in found.featureTags:
+            tags.setdefault(tag.featureName, set()).add((tag.tagType, tag.tagValue))
+        for dependency in found.dependencies:
+            parents[dependency.feature] = dependency.dependencies
+        strategies: dict[str, list[FeatureStrategy]] = {}
+        for strategy in sorted(found.featureStrategies, key=lambda x: x.sortOrder or 0):
+            strategies.setdefault(strategy.featureName or "", []).append(strategy)
+        for place in found.featureEnvironments:
+            places.setdefault(place.featureName, []).append(FeatureEnvironment(
+                name=env, enabled=place.enabled, variants=place.variants,
+                strategies=strategies.get(place.featureName, []),
+            ))  # fmt: skip
+    return [
+        _flag(
+            flag.model_copy(
+                update={"environments": places.get(name, []), "dependencies": parents.get(name, [])}
+            ),
+            flag.project or "",
+            [TagItem(type=t, value=v) for t, v in sorted(tags.get(name, ()))],
+            segments,
+        )
+        for name, flag in sorted(flags.items())
+    ]
+
+
 async def _tag_types(client: AdminClient) -> list[s.TagType]:
     return sorted(
         (
@@ -416,9 +458,12 @@ async def _part(
     return found
 
 
-async def read_snapshot(client: AdminClient, *, progress: Progress | None = None) -> s.Snapshot:
+async def read_snapshot(
+    client: AdminClient, *, progress: Progress | None = None, batch: bool = True
+) -> s.Snapshot:
     """The server's configuration now, as a snapshot. `progress(list name)`, when given, is
-    called as each list is read."""
+    called as each list is read. The flags come from the batch export where the server has it
+    (`batch`), else from each flag's own answer."""
     caps = await client.capabilities()
     unread: dict[str, str] = {}
     (users, user_keys, listed), projects = await asyncio.gather(
@@ -427,7 +472,20 @@ async def read_snapshot(client: AdminClient, *, progress: Progress | None = None
     roles = {r.id: r.name for r in listed.rootRoles}
     project_ids = sorted(p.id for p in projects.projects)
     segment_names: dict[int, str] = {}
-    segments = await _part("segments", _segments(client, segment_names), unread, progress)
+    segments, environments_read = await asyncio.gather(
+        _part("segments", _segments(client, segment_names), unread, progress),
+        _part("environments", _environments(client), unread, progress),
+    )
+    names = [x.name for x in environments_read]
+
+    async def flags_of() -> list[s.Flag]:
+        if batch and names:
+            try:
+                return await _flags_exported(client, names, segment_names)
+            except (e.NotFound, e.BadRequest):
+                pass  # no batch export here: each flag's own answer
+        return await _flags(client, project_ids, segment_names)
+
     # named tasks, not one gather: past six awaitables `asyncio.gather` loses their types
     task = asyncio.create_task
     groups = task(_part("groups", _groups(client, caps, roles), unread, progress))
@@ -438,11 +496,10 @@ async def read_snapshot(client: AdminClient, *, progress: Progress | None = None
     fields = task(_part("contextFields", _context_fields(client), unread, progress))
     tag_types = task(_part("tagTypes", _tag_types(client), unread, progress))
     strategies = task(_part("strategies", _strategies(client), unread, progress))
-    environments = task(_part("environments", _environments(client), unread, progress))
     in_projects = task(_project_environments(client, project_ids))
-    flags = task(_part("flags", _flags(client, project_ids, segment_names), unread, progress))
-    every = (groups, roles_read, access, tokens, fields, tag_types, strategies, environments,
-             in_projects, flags)  # fmt: skip
+    flags = task(_part("flags", flags_of(), unread, progress))
+    every = (groups, roles_read, access, tokens, fields, tag_types, strategies, in_projects,
+             flags)  # fmt: skip
     try:
         await asyncio.gather(*every)
     finally:
@@ -466,7 +523,7 @@ async def read_snapshot(client: AdminClient, *, progress: Progress | None = None
             )
             for p in sorted(projects.projects, key=lambda p: p.id)
         ],
-        environments=environments.result(),
+        environments=environments_read,
         flags=flags.result(),
         users=users,
         groups=groups.result(),
