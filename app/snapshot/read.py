@@ -26,9 +26,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from app.api import errors as e
+from app.api.models import Response
 from app.snapshot import model as s
 
 if TYPE_CHECKING:
@@ -325,16 +326,33 @@ async def _environments(client: AdminClient) -> list[s.Environment]:
     )
 
 
+class _ProjectEnvironment(Response):
+    environment: str
+
+
+class _ProjectDetail(Response):
+    """`GET /api/admin/projects/:p` of Unleash 5 (gone by 8): what is read of it."""
+
+    environments: list[_ProjectEnvironment] = []
+
+
 async def _project_environments(client: AdminClient, projects: list[str]) -> dict[str, list[str]]:
-    """Each project's environments (those `visible` in it), in their order."""
+    """Each project's environments, in their order: those `visible` in it
+    (`/api/admin/environments/project/:p`); a release that does not say `visible` there (5.x)
+    lists them in the project's own answer."""
 
     async def one(project: str) -> tuple[str, list[str]]:
         try:
             found = (await client.project_environments(project)).environments
+            ordered = sorted(found, key=lambda x: (x.sortOrder, x.name))
+            if any(x.visible is None for x in found):
+                detail = await client.get(f"/api/admin/projects/{quote(project, safe='')}",
+                                          _ProjectDetail)  # fmt: skip
+                has = {x.environment for x in detail.environments}
+                return project, [x.name for x in ordered if x.name in has]
         except e.NotFound:  # deleted meanwhile
             return project, []
-        ordered = sorted((x for x in found if x.visible), key=lambda x: (x.sortOrder, x.name))
-        return project, [x.name for x in ordered]
+        return project, [x.name for x in ordered if x.visible]
 
     return dict(await _gather_limited(one(p) for p in projects))
 
@@ -362,14 +380,21 @@ async def _flags(
 
 
 async def _flags_exported(
-    client: AdminClient, environments: list[str], segments: dict[int, str]
+    client: AdminClient, projects: list[str], environments: list[str], segments: dict[int, str]
 ) -> list[s.Flag]:
     """Every live flag with its configuration from the batch export, one request an
     environment (`AdminClient.export_features`), assembled as each flag's own answer would
-    give it."""
+    give it. Whether a flag is on in an environment comes from its project's list (one request
+    a project): Unleash 6.10's export says `enabled: true` for a flag that is off, wherever the
+    environment is enabled (measured on the 6.10.1 peer; 5.12, 7.6 and 8.2 say it right)."""
     from app.api.models import FeatureEnvironment, TagItem
 
-    exports = await _gather_limited(client.export_features(env) for env in environments)
+    exports, lists = await asyncio.gather(
+        _gather_limited(client.export_features(env) for env in environments),
+        _gather_limited(client.project_features(p) for p in projects),
+    )
+    on = {(f.name, x.name): x.enabled for answer in lists for f in answer.features
+          for x in f.environments}  # fmt: skip
     flags: dict[str, Feature] = {}
     tags: dict[str, set[tuple[str, str]]] = {}
     parents: dict[str, list[dict[str, Any]]] = {}
@@ -386,8 +411,9 @@ async def _flags_exported(
         for strategy in sorted(found.featureStrategies, key=lambda x: x.sortOrder or 0):
             strategies.setdefault(strategy.featureName or "", []).append(strategy)
         for place in found.featureEnvironments:
+            enabled = on.get((place.featureName, env), place.enabled)
             places.setdefault(place.featureName, []).append(FeatureEnvironment(
-                name=env, enabled=place.enabled, variants=place.variants,
+                name=env, enabled=enabled, variants=place.variants,
                 strategies=strategies.get(place.featureName, []),
             ))  # fmt: skip
     return [
@@ -481,7 +507,7 @@ async def read_snapshot(
     async def flags_of() -> list[s.Flag]:
         if batch and names:
             try:
-                return await _flags_exported(client, names, segment_names)
+                return await _flags_exported(client, project_ids, names, segment_names)
             except (e.NotFound, e.BadRequest):
                 pass  # no batch export here: each flag's own answer
         return await _flags(client, project_ids, segment_names)
