@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QAction, QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -42,6 +41,7 @@ from PySide6.QtWidgets import (
 from app.snapshot.compare import KINDS, Change
 from app.viewmodels.compare import (
     CHANGE_ROLE,
+    LEVEL_ROLE,
     SIDES,
     CompareModel,
     Filters,
@@ -77,6 +77,10 @@ class ChangeDelegate(QStyledItemDelegate):
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
         super().initStyleOption(option, index)
+        if index.data(LEVEL_ROLE) == "kind":
+            font = QFont(option.font)
+            font.setBold(True)
+            option.font = font
         change = index.data(CHANGE_ROLE)
         if change not in (Change.ONLY_IN_SOURCE, Change.ONLY_IN_TARGET):
             return
@@ -141,9 +145,8 @@ class CompareView(ToolContent):
 
         # ---- the filters, Copy and Export
         filters = QHBoxLayout()
-        self.kinds_button = QToolButton()
+        self.kinds_button = QPushButton()
         self.kinds_button.setObjectName(f"{STEM}KindsButton")
-        self.kinds_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.kinds_button.setAccessibleName("The kinds compared")
         self.kinds_menu = QMenu(self.kinds_button)
         self.kind_actions: dict[str, QAction] = {}
@@ -316,8 +319,8 @@ class CompareView(ToolContent):
                 if side.kind == "file":
                     combo.setItemData(combo.count() - 1, side.name, Qt.ItemDataRole.ToolTipRole)
             combo.addItem("Open a snapshot file…", OPEN_FILE)
-            found = combo.findData(chosen) if chosen is not None else 0
-            combo.setCurrentIndex(max(found, 0))
+            found = next((i for i in range(combo.count()) if combo.itemData(i) == chosen), 0)
+            combo.setCurrentIndex(found)
             combo.blockSignals(False)
 
     def _fill_environments(self) -> None:
@@ -474,12 +477,24 @@ class CompareView(ToolContent):
         self.copy_button.setEnabled(m.comparison is not None)
         self.export_button.setEnabled(m.comparison is not None)
         self._fill_filters()
+        self._span_headings()
         if has and m.comparison is not None:
             if len(m.comparison.differences) <= 300:
                 self.tree.expandAll()
             else:
                 self.tree.expandToDepth(0)
         self.on_tree_current_changed(QModelIndex(), QModelIndex())
+        self.on_tree_selection_changed()
+
+    def _span_headings(self) -> None:
+        """A kind's and an object's line across the columns (its counts are long)."""
+        tree = self.model.tree
+        root = QModelIndex()
+        for row in range(tree.rowCount()):
+            self.tree.setFirstColumnSpanned(row, root, True)
+            kind = tree.index(row, 0)
+            for child in range(tree.rowCount(kind)):
+                self.tree.setFirstColumnSpanned(child, kind, True)
 
     def on_model_phase_changed(self) -> None:
         self.on_model_busy_changed()

@@ -616,6 +616,8 @@ class MainWindow(QMainWindow):
         saver = SnapshotSaver(self.session, self)
         saver.status_changed.connect(self.on_snapshot_saver_status_changed)
         saver.saved.connect(self.on_snapshot_saver_saved)
+        # an error shown later takes the status bar's place: the message goes
+        self.session.error_reported.connect(self.on_snapshot_saver_error_reported)
         return saver
 
     def on_save_snapshot_triggered(self) -> None:
@@ -632,8 +634,15 @@ class MainWindow(QMainWindow):
         self.snapshot_saver.save(path)
 
     def on_snapshot_saver_status_changed(self, text: str) -> None:
+        """The read's progress while it runs; gone with it (a saved file's message stays)."""
         if text:
             self.statusBar().showMessage(text)
+        elif self.statusBar().currentMessage().startswith("Reading "):
+            self.statusBar().clearMessage()
+
+    def on_snapshot_saver_error_reported(self, text: str) -> None:
+        if text:
+            self.statusBar().clearMessage()
 
     def on_snapshot_saver_saved(self, text: str) -> None:
         self.statusBar().showMessage(text, 15_000)

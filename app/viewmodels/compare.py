@@ -107,10 +107,13 @@ COLUMNS = ("Difference", "Change", "Target", "Source")
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: the kind's key of any row
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
-#: a difference's change (`Change`'s text), or None on a kind or object whose differences are mixed
+#: a difference's change (`Change`'s text), and an object's that is only on one side (the whole
+#: object); None on a kind or another object
 CHANGE_ROLE = Qt.ItemDataRole.UserRole + 3
 #: the row's level: "kind", "object" or "difference"
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 4
+#: the object's key (`web-shop/checkout-v2`) of an object's row or a difference's; None on a kind
+OBJECT_ROLE = Qt.ItemDataRole.UserRole + 5
 
 
 class _Node:
@@ -147,24 +150,35 @@ def _change_counts(differences: Iterable[Difference]) -> str:
     return ", ".join(f"{counted[c]:,} {c}" for c in Change if c in counted)
 
 
+#: a kind's objects counted: the plural of its word where it is not the word and "s"
+PLURALS = {"strategy definition": "strategy definitions", "project access": "project access "
+           "entries"}  # fmt: skip
+
+
 def build_nodes(comparison: Comparison) -> list[_Node]:
-    """The tree's rows: a kind (its differences counted, in how many objects), its objects
-    (their differences counted), their differences. Pure Python: built on a worker thread."""
+    """The tree's rows: a kind (its differences counted, in how many objects, by change), its
+    objects (their differences counted, by change), their differences. A kind's and an
+    object's text is one line, shown across the columns. Pure Python: built on a worker
+    thread."""
     kinds: list[_Node] = []
     for kind, objects in comparison.tree.items():
         total = sum(len(ds) for ds in objects.values())
         all_differences = [d for ds in objects.values() for d in ds]
-        text = (f"{KIND_TITLES[kind]} — {plural(total, 'difference')} in "
-                f"{len(objects):,}")  # fmt: skip
-        kind_node = _Node(None, len(kinds), "kind", kind,
-                          (text, _change_counts(all_differences), "", ""), count=total)  # fmt: skip
+        word = KIND_WORDS[kind]
+        text = (f"{KIND_TITLES[kind]}: {plural(total, 'difference')} in "
+                f"{plural(len(objects), word, PLURALS.get(word))} "
+                f"({_change_counts(all_differences)})")  # fmt: skip
+        kind_node = _Node(None, len(kinds), "kind", kind, (text, "", "", ""), count=total)
         kinds.append(kind_node)
         for name, differences in objects.items():
-            changes = {d.change for d in differences}
-            only = next(iter(changes)) if len(changes) == 1 else None
+            # the object's row is marked as only on one side when the object is, not a part
+            whole = differences[0] if len(differences) == 1 and not differences[0].path else None
+            said = (str(differences[0].change) if len(differences) == 1
+                    else _change_counts(differences))  # fmt: skip
             obj = _Node(kind_node, len(kind_node.children), "object", kind,
-                        (f"{name} ({len(differences):,})", _change_counts(differences), "", ""),
-                        count=len(differences), change=only)  # fmt: skip
+                        (f"{name}: {plural(len(differences), 'difference')} ({said})", "", "",
+                         ""), count=len(differences),
+                        change=None if whole is None else whole.change)  # fmt: skip
             kind_node.children.append(obj)
             for d in differences:
                 old = short(d.old, d.change is Change.ONLY_IN_SOURCE)
@@ -174,6 +188,11 @@ def build_nodes(comparison: Comparison) -> list[_Node]:
                              change=d.change, difference=d)  # fmt: skip
                 obj.children.append(leaf)
     return kinds
+
+
+def _lower(title: str) -> str:
+    """A kind's title inside a sentence: "Tag types" -> "tag types", "API tokens" kept."""
+    return title if title[:2].isupper() else title[:1].lower() + title[1:]
 
 
 def pretty(value: Any, absent: bool) -> str:
@@ -265,6 +284,10 @@ class DiffTree(QAbstractItemModel):
             return None if node.change is None else str(node.change)
         if role == LEVEL_ROLE:
             return node.level
+        if role == OBJECT_ROLE:
+            first = node.difference or (node.children[0].difference if node.level == "object"
+                                        and node.children else None)  # fmt: skip
+            return None if first is None else first.object
         return None
 
     def _tooltip(self, node: _Node, column: int) -> str | None:
@@ -398,7 +421,7 @@ class CompareModel(ToolViewModel):
         if c is None:
             return ("Choose a source and a target (this connection, a saved connection or a "
                     "snapshot file), whole or one environment each, then Compare.")  # fmt: skip
-        kinds = ", ".join(KIND_TITLES[k].lower() for k in c.kinds) or "nothing"
+        kinds = ", ".join(_lower(KIND_TITLES[k]) for k in c.kinds) or "nothing"
         return f"{c.source} and {c.target} do not differ in {kinds}{self._filtered_text()}."
 
     def _filtered_text(self) -> str:
@@ -416,7 +439,7 @@ class CompareModel(ToolViewModel):
             return ""
         head = f"{c.source} (source) against {c.target} (target)"
         if c.same:
-            return f"{head}: the same."
+            return ""  # the empty state says it, naming what was compared
         counts = "; ".join(f"{KIND_TITLES[line.split(':')[0]]}: {line.split(': ', 1)[1]}"
                            for line in c.summary())  # fmt: skip
         return (f"{head}: {plural(len(c.differences), 'difference')} ({counts}). Values: the "

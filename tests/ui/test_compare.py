@@ -29,6 +29,7 @@ from app.viewmodels.compare import (
     CHANGE_ROLE,
     COUNT_ROLE,
     KIND_ROLE,
+    OBJECT_ROLE,
     STOPPED,
     Filters,
     Side,
@@ -101,7 +102,8 @@ def tree_counts(view: CompareView) -> dict[str, dict[str, int]]:
         objects = {"": kind.data(COUNT_ROLE)}
         for child in range(tree.rowCount(kind)):
             obj = tree.index(child, 0, kind)
-            objects[str(obj.data()).rsplit(" (", 1)[0]] = obj.data(COUNT_ROLE)
+            objects[str(obj.data(OBJECT_ROLE))] = obj.data(COUNT_ROLE)
+            assert str(obj.data()).startswith(f"{obj.data(OBJECT_ROLE)}: ")
             assert tree.rowCount(obj) == obj.data(COUNT_ROLE)
         found[str(kind.data(KIND_ROLE))] = objects
     return found
@@ -121,7 +123,7 @@ def leaf(view: CompareView, kind: str, obj: str, where: str) -> QModelIndex:
             continue
         for child in range(tree.rowCount(k)):
             o = tree.index(child, 0, k)
-            if not str(o.data()).startswith(f"{obj} ("):
+            if o.data(OBJECT_ROLE) != obj:
                 continue
             for n in range(tree.rowCount(o)):
                 d = tree.index(n, 0, o)
@@ -150,6 +152,8 @@ def test_two_files_compare_with_no_server_as_compare_does(
 
     compared(qtbot, view, Side("file", new), Side("file", old))
     assert m.phase is LoadPhase.READY and view.states.state == StatePanel.CONTENT
+    assert view.side_combos["source"].currentText() == "file new.json"
+    assert view.side_combos["target"].currentText() == "file old.json"
     expected = compare(snapshot(changed_shop()), snapshot(shop()))
     assert not expected.same
     assert m.comparison is not None
