@@ -407,3 +407,47 @@ def test_a_profile_without_its_token_says_so(
     assert view.states.error_title.text() == "Could not read the source"
     assert view.states.error_label.text().startswith(
         "The source (saved connection gone) could not be read: ")  # fmt: skip
+
+
+def test_ten_thousand_flags_that_all_differ_keep_the_window_answering(
+    qtbot: Any, unconnected: Session, tmp_path: Path
+) -> None:
+    """10,000 flags, each with its rollout changed in three environments (30,000 differences):
+    comparing and building the tree run off the GUI thread, which never stops for long while a
+    filter compares everything again and the tree shows it (a timer's ticks are measured
+    meanwhile). Loading the files is not measured: `json.loads` and pydantic's validation hold
+    the interpreter's lock for a second or two on files this size, on any thread."""
+    import time
+    from itertools import pairwise
+
+    from PySide6.QtCore import QTimer
+
+    from app.snapshot.files import dump
+    from tests.app.test_compare import big
+
+    source = write(tmp_path / "a.json", dump(big(lambda n: "50")))
+    target = write(tmp_path / "b.json", dump(big(lambda n: "60")))
+    view = open_view(qtbot, unconnected)
+    view.set_filters(Filters(name="flag-0000*"))
+    compared(qtbot, view, Side("file", source), Side("file", target))
+    m = view.model
+    assert m.comparison is not None and len(m.comparison.differences) == 30
+
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    qtbot.wait(30)
+    started = time.perf_counter()
+    view.set_filters(Filters())
+    qtbot.waitUntil(lambda: m.comparison is not None and len(m.comparison.differences) == 30_000,
+                    timeout=60_000)  # fmt: skip
+    took = time.perf_counter() - started
+    qtbot.wait(50)
+    timer.stop()
+    longest = max(b - a for a, b in pairwise(ticks))
+    print(f"\n30,000 differences compared and shown in {took:.2f} s; the GUI thread's "
+          f"longest pause {longest:.3f} s")  # fmt: skip
+    assert view.model.tree.rowCount() == 1  # flags
+    assert longest < 0.5
