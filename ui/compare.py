@@ -16,7 +16,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QFont,
+    QGuiApplication,
+    QKeySequence,
+    QPalette,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -288,6 +296,9 @@ class CompareView(ToolContent):
         self.name_edit.textChanged.connect(self.name_timer.start)
         self.name_edit.returnPressed.connect(self.on_filters_changed)
         self.name_timer.timeout.connect(self.on_filters_changed)
+        copy = QShortcut(QKeySequence(QKeySequence.StandardKey.Copy), self.tree)
+        copy.setContext(Qt.ShortcutContext.WidgetShortcut)
+        copy.activated.connect(self.on_copy_button_clicked)
         selection = self.tree.selectionModel()
         selection.currentChanged.connect(self.on_tree_current_changed)
         selection.selectionChanged.connect(self.on_tree_selection_changed)
@@ -382,6 +393,12 @@ class CompareView(ToolContent):
             tag=str(self.tag_combo.currentData() or ""),
             name=self.name_edit.text().strip(),
         )
+
+    def focus_filter(self) -> bool:
+        """Ctrl+F: the names filter."""
+        self.name_edit.setFocus()
+        self.name_edit.selectAll()
+        return True
 
     # ------------------------------------------------------------------ slots
 

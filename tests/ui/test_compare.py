@@ -189,7 +189,9 @@ def test_two_files_compare_with_no_server_as_compare_does(
         rollout, view.tree.selectionModel().SelectionFlag.ClearAndSelect
         | view.tree.selectionModel().SelectionFlag.Rows,
     )  # fmt: skip
-    view.copy_button.click()
+    QGuiApplication.clipboard().clear()
+    view.tree.setFocus()
+    qtbot.keyClick(view.tree, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # as Copy
     assert QGuiApplication.clipboard().text() == (
         STEP.join(
             (
@@ -276,7 +278,8 @@ def test_two_environments_of_one_file_and_the_filters(
     assert m.comparison.differences == expected.differences and not expected.same
     assert view.project_combo.currentData() == "web-shop"
     assert view.tag_combo.currentData() == "simple:beta"
-    # typing a name filters too (after a short pause)
+    # typing a name filters too (after a short pause); Ctrl+F goes there
+    assert view.focus_filter() and view.name_edit.hasFocus()
     view.name_edit.setText("nothing-*")
     qtbot.waitUntil(lambda: m.filters.name == "nothing-*", timeout=5_000)
     settled(qtbot, view)
