@@ -374,6 +374,20 @@ ACCESS_OVERVIEW = Tool(
     _ADMIN,
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- compare
+
+# issue 37, slice 5: the Compare window. Reading a live server's snapshot reads its users, API
+# tokens and project access: an Admin's token, as `flagdesk snapshot` needs. The tool's needs
+# are this connection's; its window is of use without them (two snapshot files, or a saved
+# connection, compare with no server: `ui.compare.CompareView.usable_when_unavailable`), and
+# says then why this connection cannot be a side.
+COMPARE = Tool(
+    "compare", "Compare", "Configuration",
+    "The differences between two configurations: this server, a saved connection or a "
+    "snapshot file, whole or one environment each.", "compare",
+    _ADMIN,
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -399,6 +413,8 @@ class Tools(NamedTuple):
     access_overview: Tool
     # issue 36: the clean-up report's window
     cleanup: Tool
+    # issue 37, slice 5: the Compare window
+    compare: Tool
 
 
 TOOL = Tools(
@@ -471,6 +487,8 @@ TOOL = Tools(
     access_overview=ACCESS_OVERVIEW,
     # issue 36: the clean-up report's window
     cleanup=CLEANUP,
+    # issue 37, slice 5: the Compare window
+    compare=COMPARE,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools

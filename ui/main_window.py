@@ -41,6 +41,7 @@ from ui.settings import window_settings
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
 
+    from app.viewmodels.compare import SnapshotSaver  # issue 37, slice 5
     from app.viewmodels.history import HistoryModel
     from app.viewmodels.session import SandboxFactory, Session
     from ui.confirmation import CloseGuard
@@ -192,6 +193,7 @@ class MainWindow(QMainWindow):
 
         for action in self._session_actions:
             action.setEnabled(True)
+        self.save_snapshot_action.setEnabled(True)  # issue 37, slice 5
         self.connection_button.setEnabled(True)
         self.on_sidebar_current_item_changed(self.sidebar.currentItem(), None)
         self.on_session_state_changed()
@@ -287,6 +289,14 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         for action in (self.connections_action, self.sandbox_action, self.reconnect_action):
             file_menu.addAction(action)
+        # issue 37, slice 5: File > Save snapshot… (the connected server's, to a file)
+        self.save_snapshot_action = self._action("saveSnapshotAction", "Save s&napshot…")
+        self.save_snapshot_action.setToolTip(
+            "Write the connected server's configuration to a snapshot file, to compare later"
+        )
+        self.save_snapshot_action.setEnabled(False)  # once a session is bound
+        self.save_snapshot_action.triggered.connect(self.on_save_snapshot_triggered)
+        file_menu.addAction(self.save_snapshot_action)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
 
@@ -595,6 +605,47 @@ class MainWindow(QMainWindow):
 
     def on_sandbox_triggered(self) -> None:
         self.session.open_sandbox()
+
+    # issue 37, slice 5: File > Save snapshot…
+
+    @cached_property
+    def snapshot_saver(self) -> SnapshotSaver:
+        """Reads the connected server and writes its snapshot (made when first used)."""
+        from app.viewmodels.compare import SnapshotSaver
+
+        saver = SnapshotSaver(self.session, self)
+        saver.status_changed.connect(self.on_snapshot_saver_status_changed)
+        saver.saved.connect(self.on_snapshot_saver_saved)
+        # an error shown later takes the status bar's place: the message goes
+        self.session.error_reported.connect(self.on_snapshot_saver_error_reported)
+        return saver
+
+    def on_save_snapshot_triggered(self) -> None:
+        from ui.table import ask_export_path
+
+        path = ask_export_path(self, "Save snapshot", self.snapshot_saver.default_name(),
+                               "Snapshots (*.json);;All files (*)")  # fmt: skip
+        if path:
+            self.save_snapshot(path)
+
+    def save_snapshot(self, path: str) -> None:
+        """Read the connected server (off the GUI thread) and write its snapshot to `path`;
+        where it went, or why not, in the status bar."""
+        self.snapshot_saver.save(path)
+
+    def on_snapshot_saver_status_changed(self, text: str) -> None:
+        """The read's progress while it runs; gone with it (a saved file's message stays)."""
+        if text:
+            self.statusBar().showMessage(text)
+        elif self.statusBar().currentMessage().startswith("Reading "):
+            self.statusBar().clearMessage()
+
+    def on_snapshot_saver_error_reported(self, text: str) -> None:
+        if text:
+            self.statusBar().clearMessage()
+
+    def on_snapshot_saver_saved(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15_000)
 
     def on_reconnect_triggered(self) -> None:
         self.session.retry()

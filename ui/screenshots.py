@@ -1066,6 +1066,93 @@ async def _roles(
     save(window, f"roles-error-{palette}")
 
 
+# ---------------------------------------------------------------------------- issue 37: compare
+
+
+def _staging_of(saved: Path, staging: Path) -> None:
+    """`staging`: the snapshot `saved` as another server would have it (a segment it lacks,
+    one of its own with a long name, a context field's legal values, a user's root role, a tag
+    type's description): what an administrator compares."""
+    import json
+
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    if document["segments"]:
+        document["segments"].pop(0)
+    document["segments"].append(
+        {
+            "name": "customers-in-the-nordics-and-the-baltics-beta-2026",
+            "description": "Only staging has it",
+            "constraints": [
+                {
+                    "contextName": "region",
+                    "operator": "IN",
+                    "values": ["se", "no", "dk", "fi", "ee", "lv", "lt"],
+                }
+            ],
+        }
+    )
+    for field in document["contextFields"][:1]:
+        field["legalValues"] = [*field["legalValues"][1:], {"value": "staging-only"}]
+    for user in document["users"][:2]:
+        user["rootRole"] = "Viewer" if user.get("rootRole") != "Viewer" else "Editor"
+    for tag_type in document["tagTypes"][:1]:
+        tag_type["description"] = "Changed on staging"
+    staging.write_text(json.dumps(document), encoding="utf-8")  # fmt: skip
+
+
+async def _compare(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    root: Path,
+) -> None:  # fmt: skip
+    """The Compare window (issue 37): the demo sandbox against a snapshot of it as another
+    server has it (loaded, then one difference's details), against its own snapshot (the
+    same), and against a file that is no snapshot (the error)."""
+    from app.viewmodels.compare import KIND_ROLE, Side
+    from ui.compare import CompareView
+
+    saved = root / f"compare-saved-{palette}.json"
+    staging = root / f"compare-staging-{palette}.json"
+    notes = root / f"compare-notes-{palette}.json"
+    saver = window.snapshot_saver
+    window.save_snapshot(str(saved))
+    await until(lambda: saved.exists() and not saver.busy)
+    await asyncio.to_thread(_staging_of, saved, staging)
+    notes.write_text('{"notes": "not a snapshot"}', encoding="utf-8")
+
+    window.show_page("compare")
+    view = window.tool_pages["compare"].ensure_content()
+    assert isinstance(view, CompareView)
+    m = view.model
+
+    async def compared(target: Path) -> None:
+        view.pick_side("source", Side("connection"))
+        view.open_file("target", str(target))
+        m.load()
+        await until(lambda: not m.busy and not m.reading and not m.tasks)
+
+    await compared(staging)
+    await settle(window)
+    save(window, f"compare-{palette}")
+    tree = m.tree
+    kind = next(
+        tree.index(r, 0)
+        for r in range(tree.rowCount())
+        if tree.index(r, 0).data(KIND_ROLE) == "context-fields"
+    )
+    leaf = tree.index(0, 0, tree.index(0, 0, kind))
+    view.tree.setCurrentIndex(leaf)
+    view.tree.scrollTo(leaf)
+    await settle(window)
+    save(window, f"compare-details-{palette}")
+
+    await compared(saved)
+    await settle(window)
+    save(window, f"compare-same-{palette}")
+    await compared(notes)
+    await settle(window)
+    save(window, f"compare-error-{palette}")
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -1141,6 +1228,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 36: the clean-up report's window (it changes the connection too)
                 await _cleanup(window, session, palette_name, save, root,
                                root / f"demo-{palette_name}.sqlite3")  # fmt: skip
+                # issue 37: the Compare window (on the demo sandbox, reopened)
+                await session.open_sandbox()
+                await _compare(window, session, palette_name, save, root)
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

@@ -135,6 +135,15 @@ def _access_overview() -> type[ToolContent]:
     return AccessOverviewView
 
 
+# issue 37, slice 5: the Compare window
+
+
+def _compare() -> type[ToolContent]:
+    from ui.compare import CompareView
+
+    return CompareView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -156,6 +165,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     # issue 36: project access, who can do what where
     TOOL.project_access: _project_access,
     TOOL.access_overview: _access_overview,
+    # issue 37, slice 5: the Compare window
+    TOOL.compare: _compare,
 }
 
 

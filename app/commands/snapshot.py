@@ -7,8 +7,7 @@ are imported by `run()`."""
 from __future__ import annotations
 
 import argparse
-import re
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,10 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def default_name(where: str, now: datetime) -> str:
-    """`flagdesk-snapshot-<where>-<UTC time>.json`, `where` reduced to safe characters."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+|\.{2,}", "-", re.sub(r"^[a-z]+://", "", where))
-    safe = re.sub(r"-{2,}", "-", safe).strip("-.")
-    return f"flagdesk-snapshot-{safe or 'server'}-{now.astimezone(UTC):%Y%m%d-%H%M%S}.json"
+    """`flagdesk-snapshot-<where>-<UTC time>.json`, `where` reduced to safe characters (one
+    rule with the window's File > Save snapshot…: `app.snapshot.files.default_name`)."""
+    from app.snapshot.files import default_name as name
+
+    return name(where, now)
 
 
 def run(args: argparse.Namespace) -> int:

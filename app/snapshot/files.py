@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,10 @@ from pydantic import ValidationError
 
 from app.snapshot.model import SCHEMA_VERSIONS, Snapshot, repeated_key, secrets_in
 
-__all__ = ["FILE_MODE", "SnapshotFileError", "dump", "load", "parse", "save", "write_private"]
+__all__ = [
+    "FILE_MODE", "SnapshotFileError", "default_name", "dump", "load", "parse", "save",
+    "write_private",
+]  # fmt: skip
 
 #: a snapshot file's mode: it names people and their access
 FILE_MODE = 0o600
@@ -140,3 +145,13 @@ def write_private(path: Path, text: str) -> None:
         os.replace(part, path)
     except OSError as exc:
         raise SnapshotFileError(path, "", exc.strerror or str(exc)) from None
+
+
+# issue 37, slice 5: one default file name for `flagdesk snapshot` and File > Save snapshot…
+
+
+def default_name(where: str, now: datetime) -> str:
+    """`flagdesk-snapshot-<where>-<UTC time>.json`, `where` reduced to safe characters."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+|\.{2,}", "-", re.sub(r"^[a-z]+://", "", where))
+    safe = re.sub(r"-{2,}", "-", safe).strip("-.")
+    return f"flagdesk-snapshot-{safe or 'server'}-{now.astimezone(UTC):%Y%m%d-%H%M%S}.json"

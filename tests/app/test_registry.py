@@ -41,6 +41,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "project_access", "access_overview",
         # issue 36: the clean-up report's window
         "cleanup",
+        # issue 37, slice 5: the Compare window
+        "compare",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
@@ -58,6 +60,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert not set(TOOLS_BY_KEY) & {t.key for t in HEADLESS_TOOLS}
     assert EVERY_TOOL == TOOLS + HEADLESS_TOOLS
     assert all(tool.group in GROUPS for tool in TOOLS)
+    # issue 37, slice 5: Compare is listed under Configuration
+    assert TOOLS_BY_KEY["compare"].group == "Configuration"
 
 
 def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:

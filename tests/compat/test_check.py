@@ -84,6 +84,8 @@ def test_admin_token(target: Peer) -> None:
         "roles",
         "cleanup",
         "access_overview",
+        # issue 37, slice 5: Compare reads the server as an Admin's snapshot
+        "compare",
     }
     assert "Enterprise" in ops["groups"]["reason"]
     assert ops["project_dashboard"]["reason"] == per_version(target, {

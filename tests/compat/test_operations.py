@@ -112,6 +112,8 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
             "roles",
             "cleanup",
             "access_overview",
+            # issue 37, slice 5: Compare reads the server as an Admin's snapshot
+            "compare",
         }
 
     asyncio.run(body())

@@ -59,7 +59,8 @@ CONNECTED_TOOLS = [
 
 
 def test_every_tool_but_the_metrics_tool_follows_the_connection() -> None:
-    assert set(CONNECTED_TOOLS) == set(TOOLS_BY_KEY) - {"metrics_upload"}
+    # issue 37, slice 5: Compare too compares two files with no server (tested below)
+    assert set(CONNECTED_TOOLS) == set(TOOLS_BY_KEY) - {"metrics_upload", "compare"}
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -293,3 +294,28 @@ def test_the_metrics_tool_works_without_a_connection(qtbot: Any, unconnected: Se
     assert m.phase is LoadPhase.EMPTY
     page.close_page()
     assert m.closed
+
+
+# issue 37, slice 5: the Compare window, the other exception
+
+
+def test_the_compare_tool_works_without_a_connection(
+    qtbot: Any, unconnected: Session, connect: Callable[..., Session],
+    demo_sandbox: SandboxProcess,
+) -> None:  # fmt: skip
+    """Two snapshot files compare with no server: with no connection, and with a token that
+    cannot read a snapshot (a client token), the page says why under its banner and the window
+    stays enabled, asking for two sides (never waiting for the connection); F5 with no sides
+    sends nothing."""
+    for session in (unconnected, connect(demo_sandbox, demo_sandbox.client_token)):
+        page, content = page_of(qtbot, "compare", session)
+        m = content.model
+        states = panel(content)
+        assert page.banner.isVisible() and page.reason.text()
+        assert page.content.isEnabled()
+        assert m.phase is LoadPhase.EMPTY and states.state == StatePanel.EMPTY
+        assert states.empty_title.text() == m.empty_title == "Nothing compared yet"
+        page.refresh()
+        assert not m.busy and not m.tasks
+        page.close_page()
+        assert m.closed
