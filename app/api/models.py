@@ -602,6 +602,69 @@ class BatchFeatures(Request):
     features: list[str]
 
 
+class VariantPayload(Response):
+    type: str
+    value: str
+
+
+class Override(Response):
+    contextName: str
+    values: list[str] = []
+
+
+class StrategyVariant(Response):
+    """strategyVariantSchema: a variant of a strategy."""
+
+    name: str
+    weight: int
+    weightType: str
+    stickiness: str
+    payload: VariantPayload | None = None
+
+
+class Variant(Response):
+    """variantSchema: a variant of a flag in an environment."""
+
+    name: str
+    weight: float
+    weightType: str | None = None
+    stickiness: str | None = None
+    payload: VariantPayload | None = None
+    overrides: list[Override] = []
+
+
+class FeatureStrategy(Response):
+    id: str
+    name: str
+    featureName: str | None = None
+    environment: str | None = None
+    constraints: list[dict[str, Any]] = []
+    parameters: dict[str, Any] = {}
+    # flag configuration (issue 37): the rest of featureStrategySchema
+    title: str | None = None
+    disabled: bool | None = None
+    sortOrder: int | None = None
+    segments: list[int] = []
+    variants: list[StrategyVariant] = []
+
+
+class FeatureEnvironment(Response):
+    """featureEnvironmentSchema: a flag in one environment."""
+
+    name: str
+    enabled: bool
+    featureName: str | None = None
+    environment: str | None = None
+    type: str | None = None
+    sortOrder: int | float | None = None
+    variantCount: int | float | None = None
+    strategies: list[FeatureStrategy] = []
+    variants: list[Variant] = []
+    lastSeenAt: datetime | None = None
+    hasStrategies: bool | None = None
+    hasEnabledStrategies: bool | None = None
+
+
 class Feature(Response):
     name: str
     type: str | None = None
@@ -616,8 +679,8 @@ class Feature(Response):
     archived: bool | None = None
     enabled: bool | None = None
     favorite: bool | None = None
-    environments: "list[FeatureEnvironment]" = []
-    variants: "list[Variant]" = []
+    environments: list[FeatureEnvironment] = []
+    variants: list[Variant] = []
     dependencies: list[dict[str, Any]] = []
     children: list[str] = []
 
@@ -645,6 +708,26 @@ class Constraint(Request):
     caseInsensitive: bool = False
 
 
+PayloadType = Literal["json", "csv", "string", "number"]
+WeightType = Literal["variable", "fix"]
+VariantWeight = Annotated[StrictInt64, Field(ge=0, le=1000)]
+
+
+class PayloadBody(Request):
+    type: PayloadType
+    value: Text
+
+
+class CreateStrategyVariant(Request):
+    """createStrategyVariantSchema."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    weight: VariantWeight
+    weightType: WeightType
+    stickiness: Annotated[str, Field(min_length=1), ONE_LINE]
+    payload: PayloadBody | None = None
+
+
 class CreateFeatureStrategy(Request):
     """Adding a strategy to a feature's environment (supporting route)."""
 
@@ -654,24 +737,9 @@ class CreateFeatureStrategy(Request):
     constraints: list[Constraint] = []
     parameters: dict[str, str] = {}
     # flag configuration (issue 37): the rest of createFeatureStrategySchema
-    variants: "list[CreateStrategyVariant]" = []
+    variants: list[CreateStrategyVariant] = []
     segments: list[RowId] = []
     sortOrder: StrictInt64 | None = None
-
-
-class FeatureStrategy(Response):
-    id: str
-    name: str
-    featureName: str | None = None
-    environment: str | None = None
-    constraints: list[dict[str, Any]] = []
-    parameters: dict[str, Any] = {}
-    # flag configuration (issue 37): the rest of featureStrategySchema
-    title: str | None = None
-    disabled: bool | None = None
-    sortOrder: int | None = None
-    segments: list[int] = []
-    variants: "list[StrategyVariant]" = []
 
 
 # --------------------------------------------------------------------------- context usage
@@ -1739,79 +1807,11 @@ class ProjectEnvironment(Request):
     changeRequestsEnabled: bool | None = None
 
 
-class VariantPayload(Response):
-    type: str
-    value: str
-
-
-class Override(Response):
-    contextName: str
-    values: list[str] = []
-
-
-class StrategyVariant(Response):
-    """strategyVariantSchema: a variant of a strategy."""
-
-    name: str
-    weight: int
-    weightType: str
-    stickiness: str
-    payload: VariantPayload | None = None
-
-
-class Variant(Response):
-    """variantSchema: a variant of a flag in an environment."""
-
-    name: str
-    weight: float
-    weightType: str | None = None
-    stickiness: str | None = None
-    payload: VariantPayload | None = None
-    overrides: list[Override] = []
-
-
 class FeatureVariants(Response):
     """featureVariantsSchema: `GET|PUT|PATCH .../environments/:env/variants`."""
 
     version: int = 1
     variants: list[Variant]
-
-
-class FeatureEnvironment(Response):
-    """featureEnvironmentSchema: a flag in one environment."""
-
-    name: str
-    enabled: bool
-    featureName: str | None = None
-    environment: str | None = None
-    type: str | None = None
-    sortOrder: int | float | None = None
-    variantCount: int | float | None = None
-    strategies: list[FeatureStrategy] = []
-    variants: list[Variant] = []
-    lastSeenAt: datetime | None = None
-    hasStrategies: bool | None = None
-    hasEnabledStrategies: bool | None = None
-
-
-PayloadType = Literal["json", "csv", "string", "number"]
-WeightType = Literal["variable", "fix"]
-VariantWeight = Annotated[StrictInt64, Field(ge=0, le=1000)]
-
-
-class PayloadBody(Request):
-    type: PayloadType
-    value: Text
-
-
-class CreateStrategyVariant(Request):
-    """createStrategyVariantSchema."""
-
-    name: Annotated[str, Field(min_length=1), ONE_LINE]
-    weight: VariantWeight
-    weightType: WeightType
-    stickiness: Annotated[str, Field(min_length=1), ONE_LINE]
-    payload: PayloadBody | None = None
 
 
 class OverrideBody(Request):
