@@ -1056,3 +1056,91 @@ def _flag_extras(c: sqlite3.Connection, now: int, features: list[tuple[str, str,
         " VALUES(?, ?, ?, ?, ?)",
         (name, title, text, json.dumps(parameters), now - 40 * DAY_MS),
     )
+
+
+# ------------------------------------------------ `--scale` alone: the flags set (issue 37)
+
+#: how many flags `--scale` plants, over how many of its projects (500 a project)
+SCALE_FLAGS = 10_000
+SCALE_FLAG_PROJECTS = 20
+#: the environments they are configured in (staging made where the database has none)
+SCALE_ENVIRONMENTS = ("development", "staging", "production")
+
+
+def scale_flag(k: int) -> tuple[str, str]:
+    """The `k`th planted flag's name and project (`scale-flag-00000` in `scale-project-001`)."""
+    return (
+        f"scale-flag-{k:05d}",
+        f"scale-project-{k // (SCALE_FLAGS // SCALE_FLAG_PROJECTS) + 1:03d}",
+    )
+
+
+def _plant_flags(scale: AccessScale) -> None:
+    """**10,000 flags** `scale-flag-00000` to `-09999`, 500 in each of `scale-project-001` to
+    `-020`, of every type, each in development, staging and production with **two strategies**
+    there: a gradual rollout (100% in development and staging, `k % 100`% in production) and a
+    user list (`userId` IN a few ids) with a `region` constraint (the context field planted
+    where the database has none); on in development and staging,
+    on in production for every second flag. What the comparison and promotion benchmarks
+    (bench/promote.py) read, compare and copy between two sandboxes. Deterministic: the ids
+    come from the set's generator."""
+    c, rng, now = scale.c, scale.rng, scale.now
+    c.execute(
+        "INSERT OR IGNORE INTO environments(name, type, sort_order) VALUES('staging', 'test', 2)"
+    )
+    c.execute("UPDATE environments SET sort_order = 3 WHERE name = 'production'")
+    projects = [f"scale-project-{p:03d}" for p in range(1, SCALE_FLAG_PROJECTS + 1)]
+    c.executemany(
+        "INSERT OR IGNORE INTO project_environments(project, environment) VALUES(?, ?)",
+        [(p, env) for p in projects for env in SCALE_ENVIRONMENTS],
+    )
+    c.execute(
+        "INSERT OR IGNORE INTO context_fields(name, description, stickiness, sort_order,"
+        " legal_values, created_at) VALUES('region', 'Where the customer is served from', 1, 5,"
+        " ?, ?)",
+        (json.dumps([{"value": "eu"}, {"value": "us"}]), now),
+    )
+    types = list(TYPE_FOR_THING.values())
+    flags: list[tuple[Any, ...]] = []
+    places: list[tuple[Any, ...]] = []
+    strategies: list[tuple[Any, ...]] = []
+    for k in range(SCALE_FLAGS):
+        name, project = scale_flag(k)
+        flags.append((name, project, types[k % len(types)], f"Planted flag {k} (--scale)",
+                      now - (k % 700) * DAY_MS))  # fmt: skip
+        for order, env in enumerate(SCALE_ENVIRONMENTS):
+            places.append((name, env, int(env != "production" or k % 2 == 0)))
+            rollout = str(k % 100) if env == "production" else "100"
+            strategies.append((
+                str(uuid.UUID(int=rng.getrandbits(128))), name, project, env,
+                "flexibleRollout", None,
+                json.dumps({"rollout": rollout, "stickiness": "default", "groupId": name}),
+                "[]", 0, now - order * DAY_MS,
+            ))  # fmt: skip
+            strategies.append((
+                str(uuid.UUID(int=rng.getrandbits(128))), name, project, env, "userWithId",
+                "Testers", json.dumps({"userIds": f"{k},{k + 1},{k + 2}"}),
+                json.dumps([{"contextName": "region", "operator": "IN", "values": ["eu", "us"],
+                             "caseInsensitive": False, "inverted": False}]),
+                1, now - order * DAY_MS,
+            ))  # fmt: skip
+    c.execute("PRAGMA defer_foreign_keys = ON")
+    c.executemany(
+        "INSERT INTO feature_environments(feature, environment, enabled) VALUES(?, ?, ?)", places
+    )
+    c.executemany(
+        "INSERT INTO features(name, project, type, description, created_at) VALUES(?, ?, ?, ?, ?)",
+        flags,
+    )
+    c.executemany(
+        "INSERT INTO strategies(id, feature, project, environment, name, title, parameters,"
+        " constraints, sort_order, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        strategies,
+    )
+    c.executemany(
+        "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name) VALUES(?, ?)",
+        [(s[0], "region") for s in strategies if s[4] == "userWithId"],
+    )
+
+
+ACCESS_SCALE_PLANTERS.append(_plant_flags)

@@ -226,3 +226,30 @@ def test_the_planters_hook_runs_inside_the_one_transaction(
     assert seen == [(500, 2_000, 200), (500, 2_000, 200)]
     assert demo.load_access_scale(store) is False  # once per database
     assert len(seen) == 2
+
+
+def test_the_flags_are_planted_with_their_configuration(scaled: SandboxProcess) -> None:
+    """10,000 flags in 20 projects, each in development, staging and production with two
+    strategies there (issue 37: what bench/promote.py compares and copies); read through the
+    batch export, one request an environment."""
+    with scaled.admin() as http:
+        started = time.perf_counter()
+        answer = http.post("/api/admin/features-batch/export",
+                           json={"environment": "production", "features": []})  # fmt: skip
+        print(f"exported production's {demo.SCALE_FLAGS:,} flags in "
+              f"{time.perf_counter() - started:.2f} s")  # fmt: skip
+        assert answer.status_code == 200, answer.text[:300]
+        production = answer.json()
+        staging = http.get(
+            "/api/admin/projects/scale-project-020/features/scale-flag-09999/environments/staging"
+        ).json()
+    planted = [f for f in production["features"] if f["name"].startswith("scale-flag-")]
+    assert len(planted) == demo.SCALE_FLAGS
+    assert {f["project"] for f in planted} == {f"scale-project-{p:03d}" for p in range(1, 21)}
+    ours = [s for s in production["featureStrategies"] if s["featureName"].startswith("scale-")]
+    assert len(ours) == 2 * demo.SCALE_FLAGS
+    on = [e for e in production["featureEnvironments"]
+          if e["featureName"].startswith("scale-flag-") and e["enabled"]]  # fmt: skip
+    assert len(on) == demo.SCALE_FLAGS // 2
+    assert staging["enabled"] is True and len(staging["strategies"]) == 2
+    assert "region" in {f["name"] for f in production["contextFields"]}
