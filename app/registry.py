@@ -481,6 +481,23 @@ TOOL = Tools(
 #: tools with a window). Every tool of issue 36 was here until its window came.
 HEADLESS_TOOLS: tuple[Tool, ...] = ()
 
+# promote (issue 37, slice 6): `flagdesk promote`, before the Compare window (whose tool, key
+# `compare`, takes PROMOTE among its actions when it comes: then this block goes)
+PROMOTE = Action(
+    "compare.promote",
+    "Promote configuration",
+    "POST/PUT/DELETE /api/admin/projects/:p/features/..., /api/admin/segments, "
+    "/api/admin/context, /api/admin/tag-types, /api/admin/strategies",
+    # an Admin's token: a promote writes flags, segments, context fields, tag types and
+    # strategy definitions, each open source's since before 5.12
+    Needs(admin_role=True),
+)
+HEADLESS_TOOLS += (
+    Tool("compare", "Compare", "Configuration",
+         "Compare two servers or environments, and promote one's configuration to the other.",
+         "context", Needs(), (PROMOTE,)),
+)  # fmt: skip
+
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
 

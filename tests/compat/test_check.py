@@ -84,6 +84,8 @@ def test_admin_token(target: Peer) -> None:
         "roles",
         "cleanup",
         "access_overview",
+        # issue 37: comparing and promoting (flags and their configuration are open source's)
+        "compare",
     }
     assert "Enterprise" in ops["groups"]["reason"]
     assert ops["project_dashboard"]["reason"] == per_version(target, {
