@@ -112,6 +112,8 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
             "roles",
             "cleanup",
             "access_overview",
+            # issue 37: comparing and promoting (flags and their configuration are open source's)
+            "compare",
         }
 
     asyncio.run(body())
