@@ -176,10 +176,15 @@ class PromoteStage(PlanBase):
         return self.snapshot_path if self.before_target is not None else None
 
     def write_snapshot(self) -> object:
-        from app.snapshot.files import save
+        from app.actions.journal import private_folder
+        from app.snapshot.files import SnapshotFileError, save
 
         assert self.before_target is not None
-        save(kept_of(self.before_target), self.snapshot_path)
+        private_folder(self.snapshot_path.parent)
+        try:
+            save(kept_of(self.before_target), self.snapshot_path)
+        except SnapshotFileError as exc:  # the runner's NotStarted: nothing sent
+            raise OSError(str(exc)) from None
         return None
 
     @property
@@ -402,6 +407,11 @@ def _pairs(new: Sequence[s.FlagStrategy], old: Sequence[s.FlagStrategy]) -> list
 # ------------------------------------------------------------------------------ the planner
 
 
+def _flag_name(shown: str) -> str:
+    """A flag's name from the comparison's object (`project/name`)."""
+    return shown.rpartition("/")[2]
+
+
 class _Invalid(Exception):
     """A body the request's model refuses: left out with why."""
 
@@ -466,8 +476,11 @@ class _Planner:
         for kind, why in self.comparison.not_compared:
             self.leave(kind, "", f"not compared: {why}")
         for kind in PEOPLE_KINDS:
-            for obj in self.tree.get(kind, {}):
-                self.leave(kind, obj, NOT_CONFIGURATION)
+            differing = list(self.tree.get(kind, {}))
+            if differing:
+                shown = ", ".join(differing[:3]) + (", …" if len(differing) > 3 else "")
+                self.leave(kind, f"({len(differing):,}: {shown})", NOT_CONFIGURATION)
+        self.needed = self._needed()
         for obj, ds in self.tree.get("environments", {}).items():
             if any(d.change is not Change.ONLY_IN_TARGET for d in ds):
                 self.leave(
@@ -486,10 +499,60 @@ class _Planner:
 
     def _objects(self, kind: str) -> Iterable[tuple[str, Change | None]]:
         """Each object of `kind` with differences: (key, its whole change, or None when it
-        is on both sides and changed)."""
+        is on both sides and changed); then what the flags need that the selection leaves
+        out and the target lacks (`_needed`), as only in the source."""
         for obj, ds in self.tree.get(kind, {}).items():
             whole = [d.change for d in ds if not d.path]
             yield obj, (whole[0] if whole else None)
+        for obj in sorted(self.needed.get(kind, ())):
+            yield obj, Change.ONLY_IN_SOURCE
+
+    def _needed(self) -> dict[str, set[str]]:
+        """The segments, context fields and tag types the promoted flags use that the target
+        lacks, the source has, and the selection leaves out (a global segment is no project's:
+        `--project` leaves it out): created in stage 1 all the same, said so."""
+        promoted = {_flag_name(x) for x in self.tree.get("flags", {})}
+        have = {
+            "segments": {g.name for g in self.target.segments},
+            "context-fields": {f.name for f in self.target.contextFields},
+            "tag-types": {t.name for t in self.target.tagTypes},
+        }
+        segments = {g.name: g for g in self.source.segments}
+        source = {
+            "segments": set(segments),
+            "context-fields": {f.name for f in self.source.contextFields},
+            "tag-types": {t.name for t in self.source.tagTypes},
+        }
+        unread = {kind for kind, _why in self.comparison.not_compared}
+        wanted: dict[str, set[str]] = {
+            "segments": set(),
+            "context-fields": set(),
+            "tag-types": set(),
+        }
+        for f in self.source.flags:
+            if f.name not in promoted:
+                continue
+            wanted["tag-types"].update(t.type for t in f.tags)
+            for e in f.environments:
+                if self.env(e.name) is None:
+                    continue
+                for x in e.strategies:
+                    wanted["segments"].update(x.segments)
+                    wanted["context-fields"].update(k.contextName for k in x.constraints)
+        for name in wanted["segments"] & source["segments"]:
+            wanted["context-fields"].update(k.contextName for k in segments[name].constraints)
+        needed: dict[str, set[str]] = {}
+        for kind, names in wanted.items():
+            if kind in unread:
+                continue
+            listed = set(self.tree.get(kind, {}))
+            needed[kind] = {
+                n for n in names if n in source[kind] and n not in have[kind] and n not in listed
+            }
+        return needed
+
+    def _why(self, kind: str, obj: str) -> str:
+        return " (needed by the flags promoted)" if obj in self.needed.get(kind, ()) else ""
 
     def _in_use(self) -> tuple[set[str], set[str], set[str], set[str]]:
         """What the target uses once promoted: (context fields, segments, tag types, strategy
@@ -498,7 +561,7 @@ class _Planner:
         segments: set[str] = set()
         tags: set[str] = set()
         names: set[str] = set()
-        promoted = set(self.tree.get("flags", {}))
+        promoted = {_flag_name(x) for x in self.tree.get("flags", {})}
         flags = [f for f in self.target.flags if not (self.delete_extra and f.name in promoted)]
         flags += [f for f in self.source.flags if f.name in promoted]
         for f in flags:
@@ -575,6 +638,7 @@ class _Planner:
                 ],
             }
             says = f"context field {_q(obj)} ({plural(len(x.legalValues), 'legal value')})"
+            says += self._why("context-fields", obj)
             try:
                 if whole is Change.ONLY_IN_SOURCE:
                     draft = _valid(m.CreateContextField, {"name": obj, **body})
@@ -610,7 +674,8 @@ class _Planner:
             except _Invalid as why:
                 self.leave("tag-types", obj, str(why))
                 continue
-            out.append(Planned(request, f"tag type {_q(obj)}", "tag-types", obj))
+            says = f"tag type {_q(obj)}{self._why('tag-types', obj)}"
+            out.append(Planned(request, says, "tag-types", obj))
         return out
 
     def _segments(self) -> list[Planned]:
@@ -642,6 +707,7 @@ class _Planner:
                 self.leave("segments", obj, str(why))
                 continue
             says = f"segment {_q(obj)} ({plural(len(x.constraints), 'constraint')})"
+            says += self._why("segments", obj)
             if whole is Change.ONLY_IN_SOURCE:
                 self.created_segments.add(obj)
                 out.append(
@@ -782,7 +848,8 @@ class _Planner:
         heads: list[Planned] = []
         bodies: list[Planned] = []
         archive: list[Planned] = []
-        for name in flags:
+        for shown in flags:
+            name = _flag_name(shown)
             new, old = source.get(name), target.get(name)
             if new is None:
                 assert old is not None
