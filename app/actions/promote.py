@@ -162,8 +162,9 @@ class PromoteStage(PlanBase):
     #: the journal's snapshot of the target before (written by the first stage only)
     snapshot_path: Path
     before_target: s.Snapshot | None
-    target_name: str = ""
     undoes: str = ""
+    #: more for the confirmation (an undo: what cannot come back)
+    notes: tuple[str, ...] = ()
 
     nothing = "Nothing was promoted."
 
@@ -226,7 +227,15 @@ class PromoteStage(PlanBase):
         return f"{verb}: send {plural(len(self.planned), 'request')} to {self.server}?"
 
     def lines(self) -> list[str]:
-        return [p.line for p in self.planned]
+        out = [p.line for p in self.planned]
+        if self.snapshot is not None:
+            out.append(
+                f"A snapshot of the target's configuration is written first to {self.snapshot}."
+            )
+        if self.notes:
+            out.append("Not put back:" if self.undoes else "Left out:")
+            out.extend(f"  {note}" for note in self.notes)
+        return out
 
     def partly(self, steps: int) -> str:
         return (
@@ -562,7 +571,15 @@ class _Planner:
         tags: set[str] = set()
         names: set[str] = set()
         promoted = {_flag_name(x) for x in self.tree.get("flags", {})}
-        flags = [f for f in self.target.flags if not (self.delete_extra and f.name in promoted)]
+        in_source = {f.name for f in self.source.flags}
+        # a flag archived keeps its strategies (and Unleash counts their segments as used),
+        # except one an undo archives: the promote made it, its strategies are deleted first
+        flags = [
+            f
+            for f in self.target.flags
+            if not (self.delete_extra and f.name in promoted)
+            or (f.name not in in_source and not self.undo)
+        ]
         flags += [f for f in self.source.flags if f.name in promoted]
         for f in flags:
             tags.update(t.type for t in f.tags)
@@ -854,6 +871,19 @@ class _Planner:
             if new is None:
                 assert old is not None
                 if self.delete_extra:
+                    if self.undo:  # made by the promote: its segments must be free to go
+                        archive += [
+                            Planned(
+                                c.delete_flag_strategy_request(old.project, name, e.name, x.id),
+                                f"{_strategy_words(x, frozenset())} deleted (the flag goes)",
+                                "flags",
+                                name,
+                                e.name,
+                            )
+                            for e in old.environments
+                            for x in e.strategies
+                            if x.segments and x.id
+                        ]
                     archive.append(
                         Planned(
                             c.archive_flag_request(old.project, name),
