@@ -460,6 +460,7 @@ class _Planner:
         self.created_segments: set[str] = set()
         self.created_definitions: set[str] = set()
         self.added_project_envs: set[tuple[str, str]] = set()
+        self.last_variants = False
 
     # -------------------------------------------------------------- names
 
@@ -1039,6 +1040,19 @@ class _Planner:
             e for p, e in self.added_project_envs if p == project
         }
         has_variants = any(e.variants for e in (old.environments if old else []))
+        # the environments whose variants this plan empties: emptying the flag's last ones
+        # leaves it with none, after which Unleash 8.2 takes no environment variants (nor an
+        # undo's): done only with --delete-extra
+        emptied = {
+            w
+            for e in new.environments
+            if (w := self.env(e.name)) is not None
+            and not e.variants
+            and target_envs.get(w)
+            and target_envs[w].variants
+        }
+        keeps = {e.name for e in (old.environments if old else []) if e.variants} - emptied
+        self.last_variants = bool(emptied) and not keeps and not self.delete_extra
         for e in new.environments:
             where = self.env(e.name)
             if where is None:
@@ -1188,7 +1202,16 @@ class _Planner:
                     "environment's variants only for a flag that has some already (use "
                     "strategy variants)",
                 )
-            elif new.variants or self.delete_extra:
+            elif not new.variants and self.last_variants:
+                self.leave(
+                    "flags",
+                    label,
+                    f"{where}: variants: not emptied: they are the "
+                    "flag's last environment variants, and Unleash 8.2 takes none for "
+                    "a flag without any, so they could not be put back (--delete-extra "
+                    "empties them)",
+                )
+            else:  # emptied too: a changed list, not the target's own thing
                 bodies = [
                     _valid(m.VariantBody, v.model_dump(mode="json", exclude_none=True))
                     for v in new.variants
@@ -1203,8 +1226,6 @@ class _Planner:
                         where,
                     )
                 )
-            else:
-                self.kept_extra += 1
         if new.enabled != old.enabled:
             out.append(
                 Planned(
