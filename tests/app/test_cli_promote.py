@@ -28,9 +28,13 @@ class Cli:
 
     def __init__(self, tmp_path: Path) -> None:
         self.tmp = tmp_path
-        self.env = {**os.environ, "FLAGDESK_DATA_DIR": str(tmp_path / "data"),
-                    "FLAGDESK_CONFIG_DIR": str(tmp_path / "config"),
-                    "FLAGDESK_LOG_DIR": str(tmp_path / "logs"), "PYTHONPATH": str(ROOT)}  # fmt: skip
+        self.env = {
+            **os.environ,
+            "FLAGDESK_DATA_DIR": str(tmp_path / "data"),
+            "FLAGDESK_CONFIG_DIR": str(tmp_path / "config"),
+            "FLAGDESK_LOG_DIR": str(tmp_path / "logs"),
+            "PYTHONPATH": str(ROOT),
+        }
         self.env.pop("FLAGDESK_TOKEN", None)
 
     def __call__(self, *args: str | Path, token: str = "") -> subprocess.CompletedProcess[str]:
@@ -39,13 +43,25 @@ class Cli:
             env["FLAGDESK_TOKEN"] = token
         return subprocess.run(
             [sys.executable, "-m", "app", *map(str, args)],
-            capture_output=True, text=True, env=env, cwd=self.tmp, stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=self.tmp,
+            stdin=subprocess.DEVNULL,
             timeout=120,
-        )  # fmt: skip
+        )
 
     def profile(self, name: str, sandbox: SandboxProcess) -> None:
-        added = self("profiles", "add", name, "--url", sandbox.url, "--token-store", "file",
-                     token=sandbox.admin_token)  # fmt: skip
+        added = self(
+            "profiles",
+            "add",
+            name,
+            "--url",
+            sandbox.url,
+            "--token-store",
+            "file",
+            token=sandbox.admin_token,
+        )
         assert added.returncode == 0, added.stderr
 
     def snapshot(self, profile: str, path: Path) -> Path:
@@ -76,12 +92,30 @@ def _ok(done: subprocess.CompletedProcess[str], status: int = 0) -> str:
 #: testers” and the context field “region” they use are left out by the selection (a global
 #: segment is no project's, a context field matches no flag's name) and made all the same
 SELECTION = (
-    "--project", "default", "--map-env", "development=development",
-    "--map-env", "production=production",
-    *(x for n in ("billing-*", "checkout-kill-switch", "coupons-limits", "invoices-*",
-                  "notifications-*", "profile-*", "refunds-*", "reviews-*", "search-*",
-                  "shipping-*", "wishlist-*") for x in ("--name", n)),
-)  # fmt: skip
+    "--project",
+    "default",
+    "--map-env",
+    "development=development",
+    "--map-env",
+    "production=production",
+    *(
+        x
+        for n in (
+            "billing-*",
+            "checkout-kill-switch",
+            "coupons-limits",
+            "invoices-*",
+            "notifications-*",
+            "profile-*",
+            "refunds-*",
+            "reviews-*",
+            "search-*",
+            "shipping-*",
+            "wishlist-*",
+        )
+        for x in ("--name", n)
+    ),
+)
 
 
 def test_a_demo_promoted_to_an_empty_server_then_undone(
@@ -91,12 +125,19 @@ def test_a_demo_promoted_to_an_empty_server_then_undone(
     before = cli.snapshot("empty", tmp_path / "before.json")
     planned = _ok(cli("promote", "demo", "empty", *SELECTION, "--dry-run"))
     lines = planned.splitlines()
-    stage_one, stage_two = lines.index(next(x for x in lines if x.startswith("Stage 1"))), \
-        lines.index(next(x for x in lines if x.startswith("Stage 2")))  # fmt: skip
-    segment = next(i for i, x in enumerate(lines) if "POST /api/admin/segments  segment “Beta "
-                   "testers” (1 constraint) (needed by the flags promoted)" in x)  # fmt: skip
-    field = next(i for i, x in enumerate(lines) if "POST /api/admin/context  context field "
-                 "“region”" in x)  # fmt: skip
+    stage_one, stage_two = (
+        lines.index(next(x for x in lines if x.startswith("Stage 1"))),
+        lines.index(next(x for x in lines if x.startswith("Stage 2"))),
+    )
+    segment = next(
+        i
+        for i, x in enumerate(lines)
+        if "POST /api/admin/segments  segment “Beta "
+        "testers” (1 constraint) (needed by the flags promoted)" in x
+    )
+    field = next(
+        i for i, x in enumerate(lines) if "POST /api/admin/context  context field “region”" in x
+    )
     assert stage_one < field < stage_two and stage_one < segment < stage_two
     assert any("segment “Beta testers” (created in stage 1)" in x for x in lines[stage_two:])
     # a flag's strategies come before it is turned on
@@ -104,10 +145,13 @@ def test_a_demo_promoted_to_an_empty_server_then_undone(
     assert "billing-beta/environments/production/strategies" in lines[on - 1]
     # what cannot be promoted is said, and why (everything: the demo's people, its projects)
     whole = _ok(cli("promote", "demo", "empty", "--dry-run"))
-    assert "users (44: " in whole and "not promoted: people and access are not configuration" \
-        in whole  # fmt: skip
-    assert "projects payments: the target has no such project: flagdesk does not create " \
-        "projects" in whole  # fmt: skip
+    assert (
+        "users (44: " in whole and "not promoted: people and access are not configuration" in whole
+    )
+    assert (
+        "projects payments: the target has no such project: flagdesk does not create "
+        "projects" in whole
+    )
     # the dry run sent nothing: the server is as it was
     _ok(cli("diff", before, "empty"))
     # without a terminal and without --yes, nothing either
@@ -163,11 +207,13 @@ def test_two_environments_of_one_server(tmp_path: Path) -> None:
         requests = [x for x in plan.splitlines() if x.startswith("  ") and " /api/" in x]
         assert requests and all("/environments/production/" in x for x in requests), requests
         # the demo's rollout 100 in production, 25 in staging (app.snapshot.read's docstring)
-        assert any("PUT " in x and "(rollout 25" in x and "was flexibleRollout" in x
-                   for x in requests), requests  # fmt: skip
+        assert any(
+            "PUT " in x and "(rollout 25" in x and "was flexibleRollout" in x for x in requests
+        ), requests
         _ok(cli("diff", before, "demo"))
-        done = json.loads(_ok(cli("promote", "demo:staging", "demo:production", *kinds, "--yes",
-                                  "--json")))  # fmt: skip
+        done = json.loads(
+            _ok(cli("promote", "demo:staging", "demo:production", *kinds, "--yes", "--json"))
+        )
         _ok(cli("diff", "demo:staging", "demo:production", *kinds))
         _ok(cli("diff", f"{before}:staging", "demo:staging"))  # staging itself untouched
         again = _ok(cli("promote", "demo:staging", "demo:production", *kinds, "--yes"))
@@ -182,3 +228,53 @@ def test_a_file_is_no_target(tmp_path: Path) -> None:
     done = cli("promote", "x.json", "x.json", "--dry-run")
     assert done.returncode == 2
     assert "a file cannot be promoted to" in done.stderr
+
+
+def test_a_promote_entry_in_doubt_is_checked_against_the_server(sandbox: SandboxProcess) -> None:
+    """A flag's creation in doubt: there (done) or not (failed); a strategy's update cannot be
+    told, and the verdict names the promote's snapshot to compare with."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from app.actions.check import check_entry
+    from app.actions.journal import Entry, State
+    from app.api.client import AdminClient
+
+    def entry(name: str, method: str, path: str) -> Entry:
+        before = {"snapshot": "s.json", "promote": "p", "stage": 2, "kind": "flags", "object": name}
+        return Entry(
+            "e",
+            datetime.now(UTC),
+            "compare.promote",
+            "c",
+            sandbox.url,
+            "admin",
+            None,
+            ["flags", name],
+            before,
+            {"method": method, "path": path},
+            State.IN_DOUBT,
+        )
+
+    async def body() -> None:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as client:
+            flags = (await client.project_features("default")).features
+            there = await check_entry(
+                client, entry(flags[0].name, "POST", "/api/admin/projects/default/features")
+            )
+            assert there.state is State.DONE, there
+            missing = await check_entry(
+                client, entry("never-made", "POST", "/api/admin/projects/default/features")
+            )
+            assert missing.state is State.FAILED, missing
+            other = await check_entry(
+                client,
+                entry(
+                    flags[0].name,
+                    "PUT",
+                    "/api/admin/projects/default/features/x/environments/production/strategies/1",
+                ),
+            )
+            assert other.state is State.IN_DOUBT and "s.json" in other.message
+
+    asyncio.run(body())

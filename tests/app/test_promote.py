@@ -23,21 +23,37 @@ from tests.app.snapshot_examples import copy_of, environment, flag, shop
 IDS = {"beta-users": 7}
 
 
-def _plan(source: dict[str, Any], target: dict[str, Any], *, ids: dict[str, int] | None = None,
-          delete_extra: bool = False, **filters: Any) -> PromotePlan:  # fmt: skip
+def _plan(
+    source: dict[str, Any],
+    target: dict[str, Any],
+    *,
+    ids: dict[str, int] | None = None,
+    delete_extra: bool = False,
+    **filters: Any,
+) -> PromotePlan:
     theirs, ours = Snapshot.model_validate(source), Snapshot.model_validate(target)
     maps = {k: filters.pop(k) for k in ("map_project", "map_env") if k in filters}
     comparison = compare(theirs, ours, **filters, **maps)
     selection = Selection(delete_extra=delete_extra)
-    return plan_promote(theirs, ours, comparison, selection, None, segment_ids=IDS if ids is
-                        None else ids, **maps)  # fmt: skip
+    return plan_promote(
+        theirs, ours, comparison, selection, None, segment_ids=IDS if ids is None else ids, **maps
+    )
 
 
 def _empty_of(document: dict[str, Any]) -> dict[str, Any]:
     """The same server with no flags, segments, context fields, custom strategies, people."""
     empty = copy_of(document)
-    for key in ("flags", "segments", "contextFields", "strategies", "users", "groups", "roles",
-                "projectAccess", "apiTokens"):  # fmt: skip
+    for key in (
+        "flags",
+        "segments",
+        "contextFields",
+        "strategies",
+        "users",
+        "groups",
+        "roles",
+        "projectAccess",
+        "apiTokens",
+    ):
         empty[key] = []
     empty["tagTypes"] = [t for t in empty["tagTypes"] if t["name"] == "simple"]
     return empty
@@ -76,8 +92,10 @@ def test_everything_to_an_empty_server_in_dependency_order_and_two_stages() -> N
         f"POST {base}/staging/strategies  default “staff”",
         f"POST {base}/staging/on  “checkout-v2” on in staging",
     ]
-    assert second[6:8] == [f"POST {base}/production/strategies  flexibleRollout (rollout 25)",
-                           f"POST {base}/production/strategies  default “staff”"]  # fmt: skip
+    assert second[6:8] == [
+        f"POST {base}/production/strategies  flexibleRollout (rollout 25)",
+        f"POST {base}/production/strategies  default “staff”",
+    ]
     dark = "/api/admin/projects/default/features/dark-mode"
     assert second[8:] == [
         f"POST {dark}/dependencies  depends on “checkout-v2” (enabled)",
@@ -89,7 +107,8 @@ def test_everything_to_an_empty_server_in_dependency_order_and_two_stages() -> N
     # people and access: said once a kind
     assert [x.line for x in plan.left_out if x.kind == "users"] == [
         "users (2: ada@example.com, bob@example.com): not promoted: people and access are not "
-        "configuration"]  # fmt: skip
+        "configuration"
+    ]
     # stage 2 again, with the segment's id: the same lines, the id in the body
     again = plan.second_stage({"beta-users": 42})
     assert _lines(again) == second
@@ -132,12 +151,16 @@ def test_only_in_target_stays_unless_delete_extra() -> None:
     assert any("does not delete the target's own" in x for x in kept.lines())
     deleted = _plan(source, target, delete_extra=True)
     lines = _lines(deleted.second)
-    assert "DELETE /api/admin/projects/web-shop/features/checkout-v2  flag “checkout-v2” " \
-        "archived (only in the target)" in lines  # fmt: skip
+    assert (
+        "DELETE /api/admin/projects/web-shop/features/checkout-v2  flag “checkout-v2” "
+        "archived (only in the target)" in lines
+    )
     # what the archived flags still use stays (Unleash counts an archived flag's strategies)
     assert not any("/api/admin/segments/" in x for x in lines)
-    assert "DELETE /api/admin/strategies/by-team  strategy “by-team” (only in the target, " \
-        "unused)" in lines  # fmt: skip
+    assert (
+        "DELETE /api/admin/strategies/by-team  strategy “by-team” (only in the target, "
+        "unused)" in lines
+    )
 
 
 def test_a_strategy_only_in_the_target_is_deleted_only_with_delete_extra() -> None:
@@ -145,8 +168,10 @@ def test_a_strategy_only_in_the_target_is_deleted_only_with_delete_extra() -> No
     environment(flag(source, "checkout-v2"), "production")["strategies"].pop()
     assert _plan(source, target).nothing_to_do
     lines = _lines(_plan(source, target, delete_extra=True).second)
-    assert lines == ["DELETE /api/admin/projects/web-shop/features/checkout-v2/environments/"
-                     "production/strategies/p-2  default “staff” deleted (only in the target)"]  # fmt: skip
+    assert lines == [
+        "DELETE /api/admin/projects/web-shop/features/checkout-v2/environments/"
+        "production/strategies/p-2  default “staff” deleted (only in the target)"
+    ]
 
 
 def test_two_environments_of_one_snapshot_map_staging_to_production() -> None:
@@ -164,21 +189,28 @@ def test_what_cannot_be_promoted_is_left_out_with_why() -> None:
     target["environments"] = [e for e in target["environments"] if e["name"] != "staging"]
     source["strategies"] = []  # by-team unknown to the target, and not brought
     environment(flag(source, "dark-mode"), "production")["strategies"].append(
-        {"name": "by-team", "sortOrder": 1, "parameters": {"teams": "a"}})
+        {"name": "by-team", "sortOrder": 1, "parameters": {"teams": "a"}}
+    )
     unread = copy_of(target)
     unread["unread"] = {"groups": "Unleash Enterprise only"}
     plan = _plan(source, unread, ids={})
     why = {x.line for x in plan.left_out}
-    assert "projects web-shop: the target has no such project: flagdesk does not create " \
-        "projects (create it on the target first)" in why  # fmt: skip
-    assert "flags web-shop/checkout-v2: the target has no project 'web-shop': flagdesk does " \
-        "not create projects" in why  # fmt: skip
+    assert (
+        "projects web-shop: the target has no such project: flagdesk does not create "
+        "projects (create it on the target first)" in why
+    )
+    assert (
+        "flags web-shop/checkout-v2: the target has no project 'web-shop': flagdesk does "
+        "not create projects" in why
+    )
     assert any("strategy 'by-team': the target has no such custom strategy" in x for x in why)
     assert "groups: not compared: the target did not read them (Unleash Enterprise only)" in why
     assert any(x.startswith("environments staging: an environment is not created") for x in why)
     # a segment of a project the target lacks is not made either
-    assert "segments beta-users: the target has no project 'web-shop': flagdesk does not " \
-        "create projects" in why  # fmt: skip
+    assert (
+        "segments beta-users: the target has no project 'web-shop': flagdesk does not "
+        "create projects" in why
+    )
 
 
 def test_a_project_environment_the_target_lacks_is_added_in_stage_one() -> None:
@@ -187,14 +219,26 @@ def test_a_project_environment_the_target_lacks_is_added_in_stage_one() -> None:
     plan = _plan(source, target, kinds=["projects", "flags"])
     assert _lines(plan.first) == [
         "POST /api/admin/projects/default/environments  environment “production” added to "
-        "project “default”"]  # fmt: skip
+        "project “default”"
+    ]
     assert json.loads(plan.first[0].request.body) == {"environment": "production"}
 
 
 def _entry(i: int, before: dict[str, Any], method: str, path: str) -> Entry:
-    return Entry(f"e{i}", datetime.now(UTC), "compare.promote", "c", "http://s", "admin", None,
-                 [before["kind"], before["object"]], before, {"method": method, "path": path},
-                 State.DONE, 200)  # fmt: skip
+    return Entry(
+        f"e{i}",
+        datetime.now(UTC),
+        "compare.promote",
+        "c",
+        "http://s",
+        "admin",
+        None,
+        [before["kind"], before["object"]],
+        before,
+        {"method": method, "path": path},
+        State.DONE,
+        200,
+    )
 
 
 def test_the_undo_archives_a_flag_the_promote_made_and_puts_a_changed_one_back() -> None:
@@ -202,26 +246,54 @@ def test_the_undo_archives_a_flag_the_promote_made_and_puts_a_changed_one_back()
     before["flags"] = [f for f in before["flags"] if f["name"] != "dark-mode"]
     now = shop()
     environment(flag(now, "checkout-v2"), "production")["strategies"][0]["parameters"][
-        "rollout"] = "50"  # fmt: skip
+        "rollout"
+    ] = "50"
     common = {"snapshot": "s.json", "promote": "p1", "stage": 2, "kind": "flags"}
     entries = [
-        _entry(1, {**common, "object": "dark-mode"}, "POST", "/api/admin/projects/default/features"),
-        _entry(2, {**common, "object": "checkout-v2", "environment": "production"}, "PUT",
-               "/api/admin/projects/web-shop/features/checkout-v2/environments/production/"
-               "strategies/p-1"),
-    ]  # fmt: skip
-    plan, cannot = plan_undo_promote(Snapshot.model_validate(before),
-                                     Snapshot.model_validate(now), entries, IDS)  # fmt: skip
+        _entry(
+            1, {**common, "object": "dark-mode"}, "POST", "/api/admin/projects/default/features"
+        ),
+        _entry(
+            2,
+            {**common, "object": "checkout-v2", "environment": "production"},
+            "PUT",
+            "/api/admin/projects/web-shop/features/checkout-v2/environments/production/"
+            "strategies/p-1",
+        ),
+    ]
+    plan, cannot = plan_undo_promote(
+        Snapshot.model_validate(before), Snapshot.model_validate(now), entries, IDS
+    )
     lines = _lines(plan.first + plan.second)
-    assert "DELETE /api/admin/projects/default/features/dark-mode  flag “dark-mode” archived " \
-        "(only in the target)" in lines  # fmt: skip
-    assert any(x.startswith("PUT /api/admin/projects/web-shop/features/checkout-v2/environments/"
-                            "production/strategies/p-1  flexibleRollout (rollout 25)")
-               for x in lines)  # fmt: skip
+    assert (
+        "DELETE /api/admin/projects/default/features/dark-mode  flag “dark-mode” archived "
+        "(only in the target)" in lines
+    )
+    assert any(
+        x.startswith(
+            "PUT /api/admin/projects/web-shop/features/checkout-v2/environments/"
+            "production/strategies/p-1  flexibleRollout (rollout 25)"
+        )
+        for x in lines
+    )
     assert cannot == []
-    doubtful = [*entries[:1], Entry("e3", datetime.now(UTC), "compare.promote", "c", "http://s",
-                                    "admin", None, [], {**common, "object": "x"}, None,
-                                    State.IN_DOUBT)]  # fmt: skip
+    doubtful = [
+        *entries[:1],
+        Entry(
+            "e3",
+            datetime.now(UTC),
+            "compare.promote",
+            "c",
+            "http://s",
+            "admin",
+            None,
+            [],
+            {**common, "object": "x"},
+            None,
+            State.IN_DOUBT,
+        ),
+    ]
     with pytest.raises(ValueError, match="in doubt"):
-        plan_undo_promote(Snapshot.model_validate(before), Snapshot.model_validate(now),
-                          doubtful, IDS)  # fmt: skip
+        plan_undo_promote(
+            Snapshot.model_validate(before), Snapshot.model_validate(now), doubtful, IDS
+        )
