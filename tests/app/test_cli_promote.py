@@ -278,3 +278,60 @@ def test_a_promote_entry_in_doubt_is_checked_against_the_server(sandbox: Sandbox
             assert other.state is State.IN_DOUBT and "s.json" in other.message
 
     asyncio.run(body())
+
+
+def test_a_stage_reports_its_progress_and_a_cancel_between_steps_sends_no_more(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """Through the runner: `on_step(done, total)` after each request; the task cancelled after
+    the first leaves the rest unsent (the journal has one request done, none after it in any
+    state but the one in flight, which stays in doubt), and the server has only the first."""
+    import asyncio
+
+    from app.actions.journal import Journal, State
+    from app.actions.promote import Selection, plan_promote, stage
+    from app.actions.runner import carry_out, journal_of
+    from app.api.client import AdminClient
+    from app.snapshot.compare import compare
+    from app.snapshot.model import TagType
+    from app.snapshot.read import read_snapshot
+
+    async def body() -> tuple[list[tuple[int, int]], Journal, list[str]]:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as client:
+            target = await read_snapshot(client)
+            source = target.model_copy(
+                update={
+                    "tagTypes": [
+                        *target.tagTypes,
+                        *(TagType(name=f"promoted-{i}") for i in range(4)),
+                    ]
+                }
+            )
+            comparison = compare(source, target, kinds=["tag-types"])
+            plan = plan_promote(source, target, comparison, Selection(), None)
+            journal = Journal(
+                journal_of("sb", await client.capabilities()).actor, tmp_path / "journal"
+            )
+            seen: list[tuple[int, int]] = []
+
+            def step(done: int, total: int) -> None:
+                seen.append((done, total))
+                if done == 1:
+                    task.cancel()
+
+            snapshot = journal.new_file("compare.promote", ".json")
+            task = asyncio.ensure_future(
+                carry_out(client, stage(plan, 1, journal, snapshot, target), on_step=step)
+            )
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            names = [t.name for t in (await client.tag_types()).tagTypes]
+            return seen, journal, names
+
+    seen, journal, names = asyncio.run(body())
+    assert seen == [(1, 4)]
+    entries = journal.entries()
+    assert entries[0].state is State.DONE
+    assert all(e.state is State.IN_DOUBT for e in entries[1:]) and len(entries) <= 2
+    assert "promoted-0" in names and "promoted-2" not in names and "promoted-3" not in names
+    assert entries[0].before["promote"] and entries[0].before["snapshot"].endswith(".json")
