@@ -190,6 +190,16 @@ def commands() -> tuple[Command, ...]:
             "file, mode 0600, that `flagdesk diff` compares offline. Run `flagdesk snapshot "
             "--help`.",
         ),
+        # ---- promote (issue 37, slice 6)
+        Command(
+            "promote",
+            "make a server's configuration (or an environment's) what another's is",
+            "Promote flags and their configuration, segments, context fields, tag types and "
+            "custom strategies from SOURCE (a snapshot file or a profile's server, "
+            ":ENVIRONMENT for one) to TARGET (a profile's server): the exact requests shown "
+            "first, in two stages, journaled, undone as one by `flagdesk journal undo ENTRY`. "
+            "Run `flagdesk promote --help`.",
+        ),
     )
 
 

@@ -376,6 +376,18 @@ ACCESS_OVERVIEW = Tool(
 
 # ---------------------------------------------------------------------------- compare
 
+#: promote (issue 37, slice 6): what a comparison shows, carried over to a live server
+#: (`app.actions.promote`, `flagdesk promote`, the Compare window's Promote)
+PROMOTE = Action(
+    "compare.promote",
+    "Promote configuration",
+    "POST/PUT/DELETE /api/admin/projects/:p/features/..., /api/admin/segments, "
+    "/api/admin/context, /api/admin/tag-types, /api/admin/strategies",
+    # an Admin's token: a promote writes flags, segments, context fields, tag types and
+    # strategy definitions, each open source's since before 5.12
+    Needs(admin_role=True),
+)
+
 # issue 37, slice 5: the Compare window. Reading a live server's snapshot reads its users, API
 # tokens and project access: an Admin's token, as `flagdesk snapshot` needs. The tool's needs
 # are this connection's; its window is of use without them (two snapshot files, or a saved
@@ -385,7 +397,7 @@ COMPARE = Tool(
     "compare", "Compare", "Configuration",
     "The differences between two configurations: this server, a saved connection or a "
     "snapshot file, whole or one environment each.", "compare",
-    _ADMIN,
+    _ADMIN, (PROMOTE,),
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- tools

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +98,14 @@ def measure_diff(config: Path, runs: int) -> dict[str, Any]:
         if done.returncode != 1:
             raise SystemExit(f"flagdesk diff said {done.returncode}: {done.stderr[-2000:]}")
         out = json.loads(done.stdout)
-        found = sum(1 for d in out["differences"]
-                    if d["key"].endswith("parameters.rollout") and d["new"] != d["old"])  # fmt: skip
+        rollouts = [d for d in out["differences"] if d["key"].endswith("parameters.rollout")]
+        found = sum(1 for d in rollouts if d["new"] != d["old"])
     return {"diff_s": round(statistics.median(seconds), 3), "diff_s_max": round(max(seconds), 3),
             "diff_runs_s": [round(s, 3) for s in seconds], "diff_found": found}  # fmt: skip
+
+
+def compared(model: Any) -> bool:
+    return model.comparison is not None and not model.busy
 
 
 async def measure_window(app: QApplication, a: SandboxProcess, config: Path,
@@ -126,7 +131,7 @@ async def measure_window(app: QApplication, a: SandboxProcess, config: Path,
             meter.start()
             started = time.perf_counter()
             view.compare_button.click()
-            await until(lambda: model.comparison is not None and not model.busy, 300)
+            await until(partial(compared, model), 300)
             await painted(app)
             seconds.append(time.perf_counter() - started)
             meter.stop()

@@ -48,6 +48,9 @@ doubt, and the History says to look on the server.
   and group the entry names holds what the change gave it (a grant: the roles it added; a
   change or revocation: exactly the roles sent, none for a revocation) (done), or still what it
   held before (failed); anything else stays in doubt (changed since).
+- `compare.promote`: a creation (a flag, segment, context field, tag type) is there or not, a
+  flag archived gone or not; its other requests stay in doubt (compare the server with the
+  promote's snapshot, named in the verdict).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -93,6 +96,7 @@ from app.registry import (
     EDIT_SERVICE_ACCOUNT,
     EDIT_USER,
     EXPIRE_API_TOKEN,
+    PROMOTE,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     UPLOAD_METRICS,
@@ -606,3 +610,59 @@ CHECKS[CREATE_ROLE.key] = _role_made
 CHECKS[DELETE_ROLE.key] = _role_gone
 CHECKS[EDIT_ROLE.key] = _role_edited
 NEEDS_BODY = NEEDS_BODY | {EDIT_ROLE.key}
+
+
+# ---------------------------------------------------------------------------- promote (issue 37)
+
+
+async def _promote_checked(client: AdminClient, entry: Entry) -> Verdict:
+    """A promote's request in doubt: a creation (a flag, segment, context field, tag type) is
+    there or not, a flag archived is gone or not; any other request stays in doubt, and the
+    verdict says how to look (the promote's snapshot against the server)."""
+    before = _before(entry)
+    kind, name = str(before.get("kind") or ""), str(before.get("object") or "")
+    request = entry.request or {}
+    method, path = str(request.get("method") or ""), str(request.get("path") or "")
+    body = request.get("body") if isinstance(request.get("body"), dict) else {}
+    parts = path.split("/")
+    if kind == "flags" and len(parts) >= 6 and parts[3] == "projects" and parts[5] == "features":
+        project = parts[4]
+        if (method == "POST" and len(parts) == 6) or (method == "DELETE" and len(parts) == 7):
+            try:
+                await client.feature(project, name)
+                there = True
+            except NotFound:
+                there = False
+            if method == "POST":
+                return Verdict(
+                    State.DONE if there else State.FAILED,
+                    f"the flag “{name}” is {'there' if there else 'not there'}",
+                )
+            return Verdict(
+                State.FAILED if there else State.DONE,
+                f"the flag “{name}” is {'still live' if there else 'archived'}",
+            )
+    if method in ("POST", "DELETE") and kind in ("segments", "context-fields", "tag-types"):
+        wanted = str((body or {}).get("name") or name)
+        if kind == "segments":
+            names = {g.name for g in (await client.segments()).segments}
+        elif kind == "context-fields":
+            names = {f.name for f in await client.list_context_fields()}
+        else:
+            names = {t.name for t in (await client.tag_types()).tagTypes}
+        made = method == "POST"
+        done = (wanted in names) == made
+        return Verdict(
+            State.DONE if done else State.FAILED,
+            f"“{wanted}” is {'there' if wanted in names else 'not there'}",
+        )
+    snapshot = before.get("snapshot") or "its snapshot"
+    return Verdict(
+        State.IN_DOUBT,
+        f"flagdesk cannot tell this request of a promote by itself: "
+        f"compare the server with the promote's snapshot ({snapshot}, in the "
+        "journal's folder: flagdesk diff SNAPSHOT PROFILE)",
+    )
+
+
+CHECKS[PROMOTE.key] = _promote_checked

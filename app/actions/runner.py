@@ -251,10 +251,11 @@ async def carry_out(
     announce: Callable[[Changes], object] | None = None,
     on_wait: Callable[[float], object] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    on_step: Callable[[int, int], object] | None = None,
 ) -> Done:
     """Carry out `plan` (see the module's text). `announce` is given each of `plan.announced` once
     a request was sent; `on_wait(seconds left)` is called each second a step waits out the
-    server's limit."""
+    server's limit; `on_step(done, total)` after each step answered (a promote's progress)."""
     caps = await client.capabilities()
     require(caps, plan.action)
     journal = plan.journal
@@ -268,7 +269,7 @@ async def carry_out(
         raise Refused(f"{refusal} {plan.nothing}")
     if plan.snapshot is not None:
         await _write_snapshot(plan, plan.snapshot)
-    runner = _Run(client, journal, plan, on_wait, sleep)
+    runner = _Run(client, journal, plan, on_wait, sleep, on_step)
     try:
         await runner.all_steps()
     finally:
@@ -294,6 +295,7 @@ class _Run:
     plan: Plan
     on_wait: Callable[[float], object] | None
     sleep: Callable[[float], Awaitable[None]]
+    on_step: Callable[[int, int], object] | None = None
     answers: list[Answer] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     waited: float = 0.0
@@ -301,13 +303,16 @@ class _Run:
     sent: bool = False
 
     async def all_steps(self) -> None:
-        for done, step in enumerate(self.plan.steps()):
+        steps = self.plan.steps()
+        for done, step in enumerate(steps):
             try:
                 await self.one(step, first=not done)
             except e.ClientError as exc:
                 if done:
                     raise PartlyDone(self.plan, done, exc) from exc
                 raise
+            if self.on_step is not None:
+                self.on_step(done + 1, len(steps))
 
     async def one(self, step: Step, *, first: bool) -> None:
         request = step.request

@@ -85,6 +85,7 @@ from app.registry import (
     EDIT_SERVICE_ACCOUNT,
     EDIT_USER,
     EXPIRE_API_TOKEN,
+    PROMOTE,
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
@@ -264,6 +265,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
         return await _undo_service_account(client, journal, entry)
     if action.startswith("project_access."):
         return await _undo_project_access(client, journal, entry)
+    if action == PROMOTE.key:  # promote (issue 37, slice 6)
+        return await _undo_promote(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -405,3 +408,53 @@ async def _undo_service_account(client: AdminClient, journal: Journal, entry: En
 
 def _before_of(entry: Entry) -> dict[str, Any]:
     return entry.before if isinstance(entry.before, dict) else {}
+
+
+# ---------------------------------------------------------------------------- promote (issue 37)
+
+UNDOABLE = UNDOABLE | {PROMOTE.key}
+
+
+async def _undo_promote(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """The whole promote `entry` is one request of, undone as one (`app.actions.promote.
+    plan_undo_promote`): from its snapshot of the target before, against the server now."""
+    from app.actions import promote
+    from app.snapshot.files import SnapshotFileError, load
+    from app.snapshot.read import read_snapshot
+
+    promote_id = str(_before_of(entry).get("promote") or "")
+    if not promote_id:
+        raise CannotUndo(f"Entry {entry.id} names no promote to undo.")
+    entries = promote.touched_by(await asyncio.to_thread(journal.entries), promote_id)
+    try:
+        before = await asyncio.to_thread(load, _snapshot(journal, entry))
+    except SnapshotFileError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}") from None
+    now = await read_snapshot(client)
+    ids = {g.name: g.id for g in (await client.segments()).segments}
+    try:
+        plan, cannot = promote.plan_undo_promote(before, now, entries, ids)
+    except ValueError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    if plan.pending and any("(created in stage 1)" in p.says for p in plan.second):
+        raise CannotUndo(
+            f"Entry {entry.id} cannot be undone in one go: a segment the promote deleted is "
+            "used by a strategy it deleted too. Create the segment again first (its "
+            "definition is in the snapshot " + str(_snapshot(journal, entry)) + ")."
+        )
+    if plan.nothing_to_do:
+        why = "; ".join(x.line for x in cannot)
+        raise CannotUndo(
+            f"Entry {entry.id} cannot be undone: the server already holds what the promote's "
+            f"snapshot does for everything it changed{': ' + why if why else ''}."
+        )
+    return promote.PromoteStage(
+        journal,
+        plan.first + plan.second,
+        1,
+        plan.promote,
+        journal.new_file(PROMOTE.key, ".json"),
+        now,
+        undoes=entry.id,
+        notes=tuple(x.line for x in plan.left_out),
+    )

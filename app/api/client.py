@@ -36,6 +36,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from app import logs
 from app.api import errors as e
+from app.api import models  # promote (issue 37, slice 6): its request bodies
 from app.api.capabilities import Capabilities
 from app.api.failures import bad_response, not_json
 from app.api.models import (
@@ -1550,3 +1551,166 @@ def set_project_roles_request(
 def remove_project_access_request(project: str, kind: str, subject: int) -> WriteRequest:
     """The request `AdminClient.remove_project_access` sends (no body)."""
     return WriteRequest("DELETE", _access_path(project, kind, subject), b"")
+
+
+# ------------------------------------------------- promote (issue 37, slice 6): flag configuration
+
+
+def _flag_path(project: str, name: str) -> str:
+    return f"/api/admin/projects/{_segment(project)}/features/{_segment(name)}"
+
+
+def _flag_env_path(project: str, name: str, environment: str) -> str:
+    return f"{_flag_path(project, name)}/environments/{_segment(environment)}"
+
+
+def _body(model: BaseModel) -> bytes:
+    return model.model_dump_json(exclude_none=True).encode()
+
+
+def create_flag_request(project: str, body: models.CreateFeature) -> WriteRequest:
+    """`POST /api/admin/projects/:p/features`: a flag made with its type, description and
+    impression data."""
+    return WriteRequest("POST", f"/api/admin/projects/{_segment(project)}/features", _body(body))
+
+
+def update_flag_request(project: str, name: str, body: models.UpdateFeature) -> WriteRequest:
+    """`PUT /api/admin/projects/:p/features/:name` (updateFeatureSchema): Unleash 8.2 sets
+    every field from it (what is left out becomes its default), so every field is sent."""
+    return WriteRequest("PUT", _flag_path(project, name), _body(body))
+
+
+def archive_flag_request(project: str, name: str) -> WriteRequest:
+    """`DELETE /api/admin/projects/:p/features/:name`: the flag archived (no body)."""
+    return WriteRequest("DELETE", _flag_path(project, name), b"")
+
+
+def flag_tags_request(name: str, body: models.UpdateTags) -> WriteRequest:
+    """`PUT /api/admin/features/:name/tags` (updateTagsSchema): tags added and removed."""
+    return WriteRequest("PUT", f"/api/admin/features/{_segment(name)}/tags", _body(body))
+
+
+def add_dependency_request(
+    project: str, child: str, body: models.CreateDependentFeature
+) -> WriteRequest:
+    """`POST .../features/:child/dependencies`: the parent added (or replaced)."""
+    return WriteRequest("POST", f"{_flag_path(project, child)}/dependencies", _body(body))
+
+
+def delete_dependency_request(project: str, child: str, parent: str) -> WriteRequest:
+    """`DELETE .../features/:child/dependencies/:parent` (no body)."""
+    return WriteRequest(
+        "DELETE", f"{_flag_path(project, child)}/dependencies/{_segment(parent)}", b""
+    )
+
+
+def add_flag_strategy_request(
+    project: str, name: str, environment: str, body: models.CreateFeatureStrategy
+) -> WriteRequest:
+    """`POST .../features/:f/environments/:env/strategies` (createFeatureStrategySchema)."""
+    return WriteRequest("POST", f"{_flag_env_path(project, name, environment)}/strategies",
+                        _body(body))  # fmt: skip
+
+
+def update_flag_strategy_request(
+    project: str, name: str, environment: str, strategy_id: str,
+    body: models.UpdateFeatureStrategy,
+) -> WriteRequest:  # fmt: skip
+    """`PUT .../strategies/:id` (updateFeatureStrategySchema), by the TARGET's strategy id."""
+    path = f"{_flag_env_path(project, name, environment)}/strategies/{_segment(strategy_id)}"
+    return WriteRequest("PUT", path, _body(body))
+
+
+def delete_flag_strategy_request(
+    project: str, name: str, environment: str, strategy_id: str
+) -> WriteRequest:
+    """`DELETE .../strategies/:id` (no body)."""
+    path = f"{_flag_env_path(project, name, environment)}/strategies/{_segment(strategy_id)}"
+    return WriteRequest("DELETE", path, b"")
+
+
+def strategy_order_request(
+    project: str, name: str, environment: str, orders: Sequence[models.StrategySortOrder]
+) -> WriteRequest:
+    """`POST .../strategies/set-sort-order` (setStrategySortOrderSchema)."""
+    body = models.StrategySortOrders(list(orders)).model_dump_json(exclude_none=True).encode()
+    path = f"{_flag_env_path(project, name, environment)}/strategies/set-sort-order"
+    return WriteRequest("POST", path, body)
+
+
+def flag_variants_request(
+    project: str, name: str, environment: str, variants: Sequence[models.VariantBody]
+) -> WriteRequest:
+    """`PUT .../environments/:env/variants` (variantsSchema): the environment's variants."""
+    body = models.VariantsBody(list(variants)).model_dump_json(exclude_none=True).encode()
+    return WriteRequest("PUT", f"{_flag_env_path(project, name, environment)}/variants", body)
+
+
+def flag_switch_request(project: str, name: str, environment: str, on: bool) -> WriteRequest:
+    """`POST .../environments/:env/on` or `/off` (no body)."""
+    verb = "on" if on else "off"
+    return WriteRequest("POST", f"{_flag_env_path(project, name, environment)}/{verb}", b"")
+
+
+def add_project_environment_request(project: str, environment: str) -> WriteRequest:
+    """`POST /api/admin/projects/:p/environments` (projectEnvironmentSchema)."""
+    body = models.ProjectEnvironment(environment=environment)
+    return WriteRequest("POST", f"/api/admin/projects/{_segment(project)}/environments",
+                        _body(body))  # fmt: skip
+
+
+def create_segment_request(body: models.UpsertSegment) -> WriteRequest:
+    """`POST /api/admin/segments` (upsertSegmentSchema)."""
+    return WriteRequest("POST", "/api/admin/segments", _body(body))
+
+
+def update_segment_request(segment_id: int, body: models.UpsertSegment) -> WriteRequest:
+    """`PUT /api/admin/segments/:id`: the segment replaced by the body."""
+    return WriteRequest("PUT", f"/api/admin/segments/{int(segment_id)}", _body(body))
+
+
+def delete_segment_request(segment_id: int) -> WriteRequest:
+    """`DELETE /api/admin/segments/:id` (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/segments/{int(segment_id)}", b"")
+
+
+def create_tag_type_request(body: models.TagTypeBody) -> WriteRequest:
+    """`POST /api/admin/tag-types` (tagTypeSchema)."""
+    return WriteRequest("POST", "/api/admin/tag-types", _body(body))
+
+
+def update_tag_type_request(name: str, body: models.UpdateTagType) -> WriteRequest:
+    """`PUT /api/admin/tag-types/:name` (updateTagTypeSchema)."""
+    return WriteRequest("PUT", f"/api/admin/tag-types/{_segment(name)}", _body(body))
+
+
+def delete_tag_type_request(name: str) -> WriteRequest:
+    """`DELETE /api/admin/tag-types/:name` (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/tag-types/{_segment(name)}", b"")
+
+
+def create_strategy_definition_request(body: models.CreateStrategy) -> WriteRequest:
+    """`POST /api/admin/strategies` (createStrategySchema)."""
+    return WriteRequest("POST", "/api/admin/strategies", _body(body))
+
+
+def update_strategy_definition_request(name: str, body: models.UpdateStrategy) -> WriteRequest:
+    """`PUT /api/admin/strategies/:name` (updateStrategySchema)."""
+    return WriteRequest("PUT", f"/api/admin/strategies/{_segment(name)}", _body(body))
+
+
+def delete_strategy_definition_request(name: str) -> WriteRequest:
+    """`DELETE /api/admin/strategies/:name` (no body)."""
+    return WriteRequest("DELETE", f"/api/admin/strategies/{_segment(name)}", b"")
+
+
+def strategy_deprecation_request(name: str, deprecated: bool) -> WriteRequest:
+    """`POST /api/admin/strategies/:name/deprecate` or `/reactivate` (no body)."""
+    verb = "deprecate" if deprecated else "reactivate"
+    return WriteRequest("POST", f"/api/admin/strategies/{_segment(name)}/{verb}", b"")
+
+
+def remove_project_environment_request(project: str, environment: str) -> WriteRequest:
+    """`DELETE /api/admin/projects/:p/environments/:env` (no body): the undo of an addition."""
+    path = f"/api/admin/projects/{_segment(project)}/environments/{_segment(environment)}"
+    return WriteRequest("DELETE", path, b"")

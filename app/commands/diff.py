@@ -9,18 +9,17 @@ import: pydantic, the client and the snapshot package are imported by `run()`.""
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.commands.connection import EXIT_OK, EXIT_USAGE, UsageError
+from app.commands.connection import EXIT_OK, EXIT_USAGE
 from app.commands.output import Output, echo, run_job
+from app.commands.sides import Side, add_selection_arguments, compare_sides, pairs, parse_side
+
+__all__ = ["Side", "add_arguments", "pairs", "parse_side", "run"]
 
 if TYPE_CHECKING:
     from app.snapshot.compare import Comparison
-    from app.snapshot.model import Snapshot
 
 #: the sides differ
 EXIT_DIFFERENT = 1
@@ -72,66 +71,12 @@ exit status:
 """
 
 
-@dataclass(frozen=True)
-class Side:
-    """A side of a comparison as given: a snapshot file or (later) a profile, and the one
-    environment compared, if any."""
-
-    text: str
-    file: Path | None = None
-    profile: str | None = None
-    environment: str | None = None
-
-
-_LOOKS_LIKE_A_FILE = re.compile(r"[/\\]|\.json$", re.IGNORECASE)
-
-
-def parse_side(text: str) -> Side:
-    """`FILE`, `FILE:ENVIRONMENT`, `PROFILE` or `PROFILE:ENVIRONMENT`. A file that exists is a
-    file whatever its name holds; else what has a path separator or ends in `.json` (before
-    an environment) is a file, the rest a profile's name."""
-    if not text:
-        raise UsageError("an empty side: give a snapshot file")
-    whole = Path(text)
-    if whole.is_file() or (":" not in text and _LOOKS_LIKE_A_FILE.search(text)):
-        return Side(text, file=whole)
-    head, colon, environment = text.rpartition(":")
-    if colon and head:
-        if not environment:
-            raise UsageError(f"{text}: no environment after ':'")
-        if Path(head).is_file() or _LOOKS_LIKE_A_FILE.search(head):
-            return Side(text, file=Path(head), environment=environment)
-        return Side(text, profile=head, environment=environment)
-    return Side(text, profile=text)
-
-
-def pairs(values: list[str] | None, option: str) -> dict[str, str]:
-    """`A=B` options as {A: B}."""
-    found: dict[str, str] = {}
-    for value in values or ():
-        left, equals, right = value.partition("=")
-        if not (equals and left and right):
-            raise UsageError(f"{option} {value}: write it as SOURCE_NAME=TARGET_NAME")
-        if found.get(left, right) != right:
-            raise UsageError(f"{option}: {left} is mapped twice ({found[left]}, {right})")
-        found[left] = right
-    return found
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = DESCRIPTION
     parser.add_argument("source", metavar="SOURCE", help="FILE or PROFILE, [:ENVIRONMENT]")
     parser.add_argument("target", metavar="TARGET", help="FILE or PROFILE, [:ENVIRONMENT]")
-    parser.add_argument("--kinds", metavar="K,K", help="only these kinds (see above)")
-    parser.add_argument("--project", action="append", metavar="P", help="only project P's")
-    parser.add_argument("--tag", action="append", metavar="TYPE:VALUE",
-                        help="only flags with this tag")  # fmt: skip
-    parser.add_argument("--name", action="append", metavar="GLOB", help="only matching names")
-    parser.add_argument("--map-project", action="append", metavar="A=B",
-                        help="the source's project A is the target's B")  # fmt: skip
-    parser.add_argument("--map-env", action="append", metavar="A=B",
-                        help="the source's environment A is the target's B")  # fmt: skip
+    add_selection_arguments(parser)
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print one JSON object")
     shown.add_argument("--markdown", metavar="FILE", help="write Markdown to FILE (`-`: print it)")
@@ -174,90 +119,7 @@ async def _diff(args: argparse.Namespace, out: Output) -> int:
 
 
 async def _compare(args: argparse.Namespace) -> Comparison:
-    import asyncio
     from dataclasses import replace
 
-    from app.snapshot.compare import KIND_KEYS, compare
-
-    source, target = parse_side(args.source), parse_side(args.target)
-    kinds = None
-    if args.kinds is not None:
-        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-        unknown = [k for k in kinds if k not in KIND_KEYS]
-        if unknown or not kinds:
-            raise UsageError(f"--kinds {args.kinds}: choose among {', '.join(KIND_KEYS)}")
-    for tag in args.tag or ():
-        if ":" not in tag.strip(":"):
-            raise UsageError(f"--tag {tag}: write it as TYPE:VALUE (simple:beta)")
-    map_project = pairs(args.map_project, "--map-project")
-    map_env = pairs(args.map_env, "--map-env")
-    theirs, ours = await asyncio.gather(_read(source), _read(target))
-    if source.environment or target.environment:
-        if map_env:
-            raise UsageError("--map-env and FILE:ENVIRONMENT say the same: give one of them")
-        given = source.environment or target.environment
-        assert given is not None
-        map_env = {source.environment or given: target.environment or given}
-    _check_names(map_env, theirs, ours, "environment", _environments)
-    _check_names(map_project, theirs, ours, "project", _projects)
-    comparison = compare(theirs, ours, kinds=kinds, projects=args.project, tags=args.tag,
-                         names=args.name, map_project=map_project,
-                         map_env=map_env)  # fmt: skip
-    return replace(comparison, source=args.source, target=args.target)
-
-
-async def _read(side: Side) -> Snapshot:
-    """The side's snapshot: its file loaded, or its profile's server read now."""
-    from app.snapshot.files import SnapshotFileError, load
-
-    if side.profile is not None:
-        return await _read_live(side.profile)
-    assert side.file is not None
-    try:
-        return load(side.file)
-    except SnapshotFileError as exc:
-        raise UsageError(str(exc)) from None
-
-
-async def _read_live(profile: str) -> Snapshot:
-    """The server of the saved profile `profile`, read now (`UsageError` for a profile that
-    is not saved, or whose token is missing: which, and how to store one)."""
-    from app.commands.connection import connection_from_args
-    from app.snapshot.read import read_snapshot
-
-    spec = connection_from_args(argparse.Namespace(
-        profile=profile, url=None, token_env="FLAGDESK_TOKEN",
-        client_token_env="FLAGDESK_CLIENT_TOKEN", ca_bundle=None, insecure=False,
-    ))  # fmt: skip
-    try:
-        client = spec.client()
-    except ValueError as exc:
-        raise UsageError(f"profile {profile!r}: {exc}") from None
-    async with client:
-        return await read_snapshot(client)
-
-
-def _environments(snapshot: Snapshot) -> list[str]:
-    return [e.name for e in snapshot.environments]
-
-
-def _projects(snapshot: Snapshot) -> list[str]:
-    return [p.id for p in snapshot.projects]
-
-
-def _check_names(
-    mapping: dict[str, str],
-    source: Snapshot,
-    target: Snapshot,
-    noun: str,
-    names: Callable[[Snapshot], list[str]],
-) -> None:
-    """Each name a map (or FILE:ENVIRONMENT) gives is one its side has: a typo compares
-    nothing, which would look like "the same"."""
-    for side, snapshot, wanted in (("source", source, mapping.keys()),
-                                   ("target", target, mapping.values())):  # fmt: skip
-        known = names(snapshot)
-        for name in wanted:
-            if name not in known:
-                raise UsageError(f"the {side} has no {noun} {name!r} (it has "
-                                 f"{', '.join(known) or 'none'})")  # fmt: skip
+    compared = await compare_sides(args)
+    return replace(compared.comparison, source=args.source, target=args.target)

@@ -84,7 +84,7 @@ def test_admin_token(target: Peer) -> None:
         "roles",
         "cleanup",
         "access_overview",
-        # issue 37, slice 5: Compare reads the server as an Admin's snapshot
+        # issue 37: comparing and promoting (flags and their configuration are open source's)
         "compare",
     }
     assert "Enterprise" in ops["groups"]["reason"]

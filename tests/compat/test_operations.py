@@ -112,7 +112,7 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
             "roles",
             "cleanup",
             "access_overview",
-            # issue 37, slice 5: Compare reads the server as an Admin's snapshot
+            # issue 37: comparing and promoting (flags and their configuration are open source's)
             "compare",
         }
 

@@ -40,7 +40,8 @@ def test_every_subcommand_registers_through_the_same_pair() -> None:
     names = [c.name for c in cli.commands()]
     assert names == ["serve", "check", "metrics", "users", "archive", "context", "groups",
                      "tokens", "pats", "roles", "service-accounts", "access", "journal", "profiles",
-                     "cleanup", "diff", "snapshot"]  # fmt: skip
+                     "cleanup", "diff", "snapshot",
+                     "promote"]  # fmt: skip
     for command in cli.commands():
         assert callable(command.module.add_arguments) and callable(command.module.run)
     help_text = parser.format_help()
