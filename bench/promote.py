@@ -177,8 +177,8 @@ def measure_promote(config: Path, data: Path) -> dict[str, Any]:
            "FLAGDESK_DATA_DIR": str(data)}  # fmt: skip
     selection = [arg for p in PROMOTED for arg in ("--project", p)]
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "app", "promote", "a", "c", *selection, "--yes",
-                           "--json"], capture_output=True, text=True, env=env, cwd=ROOT)  # fmt: skip
+    command = [sys.executable, "-m", "app", "promote", "a", "c", *selection, "--yes", "--json"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
     promote_s = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"flagdesk promote said {done.returncode}: {done.stderr[-2000:]}")

@@ -67,7 +67,7 @@ from app.api import models as m
 from app.changes import Changes, Resource
 from app.registry import PROMOTE, Action
 from app.snapshot import model as s
-from app.snapshot.compare import Change, Comparison, compare
+from app.snapshot.compare import Change, Comparison, compare, pair_strategies
 from app.text import plural
 
 __all__ = [
@@ -392,25 +392,9 @@ def _variants(items: Sequence[s.Variant]) -> list[str]:
 
 
 def _pairs(new: Sequence[s.FlagStrategy], old: Sequence[s.FlagStrategy]) -> list[tuple[int, int]]:
-    """As `app.snapshot.compare` pairs strategies: (name, title, sort order), then name."""
-    pairs: list[tuple[int, int]] = []
-    free_new, free_old = set(range(len(new))), set(range(len(old)))
-    keys: tuple[Callable[[s.FlagStrategy], Any], ...] = (
-        lambda x: (x.name, x.title or "", x.sortOrder),
-        lambda x: x.name,
-    )
-    for key in keys:
-        waiting: dict[Any, list[int]] = {}
-        for j in sorted(free_old):
-            waiting.setdefault(key(old[j]), []).append(j)
-        for i in sorted(free_new):
-            found = waiting.get(key(new[i]))
-            if found:
-                j = found.pop(0)
-                pairs.append((i, j))
-                free_new.discard(i)
-                free_old.discard(j)
-    return sorted(pairs)
+    """As `app.snapshot.compare` pairs strategies (`pair_strategies`)."""
+    return pair_strategies([(x.name, x.title or "", x.sortOrder) for x in new],
+                           [(x.name, x.title or "", x.sortOrder) for x in old])  # fmt: skip
 
 
 # ------------------------------------------------------------------------------ the planner

@@ -65,6 +65,7 @@ __all__ = [
     "Difference",
     "Kind",
     "compare",
+    "pair_strategies",
     "short",
 ]
 
@@ -729,12 +730,27 @@ def _diff_keyed(new: Keyed, old: Keyed, path: tuple[str, ...], emit: Emit) -> No
 
 
 def _pairs(new: Strategies, old: Strategies) -> list[tuple[int, int]]:
-    """The strategies paired, (source place, target place): by (name, title, sort order), then
-    by name, each in order."""
+    return pair_strategies([(x.name, x.title, x.sort) for x in new],
+                           [(x.name, x.title, x.sort) for x in old])  # fmt: skip
+
+
+#: what pairs a strategy of one side with one of the other: its name, title ("" for none) and
+#: sort order
+StrategyKey = tuple[str, str, int]
+
+
+def pair_strategies(
+    new: Sequence[StrategyKey], old: Sequence[StrategyKey]
+) -> list[tuple[int, int]]:
+    """A flag's strategies in one environment paired, (source place, target place): by (name,
+    title, sort order), then what is left by name, each in order. The comparison and the
+    promote planner (`app.actions.promote`) pair alike, so a promote done twice sends nothing
+    the second time."""
     pairs: list[tuple[int, int]] = []
     free_new = set(range(len(new)))
     free_old = set(range(len(old)))
-    for match in (lambda s: (s.name, s.title, s.sort), lambda s: s.name):
+    matches: tuple[Callable[[StrategyKey], Any], ...] = (lambda k: k, lambda k: k[0])
+    for match in matches:
         waiting: dict[Any, list[int]] = {}
         for j in sorted(free_old):
             waiting.setdefault(match(old[j]), []).append(j)
