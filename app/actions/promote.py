@@ -78,8 +78,11 @@ __all__ = [
     "PromotePlan",
     "PromoteStage",
     "Selection",
+    "StageTwoRefused",
+    "apply_promote",
     "plan_promote",
     "plan_undo_promote",
+    "segment_ids_of",
     "touched_by",
 ]
 
@@ -1291,6 +1294,61 @@ def stage(
     return PromoteStage(
         journal, tuple(chosen), number, plan.promote, snapshot_path, target, undoes=undoes
     )
+
+
+class StageTwoRefused(Exception):
+    """Stage 1 went through; stage 2 was not sent (the target changed meanwhile, or a segment
+    stage 1 was to create is missing): why, and stage 1's journal entries."""
+
+    def __init__(self, why: str, entries: Sequence[str]) -> None:
+        super().__init__(f"stage 1 was done ({plural(len(entries), 'request')}, journaled); {why}")
+        self.entries = tuple(entries)
+
+
+async def segment_ids_of(client: c.AdminClient) -> dict[str, int]:
+    """The target's segments, name -> id (what stage 2's strategies name them by)."""
+    return {g.name: g.id for g in (await client.segments()).segments}
+
+
+async def apply_promote(
+    client: c.AdminClient,
+    plan: PromotePlan,
+    journal: Journal,
+    snapshot_path: Path,
+    target: s.Snapshot,
+    segment_ids: Mapping[str, int],
+    entries: list[str],
+    *,
+    announce: Callable[[Changes], object] | None = None,
+    on_step: Callable[[int, int, int], object] | None = None,
+) -> None:
+    """Carry out `plan`'s stages through the runner (`flagdesk promote` and the Compare
+    window alike): stage 1, then stage 2 planned again with the target's segments as they are
+    then (`StageTwoRefused` when it would differ from the plan shown). The first stage sent
+    writes `target` (as read before) to `snapshot_path`. Each entry journaled is appended to
+    `entries` as it is known, so a caller keeps them when a stage stops part way (the runner's
+    `PartlyDone`, a cancel). `on_step(stage, done, total)` as each request is answered."""
+    from app.actions.runner import carry_out
+
+    def progress(number: int) -> Callable[[int, int], object] | None:
+        if on_step is None:
+            return None
+        return lambda done, total: on_step(number, done, total)
+
+    if plan.first:
+        done = await carry_out(client, stage(plan, 1, journal, snapshot_path, target),
+                               announce=announce, on_step=progress(1))  # fmt: skip
+        entries += done.entries
+    if plan.second:
+        ids = await segment_ids_of(client) if plan.pending else segment_ids
+        try:
+            second = plan.second_stage(ids)
+        except ValueError as exc:
+            raise StageTwoRefused(str(exc), entries) from None
+        writes = None if plan.first else target
+        done = await carry_out(client, stage(plan, 2, journal, snapshot_path, writes, second),
+                               announce=announce, on_step=progress(2))  # fmt: skip
+        entries += done.entries
 
 
 # ------------------------------------------------------------------------------ undo

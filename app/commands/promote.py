@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from app.commands.connection import EXIT_OK, UsageError
@@ -25,7 +24,7 @@ from app.commands.output import (
 from app.commands.sides import add_selection_arguments, parse_side, profile_args
 
 if TYPE_CHECKING:
-    from app.actions.promote import Planned, PromotePlan
+    from app.actions.promote import PromotePlan
     from app.api.client import AdminClient
 
 __all__ = ["add_arguments", "run"]
@@ -121,14 +120,6 @@ def run(args: argparse.Namespace) -> int:
     return run_job(out, _promote(args, out))
 
 
-def _progress(stage: int, quiet: bool) -> Callable[[int, int], None]:
-    def step(done: int, total: int) -> None:
-        if not quiet:
-            print(f"  stage {stage}: {done:,} of {total:,}", file=sys.stderr)
-
-    return step
-
-
 async def _promote(args: argparse.Namespace, out: Output) -> int:
     from app.commands.connection import connection_from_args
 
@@ -148,8 +139,14 @@ async def _promote(args: argparse.Namespace, out: Output) -> int:
 
 
 async def _with(args: argparse.Namespace, out: Output, client: AdminClient, profile: str) -> int:
-    from app.actions.promote import Selection, plan_promote, stage
-    from app.actions.runner import PartlyDone, carry_out, journal_of, require
+    from app.actions.promote import (
+        Selection,
+        StageTwoRefused,
+        apply_promote,
+        plan_promote,
+        segment_ids_of,
+    )
+    from app.actions.runner import PartlyDone, journal_of, require
     from app.api.errors import ApiError, Forbidden, Unauthorized
     from app.commands.sides import compare_sides
     from app.registry import PROMOTE
@@ -160,7 +157,7 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
     try:
         target = await read_snapshot(client)
         compared = await compare_sides(args, target=target)
-        segment_ids = await _segment_ids(client)
+        segment_ids = await segment_ids_of(client)
     except ApiError as exc:
         if isinstance(exc, (Unauthorized, Forbidden)):
             raise
@@ -212,29 +209,17 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
     snapshot_path = journal.new_file(ACTION.key, ".json")
     entries: list[str] = []
     quiet = args.json or not sys.stderr.isatty()
+
+    def progress(stage: int, done: int, total: int) -> None:
+        if not quiet:
+            print(f"  stage {stage}: {done:,} of {total:,}", file=sys.stderr)
+
     try:
-        if plan.first:
-            done = await carry_out(
-                client, stage(plan, 1, journal, snapshot_path, target), on_step=_progress(1, quiet)
-            )
-            entries += done.entries
-        second: tuple[Planned, ...] = ()
-        if plan.second:
-            ids = await _segment_ids(client) if plan.pending else segment_ids
-            try:
-                second = plan.second_stage(ids)
-            except ValueError as exc:
-                out.update(entries=entries, journal=str(journal.path))
-                return out.fail(
-                    EXIT_REFUSED, f"stage 1 was done ({len(entries)} requests, journaled); {exc}"
-                )
-            writes = None if plan.first else target
-            done = await carry_out(
-                client,
-                stage(plan, 2, journal, snapshot_path, writes, second),
-                on_step=_progress(2, quiet),
-            )
-            entries += done.entries
+        await apply_promote(client, plan, journal, snapshot_path, target, segment_ids, entries,
+                            on_step=progress)  # fmt: skip
+    except StageTwoRefused as exc:
+        out.update(entries=entries, journal=str(journal.path))
+        return out.fail(EXIT_REFUSED, str(exc))
     except PartlyDone as exc:
         out.update(entries=entries, journal=str(journal.path))
         return out.fail(
@@ -257,7 +242,3 @@ def plural_requests(plan: PromotePlan) -> str:
     from app.text import plural
 
     return plural(plan.count, "request")
-
-
-async def _segment_ids(client: AdminClient) -> dict[str, int]:
-    return {g.name: g.id for g in (await client.segments()).segments}

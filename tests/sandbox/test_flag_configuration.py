@@ -164,6 +164,37 @@ def test_a_project_loses_an_environment_and_its_configuration_there(
                  "ValidationError")  # fmt: skip
 
 
+def test_a_projects_environments_count_its_flags_on_and_tokens(admin: httpx.Client) -> None:
+    """`projectEnabledToggleCount` per environment as the flags' configuration says, and
+    `projectApiTokenCount` one more where a token for the project was made (one grouped count
+    each in the sandbox)."""
+
+    def counts() -> dict[str, tuple[int, int]]:
+        project = m.EnvironmentsProject.model_validate(
+            ok(admin.get("/api/admin/environments/project/default")))  # fmt: skip
+        return {e.name: (e.projectEnabledToggleCount, e.projectApiTokenCount)
+                for e in project.environments}  # fmt: skip
+
+    before = counts()
+    new_flag(admin, "default", "counted")
+    ok(admin.post(FLAG_ENV.format("default", "counted", "staging") + "/on"))
+    ok(admin.post("/api/admin/api-tokens", json={
+        "tokenName": "counted", "type": "client", "environment": "staging",
+        "projects": ["default"]}), 201)  # fmt: skip
+    ok(admin.post("/api/admin/api-tokens", json={
+        "tokenName": "elsewhere", "type": "client", "environment": "production",
+        "projects": ["web-shop"]}), 201)  # fmt: skip
+    after = counts()
+    flags = [m.Feature.model_validate(ok(admin.get(FLAG.format("default", f))))
+             for f in live_flags(admin, "default")]  # fmt: skip
+    assert {name: on for name, (on, _) in after.items()} == {
+        name: sum(1 for f in flags for x in f.environments if x.name == name and x.enabled)
+        for name in after}  # fmt: skip
+    assert after["staging"][0] == before["staging"][0] + 1
+    assert {name: tokens - before[name][1] for name, (_, tokens) in after.items()} == {
+        "development": 0, "staging": 1, "production": 0}  # fmt: skip
+
+
 def test_a_new_flag_is_in_its_projects_environments(admin: httpx.Client) -> None:
     ok(admin.delete(PROJECT.format("default") + "/environments/staging"))
     new_flag(admin, "default", "only-two")
