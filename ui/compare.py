@@ -57,6 +57,7 @@ from app.viewmodels.compare import (
     Which,
 )
 from app.viewmodels.tools import LoadPhase
+from ui.confirmation import ConfirmationFlow, PlanConfirmation, show_outcome
 from ui.palette import is_dark, quiet, readable
 from ui.states import StatePanel
 from ui.table import ask_export_path, export_folder
@@ -150,6 +151,12 @@ class CompareView(ToolContent):
         self.compare_button.setDefault(True)
         self.compare_button.setToolTip("Read both sides now and compare them (F5)")
         sides.addWidget(self.compare_button, 0, 4, 2, 1)
+        self.promote_button = QPushButton("&Promote…")
+        self.promote_button.setObjectName(f"{STEM}PromoteButton")
+        sides.addWidget(self.promote_button, 0, 5)
+        self.undo_button = QPushButton("&Undo promote…")
+        self.undo_button.setObjectName(f"{STEM}UndoButton")
+        sides.addWidget(self.undo_button, 1, 5)
 
         # ---- the filters, Copy and Export
         filters = QHBoxLayout()
@@ -227,6 +234,12 @@ class CompareView(ToolContent):
             Qt.TextInteractionFlag.TextSelectableByMouse
         )
         quiet(self.not_compared_label)
+        self.outcome_label = QLabel()
+        self.outcome_label.setObjectName(f"{STEM}Outcome")
+        self.outcome_label.setAccessibleName("What the last promote did")
+        self.outcome_label.setWordWrap(True)
+        self.outcome_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outcome_label.hide()
 
         # ---- the tree and the details
         self.tree = QTreeView()
@@ -284,6 +297,7 @@ class CompareView(ToolContent):
         outer.addWidget(self.progress_row)
         outer.addWidget(self.summary_label)
         outer.addWidget(self.not_compared_label)
+        outer.addWidget(self.outcome_label)
         outer.addWidget(self.states, 1)
 
         self.swap_button.clicked.connect(self.model.swap)
@@ -308,9 +322,19 @@ class CompareView(ToolContent):
         m.busy_changed.connect(self.on_model_busy_changed)
         m.progress.connect(self.on_model_progress)
         m.exported.connect(self.on_model_exported)
+        self.promotes = ConfirmationFlow(self, self._promote_confirmation, self.model.promote)
+        self.undos = ConfirmationFlow(self, self._undo_confirmation, self.model.undo)
+        self.promote_button.clicked.connect(self.on_promote_button_clicked)
+        self.undo_button.clicked.connect(self.model.plan_undo)
+        m.promote_planned.connect(self.promotes.ask)
+        m.undo_planned.connect(self.undos.ask)
+        m.outcome_changed.connect(self.on_model_outcome_changed)
+        m.actions_changed.connect(self.on_model_actions_changed)
+        m.action_progress_changed.connect(self.on_model_busy_changed)
         self.start_model()
         self.on_model_choices_changed()
         self.on_model_result_changed()
+        self.on_model_outcome_changed()
 
     # ------------------------------------------------------------------ the pickers
 
@@ -466,8 +490,9 @@ class CompareView(ToolContent):
         self.value_edits["source"].setPlainText(details.source)
 
     def on_tree_selection_changed(self, *_: QItemSelection) -> None:
-        count = len(self.tree.selectionModel().selectedRows(0))
+        count = self._selected_count()
         self.copy_button.setText("C&opy selected" if count else "C&opy")
+        self.on_model_actions_changed()
 
     def on_model_choices_changed(self) -> None:
         self._fill_sides()
@@ -480,9 +505,59 @@ class CompareView(ToolContent):
         self.progress_label.setText(self.model.loading_text)
 
     def on_model_busy_changed(self, _busy: bool = False) -> None:
-        reading = self.model.reading
-        self.progress_row.setVisible(reading)
-        self.progress_label.setText(self.model.loading_text if reading else "")
+        m = self.model
+        reading, acting = m.reading, bool(m.action_progress)
+        self.progress_row.setVisible(reading or acting)
+        self.progress_label.setText(m.loading_text if reading else m.action_progress)
+        done, total = m.action_steps if acting and not reading else (0, 0)
+        self.progress_bar.setRange(0, total)
+        self.progress_bar.setValue(done)
+        self.stop_button.setToolTip(
+            "Stop reading: nothing is compared" if reading or not acting
+            else "Stop after the request under way: what went through is journaled"
+        )  # fmt: skip
+        self.on_model_actions_changed()
+
+    def on_model_actions_changed(self) -> None:
+        m = self.model
+        why = m.promote_reason
+        self.promote_button.setEnabled(not why)
+        self.promote_button.setToolTip(why or (
+            "Plan the promote of the selected objects' differences to this connection: "
+            "the requests are shown before anything is sent" if self._selected_count()
+            else "Plan the promote of every difference shown to this connection: the "
+            "requests are shown before anything is sent"))  # fmt: skip
+        self.promote_button.setText("&Promote selected…" if self._selected_count() else
+                                    "&Promote…")  # fmt: skip
+        why_not = m.undo_reason
+        self.undo_button.setEnabled(not why_not)
+        self.undo_button.setToolTip(why_not or "Put back what the last promote changed, "
+                                    "from the snapshot it took first")  # fmt: skip
+
+    def _selected_count(self) -> int:
+        return len(self.tree.selectionModel().selectedRows(0))
+
+    def _promote_confirmation(self, proposal: Any) -> PlanConfirmation:
+        return PlanConfirmation(f"{STEM}Promote", "Promote", proposal, "&Promote", self)
+
+    def _undo_confirmation(self, plan: Any) -> PlanConfirmation:
+        return PlanConfirmation(f"{STEM}Undo", "Undo the promote", plan, "&Undo promote", self)
+
+    def on_promote_button_clicked(self) -> None:
+        self.model.plan_promote(self.tree.selectionModel().selectedRows(0))
+
+    def on_model_outcome_changed(self) -> None:
+        m = self.model
+        show_outcome(self.outcome_label, m.outcome, m.outcome_error)
+        self.outcome_label.setVisible(bool(m.outcome or m.outcome_error))
+        self.on_model_actions_changed()
+
+    def confirmation(self) -> PlanConfirmation | None:
+        """The promote's or undo's confirmation open, if any."""
+        for flow in (self.promotes, self.undos):
+            if isinstance(flow.box, PlanConfirmation):
+                return flow.box
+        return None
 
     def on_model_result_changed(self) -> None:
         m = self.model

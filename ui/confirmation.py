@@ -1,11 +1,12 @@
 """What the windows that change a server share around their confirmations: `ConfirmationBox`,
 the question asked before a change, naming exactly what will change; `TypedConfirmation`, the
 same question for a destructive bulk action, which asks for a text typed before its button
-works (the archive's delete-for-good, the inactive users' deletion); `ConfirmationFlow` opens
-one confirmation at a time, window-modal (no nested event loop), and hands a confirmed plan on;
-`show_outcome` puts how an action went in the window's outcome line (a line outside the
-window's `StatePanel`, so an emptied list does not hide it); `ask_to_discard` asks
-before unsaved changes are lost."""
+works (the archive's delete-for-good, the inactive users' deletion); `PlanConfirmation`, the
+question over a plan of many lines (a promote's) in a text that scrolls; `ConfirmationFlow`
+opens one confirmation at a time, window-modal (no nested event loop), and hands a confirmed
+plan on; `show_outcome` puts how an action went in the window's outcome line (a line outside
+the window's `StatePanel`, so an emptied list does not hide it); `ask_to_discard` asks before
+unsaved changes are lost."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -264,6 +266,69 @@ class TypedConfirmation(QDialog):
         return self.result() == QDialog.DialogCode.Accepted and self.plan.confirmed_by(
             self.typed.text()
         )
+
+
+class LongPlan(Protocol):
+    """A plan with a question and many lines (`PlanConfirmation`)."""
+
+    @property
+    def question(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+
+class PlanConfirmation(QDialog):
+    """A `Confirmation` for a plan too long for a message box (a promote of a thousand flags:
+    one line a request): `plan.question` in bold over `plan.lines()` in a read-only text that
+    scrolls (selectable and copyable, as a terminal shows the plan), the action's `button` and
+    Cancel, the default: Enter or Escape cancel, the action's button is reached with Tab or
+    its mnemonic. Object names: `<stem>Confirmation`, `...Question`, `...Plan`,
+    `<stem>ConfirmButton`, `<stem>CancelButton`. Window-modal: open it with a
+    `ConfirmationFlow`."""
+
+    def __init__(
+        self, stem: str, title: str, plan: LongPlan, button: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.plan: Any = plan
+        self.setObjectName(f"{stem}Confirmation")
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        layout = QVBoxLayout(self)
+        self.question = QLabel(plan.question)
+        self.question.setObjectName(f"{stem}ConfirmationQuestion")
+        self.question.setWordWrap(True)
+        self.question.setTextFormat(Qt.TextFormat.PlainText)
+        bold = QFont(self.question.font())
+        bold.setBold(True)
+        self.question.setFont(bold)
+        layout.addWidget(self.question)
+        self.details = QPlainTextEdit()
+        self.details.setObjectName(f"{stem}ConfirmationPlan")
+        self.details.setAccessibleName("The plan: each request in order, and what is left out")
+        self.details.setReadOnly(True)
+        self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.details.setPlainText("\n".join(plan.lines()))
+        self.details.setMinimumSize(720, 320)
+        layout.addWidget(self.details, 1)
+        buttons = QDialogButtonBox()
+        self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.action_button.setObjectName(f"{stem}ConfirmButton")
+        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setObjectName(f"{stem}CancelButton")
+        self.action_button.setAutoDefault(False)
+        self.cancel_button.setDefault(True)
+        layout.addWidget(buttons)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.cancel_button.setFocus()
+
+    @property
+    def confirmed(self) -> bool:
+        return self.result() == QDialog.DialogCode.Accepted
 
 
 class ConfirmationFlow(QObject):

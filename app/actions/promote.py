@@ -67,7 +67,7 @@ from app.api import models as m
 from app.changes import Changes, Resource
 from app.registry import PROMOTE, Action
 from app.snapshot import model as s
-from app.snapshot.compare import Change, Comparison, compare, pair_strategies
+from app.snapshot.compare import Change, Comparison, compare, exactly, pair_strategies
 from app.text import plural
 
 __all__ = [
@@ -278,6 +278,15 @@ class PromotePlan:
     @property
     def count(self) -> int:
         return len(self.first) + len(self.second)
+
+    @property
+    def stages(self) -> int:
+        return (1 if self.first else 0) + (1 if self.second else 0)
+
+    def question(self, source: str, where: str) -> str:
+        """The confirmation's question: what goes where, how many requests in how many stages."""
+        stages = plural(self.stages, "stage")
+        return f"Promote {source} to {where}: {plural(self.count, 'request')} in {stages}?"
 
     def second_stage(self, segment_ids: Mapping[str, int]) -> tuple[Planned, ...]:
         """Stage 2 planned again with the target's segments as read after stage 1. `ValueError`
@@ -1365,11 +1374,6 @@ def touched_by(entries: Sequence[Entry], promote: str) -> list[Entry]:
     ]
 
 
-def _escape(name: str) -> str:
-    """`name` as a glob pattern matching only itself."""
-    return "".join(f"[{ch}]" if ch in "*?[]" else ch for ch in name)
-
-
 def plan_undo_promote(
     before: s.Snapshot,
     now: s.Snapshot,
@@ -1418,7 +1422,7 @@ def plan_undo_promote(
     whole = any(e.before["kind"] == "flags" and not e.before.get("environment") for e in done)
     map_env = {} if whole or not envs else {x: x for x in envs}
     selection = Selection(
-        kinds=tuple(kinds), names=tuple(_escape(n) for n in names), delete_extra=True
+        kinds=tuple(kinds), names=tuple(exactly(n) for n in names), delete_extra=True
     )
     if not names:
         comparison = Comparison((), ())

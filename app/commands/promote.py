@@ -192,11 +192,7 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         out.update(dry_run=True)
         out.say(f"Dry run: nothing was sent to {where}.")
         return out.done(EXIT_OK)
-    stages = 2 if plan.first and plan.second else 1
-    question = (
-        f"Promote {args.source} to {where}: {plural_requests(plan)} in "
-        f"{stages} stage{'s' if stages > 1 else ''}?"
-    )
+    question = plan.question(args.source, where)
     said = [
         f"A snapshot of the target's configuration is written first to {journal.folder}; "
         "each request is journaled, and `flagdesk journal undo ENTRY` undoes the whole "

@@ -65,6 +65,7 @@ __all__ = [
     "Difference",
     "Kind",
     "compare",
+    "exactly",
     "pair_strategies",
     "short",
 ]
@@ -618,6 +619,11 @@ def compare(
     with paused_gc():
         found = _differences(chosen, sides, wanted)
     return Comparison(tuple(found), chosen, not_compared=not_compared)
+
+
+def exactly(name: str) -> str:
+    """`name` as a `names` pattern matching only itself."""
+    return "".join(f"[{ch}]" if ch in "*?[]" else ch for ch in name)
 
 
 def list_of(kind: str) -> str:

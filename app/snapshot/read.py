@@ -385,8 +385,9 @@ async def _flags_exported(
     """Every live flag with its configuration from the batch export, one request an
     environment (`AdminClient.export_features`), assembled as each flag's own answer would
     give it. Whether a flag is on in an environment comes from its project's list (one request
-    a project that holds flags): Unleash 6.10's export says `enabled: true` for a flag that is off, wherever the
-    environment is enabled (measured on the 6.10.1 peer; 5.12, 7.6 and 8.2 say it right)."""
+    a project that holds flags): Unleash 6.10's export says `enabled: true` for a flag that is
+    off, wherever the environment is enabled (measured on the 6.10.1 peer; 5.12, 7.6 and 8.2
+    say it right)."""
     from app.api.models import FeatureEnvironment, TagItem
 
     exports = await _gather_limited(client.export_features(env) for env in environments)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -37,12 +37,24 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from app.snapshot.compare import KINDS, Change, Comparison, Difference, compare, short
+from app.snapshot.compare import (
+    KINDS,
+    Change,
+    Comparison,
+    Difference,
+    compare,
+    exactly,
+    short,
+)
 from app.snapshot.files import SnapshotFileError, default_name, load, save, write_private
 from app.snapshot.model import Snapshot
 from app.text import plural
 from app.viewmodels.session import Session
-from app.viewmodels.tools import LoadPhase, SessionViewModel, ToolViewModel
+from app.viewmodels.tools import ActionViewModel, LoadPhase, SessionViewModel
+
+if TYPE_CHECKING:
+    from app.actions.journal import Journal
+    from app.actions.promote import PromotePlan
 
 Which = Literal["source", "target"]
 SideKind = Literal["connection", "profile", "file"]
@@ -335,10 +347,48 @@ class Details:
     source: str
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """A promote planned, to be confirmed: the plan (`app.actions.promote.PromotePlan`), what
+    it was planned from (the target as read then, its segments' ids), the journal and the
+    server and connection it is for."""
+
+    plan: PromotePlan
+    source: str
+    target: Snapshot
+    segment_ids: dict[str, int]
+    journal: Journal
+    server: str
+    connection: str
+
+    @property
+    def question(self) -> str:
+        return self.plan.question(self.source, f"{self.server} (connection “{self.connection}”)")
+
+    def lines(self) -> list[str]:
+        return [
+            *self.plan.lines(),
+            f"A snapshot of the target's configuration is written first to "
+            f"{self.journal.folder}; each request is journaled, and Undo promote (here, or "
+            "in the History window) takes the whole promote back.",
+        ]
+
+
+@dataclass(frozen=True)
+class Promoted:
+    """A promote carried out from this window: where, its id (its journal entries name it),
+    and how it was said."""
+
+    server: str
+    connection: str
+    promote: str
+    said: str
+
+
 # ------------------------------------------------------------------------------ the window
 
 
-class CompareModel(ToolViewModel):
+class CompareModel(ActionViewModel):
     #: a side's read goes on: (which side, what it says)
     progress = Signal(str, str)
     #: the comparison shown changed (read, filtered, cleared)
@@ -347,6 +397,12 @@ class CompareModel(ToolViewModel):
     choices_changed = Signal()
     #: an export was written: where (a sentence for the status bar)
     exported = Signal(str)
+    #: a promote was planned (`Proposal`): confirm it, then `promote(proposal)`
+    promote_planned = Signal(object)
+    #: the undo of the last promote was planned (a runner plan): confirm it, then `undo(plan)`
+    undo_planned = Signal(object)
+    #: a promote or its undo goes on: `action_progress` says how far
+    action_progress_changed = Signal()
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__("compare", session, parent)
@@ -368,6 +424,13 @@ class CompareModel(ToolViewModel):
         self._compare_task: asyncio.Task[None] | None = None
         self._stopping = False
         self._reading = False
+        #: the last promote done here (its server and connection, its id, what it said), for
+        #: Undo promote
+        self.promoted: Promoted | None = None
+        #: a promote's or undo's progress as said ("" when none goes on)
+        self.action_progress = ""
+        #: (done, total) of the stage under way, for a progress bar ((0, 0): not known)
+        self.action_steps = (0, 0)
 
     # ------------------------------------------------------------------ state
 
@@ -662,10 +725,13 @@ class CompareModel(ToolViewModel):
             self.set_error(f"{STOPPED}: nothing is compared. Retry reads both sides again.")
 
     def cancel(self) -> None:
-        """Stop the read under way (the window's Stop)."""
+        """Stop the read under way, or the promote or undo between two of its requests (the
+        window's Stop)."""
         if self.reading and self._read_task is not None and not self._read_task.done():
             self._stopping = True
             self._read_task.cancel()
+        elif self._action_task is not None and not self._action_task.done():
+            self._action_task.cancel()
 
     def _recompare(self) -> None:
         """A filter or an environment changed: compare what was read again (no request)."""
@@ -738,6 +804,260 @@ class CompareModel(ToolViewModel):
         if self.sides["source"] is None and self.available:
             self.sides["source"] = Side("connection")
         self.choices_changed.emit()
+
+    # ------------------------------------------------------------------ promoting
+
+    @property
+    def promote_reason(self) -> str:
+        """Why Promote… cannot be used now, and what would help ("" when it can)."""
+        from app.registry import PROMOTE
+
+        if self.reading or self.acting:
+            return "Wait for the read or the promote under way."
+        c = self.comparison
+        if c is None or len(self.read) < 2:
+            return "Compare first: a promote is planned from a comparison."
+        if self.read["target"][0].kind != "connection":
+            return ("A promote writes to this connection: make it the target (Swap, or "
+                    "choose “this connection” as the target).")  # fmt: skip
+        reason = self.action_reason(PROMOTE)
+        if reason:
+            return reason
+        if c.same:
+            return "Nothing to promote: the sides do not differ."
+        return ""
+
+    def plan_promote(self, indexes: Sequence[Index] = ()) -> asyncio.Task[None] | None:
+        """Plan the promote of what the comparison shows (or of the objects under `indexes`)
+        to this connection: the target is read again first (the plan is made from what it
+        holds now, as `flagdesk promote` does, and the tree shows it), then `promote_planned`
+        gives the `Proposal` to confirm; the outcome says why when there is none."""
+        if self.promote_reason:
+            return None
+        chosen = self.tree.differences(indexes) if indexes else []
+        self.clear_outcome()
+        self._action_task = self.run(self._plan_promote(chosen), busy=False)
+        self.actions_changed.emit()
+        return self._action_task
+
+    async def _plan_promote(self, chosen: list[Difference]) -> None:
+        from app.api.errors import ClientError
+
+        try:
+            proposal = await self._proposal(chosen)
+        except ClientError as exc:
+            self._set_outcome_error(f"Nothing was promoted: the target could not be read: {exc}")
+        else:
+            if proposal is not None and not self.closed:
+                self.promote_planned.emit(proposal)
+        finally:
+            self._set_progress("")
+            self._action_task = None
+            if not self.closed:
+                self.actions_changed.emit()
+
+    async def _proposal(self, chosen: list[Difference]) -> Proposal | None:
+        from app.actions.promote import Selection, plan_promote, segment_ids_of
+        from app.actions.runner import journal_of
+        from app.snapshot.read import read_snapshot
+
+        source_side, theirs = self.read["source"]
+        target_side = self.read["target"][0]
+        self._set_progress("Planning the promote: reading the target again…")
+        client = await self.session.client()
+        caps = await client.capabilities()
+        ours, segment_ids = await asyncio.gather(read_snapshot(client), segment_ids_of(client))
+        self.read = {"source": (source_side, theirs), "target": (target_side, ours)}
+        await self._compare()  # the tree shows the target as the plan is made from it
+        comparison = self.comparison
+        if comparison is None:
+            return None  # an environment the target no longer has: the error says so
+        f, env_map = self.filters, self._env_map()
+        if chosen:  # the objects selected, as they are compared now
+            comparison = await asyncio.to_thread(
+                compare, theirs, ours, kinds=sorted({d.kind for d in chosen}),
+                names=sorted({exactly(d.object) for d in chosen}), map_env=env_map,
+                projects=[f.project] if f.project else None, tags=[f.tag] if f.tag else None,
+            )  # fmt: skip
+        plan = await asyncio.to_thread(
+            plan_promote, theirs, ours, comparison, Selection(), map_env=env_map,
+            segment_ids=segment_ids,
+        )  # fmt: skip
+        if plan.nothing_to_do:
+            why = "; ".join(x.line for x in plan.left_out[:3])
+            self._set_outcome_error(
+                "Nothing to promote: nothing of what is shown can be sent"
+                + (f" ({why}{'; …' if len(plan.left_out) > 3 else ''})." if why else ".")
+            )
+            return None
+        return Proposal(plan, self._side_text("source"), ours, segment_ids,
+                        journal_of(self.session.name, caps), caps.base_url,
+                        self.session.name)  # fmt: skip
+
+    def promote(self, proposal: Proposal) -> asyncio.Task[None] | None:
+        """Carry out a confirmed promote through the runner (both stages, journaled request by
+        request, a snapshot of the target first), with progress; Stop ends it between two
+        requests. Both sides are compared again after."""
+        if not self._may_start(proposal.server, "promoted"):
+            return None
+        self._action_task = self.run(self._promote(proposal), busy=False)
+        self.actions_changed.emit()
+        return self._action_task
+
+    async def _promote(self, proposal: Proposal) -> None:
+        from app.actions.promote import StageTwoRefused, apply_promote
+        from app.actions.runner import PartlyDone
+        from app.api.errors import ClientError
+        from app.registry import PROMOTE
+
+        plan, journal = proposal.plan, proposal.journal
+        entries: list[str] = []
+        sent = False
+
+        def announce(changes: Any) -> None:
+            nonlocal sent
+            sent = True
+            self.notify(changes)
+
+        def step(stage: int, done: int, total: int) -> None:
+            self.action_steps = (done, total)
+            self._set_progress(f"Promoting, stage {stage} of {plan.stages}: {done:,} of "
+                               f"{plural(total, 'request')}…")  # fmt: skip
+
+        promoted = Promoted(proposal.server, proposal.connection, plan.promote,
+                            f"the promote of {proposal.source}")  # fmt: skip
+        requests = plural(plan.count, "request")
+        try:
+            step(1 if plan.first else 2, 0, len(plan.first or plan.second))
+            client = await self.session.client()
+            await apply_promote(client, plan, journal, journal.new_file(PROMOTE.key, ".json"),
+                                proposal.target, proposal.segment_ids, entries,
+                                announce=announce, on_step=step)  # fmt: skip
+        except asyncio.CancelledError:
+            self.promoted = promoted if sent else None
+            self._set_outcome_error(
+                "Promote stopped: what went through before Stop is journaled; Undo promote "
+                "takes it back."
+                if sent
+                else "Promote stopped before anything was sent."
+            )
+            raise
+        except (StageTwoRefused, PartlyDone, ClientError) as exc:
+            self.promoted = promoted if sent else None
+            back = " Undo promote takes back what went through." if sent else ""
+            self._set_outcome_error(f"The promote did not finish: {exc}.{back}")
+            self.report_error(self.outcome_error)
+        else:
+            self.promoted = promoted
+            self._set_outcome(
+                f"Promoted {proposal.source} to {proposal.server}: {requests}, journaled "
+                f"(entries {entries[0]} to {entries[-1]}). Undo promote takes it back."
+            )
+        finally:
+            self._end_action(sent)
+
+    def _end_action(self, sent: bool) -> None:
+        self.action_steps = (0, 0)
+        self._set_progress("")
+        self._finish()
+        if sent and not self.closed:
+            self.load()  # compare again: what is left to promote, if anything
+
+    @property
+    def undo_reason(self) -> str:
+        """Why Undo promote cannot be used now ("" when it can)."""
+        from app.registry import PROMOTE
+
+        done = self.promoted
+        if done is None:
+            return "No promote was done from this window."
+        if (done.connection, done.server) != (self.session.name, self.session.url):
+            return f"The last promote was done on {done.server}: connect to it to undo it."
+        if self.reading or self.acting:
+            return "Wait for the read or the promote under way."
+        return self.action_reason(PROMOTE)
+
+    def plan_undo(self) -> asyncio.Task[None] | None:
+        """Plan the undo of the last promote (from its snapshot, against the server now):
+        `undo_planned` gives the plan to confirm, or the outcome says why there is none."""
+        done = self.promoted
+        if done is None or self.undo_reason:
+            return None
+        self.clear_outcome()
+        self._action_task = self.run(self._plan_undo(done), busy=False)
+        self.actions_changed.emit()
+        return self._action_task
+
+    async def _plan_undo(self, done: Promoted) -> None:
+        from app.actions.promote import touched_by
+        from app.actions.runner import journal_of
+        from app.actions.undo import CannotUndo, plan_undo
+        from app.api.errors import ClientError
+
+        try:
+            self._set_progress(f"Planning the undo of {done.said}: reading the target…")
+            client = await self.session.client()
+            journal = journal_of(self.session.name, await client.capabilities())
+            entries = touched_by(await asyncio.to_thread(journal.entries), done.promote)
+            if not entries:
+                raise CannotUndo("the journal holds none of its requests")
+            plan = await plan_undo(client, journal, entries[0])
+        except (ClientError, CannotUndo) as exc:
+            self._set_outcome_error(f"Not undone: {exc}")
+        else:
+            self.undo_planned.emit(plan)
+        finally:
+            self._set_progress("")
+            self._action_task = None
+            if not self.closed:
+                self.actions_changed.emit()
+
+    def undo(self, plan: Any) -> asyncio.Task[None] | None:
+        """Carry out a confirmed undo of the last promote through the runner, with progress;
+        both sides are compared again after."""
+        if not self._may_start(plan.server, "undone"):
+            return None
+        self._action_task = self.run(self._undo(plan), busy=False)
+        self.actions_changed.emit()
+        return self._action_task
+
+    async def _undo(self, plan: Any) -> None:
+        from app.api.errors import ClientError
+
+        done = self.promoted
+        said = done.said if done is not None else "the promote"
+        sent = False
+
+        def sent_one() -> None:
+            nonlocal sent
+            sent = True
+
+        def step(count: int, total: int) -> None:
+            self.action_steps = (count, total)
+            self._set_progress(f"Undoing {said}: {count:,} of {plural(total, 'request')}…")
+
+        try:
+            step(0, len(plan.planned))
+            result = await self.run_plan(plan, after_sent=sent_one, on_step=step)
+        except asyncio.CancelledError:
+            self._set_outcome_error("Undo stopped: what went through before Stop is journaled.")
+            raise
+        except ClientError as exc:
+            self._set_outcome_error(f"Not undone: {exc}")
+            self.report_error(self.outcome_error)
+        else:
+            self.promoted = None
+            self._set_outcome(f"Undone: {said}, {plural(len(result.entries), 'request')} "
+                              f"(journaled, entries {result.entries[0]} to "
+                              f"{result.entries[-1]}).")  # fmt: skip
+        finally:
+            self._end_action(sent)
+
+    def _set_progress(self, text: str) -> None:
+        self.action_progress = text
+        self.set_status(text)
+        if not self.closed:
+            self.action_progress_changed.emit()
 
     # ------------------------------------------------------------------ what it gives
 

@@ -89,11 +89,13 @@ class SessionViewModel(ViewModel):
         *,
         after_sent: Callable[[], object] | None = None,
         on_wait: Callable[[float], object] | None = None,
+        on_step: Callable[[int, int], object] | None = None,
     ) -> Done:
         """Carry out a confirmed `plan` through the one runner (`app.actions.runner.carry_out`)
         with the session's client: the other view-models showing what it changes are told
         (`notify`), and `after_sent` (this one's reload) is called once a request went out,
-        whatever came of it. Raises what the runner raises."""
+        whatever came of it; `on_step(done, total)` after each request answered. Raises what
+        the runner raises."""
         from app.actions.runner import carry_out
 
         client = await self.session.client()
@@ -105,7 +107,9 @@ class SessionViewModel(ViewModel):
             self.notify(changes)
 
         try:
-            return await carry_out(client, plan, announce=announce, on_wait=on_wait)
+            return await carry_out(
+                client, plan, announce=announce, on_wait=on_wait, on_step=on_step
+            )
         finally:
             if sent and after_sent is not None and not self.closed:
                 after_sent()

@@ -454,3 +454,104 @@ def test_ten_thousand_flags_that_all_differ_keep_the_window_answering(
           f"longest pause {longest:.3f} s")  # fmt: skip
     assert view.model.tree.rowCount() == 1  # flags
     assert longest < 0.5
+
+
+# ------------------------------------------------------------------------------ promote
+
+
+def test_promote_staging_to_production_in_the_window_and_its_undo(
+    qtbot: Any, connect: Callable[..., Session], arun: Callable[..., Any], sandbox: SandboxProcess
+) -> None:
+    """This connection's staging promoted to its production (environment to environment):
+    the plan is shown in full before anything is sent and Cancel sends nothing; confirmed, it
+    goes through the runner (journaled), both sides are compared again and no difference is
+    left; Undo promote, confirmed, puts production back as it was (read back over HTTP)."""
+    from app.snapshot.read import read_snapshot
+
+    session = connect(sandbox)
+
+    async def production() -> Any:
+        client = await session.client()
+        return await read_snapshot(client)
+
+    before = arun(production(), timeout=30_000)
+    view = open_view(qtbot, session)
+    m = view.model
+    assert not view.promote_button.isEnabled()
+    assert view.promote_button.toolTip().startswith("Compare first")
+    assert not view.undo_button.isEnabled()
+    compared(qtbot, view, Side("connection"), Side("connection"))
+    m.set_environment("source", "staging")
+    m.set_environment("target", "production")
+    settled(qtbot, view)
+    assert m.comparison is not None and not m.comparison.same, m.error
+    shown = len(m.comparison.differences)
+    assert view.promote_button.isEnabled(), view.promote_button.toolTip()
+
+    # planned: the plan in full, Cancel (the default) sends nothing
+    view.promote_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is not None, timeout=30_000)
+    box = view.confirmation()
+    assert box is not None
+    question = box.question.text()
+    assert question.startswith("Promote this connection (test sandbox):staging to ")
+    assert sandbox.url in question and "request" in question
+    plan_text = box.details.toPlainText()
+    assert "Stage " in plan_text and "/environments/production/" in plan_text
+    assert box.cancel_button.isDefault()
+    box.cancel_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is None)
+    assert m.promoted is None and not m.acting
+    assert arun(production(), timeout=30_000).flags == before.flags
+
+    # confirmed: promoted, compared again, nothing left
+    view.promote_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is not None, timeout=30_000)
+    box = view.confirmation()
+    assert box is not None
+    requests = box.plan.plan.count
+    box.action_button.click()
+    qtbot.waitUntil(lambda: m.outcome.startswith("Promoted ") and not m.tasks and not m.reading,
+                    timeout=60_000)  # fmt: skip
+    assert f"{requests:,} request" in m.outcome and "journaled" in m.outcome
+    assert view.outcome_label.isVisible() and view.outcome_label.text() == m.outcome
+    # what is left is what the plan said it leaves out, and why
+    assert m.comparison is not None
+    left = {(d.kind, d.object) for d in m.comparison.differences}
+    said = {(x.kind, x.object) for x in box.plan.plan.left_out}
+    assert left and left <= said, (left - said, said)
+    assert len(m.comparison.differences) < shown
+    after = arun(production(), timeout=30_000)
+    assert after.flags != before.flags
+    assert view.undo_button.isEnabled(), view.undo_button.toolTip()
+
+    # undone: production as it was
+    view.undo_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is not None, timeout=30_000)
+    box = view.confirmation()
+    assert box is not None and box.question.text().startswith("Undo the promote")
+    box.action_button.click()
+    qtbot.waitUntil(lambda: m.outcome.startswith("Undone: ") and not m.tasks and not m.reading,
+                    timeout=60_000)  # fmt: skip
+    assert m.promoted is None and not view.undo_button.isEnabled()
+    again = arun(production(), timeout=30_000)
+    back = compare(before, again)
+    assert back.same, [d.key for d in back.differences][:5]
+    assert m.comparison is not None and len(m.comparison.differences) == shown
+
+
+def test_promote_needs_this_connection_as_the_target(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A file as the target: Promote says why it cannot (a promote writes to this
+    connection); swapped, it can."""
+    session = connect(sandbox)
+    other = write(tmp_path / "shop.json", shop())
+    view = open_view(qtbot, session)
+    compared(qtbot, view, Side("connection"), Side("file", other))
+    assert view.model.comparison is not None and not view.model.comparison.same
+    assert not view.promote_button.isEnabled()
+    assert view.promote_button.toolTip().startswith("A promote writes to this connection")
+    view.swap_button.click()
+    settled(qtbot, view)
+    assert view.promote_button.isEnabled(), view.promote_button.toolTip()
