@@ -1330,13 +1330,15 @@ async def apply_promote(
     *,
     announce: Callable[[Changes], object] | None = None,
     on_step: Callable[[int, int, int], object] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     """Carry out `plan`'s stages through the runner (`flagdesk promote` and the Compare
     window alike): stage 1, then stage 2 planned again with the target's segments as they are
     then (`StageTwoRefused` when it would differ from the plan shown). The first stage sent
     writes `target` (as read before) to `snapshot_path`. Each entry journaled is appended to
     `entries` as it is known, so a caller keeps them when a stage stops part way (the runner's
-    `PartlyDone`, a cancel). `on_step(stage, done, total)` as each request is answered."""
+    `PartlyDone`, the runner's `Stopped` when `stop()` says so between two requests).
+    `on_step(stage, done, total)` as each request is answered."""
     from app.actions.runner import carry_out
 
     def progress(number: int) -> Callable[[int, int], object] | None:
@@ -1346,7 +1348,7 @@ async def apply_promote(
 
     if plan.first:
         done = await carry_out(client, stage(plan, 1, journal, snapshot_path, target),
-                               announce=announce, on_step=progress(1))  # fmt: skip
+                               announce=announce, on_step=progress(1), stop=stop)  # fmt: skip
         entries += done.entries
     if plan.second:
         ids = await segment_ids_of(client) if plan.pending else segment_ids
@@ -1356,7 +1358,7 @@ async def apply_promote(
             raise StageTwoRefused(str(exc), entries) from None
         writes = None if plan.first else target
         done = await carry_out(client, stage(plan, 2, journal, snapshot_path, writes, second),
-                               announce=announce, on_step=progress(2))  # fmt: skip
+                               announce=announce, on_step=progress(2), stop=stop)  # fmt: skip
         entries += done.entries
 
 

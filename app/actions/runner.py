@@ -55,6 +55,7 @@ __all__ = [
     "PlanBase",
     "Refused",
     "Step",
+    "Stopped",
     "carry_out",
     "count_to_type",
     "journal_of",
@@ -217,6 +218,16 @@ class PartlyDone(e.ClientError):
         return self.error.in_doubt
 
 
+class Stopped(Exception):
+    """The person stopped a plan between two of its steps (`carry_out`'s `stop`): `done`
+    steps went through and are journaled; nothing more was sent, and no step is in doubt."""
+
+    def __init__(self, plan: Plan, done: int) -> None:
+        super().__init__(f"{plan.partly(done)}; nothing more was sent")
+        self.plan = plan
+        self.done = done
+
+
 def count_to_type(count: int) -> str | None:
     """What a person types to confirm deleting `count` users at once (the inactive users', or
     `flagdesk users delete` of many ids): their number when more than one; None (asked yes or
@@ -252,10 +263,13 @@ async def carry_out(
     on_wait: Callable[[float], object] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     on_step: Callable[[int, int], object] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Done:
     """Carry out `plan` (see the module's text). `announce` is given each of `plan.announced` once
     a request was sent; `on_wait(seconds left)` is called each second a step waits out the
-    server's limit; `on_step(done, total)` after each step answered (a promote's progress)."""
+    server's limit; `on_step(done, total)` after each step answered (a promote's progress).
+    `stop()` is asked before each step: true, the plan ends there (`Stopped`), with no step
+    begun and so none in doubt, where cancelling the task may cut one off mid-request."""
     caps = await client.capabilities()
     require(caps, plan.action)
     journal = plan.journal
@@ -269,7 +283,7 @@ async def carry_out(
         raise Refused(f"{refusal} {plan.nothing}")
     if plan.snapshot is not None:
         await _write_snapshot(plan, plan.snapshot)
-    runner = _Run(client, journal, plan, on_wait, sleep, on_step)
+    runner = _Run(client, journal, plan, on_wait, sleep, on_step, stop)
     try:
         await runner.all_steps()
     finally:
@@ -296,6 +310,7 @@ class _Run:
     on_wait: Callable[[float], object] | None
     sleep: Callable[[float], Awaitable[None]]
     on_step: Callable[[int, int], object] | None = None
+    stop: Callable[[], bool] | None = None
     answers: list[Answer] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
     waited: float = 0.0
@@ -305,6 +320,8 @@ class _Run:
     async def all_steps(self) -> None:
         steps = self.plan.steps()
         for done, step in enumerate(steps):
+            if self.stop is not None and self.stop():
+                raise Stopped(self.plan, done)
             try:
                 await self.one(step, first=not done)
             except e.ClientError as exc:

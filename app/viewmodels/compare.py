@@ -431,6 +431,9 @@ class CompareModel(ActionViewModel):
         self.action_progress = ""
         #: (done, total) of the stage under way, for a progress bar ((0, 0): not known)
         self.action_steps = (0, 0)
+        #: a promote or undo is sending (Stop asks it to stop between two requests)
+        self._sending = False
+        self._stop_requested = False
 
     # ------------------------------------------------------------------ state
 
@@ -730,8 +733,12 @@ class CompareModel(ActionViewModel):
         if self.reading and self._read_task is not None and not self._read_task.done():
             self._stopping = True
             self._read_task.cancel()
+        elif self._sending:
+            if not self._stop_requested:  # after the request under way: none is cut off
+                self._stop_requested = True
+                self._set_progress("Stopping after the request under way…")
         elif self._action_task is not None and not self._action_task.done():
-            self._action_task.cancel()
+            self._action_task.cancel()  # planning: only reads
 
     def _recompare(self) -> None:
         """A filter or an environment changed: compare what was read again (no request)."""
@@ -906,7 +913,7 @@ class CompareModel(ActionViewModel):
 
     async def _promote(self, proposal: Proposal) -> None:
         from app.actions.promote import StageTwoRefused, apply_promote
-        from app.actions.runner import PartlyDone
+        from app.actions.runner import PartlyDone, Stopped
         from app.api.errors import ClientError
         from app.registry import PROMOTE
 
@@ -928,20 +935,18 @@ class CompareModel(ActionViewModel):
                             f"the promote of {proposal.source}")  # fmt: skip
         requests = plural(plan.count, "request")
         try:
+            self._start_sending()
             step(1 if plan.first else 2, 0, len(plan.first or plan.second))
             client = await self.session.client()
             await apply_promote(client, plan, journal, journal.new_file(PROMOTE.key, ".json"),
                                 proposal.target, proposal.segment_ids, entries,
-                                announce=announce, on_step=step)  # fmt: skip
-        except asyncio.CancelledError:
+                                announce=announce, on_step=step,
+                                stop=lambda: self._stop_requested)  # fmt: skip
+        except Stopped as stopped:
             self.promoted = promoted if sent else None
-            self._set_outcome_error(
-                "Promote stopped: what went through before Stop is journaled; Undo promote "
-                "takes it back."
-                if sent
-                else "Promote stopped before anything was sent."
-            )
-            raise
+            back = " Undo promote takes it back." if sent else ""
+            self._set_outcome_error(f"Promote stopped: {stopped}; what went through is "
+                                    f"journaled.{back}")  # fmt: skip
         except (StageTwoRefused, PartlyDone, ClientError) as exc:
             self.promoted = promoted if sent else None
             back = " Undo promote takes back what went through." if sent else ""
@@ -956,7 +961,11 @@ class CompareModel(ActionViewModel):
         finally:
             self._end_action(sent)
 
+    def _start_sending(self) -> None:
+        self._sending, self._stop_requested = True, False
+
     def _end_action(self, sent: bool) -> None:
+        self._sending = self._stop_requested = False
         self.action_steps = (0, 0)
         self._set_progress("")
         self._finish()
@@ -1022,6 +1031,7 @@ class CompareModel(ActionViewModel):
         return self._action_task
 
     async def _undo(self, plan: Any) -> None:
+        from app.actions.runner import Stopped
         from app.api.errors import ClientError
 
         done = self.promoted
@@ -1037,11 +1047,12 @@ class CompareModel(ActionViewModel):
             self._set_progress(f"Undoing {said}: {count:,} of {plural(total, 'request')}…")
 
         try:
+            self._start_sending()
             step(0, len(plan.planned))
-            result = await self.run_plan(plan, after_sent=sent_one, on_step=step)
-        except asyncio.CancelledError:
-            self._set_outcome_error("Undo stopped: what went through before Stop is journaled.")
-            raise
+            result = await self.run_plan(plan, after_sent=sent_one, on_step=step,
+                                         stop=lambda: self._stop_requested)  # fmt: skip
+        except Stopped as stopped:
+            self._set_outcome_error(f"Undo stopped: {stopped}; what went through is journaled.")
         except ClientError as exc:
             self._set_outcome_error(f"Not undone: {exc}")
             self.report_error(self.outcome_error)

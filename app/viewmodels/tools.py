@@ -90,12 +90,13 @@ class SessionViewModel(ViewModel):
         after_sent: Callable[[], object] | None = None,
         on_wait: Callable[[float], object] | None = None,
         on_step: Callable[[int, int], object] | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> Done:
         """Carry out a confirmed `plan` through the one runner (`app.actions.runner.carry_out`)
         with the session's client: the other view-models showing what it changes are told
         (`notify`), and `after_sent` (this one's reload) is called once a request went out,
-        whatever came of it; `on_step(done, total)` after each request answered. Raises what
-        the runner raises."""
+        whatever came of it; `on_step(done, total)` after each request answered, and `stop()`
+        asked before each (true: the runner's `Stopped`). Raises what the runner raises."""
         from app.actions.runner import carry_out
 
         client = await self.session.client()
@@ -108,7 +109,7 @@ class SessionViewModel(ViewModel):
 
         try:
             return await carry_out(
-                client, plan, announce=announce, on_wait=on_wait, on_step=on_step
+                client, plan, announce=announce, on_wait=on_wait, on_step=on_step, stop=stop
             )
         finally:
             if sent and after_sent is not None and not self.closed:

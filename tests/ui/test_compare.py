@@ -555,3 +555,58 @@ def test_promote_needs_this_connection_as_the_target(
     view.swap_button.click()
     settled(qtbot, view)
     assert view.promote_button.isEnabled(), view.promote_button.toolTip()
+
+
+def test_stop_ends_a_promote_between_two_requests_and_undo_takes_back_what_went_through(
+    qtbot: Any, connect: Callable[..., Session], arun: Callable[..., Any], sandbox: SandboxProcess
+) -> None:
+    """Stop once the first request is answered: nothing more is sent (the journal holds what
+    went through), the outcome says so, and Undo promote puts production back."""
+    from app.actions.promote import touched_by
+    from app.actions.runner import journal_of
+    from app.snapshot.read import read_snapshot
+
+    session = connect(sandbox)
+
+    async def production() -> Any:
+        return await read_snapshot(await session.client())
+
+    before = arun(production(), timeout=30_000)
+    view = open_view(qtbot, session)
+    m = view.model
+    compared(qtbot, view, Side("connection"), Side("connection"))
+    m.set_environment("source", "staging")
+    m.set_environment("target", "production")
+    settled(qtbot, view)
+    view.promote_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is not None, timeout=30_000)
+    box = view.confirmation()
+    assert box is not None
+    proposal = box.plan
+    assert proposal.plan.count > 3
+
+    def stop_after_one() -> None:
+        if m.action_steps[0] == 1 and view.stop_button.isVisible():
+            view.stop_button.click()
+
+    m.action_progress_changed.connect(stop_after_one)
+    box.action_button.click()
+    qtbot.waitUntil(lambda: m.outcome_error.startswith("Promote stopped") and not m.tasks
+                    and not m.reading, timeout=60_000)  # fmt: skip
+    m.action_progress_changed.disconnect(stop_after_one)
+    assert "Undo promote takes it back" in m.outcome_error
+    caps = session.capabilities
+    assert caps is not None
+    entries = touched_by(journal_of(session.name, caps).entries(), proposal.plan.promote)
+    assert len(entries) == 1  # the one answered before Stop; nothing after
+    assert not view.progress_row.isVisible()
+    assert view.undo_button.isEnabled(), view.undo_button.toolTip()
+    view.undo_button.click()
+    qtbot.waitUntil(lambda: view.confirmation() is not None, timeout=30_000)
+    box = view.confirmation()
+    assert box is not None
+    box.action_button.click()
+    qtbot.waitUntil(lambda: m.outcome.startswith("Undone: ") and not m.tasks and not m.reading,
+                    timeout=60_000)  # fmt: skip
+    back = compare(before, arun(production(), timeout=30_000))
+    assert back.same, [d.key for d in back.differences][:5]
