@@ -9,7 +9,14 @@ object → difference (where, change, the target's value, the source's), counted
 column; "only in source" and "only in target" are said in words and coloured (readable in
 both palettes). The selected difference in full below the tree, target and source side by
 side. Copy puts the selected differences (or all) on the clipboard as text lines; Export…
-writes JSON or Markdown. This window shows and forwards."""
+writes JSON or Markdown.
+
+Promote… (Promote selected… when rows are selected) plans the promote of what is shown to this
+connection, the target read again first, and shows every request in order before anything is
+sent (`PlanConfirmation`, Cancel the default); confirmed, it goes through the runner with its
+progress in the progress line and Stop (after the request under way), and both sides are
+compared again. Undo promote… plans the last promote's undo the same way. What either did, or
+why not, stays in the outcome line on its own connection. This window shows and forwards."""
 
 from __future__ import annotations
 

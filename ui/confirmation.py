@@ -309,7 +309,7 @@ class PlanConfirmation(QDialog):
         self.details.setReadOnly(True)
         self.details.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.details.setPlainText("\n".join(plan.lines()))
-        self.details.setMinimumSize(720, 320)
+        self.details.setMinimumSize(900, 360)
         layout.addWidget(self.details, 1)
         buttons = QDialogButtonBox()
         self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)

@@ -1115,7 +1115,8 @@ async def _compare(
     notes = root / f"compare-notes-{palette}.json"
     saver = window.snapshot_saver
     window.save_snapshot(str(saved))
-    await until(lambda: saved.exists() and not saver.busy)
+    await until(lambda: (saved.exists() or bool(saver.error)) and not saver.busy)
+    assert saved.exists(), saver.error
     await asyncio.to_thread(_staging_of, saved, staging)
     notes.write_text('{"notes": "not a snapshot"}', encoding="utf-8")
 
@@ -1151,6 +1152,48 @@ async def _compare(
     await compared(notes)
     await settle(window)
     save(window, f"compare-error-{palette}")
+    await _promote(window, view, palette, save)
+
+
+async def _promote(
+    window: MainWindow, view: Any, palette: str, save: Callable[[QWidget, str], None]
+) -> None:
+    """The demo sandbox's staging promoted to its production in the Compare window: the two
+    environments compared, the plan shown before anything is sent, the window after, the undo's
+    plan and the window after it."""
+    from app.viewmodels.compare import Side
+
+    m = view.model
+    view.pick_side("source", Side("connection"))
+    view.pick_side("target", Side("connection"))
+    m.load()
+    await until(lambda: not m.busy and not m.reading and not m.tasks)
+    m.set_environment("source", "staging")
+    m.set_environment("target", "production")
+    await until(lambda: not m.tasks)
+    view.on_model_choices_changed()
+    await settle(window)
+    save(window, f"compare-environments-{palette}")
+    view.promote_button.click()
+    await until(lambda: view.confirmation() is not None)
+    box = view.confirmation()
+    assert box is not None
+    await settle(box)
+    save(box, f"compare-promote-plan-{palette}")
+    box.action_button.click()
+    await until(lambda: bool(m.outcome or m.outcome_error) and not m.tasks and not m.reading)
+    await settle(window)
+    save(window, f"compare-promoted-{palette}")
+    view.undo_button.click()
+    await until(lambda: view.confirmation() is not None)
+    box = view.confirmation()
+    assert box is not None
+    await settle(box)
+    save(box, f"compare-undo-plan-{palette}")
+    box.action_button.click()
+    await until(lambda: bool(m.outcome or m.outcome_error) and not m.tasks and not m.reading)
+    await settle(window)
+    save(window, f"compare-undone-{palette}")
 
 
 async def shoot(app: QApplication, out: Path) -> list[Path]:
@@ -1228,8 +1271,12 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 36: the clean-up report's window (it changes the connection too)
                 await _cleanup(window, session, palette_name, save, root,
                                root / f"demo-{palette_name}.sqlite3")  # fmt: skip
-                # issue 37: the Compare window (on the demo sandbox, reopened)
+                # issue 37: the Compare window, on the demo sandbox as its Admin (the token
+                # windows' step deleted every API token, the sandbox's own among them)
                 await session.open_sandbox()
+                pat = _personal_token(root / f"demo-{palette_name}.sqlite3", "admin")
+                await session.open_spec(ConnectionSpec(session.url, pat, label="Demo sandbox"))
+                assert session.ready, session.message
                 await _compare(window, session, palette_name, save, root)
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,

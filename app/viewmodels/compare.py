@@ -360,10 +360,18 @@ class Proposal:
     journal: Journal
     server: str
     connection: str
+    #: the target's environment promoted to ("": every one)
+    environment: str = ""
+
+    @property
+    def destination(self) -> str:
+        """The target in words: `production of http://… (connection “Demo sandbox”)`."""
+        of = f"{self.environment} of " if self.environment else ""
+        return f"{of}{self.server} (connection “{self.connection}”)"
 
     @property
     def question(self) -> str:
-        return self.plan.question(self.source, f"{self.server} (connection “{self.connection}”)")
+        return self.plan.question(self.source, self.destination)
 
     def lines(self) -> list[str]:
         return [
@@ -790,6 +798,13 @@ class CompareModel(ActionViewModel):
             self.result_changed.emit()
             self.phase_changed.emit()
 
+    def _side_words(self, which: Which) -> str:
+        """A side as read, in words: `staging of this connection`, `saved connection eu`."""
+        side, env = self.read[which][0], self.environments[which]
+        named = {"connection": "this connection", "profile": f"saved connection {side.name}",
+                 "file": Path(side.name).name}[side.kind]  # fmt: skip
+        return f"{env} of {named}" if env else named
+
     def _side_text(self, which: Which) -> str:
         side = self.read[which][0]
         env = self.environments[which]
@@ -897,9 +912,9 @@ class CompareModel(ActionViewModel):
                 + (f" ({why}{'; …' if len(plan.left_out) > 3 else ''})." if why else ".")
             )
             return None
-        return Proposal(plan, self._side_text("source"), ours, segment_ids,
-                        journal_of(self.session.name, caps), caps.base_url,
-                        self.session.name)  # fmt: skip
+        return Proposal(plan, self._side_words("source"), ours, segment_ids,
+                        journal_of(self.session.name, caps), caps.base_url, self.session.name,
+                        self.environments["target"])  # fmt: skip
 
     def promote(self, proposal: Proposal) -> asyncio.Task[None] | None:
         """Carry out a confirmed promote through the runner (both stages, journaled request by
@@ -955,7 +970,7 @@ class CompareModel(ActionViewModel):
         else:
             self.promoted = promoted
             self._set_outcome(
-                f"Promoted {proposal.source} to {proposal.server}: {requests}, journaled "
+                f"Promoted {proposal.source} to {proposal.destination}: {requests}, journaled "
                 f"(entries {entries[0]} to {entries[-1]}). Undo promote takes it back."
             )
         finally:

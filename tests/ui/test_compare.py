@@ -494,8 +494,9 @@ def test_promote_staging_to_production_in_the_window_and_its_undo(
     box = view.confirmation()
     assert box is not None
     question = box.question.text()
-    assert question.startswith("Promote this connection (test sandbox):staging to ")
-    assert sandbox.url in question and "request" in question
+    assert question.startswith(f"Promote staging of this connection to production of "
+                               f"{sandbox.url} (connection “test sandbox”): ")  # fmt: skip
+    assert question.endswith(" requests in 1 stage?") or question.endswith(" stages?")
     plan_text = box.details.toPlainText()
     assert "Stage " in plan_text and "/environments/production/" in plan_text
     assert box.cancel_button.isDefault()
