@@ -296,7 +296,7 @@ class FlagConfig(Features, Dependencies):
                 "SELECT environment FROM project_environments WHERE project = ?", (project,)
             )
         }
-        # one grouped count each (a count an environment scanned the tokens three times over)
+        # one grouped count each, the tokens through `token_projects` (migration 15)
         enabled = dict(self.conn.execute(
             "SELECT fe.environment, count(*) FROM feature_environments fe JOIN features f"
             " ON f.name = fe.feature WHERE fe.enabled = 1 AND f.project = ?"
@@ -304,10 +304,10 @@ class FlagConfig(Features, Dependencies):
             (project,),
         ).fetchall())  # fmt: skip
         tokens = dict(self.conn.execute(
-            "SELECT environment, count(*) FROM tokens WHERE served = 0"
-            " AND api_type IN ('client', 'frontend', 'backend')"
-            " AND (projects LIKE ? OR projects = '[\"*\"]') GROUP BY environment",
-            (f"%{json.dumps(project)}%",),
+            "SELECT t.environment, count(*) FROM token_projects tp JOIN tokens t"
+            " ON t.secret_hash = tp.token WHERE tp.project IN (?, '*') AND t.served = 0"
+            " AND t.api_type IN ('client', 'frontend', 'backend') GROUP BY t.environment",
+            (project,),
         ).fetchall())  # fmt: skip
         out = [
             m.EnvironmentProject(

@@ -195,6 +195,38 @@ def test_a_projects_environments_count_its_flags_on_and_tokens(admin: httpx.Clie
         "development": 0, "staging": 1, "production": 0}  # fmt: skip
 
 
+def test_token_projects_follow_the_tokens() -> None:
+    """Migration 15's `token_projects`: filled from the tokens there were, then kept by its
+    triggers as a token is made, its projects changed, and it is deleted."""
+    from sandbox import db
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.create_function("token_hash", 1, db.token_hash, deterministic=True)
+    last = db.SCHEMA_VERSION - 1
+    for script in db.MIGRATIONS[:last]:
+        for statement in db._split_sql(script):
+            conn.execute(statement)
+    insert = ("INSERT INTO tokens(secret_hash, kind, created_at, projects, handle)"
+              " VALUES(?, 'client', 0, ?, ?)")  # fmt: skip
+    conn.execute(insert, ("before", '["web-shop", "payments"]', "h1"))
+    conn.execute(insert, ("admin", None, "h2"))
+    for statement in db._split_sql(db.MIGRATIONS[last]):
+        conn.execute(statement)
+
+    def held() -> set[tuple[str, str]]:
+        return set(conn.execute("SELECT token, project FROM token_projects").fetchall())
+
+    assert held() == {("before", "web-shop"), ("before", "payments")}
+    conn.execute(insert, ("after", '["*"]', "h3"))
+    assert ("after", "*") in held()
+    conn.execute("UPDATE tokens SET projects = '[\"default\"]' WHERE secret_hash = 'before'")
+    conn.execute("UPDATE tokens SET seen_at = 5 WHERE secret_hash = 'after'")
+    assert held() == {("before", "default"), ("after", "*")}
+    conn.execute("DELETE FROM tokens WHERE secret_hash = 'after'")
+    assert held() == {("before", "default")}
+
+
 def test_a_new_flag_is_in_its_projects_environments(admin: httpx.Client) -> None:
     ok(admin.delete(PROJECT.format("default") + "/environments/staging"))
     new_flag(admin, "default", "only-two")
