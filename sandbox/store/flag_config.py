@@ -304,9 +304,9 @@ class FlagConfig(Features, Dependencies):
             (project,),
         ).fetchall())  # fmt: skip
         tokens = dict(self.conn.execute(
-            "SELECT t.environment, count(*) FROM token_projects tp JOIN tokens t"
-            " ON t.secret_hash = tp.token WHERE tp.project IN (?, '*') AND t.served = 0"
-            " AND t.api_type IN ('client', 'frontend', 'backend') GROUP BY t.environment",
+            "SELECT environment, count(*) FROM token_projects WHERE project IN (?, '*')"
+            " AND served = 0 AND api_type IN ('client', 'frontend', 'backend')"
+            " GROUP BY environment",
             (project,),
         ).fetchall())  # fmt: skip
         out = [

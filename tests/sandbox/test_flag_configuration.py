@@ -207,24 +207,25 @@ def test_token_projects_follow_the_tokens() -> None:
     for script in db.MIGRATIONS[:last]:
         for statement in db._split_sql(script):
             conn.execute(statement)
-    insert = ("INSERT INTO tokens(secret_hash, kind, created_at, projects, handle)"
-              " VALUES(?, 'client', 0, ?, ?)")  # fmt: skip
+    insert = ("INSERT INTO tokens(secret_hash, kind, created_at, projects, handle, environment)"
+              " VALUES(?, 'client', 0, ?, ?, 'production')")  # fmt: skip
     conn.execute(insert, ("before", '["web-shop", "payments"]', "h1"))
     conn.execute(insert, ("admin", None, "h2"))
     for statement in db._split_sql(db.MIGRATIONS[last]):
         conn.execute(statement)
 
     def held() -> set[tuple[str, str]]:
-        return set(conn.execute("SELECT token, project FROM token_projects").fetchall())
+        return set(conn.execute("SELECT token, project, environment FROM token_projects"))
 
-    assert held() == {("before", "web-shop"), ("before", "payments")}
+    assert held() == {("before", "web-shop", "production"), ("before", "payments", "production")}
     conn.execute(insert, ("after", '["*"]', "h3"))
-    assert ("after", "*") in held()
-    conn.execute("UPDATE tokens SET projects = '[\"default\"]' WHERE secret_hash = 'before'")
+    assert ("after", "*", "production") in held()
+    conn.execute("UPDATE tokens SET projects = '[\"default\"]', environment = 'development'"
+                 " WHERE secret_hash = 'before'")  # fmt: skip
     conn.execute("UPDATE tokens SET seen_at = 5 WHERE secret_hash = 'after'")
-    assert held() == {("before", "default"), ("after", "*")}
+    assert held() == {("before", "default", "development"), ("after", "*", "production")}
     conn.execute("DELETE FROM tokens WHERE secret_hash = 'after'")
-    assert held() == {("before", "default")}
+    assert held() == {("before", "default", "development")}
 
 
 def test_a_new_flag_is_in_its_projects_environments(admin: httpx.Client) -> None:
