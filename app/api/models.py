@@ -362,7 +362,7 @@ class UserList(Response):
     """`GET /api/admin/user-admin`: the users and the server's root roles."""
 
     users: list[User]
-    rootRoles: list[Role] = []
+    rootRoles: list[Role] = Field(default_factory=list)
 
 
 class UpdateUser(Request):
@@ -484,12 +484,12 @@ class Group(Response):
     id: int
     name: str
     description: str | None = None
-    mappingsSSO: list[str] = []
+    mappingsSSO: list[str] = Field(default_factory=list)
     rootRole: int | None = None
     createdBy: str | None = None
     createdAt: datetime | None = None
-    users: list[GroupMember] = []
-    projects: list[str] = []
+    users: list[GroupMember] = Field(default_factory=list)
+    projects: list[str] = Field(default_factory=list)
     userCount: int | None = None
     scimId: str | None = None
 
@@ -511,10 +511,10 @@ class CreateGroup(Request):
 
     name: Annotated[str, Field(min_length=1), ONE_LINE]
     description: Text | None = None
-    mappingsSSO: list[OneLine] = []
+    mappingsSSO: list[OneLine] = Field(default_factory=list)
     #: id of the root role (Viewer, Editor or Admin) applied to every user in the group
     rootRole: RowId | None = None
-    users: list[CreateGroupMember] = []
+    users: list[CreateGroupMember] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- features, archive
@@ -567,7 +567,7 @@ class SearchFeature(Response):
     impressionData: bool | None = None
     createdAt: datetime | None = None
     archivedAt: datetime | None = None
-    environments: list[SearchFeatureEnvironment] = []
+    environments: list[SearchFeatureEnvironment] = Field(default_factory=list)
 
 
 class SearchFeatures(Response):
@@ -609,7 +609,7 @@ class VariantPayload(Response):
 
 class Override(Response):
     contextName: str
-    values: list[str] = []
+    values: list[str] = Field(default_factory=list)
 
 
 class StrategyVariant(Response):
@@ -630,7 +630,7 @@ class Variant(Response):
     weightType: str | None = None
     stickiness: str | None = None
     payload: VariantPayload | None = None
-    overrides: list[Override] = []
+    overrides: list[Override] = Field(default_factory=list)
 
 
 class FeatureStrategy(Response):
@@ -638,14 +638,14 @@ class FeatureStrategy(Response):
     name: str
     featureName: str | None = None
     environment: str | None = None
-    constraints: list[dict[str, Any]] = []
+    constraints: list[dict[str, Any]] = Field(default_factory=list)
     parameters: dict[str, Any] = {}
     # flag configuration (issue 37): the rest of featureStrategySchema
     title: str | None = None
     disabled: bool | None = None
     sortOrder: int | None = None
-    segments: list[int] = []
-    variants: list[StrategyVariant] = []
+    segments: list[int] = Field(default_factory=list)
+    variants: list[StrategyVariant] = Field(default_factory=list)
 
 
 class FeatureEnvironment(Response):
@@ -658,8 +658,8 @@ class FeatureEnvironment(Response):
     type: str | None = None
     sortOrder: int | float | None = None
     variantCount: int | float | None = None
-    strategies: list[FeatureStrategy] = []
-    variants: list[Variant] = []
+    strategies: list[FeatureStrategy] = Field(default_factory=list)
+    variants: list[Variant] = Field(default_factory=list)
     lastSeenAt: datetime | None = None
     hasStrategies: bool | None = None
     hasEnabledStrategies: bool | None = None
@@ -679,10 +679,10 @@ class Feature(Response):
     archived: bool | None = None
     enabled: bool | None = None
     favorite: bool | None = None
-    environments: list[FeatureEnvironment] = []
-    variants: list[Variant] = []
-    dependencies: list[dict[str, Any]] = []
-    children: list[str] = []
+    environments: list[FeatureEnvironment] = Field(default_factory=list)
+    variants: list[Variant] = Field(default_factory=list)
+    dependencies: list[dict[str, Any]] = Field(default_factory=list)
+    children: list[str] = Field(default_factory=list)
 
 
 class FeatureList(Response):
@@ -702,7 +702,7 @@ ConstraintOperator = Literal[
 class Constraint(Request):
     contextName: Annotated[str, Field(min_length=1), ONE_LINE]
     operator: ConstraintOperator
-    values: list[str] = []
+    values: list[str] = Field(default_factory=list)
     value: str | None = None
     inverted: bool = False
     caseInsensitive: bool = False
@@ -734,11 +734,11 @@ class CreateFeatureStrategy(Request):
     name: Annotated[str, Field(min_length=1), ONE_LINE] = "flexibleRollout"
     title: OneLine | None = None
     disabled: bool = False
-    constraints: list[Constraint] = []
+    constraints: list[Constraint] = Field(default_factory=list)
     parameters: dict[str, str] = {}
     # flag configuration (issue 37): the rest of createFeatureStrategySchema
-    variants: list[CreateStrategyVariant] = []
-    segments: list[RowId] = []
+    variants: list[CreateStrategyVariant] = Field(default_factory=list)
+    segments: list[RowId] = Field(default_factory=list)
     sortOrder: StrictInt64 | None = None
 
 
@@ -768,7 +768,7 @@ class ContextField(Response):
     stickiness: bool | None = None
     sortOrder: int | None = None
     createdAt: datetime | None = None
-    legalValues: list[LegalValue] = []
+    legalValues: list[LegalValue] = Field(default_factory=list)
     usedInFeatures: int | None = None
     usedInProjects: int | None = None
     #: the project of a project-specific field (Unleash 7.4+); a global field has none
@@ -968,7 +968,7 @@ class ApiToken(Response):
     type: str = ""
     environment: str | None = None
     project: str | None = None
-    projects: list[str] = []
+    projects: list[str] = Field(default_factory=list)
     expiresAt: datetime | None = None
     createdAt: datetime | None = None
     seenAt: datetime | None = None
@@ -1029,9 +1029,9 @@ class BulkApplication(Request):
     instanceId: str
     interval: float | None = None
     started: TimeValue | None = None
-    strategies: list[str] = []
+    strategies: list[str] = Field(default_factory=list)
     sdkVersion: str | None = None
-    connectVia: list[ConnectVia] = []
+    connectVia: list[ConnectVia] = Field(default_factory=list)
     #: Unleash's bulkRegistrationSchema: a "frontend" item with an `sdkVersion` is registered
     #: without `started` and `interval`, which a backend item needs (else Unleash answers 400)
     sdkType: Literal["frontend", "backend"] | None = None
@@ -1112,7 +1112,7 @@ class FeatureUsage(Response):
     maturity: str = "stable"
     featureName: str
     lastHourUsage: list[MetricsWindow]
-    seenApplications: list[str] = []
+    seenApplications: list[str] = Field(default_factory=list)
 
 
 class FeatureMetricsRaw(Response):
@@ -1143,7 +1143,7 @@ class CurrentUser(Response):
     echoes the token's secret here, so this model never reaches a log)."""
 
     user: dict[str, Any]
-    permissions: list[Permission] = []
+    permissions: list[Permission] = Field(default_factory=list)
 
     def __repr__(self) -> str:  # keep a secret the server echoed out of reprs and tracebacks
         return f"CurrentUser(permissions={[p.permission for p in self.permissions]!r})"
@@ -1209,7 +1209,7 @@ class PersonalAccessToken(Response):
 class PersonalAccessTokens(Response):
     """patsSchema: `GET /api/admin/user/tokens`, the tokens of the user behind the token."""
 
-    pats: list[PersonalAccessToken] = []
+    pats: list[PersonalAccessToken] = Field(default_factory=list)
 
 
 class CreatePersonalAccessToken(Request):
@@ -1256,7 +1256,7 @@ class AdminPermission(Response):
 class RoleWithPermissions(Role):
     """roleWithPermissionsSchema: `GET /api/admin/roles/:id`, a role and its permissions."""
 
-    permissions: list[AdminPermission] = []
+    permissions: list[AdminPermission] = Field(default_factory=list)
 
 
 class RoleList(Response):
@@ -1278,13 +1278,13 @@ class EnvironmentPermissions(Response):
     """One environment of the catalogue with the environment permissions set for it."""
 
     name: str
-    permissions: list[AdminPermission] = []
+    permissions: list[AdminPermission] = Field(default_factory=list)
 
 
 class PermissionGroups(Response):
-    root: list[AdminPermission] = []
+    root: list[AdminPermission] = Field(default_factory=list)
     project: list[AdminPermission]
-    environments: list[EnvironmentPermissions] = []
+    environments: list[EnvironmentPermissions] = Field(default_factory=list)
 
 
 class AdminPermissions(Response):
@@ -1326,7 +1326,7 @@ class ProjectRoleUsage(Response):
 class ProjectRoleUsages(Response):
     """`GET /api/admin/projects/roles/:roleId/access`: the projects where the role is held."""
 
-    projects: list[ProjectRoleUsage] = []
+    projects: list[ProjectRoleUsage] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- service accounts
@@ -1346,7 +1346,7 @@ class ServiceAccount(Response):
     rootRole: int | None = None
     createdAt: datetime | None = None
     seenAt: datetime | None = None
-    tokens: list[PersonalAccessToken] = []
+    tokens: list[PersonalAccessToken] = Field(default_factory=list)
 
 
 class ServiceAccounts(Response):
@@ -1354,7 +1354,7 @@ class ServiceAccounts(Response):
     root roles they hold."""
 
     serviceAccounts: list[ServiceAccount]
-    rootRoles: list[Role] = []
+    rootRoles: list[Role] = Field(default_factory=list)
 
 
 class CreateServiceAccount(Request):
@@ -1392,7 +1392,7 @@ class ProjectAccessUser(Response):
     addedAt: datetime | None = None
     #: the first role (legacy); `roles` holds them all
     roleId: int | None = None
-    roles: list[int] = []
+    roles: list[int] = Field(default_factory=list)
 
 
 class ProjectAccessGroup(Response):
@@ -1401,23 +1401,23 @@ class ProjectAccessGroup(Response):
     id: int
     name: str
     description: str | None = None
-    mappingsSSO: list[str] = []
+    mappingsSSO: list[str] = Field(default_factory=list)
     rootRole: int | None = None
     scimId: str | None = None
     createdBy: str | None = None
     createdAt: datetime | None = None
-    users: list[GroupMember] = []
+    users: list[GroupMember] = Field(default_factory=list)
     addedAt: datetime | None = None
     roleId: int | None = None
-    roles: list[int] = []
+    roles: list[int] = Field(default_factory=list)
 
 
 class ProjectAccess(Response):
     """projectAccessSchema: who holds which role in a project, and every project role."""
 
-    users: list[ProjectAccessUser] = []
-    groups: list[ProjectAccessGroup] = []
-    roles: list[Role] = []
+    users: list[ProjectAccessUser] = Field(default_factory=list)
+    groups: list[ProjectAccessGroup] = Field(default_factory=list)
+    roles: list[Role] = Field(default_factory=list)
 
 
 class UserAccess(Response):
@@ -1430,9 +1430,9 @@ class UserAccess(Response):
     userEmail: str | None = None
     userName: str | None = None
     rootRole: str | None = None
-    accessibleProjects: list[str] = []
-    groupProjects: list[str] = []
-    groups: list[str] = []
+    accessibleProjects: list[str] = Field(default_factory=list)
+    groupProjects: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
     createdAt: datetime | None = None
     lastSeen: datetime | None = None
 
@@ -1441,7 +1441,7 @@ class AccessOverview(Response):
     """accessOverviewSchema, `GET /api/admin/access/overview` (Unleash Enterprise and the
     sandbox; open source and Pro answer 404): every user's access at once."""
 
-    overview: list[UserAccess] = []
+    overview: list[UserAccess] = Field(default_factory=list)
 
 
 class AddProjectAccess(Request):
@@ -1469,7 +1469,7 @@ class SegmentConstraint(Response):
 
     contextName: str
     operator: str
-    values: list[str] = []
+    values: list[str] = Field(default_factory=list)
     value: str | None = None
     inverted: bool | None = None
     caseInsensitive: bool | None = None
@@ -1481,7 +1481,7 @@ class Segment(Response):
     id: int
     name: str
     description: str | None = None
-    constraints: list[SegmentConstraint] = []
+    constraints: list[SegmentConstraint] = Field(default_factory=list)
     usedInFeatures: int | None = None
     usedInProjects: int | None = None
     project: str | None = None
@@ -1492,7 +1492,7 @@ class Segment(Response):
 class Segments(Response):
     """segmentsSchema: `GET /api/admin/segments`, `/segments/strategies/:strategyId`."""
 
-    segments: list[Segment] = []
+    segments: list[Segment] = Field(default_factory=list)
 
 
 class UpsertSegment(Request):
@@ -1522,8 +1522,8 @@ class SegmentStrategies(Response):
     """segmentStrategiesSchema, `GET /api/admin/segments/:id/strategies` (open source: no change
     requests)."""
 
-    strategies: list[SegmentStrategy] = []
-    changeRequestStrategies: list[SegmentStrategy] = []
+    strategies: list[SegmentStrategy] = Field(default_factory=list)
+    changeRequestStrategies: list[SegmentStrategy] = Field(default_factory=list)
 
 
 class UpdateFeatureStrategySegments(Request):
@@ -1542,7 +1542,7 @@ class FeatureStrategySegments(Response):
     projectId: str
     strategyId: str
     environmentId: str
-    segmentIds: list[int] = []
+    segmentIds: list[int] = Field(default_factory=list)
 
 
 _HEX_COLOUR = r"^#[0-9A-Fa-f]{6}$"
@@ -1561,7 +1561,7 @@ class TagTypes(Response):
     """tagTypesSchema, `GET /api/admin/tag-types`."""
 
     version: int = 1
-    tagTypes: list[TagType] = []
+    tagTypes: list[TagType] = Field(default_factory=list)
 
 
 class TagTypeWithVersion(Response):
@@ -1621,7 +1621,7 @@ class Tags(Response):
     """tagsSchema: `GET /api/admin/tags`, `/tags/:type`, `/features/:name/tags`."""
 
     version: int = 1
-    tags: list[TagItem] = []
+    tags: list[TagItem] = Field(default_factory=list)
 
 
 class TagWithVersion(Response):
@@ -1698,14 +1698,14 @@ class StrategyDefinition(Response):
     description: str | None = None
     editable: bool | None = None
     deprecated: bool | None = None
-    parameters: list[StrategyParameter] = []
+    parameters: list[StrategyParameter] = Field(default_factory=list)
 
 
 class StrategyDefinitions(Response):
     """strategiesSchema, `GET /api/admin/strategies`."""
 
     version: int = 1
-    strategies: list[StrategyDefinition] = []
+    strategies: list[StrategyDefinition] = Field(default_factory=list)
 
 
 class StrategyParameterBody(Request):
@@ -1827,7 +1827,7 @@ class VariantBody(Request):
     weightType: WeightType = "variable"
     stickiness: OneLine = "default"
     payload: PayloadBody | None = None
-    overrides: list[OverrideBody] = []
+    overrides: list[OverrideBody] = Field(default_factory=list)
 
 
 class UpdateFeatureStrategy(Request):
@@ -1936,7 +1936,7 @@ class ExportEnvironment(Response):
     featureName: str
     enabled: bool
     environment: str | None = None
-    variants: list[Variant] = []
+    variants: list[Variant] = Field(default_factory=list)
 
 
 class ExportTag(Response):
@@ -1956,18 +1956,18 @@ class ExportDependencies(Response):
     """A flag (`feature`) and its parents (`dependencies`: {feature, enabled, variants})."""
 
     feature: str
-    dependencies: list[dict[str, Any]] = []
+    dependencies: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class ExportResult(Response):
     """exportResultSchema: the flags of one environment and what they use."""
 
-    features: list[Feature] = []
-    featureStrategies: list[ExportStrategy] = []
-    featureEnvironments: list[ExportEnvironment] = []
-    contextFields: list[ContextField] = []
-    featureTags: list[ExportTag] = []
-    segments: list[ExportSegment] = []
-    tagTypes: list[TagType] = []
-    dependencies: list[ExportDependencies] = []
-    links: list[dict[str, Any]] = []
+    features: list[Feature] = Field(default_factory=list)
+    featureStrategies: list[ExportStrategy] = Field(default_factory=list)
+    featureEnvironments: list[ExportEnvironment] = Field(default_factory=list)
+    contextFields: list[ContextField] = Field(default_factory=list)
+    featureTags: list[ExportTag] = Field(default_factory=list)
+    segments: list[ExportSegment] = Field(default_factory=list)
+    tagTypes: list[TagType] = Field(default_factory=list)
+    dependencies: list[ExportDependencies] = Field(default_factory=list)
+    links: list[dict[str, Any]] = Field(default_factory=list)

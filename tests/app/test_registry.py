@@ -46,9 +46,9 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
-    # the tools without a window yet are reported, never in the sidebar (issue 36 gave every
-    # one of them its window); issue 37's promote: `compare` until the Compare window comes
-    assert [t.key for t in HEADLESS_TOOLS] == ["compare"]
+    # the tools without a window yet are reported, never in the sidebar: none since the
+    # Compare window (issue 37) came
+    assert [t.key for t in HEADLESS_TOOLS] == []
     assert [t.key for t in TOOLS if t.group == "Access"] == [
         "api_tokens", "personal_tokens",
         "service_accounts",  # issue 36: the service accounts' window
