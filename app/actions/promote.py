@@ -585,8 +585,15 @@ class _Planner:
                     names.add(x.name)
                     segments.update(x.segments)
                     fields.update(k.contextName for k in x.constraints)
+        # a segment this plan deletes (only in the target, unused) uses no field any more
+        going = {
+            obj
+            for obj, whole in self._objects("segments")
+            if self.delete_extra and whole is Change.ONLY_IN_TARGET and obj not in segments
+        }
         for g in self.target.segments:
-            fields.update(k.contextName for k in g.constraints)
+            if g.name not in going:
+                fields.update(k.contextName for k in g.constraints)
         for g in self.source.segments:
             fields.update(k.contextName for k in g.constraints)
         for f in self.target.flags:

@@ -1,0 +1,90 @@
+"""`flagdesk promote` from a sandbox to a real Unleash (and to the sandbox playing its release): a
+flag whose strategy needs a segment and a context field the target lacks is promoted with them
+(stage 1 makes them, stage 2 the flag, its strategy naming the new segment's id, its tag, on in
+development); `flagdesk diff` of the selection then finds nothing; `flagdesk journal undo` puts
+the target back as a snapshot taken before says it was. Everything is read back from the
+servers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sandbox.process import SandboxProcess
+from tests.app.test_cli_promote import Cli
+from tests.compat.conftest import Cleanup, Peer
+
+FEATURES = "/api/admin/projects/default/features"
+
+
+def _ok(done: Any, status: int = 0) -> str:
+    assert done.returncode == status, done.stdout + done.stderr
+    return str(done.stdout)
+
+
+def _made(answer: httpx.Response) -> dict[str, Any]:
+    assert answer.status_code in (200, 201), answer.text
+    return answer.json() if answer.content else {}
+
+
+def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone(
+    target: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path
+) -> None:
+    flag, segment, field = unique("promoted"), unique("segment"), unique("region")
+    with SandboxProcess(tmp_path / "source.sqlite3", "--empty") as source:
+        with source.admin() as http:
+            _made(http.post("/api/admin/context", json={
+                "name": field, "description": "Where the customer is",
+                "legalValues": [{"value": "eu"}, {"value": "us"}]}))  # fmt: skip
+            made = _made(http.post("/api/admin/segments", json={
+                "name": segment, "constraints": [
+                    {"contextName": field, "operator": "IN", "values": ["eu"]}]}))  # fmt: skip
+            _made(http.post(FEATURES, json={"name": flag, "description": "promoted"}))
+            _made(http.post(f"{FEATURES}/{flag}/environments/development/strategies", json={
+                "name": "flexibleRollout", "title": "EU half",
+                "parameters": {"rollout": "50", "stickiness": "default", "groupId": flag},
+                "constraints": [{"contextName": field, "operator": "IN", "values": ["us"]}],
+                "segments": [made["id"]]}))  # fmt: skip
+            _made(http.post(f"{FEATURES}/{flag}/environments/development/on"))
+            _made(http.post(f"/api/admin/features/{flag}/tags",
+                            json={"type": "simple", "value": "compat"}))  # fmt: skip
+        cli = Cli(tmp_path)
+        cli.profile("source", source)
+        added = cli("profiles", "add", "target", "--url", target.url, "--token-store", "file",
+                    token=target.admin_token)  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        if target is cleanup.peer:
+            cleanup.features.append(flag)
+        # development alone: the target's default project may have more environments
+        selection = ("--kinds", "flags,segments,context-fields", "--map-env",
+                     "development=development", "--name", flag, "--name", segment, "--name",
+                     field)  # fmt: skip
+        before = cli.snapshot("target", tmp_path / "before.json")
+        assert cli("diff", "source", "target", *selection).returncode == 1  # they differ
+
+        plan = _ok(cli("promote", "source", "target", *selection, "--dry-run"))
+        assert f"POST /api/admin/context  context field “{field}”" in plan
+        assert f"POST /api/admin/segments  segment “{segment}”" in plan
+        result = json.loads(_ok(cli("promote", "source", "target", *selection, "--yes",
+                                    "--json")))  # fmt: skip
+        assert result["promoted"] is True and result["entries"]
+        # read back: the flag's strategy uses the segment made on the target, by its new id
+        with httpx.Client(base_url=target.url, headers={"Authorization": target.admin_token},
+                          timeout=30) as http:  # fmt: skip
+            segments = http.get("/api/admin/segments").json()["segments"]
+            there = next(g for g in segments if g["name"] == segment)
+            strategies = http.get(f"{FEATURES}/{flag}/environments/development/strategies")
+            assert strategies.status_code == 200, strategies.text
+            assert [s["segments"] for s in strategies.json()] == [[there["id"]]]
+            fields = {f["name"] for f in http.get("/api/admin/context").json()}
+            assert field in fields
+        _ok(cli("diff", "source", "target", *selection))
+        again = _ok(cli("promote", "source", "target", *selection, "--yes"))
+        assert "Nothing to promote" in again
+
+        _ok(cli("journal", "undo", result["entries"][-1], "--profile", "target", "--yes"))
+        _ok(cli("diff", before, "target", *selection))
