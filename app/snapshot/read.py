@@ -331,8 +331,11 @@ def _flag(
     }
 
 
-#: flags validated into the snapshot's models between two turns of the event loop (a few ms)
+#: flags assembled, or validated into the snapshot's models, between two turns of the event
+#: loop (a few ms each)
 FLAG_SLICE = 200
+#: a flag's places in an environment assembled between two turns of the event loop
+ASSEMBLY_SLICE = 1000
 _FLAGS: TypeAdapter[list[s.Flag]] = TypeAdapter(list[s.Flag])
 
 
@@ -441,23 +444,27 @@ async def _flags_exported(
         strategies: dict[str, list[FeatureStrategy]] = {}
         for strategy in sorted(found.featureStrategies, key=lambda x: x.sortOrder or 0):
             strategies.setdefault(strategy.featureName or "", []).append(strategy)
-        for place in found.featureEnvironments:
+        for count, place in enumerate(found.featureEnvironments, 1):
             enabled = on.get((place.featureName, env), place.enabled)
             places.setdefault(place.featureName, []).append(FeatureEnvironment(
                 name=env, enabled=enabled, variants=place.variants,
                 strategies=strategies.get(place.featureName, []),
             ))  # fmt: skip
-    return await _validated_flags([
-        _flag(
+            if count % ASSEMBLY_SLICE == 0:
+                await asyncio.sleep(0)  # the event loop's thread is the window's
+    assembled = []
+    for count, (name, flag) in enumerate(flags.items(), 1):
+        assembled.append(_flag(
             flag.model_copy(
                 update={"environments": places.get(name, []), "dependencies": parents.get(name, [])}
             ),
             flag.project or "",
             [TagItem(type=t, value=v) for t, v in tags.get(name, ())],
             segments,
-        )
-        for name, flag in flags.items()
-    ])  # fmt: skip
+        ))  # fmt: skip
+        if count % FLAG_SLICE == 0:
+            await asyncio.sleep(0)
+    return await _validated_flags(assembled)
 
 
 async def _tag_types(client: AdminClient) -> list[s.TagType]:
