@@ -904,30 +904,33 @@ class AdminClient(Sender):
     async def _parse_large(self, content: bytes, model: type[M]) -> M:
         """A large body (100,000 inactive users are 20 MB) without freezing the window: pydantic
         holds the GIL for a whole `model_validate_json`, which stalled the GUI thread for half a
-        second. So the JSON is decoded on a worker thread (one short hold), and the body's
-        largest list is validated PARSE_SLICE items at a time, letting the event loop turn in
-        between. Errors keep their full JSON path."""
+        second. So the JSON is decoded on a worker thread (one short hold), and each of the
+        body's long lists is validated PARSE_SLICE items at a time, letting the event loop turn
+        in between. Errors keep their full JSON path."""
         try:
             data = await asyncio.to_thread(json.loads, content)
         except ValueError:
             return model.model_validate_json(content)  # raises the usual "invalid JSON" error
-        name, item_type = _largest_list(model, data)
-        if name is None or item_type is None:
+        lists = _long_lists(model, data)
+        if not lists:
             return model.model_validate(data)
-        items: list[Any] = data[name]
-        data[name] = []
+        pulled: dict[str, list[Any]] = {}
+        for name, _ in lists:
+            pulled[name], data[name] = data[name], []
         envelope = model.model_validate(data)
-        adapter: TypeAdapter[list[Any]] = TypeAdapter(list[item_type])  # type: ignore[valid-type]
-        validated: list[Any] = []
-        for start in range(0, len(items), PARSE_SLICE):
-            end = start + PARSE_SLICE
-            try:
-                validated.extend(adapter.validate_python(items[start:end]))
-            except ValidationError as exc:
-                raise _SliceInvalid(exc, (name, start)) from None
-            items[start:end] = [None] * len(items[start:end])  # the decoded dicts go as we go
-            await asyncio.sleep(0)
-        setattr(envelope, name, validated)
+        for name, item_type in lists:
+            items = pulled.pop(name)
+            adapter: TypeAdapter[list[Any]] = TypeAdapter(list[item_type])  # type: ignore[valid-type]
+            validated: list[Any] = []
+            for start in range(0, len(items), PARSE_SLICE):
+                end = start + PARSE_SLICE
+                try:
+                    validated.extend(adapter.validate_python(items[start:end]))
+                except ValidationError as exc:
+                    raise _SliceInvalid(exc, (name, start)) from None
+                items[start:end] = [None] * len(items[start:end])  # the decoded dicts go as we go
+                await asyncio.sleep(0)
+            setattr(envelope, name, validated)
         return envelope
 
     async def _parse_list(self, response: httpx.Response, model: type[M], request: str) -> list[M]:
@@ -1195,20 +1198,20 @@ class _SliceInvalid(Exception):
         self.prefix = prefix
 
 
-def _largest_list(model: type[BaseModel], data: object) -> tuple[str | None, Any]:
-    """The field of `model` holding the longest list in `data`, and its item type."""
+def _long_lists(model: type[BaseModel], data: object) -> list[tuple[str, Any]]:
+    """The fields of `model` holding a list longer than PARSE_SLICE in `data` (a batch export
+    has three: its flags, their strategies and their places), with their item types."""
     if not isinstance(data, dict):
-        return None, None
-    best: tuple[str | None, Any] = (None, None)
-    longest = 0
+        return []
+    found: list[tuple[str, Any]] = []
     for name, info in model.model_fields.items():
         key = info.alias or name
         value = data.get(key)
         origin = typing.get_origin(info.annotation)
-        if isinstance(value, list) and origin is list and len(value) > longest:
+        if isinstance(value, list) and origin is list and len(value) > PARSE_SLICE:
             (item_type,) = typing.get_args(info.annotation)
-            best, longest = (key, item_type), len(value)
-    return best
+            found.append((key, item_type))
+    return found
 
 
 @dataclass(frozen=True)

@@ -523,6 +523,34 @@ def test_a_token_in_a_bad_response_field_is_scrubbed() -> None:
     assert_no_secret(error.field)
 
 
+def test_a_large_body_with_several_long_lists_validates_each_and_names_a_bad_item() -> None:
+    """A batch export of 3,000 flags (over the size parsed a slice at a time): every long list
+    is validated a slice at a time, and a bad item of the second list is named by its path."""
+    count = 3000
+    body: dict[str, Any] = {
+        "features": [{"name": f"flag-{i}", "description": "x" * 60} for i in range(count)],
+        "featureEnvironments": [
+            {"featureName": f"flag-{i}", "enabled": True} for i in range(count)
+        ],
+    }
+
+    async def export(client: AdminClient) -> Any:
+        return await client.export_features("production")
+
+    async def good() -> Any:
+        async with AdminClient(BASE, TOKEN, transport=canned(200, jsonb(body))[0],
+                               retry=ONCE) as client:  # fmt: skip
+            return await export(client)
+
+    found = run(good())
+    assert len(found.features) == len(found.featureEnvironments) == count
+    assert found.featureEnvironments[-1].featureName == f"flag-{count - 1}"
+    body["featureEnvironments"][2500]["enabled"] = "sometimes"
+    error = failure(canned(200, jsonb(body))[0], export)
+    assert isinstance(error, e.BadResponse)
+    assert error.field.startswith("featureEnvironments[2500].enabled"), error.field
+
+
 def test_the_client_repr_and_the_requests_hold_the_token_only_in_the_header() -> None:
     transport, seen = canned(200, b'{"health": "GOOD"}')
 
