@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -133,6 +134,35 @@ class CloseGuard:
             back()
 
 
+def _question(stem: str, text: str) -> QLabel:
+    """A confirmation's question, in bold, as plain text."""
+    label = QLabel(text)
+    label.setObjectName(f"{stem}ConfirmationQuestion")
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    bold = QFont(label.font())
+    bold.setBold(True)
+    label.setFont(bold)
+    return label
+
+
+def _action_and_cancel(
+    dialog: QDialog, layout: QVBoxLayout, stem: str, button: str
+) -> tuple[QPushButton, QPushButton]:
+    """The action's `button` and Cancel, the default, at the foot of `dialog`'s `layout`:
+    accepting and rejecting it."""
+    buttons = QDialogButtonBox()
+    action = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
+    action.setObjectName(f"{stem}ConfirmButton")
+    cancel = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+    cancel.setObjectName(f"{stem}CancelButton")
+    action.setAutoDefault(False)
+    cancel.setDefault(True)
+    layout.addWidget(buttons)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return action, cancel
+
+
 class TypedPlan(Protocol):
     """A plan whose confirmation may ask for a text typed: `confirm_text` (None: no typing)
     and `confirmed_by(typed)`; `question` and `lines()` as every plan has them."""
@@ -175,11 +205,7 @@ class TypedConfirmation(QDialog):
         self.setWindowTitle(title)
         self.setWindowModality(Qt.WindowModality.WindowModal)
         layout = QVBoxLayout(self)
-        self.question = QLabel(plan.question)
-        self.question.setObjectName(f"{stem}ConfirmationQuestion")
-        bold = QFont(self.question.font())
-        bold.setBold(True)
-        self.question.setFont(bold)
+        self.question = _question(stem, plan.question)
         layout.addWidget(self.question)
         self.details = QLabel("\n\n".join(plan.lines()))
         self.details.setObjectName(f"{stem}ConfirmationDetails")
@@ -211,16 +237,7 @@ class TypedConfirmation(QDialog):
             self.hint.setSizePolicy(policy)
         self.hint.hide()
         layout.addWidget(self.hint)
-        buttons = QDialogButtonBox()
-        self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.action_button.setObjectName(f"{stem}ConfirmButton")
-        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        self.cancel_button.setObjectName(f"{stem}CancelButton")
-        self.action_button.setAutoDefault(False)
-        self.cancel_button.setDefault(True)
-        layout.addWidget(buttons)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        self.action_button, self.cancel_button = _action_and_cancel(self, layout, stem, button)
         self.typed.textChanged.connect(self.on_typed_changed)
         self.on_typed_changed(self.typed.text())
 
@@ -295,13 +312,8 @@ class PlanConfirmation(QDialog):
         self.setWindowTitle(title)
         self.setWindowModality(Qt.WindowModality.WindowModal)
         layout = QVBoxLayout(self)
-        self.question = QLabel(plan.question)
-        self.question.setObjectName(f"{stem}ConfirmationQuestion")
+        self.question = _question(stem, plan.question)
         self.question.setWordWrap(True)
-        self.question.setTextFormat(Qt.TextFormat.PlainText)
-        bold = QFont(self.question.font())
-        bold.setBold(True)
-        self.question.setFont(bold)
         layout.addWidget(self.question)
         self.details = QPlainTextEdit()
         self.details.setObjectName(f"{stem}ConfirmationPlan")
@@ -311,16 +323,7 @@ class PlanConfirmation(QDialog):
         self.details.setPlainText("\n".join(plan.lines()))
         self.details.setMinimumSize(900, 360)
         layout.addWidget(self.details, 1)
-        buttons = QDialogButtonBox()
-        self.action_button = buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
-        self.action_button.setObjectName(f"{stem}ConfirmButton")
-        self.cancel_button = buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
-        self.cancel_button.setObjectName(f"{stem}CancelButton")
-        self.action_button.setAutoDefault(False)
-        self.cancel_button.setDefault(True)
-        layout.addWidget(buttons)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        self.action_button, self.cancel_button = _action_and_cancel(self, layout, stem, button)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -1174,26 +1174,18 @@ async def _promote(
     view.on_model_choices_changed()
     await settle(window)
     save(window, f"compare-environments-{palette}")
-    view.promote_button.click()
-    await until(lambda: view.confirmation() is not None)
-    box = view.confirmation()
-    assert box is not None
-    await settle(box)
-    save(box, f"compare-promote-plan-{palette}")
-    box.action_button.click()
-    await until(lambda: bool(m.outcome or m.outcome_error) and not m.tasks and not m.reading)
-    await settle(window)
-    save(window, f"compare-promoted-{palette}")
-    view.undo_button.click()
-    await until(lambda: view.confirmation() is not None)
-    box = view.confirmation()
-    assert box is not None
-    await settle(box)
-    save(box, f"compare-undo-plan-{palette}")
-    box.action_button.click()
-    await until(lambda: bool(m.outcome or m.outcome_error) and not m.tasks and not m.reading)
-    await settle(window)
-    save(window, f"compare-undone-{palette}")
+    for button, planned, after in ((view.promote_button, "promote-plan", "promoted"),
+                                   (view.undo_button, "undo-plan", "undone")):  # fmt: skip
+        button.click()
+        await until(lambda: view.confirmation() is not None)
+        box = view.confirmation()
+        assert box is not None
+        await settle(box)
+        save(box, f"compare-{planned}-{palette}")
+        box.action_button.click()
+        await until(lambda: bool(m.outcome or m.outcome_error) and not m.tasks and not m.reading)
+        await settle(window)
+        save(window, f"compare-{after}-{palette}")
 
 
 async def shoot(app: QApplication, out: Path) -> list[Path]:

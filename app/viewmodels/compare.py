@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -858,9 +858,7 @@ class CompareModel(ActionViewModel):
             return None
         chosen = self.tree.differences(indexes) if indexes else []
         self.clear_outcome()
-        self._action_task = self.run(self._plan_promote(chosen), busy=False)
-        self.actions_changed.emit()
-        return self._action_task
+        return self._act(self._plan_promote(chosen))
 
     async def _plan_promote(self, chosen: list[Difference]) -> None:
         from app.api.errors import ClientError
@@ -922,9 +920,7 @@ class CompareModel(ActionViewModel):
         requests. Both sides are compared again after."""
         if not self._may_start(proposal.server, "promoted"):
             return None
-        self._action_task = self.run(self._promote(proposal), busy=False)
-        self.actions_changed.emit()
-        return self._action_task
+        return self._act(self._promote(proposal))
 
     async def _promote(self, proposal: Proposal) -> None:
         from app.actions.promote import StageTwoRefused, apply_promote
@@ -1008,9 +1004,7 @@ class CompareModel(ActionViewModel):
         if done is None or self.undo_reason:
             return None
         self.clear_outcome()
-        self._action_task = self.run(self._plan_undo(done), busy=False)
-        self.actions_changed.emit()
-        return self._action_task
+        return self._act(self._plan_undo(done))
 
     async def _plan_undo(self, done: Promoted) -> None:
         from app.actions.promote import touched_by
@@ -1041,9 +1035,7 @@ class CompareModel(ActionViewModel):
         both sides are compared again after."""
         if not self._may_start(plan.server, "undone"):
             return None
-        self._action_task = self.run(self._undo(plan), busy=False)
-        self.actions_changed.emit()
-        return self._action_task
+        return self._act(self._undo(plan))
 
     async def _undo(self, plan: Any) -> None:
         from app.actions.runner import Stopped
@@ -1078,6 +1070,12 @@ class CompareModel(ActionViewModel):
                               f"{result.entries[-1]}).")  # fmt: skip
         finally:
             self._end_action(sent)
+
+    def _act(self, job: Coroutine[Any, Any, None]) -> asyncio.Task[None | None]:
+        """`job` as the action under way (one at a time): the buttons are told."""
+        task = self._action_task = self.run(job, busy=False)
+        self.actions_changed.emit()
+        return task
 
     def _set_progress(self, text: str) -> None:
         self.action_progress = text
