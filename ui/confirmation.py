@@ -134,15 +134,23 @@ class CloseGuard:
             back()
 
 
-def _question(stem: str, text: str) -> QLabel:
-    """A confirmation's question, in bold, as plain text."""
-    label = QLabel(text)
-    label.setObjectName(f"{stem}ConfirmationQuestion")
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    bold = QFont(label.font())
-    bold.setBold(True)
-    label.setFont(bold)
-    return label
+class _Asking(QDialog):
+    """A window-modal confirmation named `<stem>Confirmation`, its `question` in bold (plain
+    text) at the top of its `column`."""
+
+    def __init__(self, stem: str, title: str, question: str, parent: QWidget | None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"{stem}Confirmation")
+        self.setWindowTitle(title)
+        self.setWindowModality(Qt.WindowModality.WindowModal)
+        self.column = QVBoxLayout(self)
+        self.question = QLabel(question)
+        self.question.setObjectName(f"{stem}ConfirmationQuestion")
+        self.question.setTextFormat(Qt.TextFormat.PlainText)
+        bold = QFont(self.question.font())
+        bold.setBold(True)
+        self.question.setFont(bold)
+        self.column.addWidget(self.question)
 
 
 def _action_and_cancel(
@@ -178,7 +186,7 @@ class TypedPlan(Protocol):
     def confirmed_by(self, typed: str) -> bool: ...
 
 
-class TypedConfirmation(QDialog):
+class TypedConfirmation(_Asking):
     """A `Confirmation` for a destructive bulk action: `plan.question` in bold over
     `plan.lines()` (the last of which says what to type), a line edit for `plan.confirm_text`
     and the action's `button` and Cancel. Until the text typed matches, the action's button is
@@ -199,14 +207,9 @@ class TypedConfirmation(QDialog):
         button: str,
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(stem, title, plan.question, parent)
         self.plan: Any = plan
-        self.setObjectName(f"{stem}Confirmation")
-        self.setWindowTitle(title)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-        layout = QVBoxLayout(self)
-        self.question = _question(stem, plan.question)
-        layout.addWidget(self.question)
+        layout = self.column
         self.details = QLabel("\n\n".join(plan.lines()))
         self.details.setObjectName(f"{stem}ConfirmationDetails")
         self.details.setWordWrap(True)
@@ -294,7 +297,7 @@ class LongPlan(Protocol):
     def lines(self) -> list[str]: ...
 
 
-class PlanConfirmation(QDialog):
+class PlanConfirmation(_Asking):
     """A `Confirmation` for a plan too long for a message box (a promote of a thousand flags:
     one line a request): `plan.question` in bold over `plan.lines()` in a read-only text that
     scrolls (selectable and copyable, as a terminal shows the plan), the action's `button` and
@@ -306,15 +309,10 @@ class PlanConfirmation(QDialog):
     def __init__(
         self, stem: str, title: str, plan: LongPlan, button: str, parent: QWidget | None = None
     ) -> None:
-        super().__init__(parent)
+        super().__init__(stem, title, plan.question, parent)
         self.plan: Any = plan
-        self.setObjectName(f"{stem}Confirmation")
-        self.setWindowTitle(title)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-        layout = QVBoxLayout(self)
-        self.question = _question(stem, plan.question)
+        layout = self.column
         self.question.setWordWrap(True)
-        layout.addWidget(self.question)
         self.details = QPlainTextEdit()
         self.details.setObjectName(f"{stem}ConfirmationPlan")
         self.details.setAccessibleName("The plan: each request in order, and what is left out")
