@@ -9,11 +9,16 @@ server (`PROFILE[:ENVIRONMENT]`): a file cannot be promoted to. No Qt, and light
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from app.commands.connection import EXIT_OK, UsageError
 from app.commands.output import (
+    EXIT_CANCELLED,
     EXIT_REFUSED,
     Output,
     add_change_options,
@@ -67,7 +72,8 @@ segments, tag types, context fields and custom strategies deleted when nothing u
 Before the first request a snapshot of the target's configuration is written to the journal's
 folder, and each request is journaled; `flagdesk journal undo ENTRY` (any entry of the promote)
 puts back everything the promote changed: a flag it created is archived, one it changed put
-back; a flag it archived is not revived (flagdesk archive revive).
+back; a flag it archived is not revived (flagdesk archive revive). Ctrl+C while it sends stops
+it after the request under way (none is left in doubt); a second Ctrl+C cuts it off.
 
   --kinds K,K      only these kinds (flagdesk diff --help lists them)
   --project P      what belongs to project P (as the target names it); again for more
@@ -91,6 +97,7 @@ exit status:
   3  a server was unreachable
   4  a token was refused, or lacks what a promote needs (an Admin's)
   5  a server refused a read
+  130  stopped by Ctrl+C (what went through is said; the journal has each)
 """
 
 
@@ -146,7 +153,7 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         plan_promote,
         segment_ids_of,
     )
-    from app.actions.runner import PartlyDone, journal_of, require
+    from app.actions.runner import PartlyDone, Stopped, journal_of, require
     from app.api.errors import ApiError, Forbidden, Unauthorized
     from app.commands.sides import compare_sides
     from app.registry import PROMOTE
@@ -211,8 +218,14 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
             print(f"  stage {stage}: {done:,} of {total:,}", file=sys.stderr)
 
     try:
-        await apply_promote(client, plan, journal, snapshot_path, target, segment_ids, entries,
-                            on_step=progress)  # fmt: skip
+        with stop_on_interrupt() as stopping:
+            await apply_promote(client, plan, journal, snapshot_path, target, segment_ids,
+                                entries, on_step=progress, stop=stopping)  # fmt: skip
+    except Stopped as exc:
+        out.update(entries=entries, journal=str(journal.path))
+        back = (f" What went through is journaled in {journal.path}; `flagdesk journal undo "
+                "ENTRY` takes it back." if exc.done or entries else "")  # fmt: skip
+        return out.fail(EXIT_CANCELLED, f"stopped (Ctrl+C): {exc}.{back}")
     except StageTwoRefused as exc:
         out.update(entries=entries, journal=str(journal.path))
         return out.fail(EXIT_REFUSED, str(exc))
@@ -232,6 +245,33 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         f"{snapshot_path}. `flagdesk journal undo {entries[0]}` takes it back."
     )
     return out.done(EXIT_OK)
+
+
+@contextlib.contextmanager
+def stop_on_interrupt() -> Iterator[Callable[[], bool]]:
+    """While a promote sends: the first Ctrl+C asks it to stop after the request under way
+    (the runner's `stop`, so no request is cut off and left in doubt), the second cuts it off
+    as Ctrl+C does elsewhere. Where the event loop cannot take signals (Windows), Ctrl+C cuts
+    off at once."""
+    asked = [False]
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        if asked[0]:
+            signal.default_int_handler(signal.SIGINT, None)  # raises KeyboardInterrupt
+        asked[0] = True
+        print("Stopping after the request under way (Ctrl+C again cuts it off)…",
+              file=sys.stderr)  # fmt: skip
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+    except (NotImplementedError, RuntimeError, ValueError):
+        yield lambda: False
+        return
+    try:
+        yield lambda: asked[0]
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def plural_requests(plan: PromotePlan) -> str:

@@ -335,3 +335,78 @@ def test_a_stage_reports_its_progress_and_a_cancel_between_steps_sends_no_more(
     assert all(e.state is State.IN_DOUBT for e in entries[1:]) and len(entries) <= 2
     assert "promoted-0" in names and "promoted-2" not in names and "promoted-3" not in names
     assert entries[0].before["promote"] and entries[0].before["snapshot"].endswith(".json")
+
+
+def test_stop_between_steps_ends_a_stage_with_none_in_doubt(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """The runner's `stop`, asked before each step: true after the first, the stage ends with
+    `Stopped` (1 of 4 done), the journal has that one request done and nothing else, and the
+    server has only the first tag type."""
+    import asyncio
+
+    from app.actions.journal import Journal, State
+    from app.actions.promote import Selection, plan_promote, stage
+    from app.actions.runner import Stopped, carry_out, journal_of
+    from app.api.client import AdminClient
+    from app.snapshot.compare import compare
+    from app.snapshot.model import TagType
+    from app.snapshot.read import read_snapshot
+
+    async def body() -> tuple[Stopped, Journal, list[str]]:
+        async with AdminClient(sandbox.url, sandbox.admin_token) as client:
+            target = await read_snapshot(client)
+            source = target.model_copy(update={"tagTypes": [
+                *target.tagTypes, *(TagType(name=f"stopped-{i}") for i in range(4))]})  # fmt: skip
+            plan = plan_promote(source, target, compare(source, target, kinds=["tag-types"]),
+                                Selection(), None)  # fmt: skip
+            journal = Journal(
+                journal_of("sb", await client.capabilities()).actor, tmp_path / "journal"
+            )
+            seen: list[int] = []
+            snapshot = journal.new_file("compare.promote", ".json")
+            with pytest.raises(Stopped) as stopped:
+                await carry_out(client, stage(plan, 1, journal, snapshot, target),
+                                on_step=lambda done, _total: seen.append(done),
+                                stop=lambda: bool(seen))  # fmt: skip
+            names = [t.name for t in (await client.tag_types()).tagTypes]
+            return stopped.value, journal, names
+
+    stopped, journal, names = asyncio.run(body())
+    assert stopped.done == 1 and "1 of 4 requests" in str(stopped)
+    assert [e.state for e in journal.entries()] == [State.DONE]
+    assert "stopped-0" in names and not {"stopped-1", "stopped-2", "stopped-3"} & set(names)
+
+
+def test_ctrl_c_stops_a_promote_after_the_request_under_way(
+    two: tuple[Cli, SandboxProcess, SandboxProcess], tmp_path: Path
+) -> None:
+    """Ctrl+C (SIGINT) once the first request is journaled: `flagdesk promote` stops after the
+    request under way (exit 130, said), no entry is in doubt, and the undo puts the target
+    back."""
+    import signal
+    import time
+
+    cli, _a, _b = two
+    before = cli.snapshot("empty", tmp_path / "before.json")
+    journal = tmp_path / "data" / "journal"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "promote", "demo", "empty", *SELECTION, "--yes", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli.env, cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(p.read_text().strip() for p in journal.glob("*/journal.jsonl")):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.005)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, out + err
+    result = json.loads(out)
+    assert "stopped (Ctrl+C)" in result["error"] and "nothing more was sent" in result["error"]
+    listed = json.loads(_ok(cli("journal", "list", "--profile", "empty", "--json")))
+    assert listed and all(e["state"] == "done" for e in listed), listed
+    left = json.loads(_ok(cli("promote", "demo", "empty", *SELECTION, "--dry-run", "--json")))
+    assert any(left["plan"]["stages"])  # what was not sent is still to promote
+    _ok(cli("journal", "undo", listed[0]["entry"], "--profile", "empty", "--yes"))
+    _ok(cli("diff", before, "empty"))
