@@ -53,9 +53,11 @@ class Export(FlagConfig):
             out += self.conn.execute(sql.format(names=marks), (*args, *part)).fetchall()
         return out
 
-    def export(self, query: m.ExportQuery, by: Principal) -> m.ExportResult:
-        """`POST /api/admin/features-batch/export`: see the module's text. An environment the
-        server does not have is a 404, as Unleash's."""
+    def export(self, query: m.ExportQuery, by: Principal) -> dict[str, Any]:
+        """`POST /api/admin/features-batch/export`: see the module's text, as `m.ExportResult`
+        holds it, in plain data: built into that model, 10,000 flags took 0.44 s more of the
+        0.85 s (the tests validate it against the model). An environment the server does not
+        have is a 404, as Unleash's."""
         env = query.environment
         if (
             self.conn.execute("SELECT 1 FROM environments WHERE name = ?", (env,)).fetchone()
@@ -120,20 +122,21 @@ class Export(FlagConfig):
             for r in self.conn.execute("SELECT * FROM tag_types ORDER BY name")
             if r["name"] in used_types
         ]
-        result = m.ExportResult(
-            features=features,
-            featureStrategies=strategies,
-            featureEnvironments=environments,
-            contextFields=fields,
-            featureTags=tags,
-            segments=[{"id": r[0], "name": r[1]} for r in segment_rows if r[0] in used_segments],
-            tagTypes=tag_types,
-            dependencies=[
+        result = {
+            "features": features,
+            "featureStrategies": strategies,
+            "featureEnvironments": environments,
+            "contextFields": fields,
+            "featureTags": tags,
+            "segments": [{"id": r[0], "name": r[1]} for r in segment_rows
+                         if r[0] in used_segments],
+            "tagTypes": tag_types,
+            "dependencies": [
                 {"feature": child, "dependencies": found}
                 for child, found in sorted(parents.items())
             ],
-            links=[],
-        )
+            "links": [],
+        }  # fmt: skip
         with self.tx() as c:
             self._event(c, "features-exported", by, data={"environment": env,
                                                           "features": len(features)},

@@ -7,6 +7,8 @@ recorded."""
 
 from __future__ import annotations
 
+import json
+
 import httpx
 
 from app.api import models as m
@@ -18,9 +20,13 @@ EXPORT = "/api/admin/features-batch/export"
 
 
 def export(http: httpx.Client, **query: object) -> m.ExportResult:
+    """The export, validated as `exportResultSchema`: the sandbox builds it as plain data, which
+    must be what the model would have sent, to the byte's meaning."""
     answer = http.post(EXPORT, json=query)
     assert answer.status_code == 200, answer.text
-    return m.ExportResult.model_validate(answer.json())
+    found = m.ExportResult.model_validate(answer.json())
+    assert json.loads(found.model_dump_json(exclude_unset=True)) == answer.json()
+    return found
 
 
 def test_one_environment_of_every_flag_agrees_with_each_flags_answer(
