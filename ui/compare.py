@@ -527,15 +527,15 @@ class CompareView(ToolContent):
 
     def on_model_actions_changed(self) -> None:
         m = self.model
-        why = m.promote_reason
+        why, selected = m.promote_reason, self._selected_count()
+        what = "the selected objects' differences" if selected else "every difference shown"
         self.promote_button.setEnabled(not why)
-        self.promote_button.setToolTip(why or (
-            "Plan the promote of the selected objects' differences to this connection: "
-            "the requests are shown before anything is sent" if self._selected_count()
-            else "Plan the promote of every difference shown to this connection: the "
-            "requests are shown before anything is sent"))  # fmt: skip
-        self.promote_button.setText("&Promote selected…" if self._selected_count() else
-                                    "&Promote…")  # fmt: skip
+        self.promote_button.setToolTip(
+            why
+            or f"Plan the promote of {what} to this connection: the requests are shown "
+            "before anything is sent"
+        )
+        self.promote_button.setText("&Promote selected…" if selected else "&Promote…")
         why_not = m.undo_reason
         self.undo_button.setEnabled(not why_not)
         self.undo_button.setToolTip(why_not or "Put back what the last promote changed, "

@@ -265,7 +265,7 @@ def stop_on_interrupt() -> Iterator[Callable[[], bool]]:
 
     try:
         loop.add_signal_handler(signal.SIGINT, interrupted)
-    except (NotImplementedError, RuntimeError, ValueError):
+    except (NotImplementedError, RuntimeError):  # Windows; a thread other than the main one
         yield lambda: False
         return
     try:

@@ -871,10 +871,7 @@ class CompareModel(ActionViewModel):
             if proposal is not None and not self.closed:
                 self.promote_planned.emit(proposal)
         finally:
-            self._set_progress("")
-            self._action_task = None
-            if not self.closed:
-                self.actions_changed.emit()
+            self._end_planning()
 
     async def _proposal(self, chosen: list[Difference]) -> Proposal | None:
         from app.actions.promote import Selection, plan_promote, segment_ids_of
@@ -972,6 +969,13 @@ class CompareModel(ActionViewModel):
         finally:
             self._end_action(sent)
 
+    def _end_planning(self) -> None:
+        """A promote's or undo's planning ended (a plan given to confirm, or why not said)."""
+        self._set_progress("")
+        self._action_task = None
+        if not self.closed:
+            self.actions_changed.emit()
+
     def _start_sending(self) -> None:
         self._sending, self._stop_requested = True, False
 
@@ -1025,10 +1029,7 @@ class CompareModel(ActionViewModel):
         else:
             self.undo_planned.emit(plan)
         finally:
-            self._set_progress("")
-            self._action_task = None
-            if not self.closed:
-                self.actions_changed.emit()
+            self._end_planning()
 
     def undo(self, plan: Any) -> asyncio.Task[None] | None:
         """Carry out a confirmed undo of the last promote through the runner, with progress;
