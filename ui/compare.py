@@ -216,6 +216,8 @@ class CompareView(ToolContent):
         progress.setContentsMargins(0, 0, 0, 0)
         self.progress_label = QLabel()
         self.progress_label.setObjectName(f"{STEM}ProgressLabel")
+        # wrapped: a long progress line (every list read so far, both sides) widened the window
+        self.progress_label.setWordWrap(True)
         progress.addWidget(self.progress_label, 1)
         self.progress_bar = QProgressBar()
         self.progress_bar.setObjectName(f"{STEM}ProgressBar")

@@ -611,3 +611,14 @@ def test_stop_ends_a_promote_between_two_requests_and_undo_takes_back_what_went_
                     timeout=60_000)  # fmt: skip
     back = compare(before, arun(production(), timeout=30_000))
     assert back.same, [d.key for d in back.differences][:5]
+
+
+def test_a_long_progress_line_does_not_widen_the_window(qtbot: Any, unconnected: Session) -> None:
+    """What both sides have read so far is one long line: it wraps, and the window's least
+    width stays what it was (it widened the main window to 1,800 pixels)."""
+    view = open_view(qtbot, unconnected)
+    narrow = view.minimumSizeHint().width()
+    view.progress_row.show()
+    view.progress_label.setText("Source: read " + ", ".join(f"list {i}" for i in range(60)))
+    qtbot.wait(20)  # the layout's request is an event
+    assert view.minimumSizeHint().width() == narrow < 1100
