@@ -203,6 +203,34 @@ def peer() -> Peer:
     )
 
 
+@pytest.fixture(scope="session")
+def second(peer: Peer) -> Peer:
+    """A second real Unleash of the peer's release, side by side (`UNLEASH_SECOND_BASE_URL`,
+    `UNLEASH_SECOND_ADMIN_TOKEN`, `UNLEASH_SECOND_ADMIN_PAT`, `UNLEASH_SECOND_DATABASE_URL`: the
+    variables of its `unleash.env`, renamed), for what needs two servers (promoting from one to
+    the other). `.ci/run` starts one beside the last version's peer, as issue 37 asks of 8.2:
+    a run that expects that release and has no second server fails rather than leave the test
+    out; elsewhere (the older versions' runs, a developer's peer alone) the test is skipped."""
+    url = os.environ.get("UNLEASH_SECOND_BASE_URL", "").strip()
+    if not url:
+        last = RELEASES[VERSIONS[-1]]
+        if os.environ.get("UNLEASH_EXPECTED_VERSION", "").strip() == last:
+            pytest.fail(f"UNLEASH_SECOND_BASE_URL is not set: .ci/run starts a second {last} "
+                        "beside the first for the tests that need two")  # fmt: skip
+        pytest.skip("UNLEASH_SECOND_BASE_URL is not set (a second real Unleash of the peer's "
+                    "release: .ci/run starts one for the last version)")  # fmt: skip
+    found = Peer(
+        url=url.rstrip("/"),
+        admin_token=os.environ.get("UNLEASH_SECOND_ADMIN_TOKEN", "").strip(),
+        client_token="",
+        pat=os.environ.get("UNLEASH_SECOND_ADMIN_PAT", "").strip(),
+        database_url=os.environ.get("UNLEASH_SECOND_DATABASE_URL", "").strip(),
+    )
+    assert found.url != peer.url, "the second Unleash is the peer itself"
+    assert found.version == peer.version, (found.version, peer.version)
+    return found
+
+
 def per_version(peer: Peer, table: Mapping[str, T]) -> T:
     """What the peer's version answers, from `table`, whose keys are space-separated lists of
     `VERSIONS` that together name each of them exactly once ("5.12 6.10": a, "7.6 8.2": b)."""
