@@ -339,7 +339,20 @@ def embedded_sandbox() -> SandboxProcess:
     exist (`sandbox.options.refusal`), so the window's first start on a new machine would
     otherwise find no sandbox (tests/ui/test_run.py). A folder that cannot be made is left to
     the child to name: its refusal reaches the window's overview, with Retry."""
-    path = default_db_path()
+    return _local(default_db_path())
+
+
+def local_sandbox(number: int) -> SandboxProcess:
+    """Local sandbox `number` (2 and up; not started yet), which File > Connections starts in
+    one click: a second server to compare with and promote to. As the embedded sandbox, but
+    on a database of its own beside the first's (`sandbox-<number>.sqlite3`: demo data on its
+    first start, kept for the next run)."""
+    if number < 2:
+        raise ValueError(f"local sandbox {number}: the first is embedded_sandbox()")
+    return _local(default_db_path().with_name(f"sandbox-{number}.sqlite3"))
+
+
+def _local(path: Path) -> SandboxProcess:
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SandboxProcess(path, session_tokens=True, exit_with_parent=True)

@@ -35,9 +35,17 @@ from app.viewmodels.connections import (
 from app.viewmodels.session import SANDBOX_NAME, Session
 from ui.confirmation import ConfirmationBox, ConfirmationFlow
 
+#: the list's key of local sandbox n: this, then n for those after the first ("\x00sandbox2")
 SANDBOX_ITEM = "\x00sandbox"
 NEW_ITEM = "\x00new"
 CLIENT_TOKEN_HINT = "optional: for metrics uploads"
+
+
+def sandbox_number(key: str | None) -> int:
+    """The local sandbox a list key stands for (1 and up), or 0 for a profile or none."""
+    if key is None or not key.startswith(SANDBOX_ITEM):
+        return 0
+    return int(key[len(SANDBOX_ITEM) :] or 1)
 
 
 class RemoveConfirmation(ConfirmationBox):
@@ -82,6 +90,16 @@ class ConnectionDialog(QDialog):
         self.duplicate_button.clicked.connect(self.on_duplicate_clicked)
         self.remove_button.clicked.connect(self.on_remove_clicked)
         left.addLayout(row)
+        self.another_sandbox_button = QPushButton("Start another local sandbox")
+        self.another_sandbox_button.setObjectName("anotherSandboxButton")
+        self.another_sandbox_button.setToolTip(
+            "A second server on this computer, with data of its own kept between runs: to "
+            "compare with and promote to (Tools > Compare) when no Unleash is at hand. It runs "
+            "until flagdesk exits."
+        )
+        self.another_sandbox_button.setVisible(session.can_start_more)
+        self.another_sandbox_button.clicked.connect(self.on_another_sandbox_clicked)
+        left.addWidget(self.another_sandbox_button)
         outer.addLayout(left, 1)
 
         right = QVBoxLayout()
@@ -125,7 +143,9 @@ class ConnectionDialog(QDialog):
         self.sandbox_note = QLabel(
             "The local sandbox is flagdesk's own server with demo data, started on this "
             "computer and stopped when flagdesk exits. There is nothing to set up: choose "
-            "Connect. To work on a real Unleash, choose Add."
+            "Connect. To work on a real Unleash, choose Add. Start another local sandbox "
+            "gives a second server (with data of its own, kept between runs) to compare with "
+            "and promote to."
         )
         self.sandbox_note.setObjectName("sandboxNote")
         self.sandbox_note.setWordWrap(True)
@@ -195,13 +215,20 @@ class ConnectionDialog(QDialog):
         sandbox = QListWidgetItem(f"{SANDBOX_NAME} (demo data)")
         sandbox.setData(Qt.ItemDataRole.UserRole, SANDBOX_ITEM)
         self.list.addItem(sandbox)
+        for number, name in self.session.running_sandboxes():
+            if number > 1:
+                more = QListWidgetItem(f"{name} (running)")
+                more.setData(Qt.ItemDataRole.UserRole, f"{SANDBOX_ITEM}{number}")
+                self.list.addItem(more)
         for profile in self.model.profiles():
             item = QListWidgetItem(profile.name)
             item.setData(Qt.ItemDataRole.UserRole, profile.name)
             item.setToolTip(profile.url)
             self.list.addItem(item)
         self.list.blockSignals(False)
-        target = current or (SANDBOX_ITEM if self.session.is_sandbox else self.session.name)
+        number = self.session.sandbox_number
+        open_now = f"{SANDBOX_ITEM}{number if number > 1 else ''}" if number else self.session.name
+        target = current or open_now
         for row in range(self.list.count()):
             if self.list.item(row).data(Qt.ItemDataRole.UserRole) == target:
                 self.list.setCurrentRow(row)
@@ -218,12 +245,12 @@ class ConnectionDialog(QDialog):
         self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
     ) -> None:
         key = str(current.data(Qt.ItemDataRole.UserRole)) if current is not None else None
-        is_sandbox = key == SANDBOX_ITEM
+        is_sandbox = sandbox_number(key) > 0
         self.form_widget.setVisible(not is_sandbox)
         self.sandbox_note.setVisible(is_sandbox)
         self.report.setVisible(not is_sandbox)
-        self.remove_button.setEnabled(key not in (SANDBOX_ITEM, NEW_ITEM, None))
-        self.duplicate_button.setEnabled(key not in (SANDBOX_ITEM, NEW_ITEM, None))
+        self.remove_button.setEnabled(not is_sandbox and key not in (NEW_ITEM, None))
+        self.duplicate_button.setEnabled(not is_sandbox and key not in (NEW_ITEM, None))
         self.save_button.setEnabled(not is_sandbox)
         self.test_button.setEnabled(not is_sandbox)
         self.problems.clear()
@@ -389,18 +416,23 @@ class ConnectionDialog(QDialog):
         self.report.setPlainText(text if ok else f"The connection failed.\n\n{text}")
 
     def on_model_busy_changed(self, busy: bool) -> None:
-        self.test_button.setEnabled(not busy and self._current_key() != SANDBOX_ITEM)
+        self.test_button.setEnabled(not busy and not sandbox_number(self._current_key()))
 
     def on_connect_clicked(self) -> None:
         key = self._current_key()
-        if key == SANDBOX_ITEM:
-            self.session.open_sandbox()
+        if sandbox_number(key):
+            self.session.open_sandbox(sandbox_number(key))
             self.accept()
             return
         name = self.save() if (self.editing is None or self._form_changed()) else self.editing
         if name is None:
             return
         self.session.open_profile(name)
+        self.accept()
+
+    def on_another_sandbox_clicked(self) -> None:
+        """One step: the next local sandbox started, and connected to."""
+        self.session.start_another_sandbox()
         self.accept()
 
     def _form_changed(self) -> bool:

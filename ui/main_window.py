@@ -863,7 +863,7 @@ def run(
     window = MainWindow()
     window.show()
     app.processEvents()  # on screen now; the rest loads behind it
-    from sandbox.process import EarlySandbox, embedded_sandbox
+    from sandbox.process import EarlySandbox, embedded_sandbox, local_sandbox
 
     if isinstance(sandbox_factory, EarlySandbox):
         sandbox_factory.launch()  # it boots while the session and the pages are imported
@@ -872,7 +872,8 @@ def run(
 
     from app.viewmodels.session import Session
 
-    session = Session(sandbox_factory=sandbox_factory or embedded_sandbox)
+    session = Session(sandbox_factory=sandbox_factory or embedded_sandbox,
+                      more_sandboxes=local_sandbox)  # fmt: skip
     try:
         session.prelaunch()  # the embedded sandbox boots while the rest loads
         if isinstance(sandbox_factory, EarlySandbox):

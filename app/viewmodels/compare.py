@@ -49,7 +49,7 @@ from app.snapshot.compare import (
 from app.snapshot.files import SnapshotFileError, default_name, load, save, write_private
 from app.snapshot.model import Snapshot
 from app.text import plural
-from app.viewmodels.session import Session
+from app.viewmodels.session import Session, sandbox_name
 from app.viewmodels.tools import ActionViewModel, LoadPhase, SessionViewModel
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from app.actions.promote import PromotePlan
 
 Which = Literal["source", "target"]
-SideKind = Literal["connection", "profile", "file"]
+SideKind = Literal["connection", "profile", "sandbox", "file"]
 SIDES: tuple[Which, Which] = ("source", "target")
 #: how the error of a comparison the person stopped begins
 STOPPED = "The read was stopped"
@@ -76,8 +76,8 @@ MARKS = {
 
 @dataclass(frozen=True)
 class Side:
-    """One side as picked: this connection, a saved connection (its profile's name) or a
-    snapshot file (its path)."""
+    """One side as picked: this connection, a saved connection (its profile's name), another
+    local sandbox this session runs (its number) or a snapshot file (its path)."""
 
     kind: SideKind
     name: str = ""
@@ -87,6 +87,8 @@ class Side:
             return f"this connection ({connection})"
         if self.kind == "profile":
             return f"saved connection {self.name}"
+        if self.kind == "sandbox":
+            return sandbox_name(int(self.name))
         return Path(self.name).name
 
 
@@ -529,8 +531,9 @@ class CompareModel(ActionViewModel):
                                             for k, why in c.not_compared) + "."  # fmt: skip
 
     def side_choices(self) -> list[tuple[Side, str]]:
-        """What a side can be, with its label: this connection, each saved connection (not
-        the one open: that is this connection), each snapshot file opened."""
+        """What a side can be, with its label: this connection, each saved connection and each
+        local sandbox running (not the one open: that is this connection), each snapshot file
+        opened."""
         choices = [(Side("connection"), self.side_label(Side("connection")))]
         try:
             profiles = [p.name for p in self.session.store.profiles()]
@@ -538,6 +541,8 @@ class CompareModel(ActionViewModel):
             profiles = []
         choices += [(Side("profile", n), self.side_label(Side("profile", n)))
                     for n in profiles if n != self.session.name]  # fmt: skip
+        choices += [(Side("sandbox", str(n)), name) for n, name in self.session.running_sandboxes()
+                    if n != self.session.sandbox_number]  # fmt: skip
         choices += [(Side("file", f), f"file {Path(f).name}") for f in self.files]
         return choices
 
@@ -679,6 +684,10 @@ class CompareModel(ActionViewModel):
                     raise SideError(which, label, reason)
                 client = await self.session.client()
                 snapshot = await self._read_live(which, client)
+            elif side.kind == "sandbox":
+                spec = await self.session.sandbox_spec(int(side.name))
+                async with spec.client() as client:
+                    snapshot = await self._read_live(which, client)
             else:
                 snapshot = await self._read_profile(which, side.name)
         except SideError:
@@ -801,8 +810,7 @@ class CompareModel(ActionViewModel):
     def _side_words(self, which: Which) -> str:
         """A side as read, in words: `staging of this connection`, `saved connection eu`."""
         side, env = self.read[which][0], self.environments[which]
-        named = {"connection": "this connection", "profile": f"saved connection {side.name}",
-                 "file": Path(side.name).name}[side.kind]  # fmt: skip
+        named = "this connection" if side.kind == "connection" else self.side_label(side)
         return f"{env} of {named}" if env else named
 
     def _side_text(self, which: Which) -> str:

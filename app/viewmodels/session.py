@@ -9,7 +9,12 @@ operation changed) from the view-model that made them to every other. QtCore onl
 
 The embedded sandbox is the `SandboxProcess` that `ui.main_window.run` gives it
 (`sandbox.process.embedded_sandbox`: with `session_tokens`, so two flagdesks on one database keep
-working, and `exit_with_parent`, so a crashed GUI leaves no server behind). While ready it
+working, and `exit_with_parent`, so a crashed GUI leaves no server behind). More local sandboxes
+("Local sandbox 2", 3, …: `start_another_sandbox`, one click in File > Connections) come from
+`more_sandboxes` (`sandbox.process.local_sandbox`: a database of its own each, kept between
+runs) and run until the session ends: a second server to compare with and promote to, with no
+Unleash at hand. A target is a profile's name, a spec, a local sandbox's number (2 and up), or
+None for the embedded sandbox. While ready it
 checks `/health` every 20 s (`HEALTH_INTERVAL`): a server that goes away turns the session to
 failed at once, and the first answer after that reconnects. The requests in flight come from
 `AdminClient.on_activity`; `avatars` is the shared `AvatarCache`.
@@ -84,6 +89,17 @@ class EmbeddedSandbox(Protocol):
 
 #: makes the embedded sandbox (not started yet); None: this session has none
 SandboxFactory = Callable[[], EmbeddedSandbox]
+#: makes local sandbox number n (2 and up; not started yet)
+MoreSandboxes = Callable[[int], EmbeddedSandbox]
+#: what a session opens: a profile's name, a spec, a local sandbox's number (2 and up), or None
+#: for the embedded sandbox
+Target = str | ConnectionSpec | int | None
+
+
+def sandbox_name(number: int) -> str:
+    """What local sandbox `number` is called: "Local sandbox" (the embedded one, 1), then
+    "Local sandbox 2", 3, …"""
+    return SANDBOX_NAME if number == 1 else f"{SANDBOX_NAME} {number}"
 
 
 class Session(QObject):
@@ -107,6 +123,7 @@ class Session(QObject):
         store: ProfileStore | None = None,
         *,
         sandbox_factory: SandboxFactory | None = None,
+        more_sandboxes: MoreSandboxes | None = None,
         health_interval: float = HEALTH_INTERVAL,
         parent: QObject | None = None,
     ) -> None:
@@ -117,6 +134,9 @@ class Session(QObject):
         self._watch: asyncio.Task[None] | None = None
         self._sandbox_factory = sandbox_factory
         self._sandbox: EmbeddedSandbox | None = None
+        self._more_sandboxes = more_sandboxes
+        #: the local sandboxes after the first, by number (2 and up), once made
+        self._more: dict[int, EmbeddedSandbox] = {}
         self.connection: Connection | None = None
         self.state = IDLE
         #: what is going on, or why it failed
@@ -129,7 +149,7 @@ class Session(QObject):
         #: set when the connection's last request in flight is answered (`_answered`)
         self._idle: asyncio.Event | None = None
         #: what to open again on Retry: None for the sandbox, else a profile name or a spec
-        self._target: str | ConnectionSpec | None = None
+        self._target: Target = None
         self._closed = False
         self._avatars: AvatarCache | None = None
         #: where tokens go when there is no OS keyring, as the person chose the first time it
@@ -171,11 +191,19 @@ class Session(QObject):
             return self._target
         if isinstance(self._target, ConnectionSpec):
             return self._target.label or self._target.url
-        return SANDBOX_NAME
+        return sandbox_name(self._target or 1)
 
     @property
     def is_sandbox(self) -> bool:
-        return self._target is None
+        """Whether a local sandbox is what is open (the embedded one or another)."""
+        return self._target is None or isinstance(self._target, int)
+
+    @property
+    def sandbox_number(self) -> int:
+        """The open local sandbox's number (1: the embedded one); 0 when a server is open."""
+        if self._target is None:
+            return 1
+        return self._target if isinstance(self._target, int) else 0
 
     @property
     def capabilities(self) -> Capabilities | None:
@@ -210,9 +238,42 @@ class Session(QObject):
 
     # ------------------------------------------------------------------ opening
 
-    def open_sandbox(self) -> asyncio.Task[None]:
-        """Connect to the embedded sandbox, starting it first if it is not running."""
-        return self._open(None)
+    def open_sandbox(self, number: int = 1) -> asyncio.Task[None]:
+        """Connect to local sandbox `number` (1: the embedded one), starting it first if it is
+        not running."""
+        return self._open(None if number == 1 else number)
+
+    @property
+    def can_start_more(self) -> bool:
+        """Whether this session can start local sandboxes after the first."""
+        return self._more_sandboxes is not None and not self._closed
+
+    def start_another_sandbox(self) -> asyncio.Task[None]:
+        """Start the next local sandbox (2, then 3, …: the lowest number not running; its data
+        kept from an earlier run) and connect to it: one step to a second server."""
+        if self._more_sandboxes is None:
+            raise RuntimeError("this session starts no more local sandboxes")
+        number = 2
+        while number in self._more and self._more[number].running:
+            number += 1
+        return self.open_sandbox(number)
+
+    def running_sandboxes(self) -> list[tuple[int, str]]:
+        """The local sandboxes running now, as (number, name), the embedded one first."""
+        running = [(1, SANDBOX_NAME)] if self._sandbox is not None and self._sandbox.running else []
+        return running + [(n, sandbox_name(n)) for n, box in sorted(self._more.items())
+                          if box.running]  # fmt: skip
+
+    async def sandbox_spec(self, number: int) -> ConnectionSpec:
+        """How to reach local sandbox `number` with its admin token (started when it is not
+        running): for reading it beside the open connection (the Compare window)."""
+        sandbox = await self._start_sandbox(number)
+        return ConnectionSpec(
+            url=sandbox.url,
+            token=sandbox.admin_token,
+            client_token=sandbox.client_token,
+            label=sandbox_name(number),
+        )
 
     def open_profile(self, name: str) -> asyncio.Task[None]:
         """Connect with a saved profile; it becomes the one reopened on the next start."""
@@ -257,7 +318,7 @@ class Session(QObject):
         """Open the current target again (after a failure, or to probe anew)."""
         return self._open(self._target)
 
-    def _open(self, target: str | ConnectionSpec | None) -> asyncio.Task[None]:
+    def _open(self, target: Target) -> asyncio.Task[None]:
         if self._closed:
             raise RuntimeError("the session is closed")
         if self._task is not None and not self._task.done():
@@ -276,9 +337,7 @@ class Session(QObject):
         self._task = loop.create_task(self._connect(target, old))
         return self._task
 
-    async def _connect(
-        self, target: str | ConnectionSpec | None, old: Connection | None = None
-    ) -> None:
+    async def _connect(self, target: Target, old: Connection | None = None) -> None:
         from app.profiles import ProfileError
 
         if old is not None:
@@ -320,7 +379,8 @@ class Session(QObject):
         if isinstance(target, str):
             with contextlib.suppress(ProfileError):
                 self.store.set_last(target)
-        elif target is None:
+        elif target is None or isinstance(target, int):
+            # a local sandbox: the next start opens the embedded one
             with contextlib.suppress(ProfileError):
                 self.store.set_last(None)
         self.report_error("")
@@ -373,16 +433,10 @@ class Session(QObject):
                 self.retry()
                 return
 
-    async def _make(self, target: str | ConnectionSpec | None) -> Connection:
-        if target is None:
-            sandbox = await self._start_sandbox()
-            spec = ConnectionSpec(
-                url=sandbox.url,
-                token=sandbox.admin_token,
-                client_token=sandbox.client_token,
-                label=SANDBOX_NAME,
-            )
-            return Connection(SANDBOX_NAME, spec, is_sandbox=True)
+    async def _make(self, target: Target) -> Connection:
+        if target is None or isinstance(target, int):
+            spec = await self.sandbox_spec(target or 1)
+            return Connection(spec.label, spec, is_sandbox=True)
         if isinstance(target, ConnectionSpec):
             return Connection(target.label or target.url, target)
         from app.connection import spec_of
@@ -396,15 +450,25 @@ class Session(QObject):
         check_token(spec.client_token, f"The client token of profile {profile.name!r}")
         return Connection(profile.name, spec)
 
-    async def _start_sandbox(self) -> EmbeddedSandbox:
-        if self._sandbox is not None and self._sandbox.running:
-            return self._sandbox
-        sandbox = self._sandbox
-        if sandbox is None:
+    def _sandbox_of(self, number: int) -> EmbeddedSandbox:
+        """Local sandbox `number`, made (not started) the first time it is asked for."""
+        made = self._sandbox if number == 1 else self._more.get(number)
+        if made is not None:
+            return made
+        if number == 1:
             if self._sandbox_factory is None:
                 raise ClientError("This window has no local sandbox: add a connection instead.")
-            sandbox = self._sandbox_factory()
-        self._sandbox = sandbox
+            made = self._sandbox = self._sandbox_factory()
+        else:
+            if self._more_sandboxes is None:
+                raise ClientError(f"This window starts no {sandbox_name(number)}.")
+            made = self._more[number] = self._more_sandboxes(number)
+        return made
+
+    async def _start_sandbox(self, number: int = 1) -> EmbeddedSandbox:
+        sandbox = self._sandbox_of(number)
+        if sandbox.running:
+            return sandbox
         try:
             # start() waits for /health: off the GUI thread, the window stays responsive
             started = asyncio.get_running_loop().run_in_executor(None, sandbox.start)
@@ -419,7 +483,8 @@ class Session(QObject):
             await asyncio.to_thread(sandbox.stop)
             lines = str(exc).strip().splitlines()
             detail = f" ({lines[-1]})" if lines else ""
-            raise ClientError(f"The local sandbox did not start{detail}.") from None
+            name = "The local sandbox" if number == 1 else sandbox_name(number)
+            raise ClientError(f"{name} did not start{detail}.") from None
         return sandbox
 
     @staticmethod
@@ -432,10 +497,12 @@ class Session(QObject):
 
         await startup.run_while(warm_up_steps(), booting.done)
 
-    def _connecting_text(self, target: str | ConnectionSpec | None) -> str:
-        if target is None:
-            running = self._sandbox is not None and self._sandbox.running
-            return "Connecting to the local sandbox…" if running else "Starting the local sandbox…"
+    def _connecting_text(self, target: Target) -> str:
+        if target is None or isinstance(target, int):
+            number = target or 1
+            made = self._sandbox if number == 1 else self._more.get(number)
+            name = "the local sandbox" if number == 1 else sandbox_name(number)
+            return f"Connecting to {name}…" if made and made.running else f"Starting {name}…"
         if isinstance(target, ConnectionSpec):
             return f"Connecting to {target.url}…"
         return f"Connecting to {target}…"
@@ -525,5 +592,7 @@ class Session(QObject):
         self.stop_sandbox()
 
     def stop_sandbox(self) -> None:
-        if self._sandbox is not None:
-            self._sandbox.stop()
+        """Stop every local sandbox this session started."""
+        for sandbox in (self._sandbox, *self._more.values()):
+            if sandbox is not None:
+                sandbox.stop()
