@@ -527,7 +527,9 @@ class MainWindow(QMainWindow):
     def _source(self) -> str:
         from app.viewmodels.session import SANDBOX_SOURCE
 
-        return SANDBOX_SOURCE if self.session.is_sandbox else self.session.name
+        # the embedded sandbox says it has demo data; any other connection ("Local sandbox 2")
+        # is named
+        return SANDBOX_SOURCE if self.session.sandbox_number == 1 else self.session.name
 
     def on_tool_availability_changed(self) -> None:
         for key, page in self._tool_pages.items():
