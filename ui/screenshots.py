@@ -1220,6 +1220,8 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                     sandbox_factory=functools.partial(
                         SandboxProcess, root / f"demo-{palette_name}.sqlite3", session_tokens=True
                     ),
+                    # File > Connections offers another local sandbox (none is started here)
+                    more_sandboxes=functools.partial(_numbered, root / f"demo-{palette_name}"),
                     health_interval=0,
                 )
                 session.avatars = no_pictures()
@@ -1298,6 +1300,11 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
             use_readable_palette(app)
             await asyncio.to_thread(oss.stop)
     return written
+
+
+def _numbered(stem: Path, number: int) -> SandboxProcess:
+    """Local sandbox `number` of a picture's session: a database beside its first's."""
+    return SandboxProcess(stem.with_name(f"{stem.name}-{number}.sqlite3"), session_tokens=True)
 
 
 def main() -> int:
