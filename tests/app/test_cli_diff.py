@@ -253,3 +253,44 @@ def test_a_live_server_against_its_snapshot_and_two_of_its_environments(
     since = flagdesk("demo", tmp_path / "before.json", "--kinds", "segments", cwd=tmp_path)
     assert since.returncode == 1, since.stdout + since.stderr
     assert "Night owls" in since.stdout and "only in source" in since.stdout
+
+
+def test_snapshots_taken_then_compared_offline_find_what_the_live_compare_finds(
+    tmp_path: Path,
+) -> None:
+    """Two demo sandboxes, the second changed (a rollout, a flag turned off, a segment made, a
+    flag archived): `flagdesk diff` of both servers read now, and of snapshots of them taken
+    with `flagdesk snapshot` then compared with no server, find the same differences."""
+    from tests.app.test_cli_promote import Cli
+
+    with (
+        SandboxProcess(tmp_path / "a.sqlite3", "--demo") as a,
+        SandboxProcess(tmp_path / "b.sqlite3", "--demo") as b,
+    ):
+        cli = Cli(tmp_path)
+        cli.profile("a", a)
+        cli.profile("b", b)
+        with b.admin() as http:
+            flags = http.get("/api/admin/projects/default/features").json()["features"]
+            name = flags[0]["name"]
+            where = f"/api/admin/projects/default/features/{name}/environments/development"
+            strategies = http.get(f"{where}/strategies").json()
+            changed = {**strategies[0], "title": "changed by hand"}
+            changed.pop("id")
+            done = http.put(f"{where}/strategies/{strategies[0]['id']}", json=changed)
+            assert done.status_code == 200, done.text
+            assert http.post(f"{where}/off").status_code == 200
+            made = http.post("/api/admin/segments", json={"name": "Night owls", "constraints": []})
+            assert made.status_code == 201, made.text
+            archived = http.delete(f"/api/admin/projects/default/features/{flags[1]['name']}")
+            assert archived.status_code == 202, archived.text
+        live = cli("diff", "a", "b", "--json")
+        assert live.returncode == 1, live.stdout + live.stderr
+        files = cli.snapshot("a", tmp_path / "a.json"), cli.snapshot("b", tmp_path / "b.json")
+    offline = cli("diff", *files, "--json")  # the servers are gone
+    assert offline.returncode == 1, offline.stdout + offline.stderr
+    found_live, found_offline = json.loads(live.stdout), json.loads(offline.stdout)
+    assert found_offline["differences"] == found_live["differences"]
+    assert found_offline["counts"] == found_live["counts"]
+    objects = {d["object"] for d in found_live["differences"]}
+    assert {f"default/{name}", f"default/{flags[1]['name']}", "Night owls"} <= objects
