@@ -258,7 +258,7 @@ def _strategy(found: Mapping[str, Any], segments: dict[int, str]) -> dict[str, A
         "id": found["id"],
         "name": found["name"],
         "title": found.get("title") or None,
-        "parameters": {k: _text(v) for k, v in (found.get("parameters") or {}).items()},
+        "parameters": _texts(found.get("parameters") or {}),
         "constraints": [_constraint(c) for c in found.get("constraints") or ()],
         "segments": sorted(segments.get(i, f"#{i}") for i in found.get("segments") or ()),
         "variants": [
@@ -269,6 +269,13 @@ def _strategy(found: Mapping[str, Any], segments: dict[int, str]) -> dict[str, A
         "disabled": bool(found.get("disabled")),
         "sortOrder": found.get("sortOrder") or 0,
     }  # fmt: skip
+
+
+def _texts(parameters: dict[str, Any]) -> dict[str, str]:
+    """A strategy's parameters as text: as they are when they are (Unleash's always are)."""
+    if all(type(v) is str for v in parameters.values()):
+        return parameters
+    return {k: _text(v) for k, v in parameters.items()}
 
 
 def _text(value: Any) -> str:
@@ -346,8 +353,9 @@ def _environment(
 #: flags assembled, or validated into the snapshot's models, between two turns of the event
 #: loop (a few ms each)
 FLAG_SLICE = 200
-#: a flag's places in an environment assembled between two turns of the event loop
-ASSEMBLY_SLICE = 1000
+#: a flag's places in an environment assembled between two turns of the event loop (a
+#: project's 500 flags in three environments: 23 ms whole, about 8 ms an environment)
+ASSEMBLY_SLICE = 500
 _FLAGS: TypeAdapter[list[s.Flag]] = TypeAdapter(list[s.Flag])
 
 
@@ -494,6 +502,7 @@ async def _assembled(
             ))  # fmt: skip
             if count % ASSEMBLY_SLICE == 0:
                 await asyncio.sleep(0)  # the event loop's thread is the window's
+        await asyncio.sleep(0)
     return [
         _flag(flag, flag.get("project") or "", tags.get(name, ()), parents.get(name, []),
               places.get(name, []))
