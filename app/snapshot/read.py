@@ -437,8 +437,22 @@ async def _flags(
     return await _validated_flags(found)
 
 
+def _export_says_on(caps: Capabilities) -> bool:
+    """Whether the server's batch export says rightly whether a flag is on in its environment:
+    Unleash 6.10's says `enabled: true` for a flag that is off, wherever the environment is
+    enabled (measured on the 6.10.1 peer; 5.12, 7.6, 8.2 and the sandbox say it right). Not
+    trusted on any 6.x, nor on a release that does not say its version."""
+    from app.registry import version_tuple
+
+    if caps.server_kind == "sandbox":
+        return True
+    found = version_tuple(caps.server_version)
+    return found is not None and found[0] != 6
+
+
 async def _flags_exported(
     client: AdminClient,
+    caps: Capabilities,
     projects: list[Project],
     environments: list[str],
     segments: dict[int, str],
@@ -447,22 +461,23 @@ async def _flags_exported(
     that holds flags and an environment (`AdminClient.exported`: no one answer long to decode),
     assembled as each flag's own answer would give it, a project at a time as its answers come
     while the others' are served. A project holds flags unless the server's list says it holds
-    none (`featureCount` 0: a server of 500 projects may have flags in 20). Whether a flag is
-    on in an environment comes from its project's list: Unleash 6.10's export says
-    `enabled: true` for a flag that is off, wherever the environment is enabled (measured on
-    the 6.10.1 peer; 5.12, 7.6 and 8.2 say it right)."""
+    none (`featureCount` 0: a server of 500 projects may have flags in 20). Where the export
+    may say wrongly whether a flag is on (`_export_says_on`), its project's list says it."""
     gate = asyncio.Semaphore(CONCURRENCY)  # requests in flight, whichever project's
+    lists = not _export_says_on(caps)
 
     async def limited(job: Awaitable[T]) -> T:
         async with gate:
             return await job
 
     async def one(project: str) -> list[s.Flag]:
-        listed, *exports = await asyncio.gather(
-            limited(client.project_features(project)),
-            *(limited(client.exported(env, project)) for env in environments),
+        exports = await asyncio.gather(
+            *(limited(client.exported(env, project)) for env in environments)
         )
-        on = {(f.name, x.name): x.enabled for f in listed.features for x in f.environments}
+        on: dict[tuple[str, str], bool] = {}
+        if lists:
+            listed = await limited(client.project_features(project))
+            on = {(f.name, x.name): x.enabled for f in listed.features for x in f.environments}
         return await _validated_flags(await _assembled(environments, exports, on, segments))
 
     found = await _gather_limited(one(p.id) for p in projects if p.featureCount != 0)
@@ -588,7 +603,7 @@ async def read_snapshot(
     async def flags_of() -> list[s.Flag]:
         if batch and names:
             try:
-                return await _flags_exported(client, projects.projects, names, segment_names)
+                return await _flags_exported(client, caps, projects.projects, names, segment_names)
             except (e.NotFound, e.BadRequest):
                 pass  # no batch export here: each flag's own answer
         return await _flags(client, project_ids, segment_names)
