@@ -17,8 +17,9 @@ Environments come from the server's list and each project's (`visible`); flags f
 project's list, then each flag's own answer (its environments with their enabled state,
 strategies in their order, variants, and its dependencies) and its tags: two requests a flag,
 a few at a time (`CONCURRENCY`), where the server has no batch export; where it has one
-(Unleash 4.22 and later, the sandbox), one export an environment gives them all
-(`_flags_exported`). A strategy's segments are named by the segments' list."""
+(Unleash 4.22 and later, the sandbox), one export a project that holds flags and an
+environment gives them all, read as plain data (`_flags_exported`, `app.api.exported`). A
+strategy's segments are named by the segments' list."""
 
 from __future__ import annotations
 
@@ -262,13 +263,14 @@ def _payload(found: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _strategy(found: Mapping[str, Any], segments: dict[int, str]) -> dict[str, Any]:
     """`s.FlagStrategy`'s data from a strategy's (`FeatureStrategy`'s)."""
+    ids = found.get("segments")
     return {
         "id": found["id"],
         "name": found["name"],
         "title": found.get("title") or None,
         "parameters": _texts(found.get("parameters") or {}),
         "constraints": [_constraint(c) for c in found.get("constraints") or ()],
-        "segments": sorted(segments.get(i, f"#{i}") for i in found.get("segments") or ()),
+        "segments": sorted(segments.get(i, f"#{i}") for i in ids) if ids else [],
         "variants": [
             {"name": v["name"], "weight": v["weight"], "weightType": v["weightType"],
              "stickiness": v["stickiness"], "payload": _payload(v.get("payload"))}
@@ -281,7 +283,7 @@ def _strategy(found: Mapping[str, Any], segments: dict[int, str]) -> dict[str, A
 
 def _texts(parameters: dict[str, Any]) -> dict[str, str]:
     """A strategy's parameters as text: as they are when they are (Unleash's always are)."""
-    if all(type(v) is str for v in parameters.values()):
+    if set(map(type, parameters.values())) <= {str}:
         return parameters
     return {k: _text(v) for k, v in parameters.items()}
 
