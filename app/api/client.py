@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -145,6 +145,9 @@ from app.registry import (
     SERVICE_ACCOUNTS,
     Action,
 )
+
+if TYPE_CHECKING:
+    from app.api.exported import Exported
 from app.startup import paused_gc
 
 #: how much longer than usual the answer to deleting inactive users may take, a user: Unleash
@@ -1140,6 +1143,26 @@ class AdminClient(Sender):
                                     headers={"Content-Type": "application/json"},
                                     idempotent=True)  # fmt: skip
         return await self._parse(response, ExportResult, f"POST {path}")
+
+    async def exported(self, environment: str, project: str) -> Exported:
+        """The batch export of `project`'s flags in `environment` (every release since 4.22
+        takes `{environment, project}`), as the plain data a snapshot reads
+        (`app.api.exported`): validated from the body in one call, on this thread; a project's
+        export is small (500 flags: 0.45 MB, 3 ms), where one environment's whole export of
+        10,000 flags held the GIL for 0.1-0.2 s. Sent as `export_features` is. (Its validator
+        is built on first use: 12 ms.)"""
+        from app.api.exported import EXPORTED
+
+        body = ExportQuery(environment=environment, project=project).model_dump(exclude_none=True)
+        path = "/api/admin/features-batch/export"
+        response = await self._send("POST", path, content=json.dumps(body).encode(),
+                                    headers={"Content-Type": "application/json"},
+                                    idempotent=True)  # fmt: skip
+        try:
+            return EXPORTED.validate_json(response.content)
+        except ValidationError as exc:
+            raise bad_response(exc, response, "ExportResult", f"POST {path}",
+                               self._scrub) from None  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- helpers

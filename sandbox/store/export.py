@@ -18,7 +18,7 @@ from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import Principal, not_found
-from sandbox.store.flag_config import FlagConfig
+from sandbox.store.flag_config import FlagConfig, stored
 
 
 class Export(FlagConfig):
@@ -82,7 +82,7 @@ class Export(FlagConfig):
         ]
         environments = [
             {"enabled": bool(r["enabled"]), "featureName": r["feature"], "environment": env,
-             "variants": json.loads(r["variants"]), "name": r["feature"]}
+             "variants": stored(r["variants"]), "name": r["feature"]}
             for r in self._rows_of(
                 "SELECT * FROM feature_environments WHERE environment = ? AND feature IN ({names})"
                 " ORDER BY feature", live, env)

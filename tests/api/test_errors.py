@@ -6,6 +6,7 @@ Canned answers come from `httpx.MockTransport`; transport failures use real sock
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import ssl
@@ -549,6 +550,33 @@ def test_a_large_body_with_several_long_lists_validates_each_and_names_a_bad_ite
     error = failure(canned(200, jsonb(body))[0], export)
     assert isinstance(error, e.BadResponse)
     assert error.field.startswith("featureEnvironments[2500].enabled"), error.field
+
+
+def test_a_projects_export_as_plain_data_asks_for_it_and_names_a_bad_item() -> None:
+    """`exported`: one project's export in one environment, validated from its bytes into
+    plain data (`app.api.exported`); an item unlike the API's model is named by its path, as
+    the models' are."""
+    body: dict[str, Any] = {
+        "features": [{"name": "flag-1", "project": "web", "extra": "kept out"}],
+        "featureEnvironments": [{"featureName": "flag-1", "enabled": True}],
+    }
+
+    async def export(client: AdminClient) -> Any:
+        return await client.exported("production", "web")
+
+    async def good() -> Any:
+        async with AdminClient(BASE, TOKEN, transport=transport, retry=ONCE) as client:
+            return await export(client)
+
+    transport, seen = canned(200, jsonb(body))
+    found = run(good())
+    assert found["features"] == [{"name": "flag-1", "project": "web"}]
+    assert found["featureEnvironments"][0]["enabled"] is True
+    assert json.loads(seen[0].content) == {"environment": "production", "project": "web"}
+    body["featureEnvironments"][0]["enabled"] = "sometimes"
+    error = failure(canned(200, jsonb(body))[0], export)
+    assert isinstance(error, e.BadResponse)
+    assert error.field.startswith("featureEnvironments[0].enabled"), error.field
 
 
 def test_the_client_repr_and_the_requests_hold_the_token_only_in_the_header() -> None:

@@ -16,7 +16,7 @@ SENDER = ROOT / "app" / "api" / "sending.py"
 SCANNED = ("ui", "app/viewmodels", "app/commands", "app/actions", "app/snapshot", "app/cli.py")
 #: reads a server takes as a POST (a query body), which change nothing of its configuration:
 #: the batch export (Unleash records that it happened, as it does of a login)
-READS_SENT_AS_POST = {"export_features"}
+READS_SENT_AS_POST = {"export_features", "exported"}
 #: the one place that sends a write
 RUNNER = ROOT / "app" / "actions" / "runner.py"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
