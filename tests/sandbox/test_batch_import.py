@@ -2,9 +2,10 @@
 `/import`) over HTTP, as the reference measured Unleash (5.12.8 to 8.2.0, §3) and its source
 does it: validate's errors and warnings in Unleash's words; the admin API token refused for
 an import, a personal access token taking it; flags created or overwritten (strategies deleted
-and made again with new ids, tags added, enabled state applied, segments matched by name,
-context fields and tag types created); what import refuses leaves nothing; the events; the
-releases' schemas (`links` before 7.0, a tag type's `color` on 5.x)."""
+and made again with new ids in the data's sort order, tags replaced, metadata overwritten,
+enabled state applied, segments matched by name, context fields and tag types created: where
+the reference and 8.2 differ, as measured on 8.2); what import refuses leaves nothing; the
+events; the releases' schemas (`links` before 7.0, a tag type's `color` on 5.x)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,9 @@ def test_a_new_flag_is_created_with_its_strategies_tags_and_state(
     assert done.content == b""
     env = flag_env(pat, "default", "imp-new", "development")
     assert env["enabled"] is True
-    assert [s["parameters"]["rollout"] for s in env["strategies"]] == ["30", "60"]
+    # no sort order in the data: 0 each, as 8.2 gives them (their order is not the data's)
+    assert sorted((s["parameters"]["rollout"], s["sortOrder"]) for s in env["strategies"]) == [
+        ("30", 0), ("60", 0)]  # fmt: skip
     assert not {s["id"] for s in env["strategies"]} & {"old-imp-new-30", "old-imp-new-60"}
     flag = pat.get("/api/admin/projects/default/features/imp-new").json()
     assert flag["description"] == "imp-new d"
@@ -118,7 +121,7 @@ def test_an_existing_flag_is_overwritten_and_validate_warns(
                                           "parameters": {"rollout": percent}})  # fmt: skip
         assert made.status_code == 200, made.text
     assert pat.post("/api/admin/features/imp-old/tags",
-                    json={"type": "simple", "value": "kept"}).status_code == 201  # fmt: skip
+                    json={"type": "simple", "value": "gone"}).status_code == 201  # fmt: skip
     body = {"project": "default", "environment": "development", "data": data(
         "imp-old", featureStrategies=[rollout("imp-old", "70")],
         featureTags=[{"featureName": "imp-old", "tagType": "simple", "tagValue": "added"}],
@@ -132,7 +135,7 @@ def test_an_existing_flag_is_overwritten_and_validate_warns(
     env = flag_env(pat, "default", "imp-old", "development")
     assert [s["parameters"]["rollout"] for s in env["strategies"]] == ["70"]
     tags = pat.get("/api/admin/features/imp-old/tags").json()["tags"]
-    assert sorted(t["value"] for t in tags) == ["added", "kept"]
+    assert [t["value"] for t in tags] == ["added"]  # "gone" went (measured on 8.2)
     assert pat.get(f"{base}/imp-old").json()["description"] == "imp-old d"
 
 
@@ -295,3 +298,29 @@ def test_the_validation_answer_is_the_model() -> None:
         {"errors": [{"message": "x", "affectedItems": ["a"]}], "warnings": [],
          "permissions": []})  # fmt: skip
     assert found.errors[0].affectedItems == ["a"]
+
+
+def test_sort_order_metadata_left_out_and_a_flag_without_strategies(
+    sandbox: SandboxProcess, pat: httpx.Client
+) -> None:
+    """As measured on 8.2: the data's sort order is kept; metadata left out is set to its
+    default; a flag the data gives no strategy is left with none there."""
+    base = "/api/admin/projects/default/features"
+    made = pat.post(base, json={"name": "imp-meta", "type": "experiment", "description": "d",
+                                "impressionData": True})  # fmt: skip
+    assert made.status_code == 201, made.text
+    strategies = f"{base}/imp-meta/environments/development/strategies"
+    assert pat.post(strategies, json={"name": "flexibleRollout"}).status_code == 200
+    rolls = ["50", "40", "30"]
+    ordered = [rollout("imp-order", x, sortOrder=10 - i) for i, x in enumerate(rolls)]
+    body = {"project": "default", "environment": "development", "data": {
+        **data("imp-order", featureStrategies=ordered), "features": [
+            {"name": "imp-order"}, {"name": "imp-meta"}]}}  # fmt: skip
+    assert pat.post(IMPORT, json=body).status_code == 200
+    env = flag_env(pat, "default", "imp-order", "development")
+    assert [(s["parameters"]["rollout"], s["sortOrder"]) for s in env["strategies"]] == [
+        ("30", 8), ("40", 9), ("50", 10)]  # fmt: skip
+    assert flag_env(pat, "default", "imp-meta", "development")["strategies"] == []
+    meta = pat.get(f"{base}/imp-meta").json()
+    assert (meta["type"], meta.get("description"), meta["impressionData"], meta["stale"]) == (
+        "release", None, False, False)  # fmt: skip
