@@ -874,7 +874,14 @@ class CompareModel(ActionViewModel):
             self._end_planning()
 
     async def _proposal(self, chosen: list[Difference]) -> Proposal | None:
-        from app.actions.promote import Selection, plan_promote, segment_ids_of
+        from app.actions.promote import (
+            ImportRefused,
+            Selection,
+            batching_of,
+            plan_promote,
+            segment_ids_of,
+            validated,
+        )
         from app.actions.runner import journal_of
         from app.snapshot.read import read_snapshot
 
@@ -898,8 +905,13 @@ class CompareModel(ActionViewModel):
             )  # fmt: skip
         plan = await asyncio.to_thread(
             plan_promote, theirs, ours, comparison, Selection(), map_env=env_map,
-            segment_ids=segment_ids,
+            segment_ids=segment_ids, batching=batching_of(caps),
         )  # fmt: skip
+        try:
+            plan = await validated(client, plan)  # the target's validation of its imports
+        except ImportRefused as exc:
+            self._set_outcome_error(f"Nothing was promoted: {exc}.")
+            return None
         if plan.nothing_to_do:
             why = "; ".join(x.line for x in plan.left_out[:3])
             self._set_outcome_error(
