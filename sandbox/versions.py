@@ -34,7 +34,7 @@ tests/compat):
 - the batch import (issue 37): the admin API token's refusal points at the docs'
   `reference/` pages before 7.0, `concepts/` from 7.0; `data.links` is refused (400) before 7.0
   and a tag type's `color` on 5.x; an unknown project is "Project with id x does not exist" on
-  5.x, "Active project ..." from 6.0;
+  5.x, "Active project ..." from 6.0; a description the data leaves out is kept on 5.x;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -189,3 +189,9 @@ class Played:
         """How an import's unknown project begins its 404: "Project with id x does not exist"
         on 5.x, "Active project ..." from 6.0."""
         return "Active project" if self.since(6, 0) else "Project"
+
+    @property
+    def import_keeps_description(self) -> bool:
+        """An imported flag's description the data leaves out is kept on 5.x (measured on
+        5.12.8), emptied from 6.0 (8.2.0: its schema's default)."""
+        return not self.since(6, 0)

@@ -105,6 +105,7 @@ __all__ = [
     "Selection",
     "StageTwoRefused",
     "apply_promote",
+    "batching_for",
     "batching_of",
     "plan_promote",
     "plan_undo_promote",
@@ -486,19 +487,34 @@ class _Invalid(Exception):
 @dataclass(frozen=True)
 class Batching:
     """How a promote sends its flags: in imports, one a target project and environment
-    (`imports`), or request by request; `how` says which, and why not in imports."""
+    (`imports`), or request by request; `how` says which, and why not in imports.
+    `strategies`: the strategy types the target has (built-in and custom): an import refuses
+    any other (8.2 has no `userWithId`, which 5.12 still lists, deprecated), so a flag with
+    one in an environment goes request by request."""
 
     imports: bool
     how: str
+    strategies: frozenset[str] = frozenset()
 
 
-def batching_of(caps: Capabilities) -> Batching:
+async def batching_for(client: c.AdminClient) -> Batching:
+    """`batching_of` the connection's capabilities and strategy types (read only where its
+    token may import)."""
+    caps = await client.capabilities()
+    if not caps.action(IMPORT).available:
+        return batching_of(caps)
+    names = frozenset(d.name for d in (await client.strategy_definitions()).strategies)
+    return batching_of(caps, names)
+
+
+def batching_of(caps: Capabilities, strategies: Iterable[str] = ()) -> Batching:
     """How a promote to the connection of `caps` sends its flags: in imports where its token
     may import (`compare.import`: a user's token with the Admin root role; Unleash refuses an
-    admin API token's import), else request by request, saying why."""
+    admin API token's import), else request by request, saying why. `strategies`: the
+    target's strategy types (`Batching.strategies`)."""
     availability = caps.action(IMPORT)
     if availability.available:
-        return Batching(True, IN_IMPORTS)
+        return Batching(True, IN_IMPORTS, frozenset(strategies))
     why = availability.reason.rstrip(".")
     if caps.token_kind == "admin":
         why = (
@@ -517,7 +533,8 @@ def batching_of(caps: Capabilities) -> Batching:
 IN_IMPORTS = (
     "How: the flags' configuration per environment goes in imports, one a target project and "
     "environment (POST /api/admin/features-batch/import: each in one transaction, the "
-    "target's validation asked first); the rest request by request."
+    "target's validation asked first); the rest request by request (a flag using a strategy "
+    "type the target does not list too: an import refuses it)."
 )
 
 
@@ -610,10 +627,13 @@ class _Planner:
         map_env: Mapping[str, str],
         segment_ids: Mapping[str, int],
         undo: bool,
-        batch: bool = False,
+        batch: Batching | None = None,
     ) -> None:
         self.source, self.target = source, target
-        self.batch = batch
+        self.batch = batch is not None and batch.imports
+        #: the strategy types an import may hold: the target's, and the custom ones stage 1
+        #: creates (`created_definitions`, added as they are planned)
+        self.importable = set(batch.strategies) if batch is not None else set()
         self.comparison = comparison
         self.delete_extra = selection.delete_extra
         self.map_project, self.map_env = dict(map_project), dict(map_env)
@@ -1344,6 +1364,11 @@ class _Planner:
                 after += emptying
                 continue
             strategies = [x for x in e.strategies if x.name in known]
+            types = {x.name for x in [*strategies, *there.strategies]}
+            if types - self.importable - self.created_definitions:
+                del self.left_out[mark:]  # an import would be refused: one by one
+                self.kept_extra = kept
+                return None
             if not self.delete_extra:  # the target's own strategies stay: sent again
                 pairs = _pairs(sorted(e.strategies, key=lambda x: x.sortOrder),
                                sorted(there.strategies, key=lambda x: x.sortOrder))  # fmt: skip
@@ -1569,7 +1594,6 @@ def plan_promote(
     (`stage`). With `batching` that says so (`batching_of` the target's capabilities), the
     flags go in imports (ask `validated` before showing the plan). See the module's text for
     what is planned and left out."""
-    batch = batching is not None and batching.imports
     del journal  # the stages name it: a plan is the same whichever journal takes it
     planner = _Planner(
         source,
@@ -1580,7 +1604,7 @@ def plan_promote(
         map_env or {},
         segment_ids or {},
         undo,
-        batch,
+        batching,
     )
     first = planner.first()
     pending = frozenset(planner.created_segments)
@@ -1592,7 +1616,7 @@ def plan_promote(
     def again(ids: Mapping[str, int]) -> tuple[Planned, ...]:
         fresh = _Planner(
             source, target, comparison, selection, map_project or {}, map_env or {}, ids, undo,
-            batch,
+            batching,
         )  # fmt: skip
         fresh.first()
         return tuple(fresh.flags(ids, pending) + fresh.deletions())

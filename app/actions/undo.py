@@ -432,7 +432,7 @@ async def _undo_promote(client: AdminClient, journal: Journal, entry: Entry) -> 
         raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}") from None
     now = await read_snapshot(client)
     ids = {g.name: g.id for g in (await client.segments()).segments}
-    batching = promote.batching_of(await client.capabilities())
+    batching = await promote.batching_for(client)
     try:
         plan, cannot = promote.plan_undo_promote(before, now, entries, ids, batching)
     except ValueError as exc:

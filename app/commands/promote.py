@@ -151,7 +151,7 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         Selection,
         StageTwoRefused,
         apply_promote,
-        batching_of,
+        batching_for,
         plan_promote,
         segment_ids_of,
         validated,
@@ -189,7 +189,7 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         map_project=compared.map_project,
         map_env=compared.map_env,
         segment_ids=segment_ids,
-        batching=batching_of(caps),
+        batching=await batching_for(client),
     )
     try:
         plan = await validated(client, plan)

@@ -877,7 +877,7 @@ class CompareModel(ActionViewModel):
         from app.actions.promote import (
             ImportRefused,
             Selection,
-            batching_of,
+            batching_for,
             plan_promote,
             segment_ids_of,
             validated,
@@ -890,7 +890,9 @@ class CompareModel(ActionViewModel):
         self._set_progress("Planning the promote: reading the target again…")
         client = await self.session.client()
         caps = await client.capabilities()
-        ours, segment_ids = await asyncio.gather(read_snapshot(client), segment_ids_of(client))
+        ours, segment_ids, batching = await asyncio.gather(
+            read_snapshot(client), segment_ids_of(client), batching_for(client)
+        )
         self.read = {"source": (source_side, theirs), "target": (target_side, ours)}
         await self._compare()  # the tree shows the target as the plan is made from it
         comparison = self.comparison
@@ -905,7 +907,7 @@ class CompareModel(ActionViewModel):
             )  # fmt: skip
         plan = await asyncio.to_thread(
             plan_promote, theirs, ours, comparison, Selection(), map_env=env_map,
-            segment_ids=segment_ids, batching=batching_of(caps),
+            segment_ids=segment_ids, batching=batching,
         )  # fmt: skip
         try:
             plan = await validated(client, plan)  # the target's validation of its imports

@@ -17,6 +17,7 @@ from sandbox.routes.answers import no_body, ok
 from sandbox.routes.deps import require_root
 from sandbox.routes.endpoint import Area, Call, Endpoint, RequestInvalid
 from sandbox.store import ADMIN_ROLE, EDITOR_ROLE, Refusal
+from sandbox.store.users import bad_data
 from sandbox.versions import Played
 
 WRITERS = (ADMIN_ROLE, EDITOR_ROLE)
@@ -51,7 +52,7 @@ def admin_token_refused(played: Played | None) -> Refusal:
         f"#personal-access-tokens) or a service account (https://docs.getunleash.io/{docs}"
         "/service-accounts)."
     )
-    return Refusal(400, "BadDataError", message, [{"message": message}])
+    return bad_data(message)
 
 
 async def validate(call: Call[m.ImportQuery]) -> Response:
@@ -64,8 +65,10 @@ async def import_features(call: Call[m.ImportQuery]) -> Response:
     if call.who.kind == "admin":
         raise admin_token_refused(call.played)
     require_root(call.store, call.who, WRITERS, "import flags")
-    word = "Active project" if call.played is None else call.played.import_project_word
-    call.store.import_features(call.body, call.who, project_word=word)
+    played = call.played
+    word = "Active project" if played is None else played.import_project_word
+    keeps = played is not None and played.import_keeps_description
+    call.store.import_features(call.body, call.who, project_word=word, keeps_description=keeps)
     return Response(status_code=200)
 
 

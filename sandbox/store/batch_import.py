@@ -12,27 +12,29 @@ for custom strategy types used, archived flags (left out) and flags of the proje
 overwritten. `permissions` is empty: a caller who may import may do all of it.
 
 Import checks the same (after leaving archived flags out and mapping segment ids to the
-target's by name) and refuses the first failing check with a 400 `BadDataError`: strategies
-("Some of the strategies you are trying to import are not supported.", a detail "x is not
-supported." each), context fields (likewise), flags of other projects ("These features exist
-already in other projects: ..."), segments ("Unsupported segments: ..."), dependencies ("The
-following dependent features are missing: ..."). Then, in one transaction (a failure leaves
-nothing): each flag created (`feature-created`), or its metadata (description, type, stale,
-impression data) overwritten (`feature-metadata-updated`), what the data leaves out set to
-its default (no description, `release`, not stale, no impression data: measured on 8.2); the
-environment's variants of each flag that has some in the data (any flag: the import does not
-ask whether it has environment variants already, measured on 8.2; an empty list leaves them);
-the tag types the target lacks (`tag-type-created`); every tag of the imported flags removed
-(no event) and the data's added (measured on 8.2, and in the source of 5.12 to 8.2); the
-context fields the target lacks (`context-field-created`); every imported flag's strategies in
-the environment deleted (no event, as Unleash; a flag with none in the data is left with none)
-and the data's created again with new ids (`feature-strategy-add`), in the data's order, each
-with the data's `sortOrder`, 0 without one (measured on 8.2); each flag turned on or off as the
-data says (on with no enabled strategy adds a gradual rollout, as on/off does); dependencies
-added (those of a flag the data gives none are kept); one `features-imported` event. An
-environment the server lacks is a 404 "Could not find <flag> in <env>", one the project lacks
-404 "Could not find environment <env> for feature: <flag>", an unknown project 404 "Active
-project with id x does not exist" ("Project with id x does not exist" on 5.x).
+target's by name) and refuses the first failing check with a 400 `BadDataError` ("Request
+validation failed: your request body or params contain invalid data: " and the words, or,
+where there are details, "... Refer to the `details` list for more information."): strategies
+(a detail "x is not supported." each), context fields (likewise), flags of other projects
+("These features exist already in other projects: ..."), segments ("Unsupported segments:
+..."), dependencies ("The following dependent features are missing: ..."). Then, in one
+transaction (a failure leaves nothing): each flag created (`feature-created`), or its metadata
+(description, type, stale, impression data) overwritten (`feature-metadata-updated`), what the
+data leaves out set to its default (no description, `release`, not stale, no impression data:
+measured on 8.2; 5.12 keeps a description left out); the environment's variants of each flag
+that has some in the data (any flag: the import does not ask whether it has environment
+variants already, measured on 8.2; an empty list leaves them); the tag types the target lacks
+(`tag-type-created`); every tag of the imported flags removed (no event) and the data's added
+(measured on 8.2, and in the source of 5.12 to 8.2); the context fields the target lacks
+(`context-field-created`); every imported flag's strategies in the environment deleted (no
+event, as Unleash; a flag with none in the data is left with none there) and the data's
+created again with new ids (`feature-strategy-add`), in the data's order, each with the data's
+`sortOrder`, 0 without one (measured on 8.2); each flag turned on or off as the data says (on
+with no enabled strategy adds a gradual rollout, as on/off does); dependencies added (those of
+a flag the data gives none are kept); one `features-imported` event. An environment the server
+lacks is a 404 "Could not find <flag> in <env>", one the project lacks 404 "Could not find
+environment <env> for feature: <flag>", an unknown project 404 "Active project with id x does
+not exist" ("Project with id x does not exist" on 5.x).
 
 Who may import (the admin API token may not: the route refuses it) is the route's."""
 
@@ -51,6 +53,7 @@ from sandbox.store.flag_config import (
     _variant_json,
     fix_variant_weights,
 )
+from sandbox.store.users import bad_data, bad_data_details
 
 UNSUPPORTED_STRATEGIES = "We detected the following custom strategy that needs to be created first:"
 UNMATCHED_FIELDS = (
@@ -71,8 +74,10 @@ ARCHIVED = (
 OVERWRITTEN = "The following features already exist in this project and will be overwritten:"
 
 
-def _bad_data(message: str, details: list[dict[str, str]] | None = None) -> Refusal:
-    return Refusal(400, "BadDataError", message, details or [{"message": message}])
+def _bad_data(message: str, details: list[str] | None = None) -> Refusal:
+    """Unleash's BadDataError: its message after "Request validation failed: ...", or with
+    `details`, each of them in its `details` (the message then points there)."""
+    return bad_data_details(*details) if details else bad_data(message)
 
 
 def _item(message: str, affected: list[str]) -> dict[str, Any]:
@@ -219,12 +224,12 @@ class BatchImport(FlagConfig):
 
     def _verify(self, data: m.ImportData, project: str) -> None:
         if found := self._unsupported_strategies(data):
-            details = [{"message": f"{name} is not supported."} for name in found]
+            details = [f"{name} is not supported." for name in found]
             raise _bad_data(
                 "Some of the strategies you are trying to import are not supported.", details
             )
         if found := self._unmatched_fields(data):
-            details = [{"message": f"{name} is not supported."} for name in found]
+            details = [f"{name} is not supported." for name in found]
             raise _bad_data(
                 "Some of the context fields you are trying to import are not supported.", details
             )
@@ -236,10 +241,16 @@ class BatchImport(FlagConfig):
             raise _bad_data(f"The following dependent features are missing: {', '.join(found)}")
 
     def import_features(
-        self, query: m.ImportQuery, by: Principal, *, project_word: str = "Active project"
+        self,
+        query: m.ImportQuery,
+        by: Principal,
+        *,
+        project_word: str = "Active project",
+        keeps_description: bool = False,
     ) -> None:
         """`POST /api/admin/features-batch/import`: what the module's text says.
-        `project_word` begins the unknown project's message ("Project" on 5.x)."""
+        `project_word` begins the unknown project's message ("Project" on 5.x);
+        `keeps_description`: a flag's description the data leaves out is kept (5.x)."""
         project, env = query.project, query.environment
         data = self._without(query.data, self._archived(query.data))
         self._verify(data, project)
@@ -260,7 +271,7 @@ class BatchImport(FlagConfig):
         segment_ids = self._segment_ids(project)
         by_old_id = {s.id: segment_ids.get(s.name) for s in data.segments or []}
         with self.tx() as c:
-            self._write_flags(c, data, project, by)
+            self._write_flags(c, data, project, by, keeps_description)
             for e in data.featureEnvironments or []:
                 if e.variants and e.featureName:
                     self._write_variants(c, project, e.featureName, env, e.variants, by)
@@ -287,14 +298,21 @@ class BatchImport(FlagConfig):
                         f"project **{project}**, *{env}*")  # fmt: skip
 
     def _write_flags(
-        self, c: sqlite3.Connection, data: m.ImportData, project: str, by: Principal
+        self,
+        c: sqlite3.Connection,
+        data: m.ImportData,
+        project: str,
+        by: Principal,
+        keeps_description: bool,
     ) -> None:
         existing = set(self._in_project_now(data, project))
         for f in data.features:
             if f.name in existing:
                 before = c.execute("SELECT * FROM features WHERE name = ?", (f.name,)).fetchone()
+                kept = keeps_description and "description" not in f.model_fields_set
                 fields = {
-                    "description": f.description or None, "type": f.type or "release",
+                    "description": before["description"] if kept else f.description or None,
+                    "type": f.type or "release",
                     "stale": bool(f.stale), "impressionData": bool(f.impressionData),
                 }  # fmt: skip
                 self._write_metadata(c, before, fields, by)

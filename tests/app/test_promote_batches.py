@@ -19,7 +19,7 @@ import pytest
 from app.actions.promote import (
     ImportRefused,
     Selection,
-    batching_of,
+    batching_for,
     plan_promote,
     segment_ids_of,
     validated,
@@ -128,7 +128,7 @@ def test_an_error_of_the_target_s_validation_stops_the_promote(
                                  names=["billing-*"])  # fmt: skip
             plan = plan_promote(
                 source, target, comparison, Selection(), segment_ids=await segment_ids_of(client),
-                batching=batching_of(await client.capabilities()),
+                batching=await batching_for(client),
             )  # fmt: skip
             imported = [p for p in plan.second if p.query is not None]
             assert imported and imported[0].flags
