@@ -30,11 +30,12 @@ source's with their sort order, which the import keeps, and the target's own kep
 way: it deletes the others), enabled state and variants (written when there are some, for any
 flag). A strategy names its segments by name (the target maps them to its own), so an import
 does not depend on stage 1's segment ids. After the imports, request by request: the flags'
-parents, an environment's variants emptied (an import leaves them), a created flag's stale
-mark; a flag with no environment in an import goes one by one as above. The plan says how
-(`PromotePlan.how`), and with an admin API token why not. Before it is shown, `validated` asks
-the target's validation of each import (a read): its errors stop the promote with the server's
-words (`ImportRefused`), but those about what stage 1 brings; its warnings are shown.
+parents and an environment's variants emptied (an import leaves them; a flag it creates is
+stale as the body says, measured); a flag with no environment in an import goes one by one as
+above. The plan says how (`PromotePlan.how`), and with an admin API token why not. Before it
+is shown, `validated` asks the target's validation of each import (a read): its errors stop
+the promote with the server's words (`ImportRefused`), but those about what stage 1 brings;
+its warnings are shown.
 
 A strategy names its segments by id. A segment stage 1 creates has none yet, so stage 2 is
 planned again once stage 1 is done, from the target's segments read again (name -> id):
@@ -1384,14 +1385,7 @@ class _Planner:
             del self.left_out[mark:]
             self.kept_extra = kept
             return None
-        after = self._dependencies(new, old, project) + after
-        if old is None and new.stale:
-            body = _valid(m.UpdateFeature, {"description": new.description or "",
-                                            "type": new.type, "stale": True,
-                                            "impressionData": new.impressionData})  # fmt: skip
-            after.insert(0, Planned(c.update_flag_request(project, name, body),
-                                    f"flag {_q(name)}: stale", "flags", name))  # fmt: skip
-        return parts, after
+        return parts, self._dependencies(new, old, project) + after
 
     def imports(self, parts: Sequence[_Part], project: str) -> list[Planned]:
         """The imports of `parts` (one project's), one a target environment, each within

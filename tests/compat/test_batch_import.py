@@ -2,7 +2,8 @@
 real Unleash and on the sandbox playing its release (`target`): what a promote in batches
 relies on (`app.actions.promote`, "In batches") holds on both.
 
-Measured here (and on 8.2.0 by hand first): an import overwrites an existing flag's metadata
+Measured here (and on 8.2.0 by hand first): an import creates a flag with the data's metadata
+(stale included) and overwrites an existing flag's metadata
 (description, type, impression data, stale), what it leaves out set to its default, but a
 description left out, which 5.12 keeps; it puts the data's tags in place of the flag's (the
 reference's "tags added, not removed" did not hold: Unleash's `deleteTagsForFeatures`); it
@@ -64,7 +65,8 @@ def test_what_an_import_does_to_a_flag(
     target: Peer, unique: Callable[[str], str], cleanup: Cleanup
 ) -> None:
     flag, bare, parent = unique("import"), unique("import-bare"), unique("import-parent")
-    cleanup.features += [flag, bare, parent]
+    fresh = unique("import-fresh")
+    cleanup.features += [flag, bare, parent, fresh]
     features = f"/api/admin/projects/{PROJECT}/features"
     with as_user(target) as http:
         for name, made in ((flag, {"type": "experiment", "description": "before",
@@ -84,7 +86,8 @@ def test_what_an_import_does_to_a_flag(
                      "stickiness": "default"}]  # fmt: skip
         ordered = [rollout(flag, x, sortOrder=10 - i) for i, x in enumerate(("50", "40", "30"))]
         sent = body(
-            [{"name": flag, "stale": True}, {"name": bare, "description": "", "type": "release"}],
+            [{"name": flag, "stale": True}, {"name": bare, "description": "", "type": "release"},
+             {"name": fresh, "stale": True, "type": "operational", "impressionData": True}],
             ordered,
             featureEnvironments=[{"name": flag, "featureName": flag, "environment": ENV,
                                   "enabled": False, "variants": variants}],
@@ -109,6 +112,8 @@ def test_what_an_import_does_to_a_flag(
             target, {"5.12": "before", "6.10 7.6 8.2": None}
         )
         assert [d["feature"] for d in meta.get("dependencies") or []] == [parent]
+        made = http.get(f"{features}/{fresh}").json()  # created by the import, stale as sent
+        assert (made["type"], made["impressionData"], made["stale"]) == ("operational", True, True)
         tags = http.get(f"/api/admin/features/{flag}/tags").json()["tags"]
         assert [t["value"] for t in tags] == ["added"]
         # variants left out, or an empty list: the environment's stay
