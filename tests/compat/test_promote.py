@@ -2,8 +2,10 @@
 flag whose strategy needs a segment and a context field the target lacks is promoted with them
 (stage 1 makes them, stage 2 the flag, its strategy naming the new segment's id, its tag, on in
 development); `flagdesk diff` of the selection then finds nothing; `flagdesk journal undo` puts
-the target back as a snapshot taken before says it was. Everything is read back from the
-servers."""
+the target back as a snapshot taken before says it was. With the admin API token the flag goes
+request by request (Unleash refuses its imports), with a personal access token in an import
+(`POST /api/admin/features-batch/import`): the same outcome both ways. Everything is read back
+from the servers."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_promote import Cli
@@ -31,8 +34,9 @@ def _made(answer: httpx.Response) -> dict[str, Any]:
     return answer.json() if answer.content else {}
 
 
+@pytest.mark.parametrize("token", ["admin", "personal"])
 def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone(
-    target: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path
+    target: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path, token: str
 ) -> None:
     flag, segment, field = unique("promoted"), unique("segment"), unique("region")
     with SandboxProcess(tmp_path / "source.sqlite3", "--empty") as source:
@@ -54,8 +58,9 @@ def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone
                             json={"type": "simple", "value": "compat"}))  # fmt: skip
         cli = Cli(tmp_path)
         cli.profile("source", source)
+        secret = target.admin_token if token == "admin" else target.require_pat()
         added = cli("profiles", "add", "target", "--url", target.url, "--token-store", "file",
-                    token=target.admin_token)  # fmt: skip
+                    token=secret)  # fmt: skip
         assert added.returncode == 0, added.stderr
         if target is cleanup.peer:
             cleanup.features.append(flag)
@@ -69,6 +74,9 @@ def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone
         plan = _ok(cli("promote", "source", "target", *selection, "--dry-run"))
         assert f"POST /api/admin/context  context field “{field}”" in plan
         assert f"POST /api/admin/segments  segment “{segment}”" in plan
+        batched = "POST /api/admin/features-batch/import  import into “default”, development"
+        assert (batched in plan) is (token == "personal"), plan
+        assert ("How: the flags go request by request" in plan) is (token == "admin"), plan
         result = json.loads(_ok(cli("promote", "source", "target", *selection, "--yes",
                                     "--json")))  # fmt: skip
         assert result["promoted"] is True and result["entries"]
