@@ -388,6 +388,19 @@ PROMOTE = Action(
     Needs(admin_role=True),
 )
 
+#: promote in batches (issue 37): a promote's flags sent as one import per target project and
+#: environment (`POST /api/admin/features-batch/validate`, then `/import`; open source since
+#: Unleash 4.22). Unleash refuses an import sent with an admin API token (400 on every release:
+#: "use either a personal access token ... or a service account"), so it needs a user's token
+#: with the Admin root role; without one a promote sends its requests one by one
+#: (`app.actions.promote`).
+IMPORT = Action(
+    "compare.import",
+    "Promote in batches (import)",
+    "POST /api/admin/features-batch/validate, /api/admin/features-batch/import",
+    Needs(tokens=frozenset({"personal"}), admin_role=True),
+)
+
 # issue 37, slice 5: the Compare window. Reading a live server's snapshot reads its users, API
 # tokens and project access: an Admin's token, as `flagdesk snapshot` needs. The tool's needs
 # are this connection's; its window is of use without them (two snapshot files, or a saved
@@ -397,7 +410,7 @@ COMPARE = Tool(
     "compare", "Compare", "Configuration",
     "The differences between two configurations: this server, a saved connection or a "
     "snapshot file, whole or one environment each.", "compare",
-    _ADMIN, (PROMOTE,),
+    _ADMIN, (PROMOTE, IMPORT),
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- tools

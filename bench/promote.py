@@ -16,9 +16,11 @@ compared by the command line and by the Compare window.
   meanwhile (a 5 ms timer);
 - promote_s and requests: `flagdesk promote a c --project scale-project-001 --project
   scale-project-002 --yes --json` (1,000 flags) to a third sandbox, `--empty` but for those two
-  projects and the staging environment (flagdesk creates neither), from start to exit, and the
-  requests it sent (journaled); promote_verified: `flagdesk diff` of the same selection is then
-  the same (exit 0).
+  projects and the staging environment (flagdesk creates neither), reached with its admin's
+  personal access token so that the flags go in imports (one a project and environment: an
+  admin API token's promote goes request by request), from start to exit, and the requests it
+  sent (journaled); promote_verified: `flagdesk diff` of the same selection is then the same
+  (exit 0).
 
 Goals (issue 37): diff within 5 s, the window within 5 s with no stall over 50 ms, a promote of
 1,000 flags within 20 s. Exactly one JSON object goes to stdout. `--no-promote` measures the
@@ -55,8 +57,9 @@ from app.profiles import ProfileStore  # noqa: E402
 from app.startup import tune_interpreter  # noqa: E402
 from app.viewmodels.compare import Side  # noqa: E402
 from app.viewmodels.session import READY, Session  # noqa: E402
-from sandbox import demo  # noqa: E402
+from sandbox import db, demo  # noqa: E402
 from sandbox.process import SandboxProcess  # noqa: E402
+from sandbox.store import Store  # noqa: E402
 
 GOALS = {"diff_s_max": 5.0, "window_diff_s_max": 5.0, "longest_stall_ms": 50,
          "promote_s": 20.0}  # fmt: skip
@@ -84,8 +87,21 @@ def change_one_percent(db: Path) -> None:
         conn.close()
 
 
-def save_profile(config: Path, name: str, sandbox: SandboxProcess) -> None:
-    env = {**os.environ, "FLAGDESK_CONFIG_DIR": str(config), "FLAGDESK_TOKEN": sandbox.admin_token}
+def admin_pat(sandbox: SandboxProcess) -> str:
+    """A personal access token of the sandbox's `admin` user, made in its database (the
+    sandbox has no login to make one through): Unleash refuses an import sent with an admin API
+    token, so a promote in batches needs a user's."""
+    conn = db.connect(sandbox.db)
+    try:
+        row = conn.execute("SELECT id FROM users WHERE username = 'admin'").fetchone()
+        return Store(conn).create_personal_token(int(row[0]))
+    finally:
+        conn.close()
+
+
+def save_profile(config: Path, name: str, sandbox: SandboxProcess, token: str = "") -> None:
+    env = {**os.environ, "FLAGDESK_CONFIG_DIR": str(config),
+           "FLAGDESK_TOKEN": token or sandbox.admin_token}  # fmt: skip
     subprocess.run([sys.executable, "-m", "app", "profiles", "add", name, "--url", sandbox.url,
                     "--token-store", "file"], check=True, capture_output=True, env=env,
                    cwd=ROOT)  # fmt: skip
@@ -219,7 +235,7 @@ def main() -> int:
             config = root / "config"
             save_profile(config, "a", a)
             save_profile(config, "b", b)
-            save_profile(config, "c", c)
+            save_profile(config, "c", c, admin_pat(c))  # a user's token: imports
             prepare_target(c.db)
             diff = measure_diff(config, args.runs)
             loop = qasync.QEventLoop(app)

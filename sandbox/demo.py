@@ -1079,8 +1079,9 @@ def _plant_flags(scale: AccessScale) -> None:
     """**10,000 flags** `scale-flag-00000` to `-09999`, 500 in each of `scale-project-001` to
     `-020`, of every type, each in development, staging and production with **two strategies**
     there: a gradual rollout (100% in development and staging, `k % 100`% in production) and a
-    user list (`userId` IN a few ids) with a `region` constraint (the context field planted
-    where the database has none); on in development and staging,
+    remote address list (a few addresses) with a `region` constraint (the context field planted
+    where the database has none): strategy types every release from 5.12 to 8.2 has, so that
+    an import takes them (8.2 has no `userWithId`); on in development and staging,
     on in production for every second flag. What the comparison and promotion benchmarks
     (bench/promote.py) read, compare and copy between two sandboxes. Deterministic: the ids
     come from the set's generator."""
@@ -1118,8 +1119,9 @@ def _plant_flags(scale: AccessScale) -> None:
                 "[]", 0, now - order * DAY_MS,
             ))  # fmt: skip
             strategies.append((
-                str(uuid.UUID(int=rng.getrandbits(128))), name, project, env, "userWithId",
-                "Testers", json.dumps({"userIds": f"{k},{k + 1},{k + 2}"}),
+                str(uuid.UUID(int=rng.getrandbits(128))), name, project, env, "remoteAddress",
+                "Testers", json.dumps({"IPs": ",".join(f"10.{k // 256 % 256}.{k % 256}.{i}"
+                                                       for i in (1, 2, 3))}),
                 json.dumps([{"contextName": "region", "operator": "IN", "values": ["eu", "us"],
                              "caseInsensitive": False, "inverted": False}]),
                 1, now - order * DAY_MS,
@@ -1139,7 +1141,7 @@ def _plant_flags(scale: AccessScale) -> None:
     )
     c.executemany(
         "INSERT OR IGNORE INTO strategy_context_fields(strategy_id, context_name) VALUES(?, ?)",
-        [(s[0], "region") for s in strategies if s[4] == "userWithId"],
+        [(s[0], "region") for s in strategies if s[4] == "remoteAddress"],
     )
 
 

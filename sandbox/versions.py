@@ -31,6 +31,10 @@ tests/compat):
   5.x; from 6.x refused (403 "Environment variants deprecated") to a flag with none yet in any
   environment (their `verifyLegacyVariants`, without `enableLegacyVariants`: read in their
   source, and measured on 8.2); the flag configuration's routes are all there from 5.12 on;
+- the batch import (issue 37): the admin API token's refusal points at the docs'
+  `reference/` pages before 7.0, `concepts/` from 7.0; `data.links` is refused (400) before 7.0
+  and a tag type's `color` on 5.x; an unknown project is "Project with id x does not exist" on
+  5.x, "Active project ..." from 6.0; a description the data leaves out is kept on 5.x;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -162,3 +166,32 @@ class Played:
     def refuses_new_environment_variants(self) -> bool:
         """Variants per environment only for a flag that has some already (6.x on)."""
         return self.since(6, 0)
+
+    # the batch import (issue 37)
+    @property
+    def import_docs(self) -> str:
+        """Where the admin token's refusal of an import points: the docs' `reference/` pages
+        before 7.0, `concepts/` from 7.0 (their controllers' text)."""
+        return "concepts" if self.since(7, 0) else "reference"
+
+    @property
+    def import_takes_links(self) -> bool:
+        """An import's `data.links` (7.0 on; 5.12 and 6.10: 400, additional property)."""
+        return self.since(7, 0)
+
+    @property
+    def import_takes_tag_type_colour(self) -> bool:
+        """A tag type's `color` in an import's data (6.0 on; 5.12: 400)."""
+        return self.since(6, 0)
+
+    @property
+    def import_project_word(self) -> str:
+        """How an import's unknown project begins its 404: "Project with id x does not exist"
+        on 5.x, "Active project ..." from 6.0."""
+        return "Active project" if self.since(6, 0) else "Project"
+
+    @property
+    def import_keeps_description(self) -> bool:
+        """An imported flag's description the data leaves out is kept on 5.x (measured on
+        5.12.8), emptied from 6.0 (8.2.0: its schema's default)."""
+        return not self.since(6, 0)

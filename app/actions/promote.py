@@ -1,6 +1,6 @@
 """Promoting configuration from one snapshot (a server, a file, an environment) to a live
 server (`compare.promote`): the plan, its two stages through the runner, and its undo. The one
-path `flagdesk promote` and (later) the Compare window's "Promote…" share.
+path `flagdesk promote` and the Compare window's "Promote…" share.
 
 **The plan** (`plan_promote`) is exactly the requests, one line each, in dependency order:
 
@@ -15,6 +15,27 @@ path `flagdesk promote` and (later) the Compare window's "Promote…" share.
    strategies are there);
 3. still stage 2, after the flags: with `--delete-extra`, the segments, tag types, context
    fields and strategy definitions only the target has, each only when nothing uses it then.
+
+**In batches** (`Batching`, `batching_of`): where the target's token may import
+(`compare.import`: a user's token with the Admin root role; Unleash refuses an admin API
+token's import on every release), stage 2 sends the flags' configuration per environment as
+imports (`POST /api/admin/features-batch/import`), one a target project and environment (split
+where a body would pass `BATCH_BODY_LIMIT`), each in one transaction: an environment of a flag
+goes in one when the one-by-one plan would send anything there but emptying its variants, and
+every environment with anything of a flag the target lacks. What an import does (measured on
+8.2, `sandbox.store.batch_import`) decides what its body holds: the flag's metadata (the
+source's: it is overwritten), its tags after (the import puts them in place of the flag's: the
+target's own kept unless `delete_extra`), and in that environment its strategies after (the
+source's with their sort order, which the import keeps, and the target's own kept in the same
+way: it deletes the others), enabled state and variants (written when there are some, for any
+flag). A strategy names its segments by name (the target maps them to its own), so an import
+does not depend on stage 1's segment ids. After the imports, request by request: the flags'
+parents and an environment's variants emptied (an import leaves them; a flag it creates is
+stale as the body says, measured); a flag with no environment in an import goes one by one as
+above. The plan says how (`PromotePlan.how`), and with an admin API token why not. Before it
+is shown, `validated` asks the target's validation of each import (a read): its errors stop
+the promote with the server's words (`ImportRefused`), but those about what stage 1 brings;
+its warnings are shown.
 
 A strategy names its segments by id. A segment stage 1 creates has none yet, so stage 2 is
 planned again once stage 1 is done, from the target's segments read again (name -> id):
@@ -43,7 +64,8 @@ entry's `before` holds with the promote's id, the stage, and the object it chang
 secret: flag configuration holds none, and a snapshot refuses one.
 
 **Undo** (`plan_undo_promote`): the same planner, from the snapshot taken before (source) to
-the server now (target), restricted to what the promote touched, with `delete_extra` on: a
+the server now (target), restricted to what the promote touched (an import's entry names its
+flags in `before["flags"]`), in batches where the connection may import, with `delete_extra` on: a
 flag the promote created is archived, a strategy, segment, tag type or context field it created
 deleted, what it changed put back field by field (strategies by content). A flag the promote
 archived is not brought back by it (`flagdesk archive revive`); a project environment it added
@@ -64,8 +86,10 @@ from app.actions.journal import Entry, Journal, State
 from app.actions.runner import PlanBase, Step
 from app.api import client as c
 from app.api import models as m
+from app.api.capabilities import Capabilities
+from app.api.wire import BATCH_BODY_LIMIT
 from app.changes import Changes, Resource
-from app.registry import PROMOTE, Action
+from app.registry import IMPORT, PROMOTE, Action
 from app.snapshot import model as s
 from app.snapshot.compare import Change, Comparison, compare, exactly, pair_strategies
 from app.text import plural
@@ -73,6 +97,8 @@ from app.text import plural
 __all__ = [
     "BUILT_IN_STRATEGIES",
     "PEOPLE_KINDS",
+    "Batching",
+    "ImportRefused",
     "LeftOut",
     "Planned",
     "PromotePlan",
@@ -80,10 +106,13 @@ __all__ = [
     "Selection",
     "StageTwoRefused",
     "apply_promote",
+    "batching_for",
+    "batching_of",
     "plan_promote",
     "plan_undo_promote",
     "segment_ids_of",
     "touched_by",
+    "validated",
 ]
 
 #: the strategies every Unleash has (never a custom definition)
@@ -130,6 +159,10 @@ class Planned:
     environment: str | None = None
     #: the id the answer gives, kept in the journal's `after` (a segment's, a strategy's)
     keeps_id: bool = False
+    #: an import's flags (its journal entry's `before` names them, for the undo)
+    flags: tuple[str, ...] = ()
+    #: an import's body as a model (what validate is asked about)
+    query: m.ImportQuery | None = field(default=None, compare=False, repr=False)
 
     @property
     def line(self) -> str:
@@ -168,6 +201,8 @@ class PromoteStage(PlanBase):
     undoes: str = ""
     #: more for the confirmation (an undo: what cannot come back)
     notes: tuple[str, ...] = ()
+    #: what the target's validation of the stage's imports warns of (an undo's)
+    warnings: tuple[str, ...] = ()
 
     nothing = "Nothing was promoted."
 
@@ -211,6 +246,8 @@ class PromoteStage(PlanBase):
             }
             if p.environment is not None:
                 before["environment"] = p.environment
+            if p.flags:
+                before["flags"] = list(p.flags)
             if self.undoes:
                 before["undoes"] = self.undoes
             out.append(
@@ -224,6 +261,16 @@ class PromoteStage(PlanBase):
             )
         return tuple(out)
 
+    async def refusal(self, client: c.AdminClient) -> str:
+        """An import with a token that may not import (the runner checks the stage's action,
+        `compare.promote`; its imports need `compare.import` too)."""
+        if not any(p.query is not None for p in self.planned):
+            return ""
+        availability = (await client.capabilities()).action(IMPORT)
+        if availability.available:
+            return ""
+        return f"This stage sends imports, which this connection cannot: {availability.reason}."
+
     @property
     def question(self) -> str:
         verb = "Undo the promote" if self.undoes else "Promote"
@@ -235,6 +282,9 @@ class PromoteStage(PlanBase):
             out.append(
                 f"A snapshot of the target's configuration is written first to {self.snapshot}."
             )
+        if self.warnings:
+            out.append("The target's validation warns:")
+            out.extend(f"  {w}" for w in self.warnings)
         if self.notes:
             out.append("Not put back:" if self.undoes else "Left out:")
             out.extend(f"  {note}" for note in self.notes)
@@ -270,6 +320,12 @@ class PromotePlan:
     delete_extra: bool
     promote: str
     _second: Callable[[Mapping[str, int]], tuple[Planned, ...]] = field(repr=False, compare=False)
+    #: how the flags go: in imports, or request by request and why (`Batching`)
+    how: str = ""
+    #: what the target's validation of the imports warns of (`validated`)
+    warnings: tuple[str, ...] = ()
+    #: what stage 1 creates or changes, (kind, name): validate's errors about them are expected
+    stage_one: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def nothing_to_do(self) -> bool:
@@ -319,6 +375,11 @@ class PromotePlan:
             )
             out.append(f"Stage 2, the flags ({plural(len(self.second), 'request')}){again}:")
             out.extend(f"  {p.line}" for p in self.second)
+        if self.how and not self.nothing_to_do:
+            out.append(self.how)
+        if self.warnings:
+            out.append(f"The target's validation warns ({len(self.warnings):,}):")
+            out.extend(f"  {w}" for w in self.warnings)
         if self.left_out:
             out.append(f"Left out ({len(self.left_out):,}):")
             out.extend(f"  {x.line}" for x in self.left_out)
@@ -340,6 +401,7 @@ class PromotePlan:
                 "kind": p.kind,
                 "object": p.object,
                 "environment": p.environment,
+                **({"flags": list(p.flags)} if p.flags else {}),
                 "body": json.loads(r.body) if r.body else None,
             }
 
@@ -349,6 +411,8 @@ class PromotePlan:
             "leftOut": [{"kind": x.kind, "object": x.object, "why": x.why} for x in self.left_out],
             "keptOnlyInTarget": 0 if self.delete_extra else self.kept_extra,
             "deleteExtra": self.delete_extra,
+            "how": self.how,
+            "warnings": list(self.warnings),
         }
 
 
@@ -421,6 +485,129 @@ class _Invalid(Exception):
     """A body the request's model refuses: left out with why."""
 
 
+@dataclass(frozen=True)
+class Batching:
+    """How a promote sends its flags: in imports, one a target project and environment
+    (`imports`), or request by request; `how` says which, and why not in imports.
+    `strategies`: the strategy types the target has (built-in and custom): an import refuses
+    any other (8.2 has no `userWithId`, which 5.12 still lists, deprecated), so a flag with
+    one in an environment goes request by request."""
+
+    imports: bool
+    how: str
+    strategies: frozenset[str] = frozenset()
+
+
+async def batching_for(client: c.AdminClient) -> Batching:
+    """`batching_of` the connection's capabilities and strategy types (read only where its
+    token may import)."""
+    caps = await client.capabilities()
+    if not caps.action(IMPORT).available:
+        return batching_of(caps)
+    names = frozenset(d.name for d in (await client.strategy_definitions()).strategies)
+    return batching_of(caps, names)
+
+
+def batching_of(caps: Capabilities, strategies: Iterable[str] = ()) -> Batching:
+    """How a promote to the connection of `caps` sends its flags: in imports where its token
+    may import (`compare.import`: a user's token with the Admin root role; Unleash refuses an
+    admin API token's import), else request by request, saying why. `strategies`: the
+    target's strategy types (`Batching.strategies`)."""
+    availability = caps.action(IMPORT)
+    if availability.available:
+        return Batching(True, IN_IMPORTS, frozenset(strategies))
+    why = availability.reason.rstrip(".")
+    if caps.token_kind == "admin":
+        why = (
+            "Unleash refuses an import sent with an admin API token (“You can't use an admin "
+            "token to import features”): a personal access token or a service account's "
+            "token of an Admin may import"
+        )
+    return Batching(
+        False,
+        f"How: the flags go request by request, not in imports (POST "
+        f"/api/admin/features-batch/import): {why}.",
+    )
+
+
+#: what a plan of imports says of them
+IN_IMPORTS = (
+    "How: the flags' configuration per environment goes in imports, one a target project and "
+    "environment (POST /api/admin/features-batch/import: each in one transaction, the "
+    "target's validation asked first); the rest request by request (a flag using a strategy "
+    "type the target does not list too: an import refuses it)."
+)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One flag in one environment's import: what the body holds of it."""
+
+    name: str
+    created: bool
+    environment: str
+    feature: dict[str, Any]
+    strategies: list[s.FlagStrategy]
+    enabled: bool
+    variants: list[s.Variant]
+    tags: list[dict[str, str]]
+
+    def query(self, project: str) -> dict[str, Any]:
+        return _import_body([self], project, self.environment)
+
+
+def _import_body(parts: Sequence[_Part], project: str, where: str) -> dict[str, Any]:
+    """importTogglesSchema of `parts`: a strategy's segments by name (`data.segments`, whose
+    ids the target maps to its own segments of those names)."""
+    segments: dict[str, int] = {}
+    strategies = []
+    for part in parts:
+        for x in part.strategies:
+            ids = [segments.setdefault(g, len(segments) + 1) for g in sorted(x.segments)]
+            strategies.append({
+                "name": x.name, "featureName": part.name, "title": x.title or "",
+                "disabled": x.disabled, "parameters": dict(x.parameters),
+                "constraints": [k.model_dump(mode="json", exclude_none=True)
+                                for k in x.constraints],
+                "variants": [v.model_dump(mode="json", exclude_none=True) for v in x.variants],
+                "segments": ids, "sortOrder": x.sortOrder,
+            })  # fmt: skip
+    tag_types = sorted({t["tagType"] for part in parts for t in part.tags})
+    return {
+        "project": project,
+        "environment": where,
+        "data": {
+            "features": [p.feature for p in parts],
+            "featureStrategies": strategies,
+            "featureEnvironments": [
+                {"name": p.name, "featureName": p.name, "environment": where,
+                 "enabled": p.enabled,
+                 "variants": [v.model_dump(mode="json", exclude_none=True) for v in p.variants]}
+                for p in parts
+            ],
+            "featureTags": [t for p in parts for t in p.tags],
+            "tagTypes": [{"name": t} for t in tag_types],
+            "contextFields": [],
+            "segments": [{"id": i, "name": g} for g, i in segments.items()],
+        },
+    }  # fmt: skip
+
+
+def _packed(parts: Sequence[_Part], project: str) -> list[list[_Part]]:
+    """`parts` (one environment's) in imports within `BATCH_BODY_LIMIT`, in their order."""
+    room = BATCH_BODY_LIMIT - 4096  # the body's envelope, and JSON's spacing differing
+    out: list[list[_Part]] = [[]]
+    used = 0
+    for part in parts:
+        size = len(json.dumps(part.query(project), separators=(",", ":")))
+        if out[-1] and used + size > room:
+            out.append([])
+            used = 0
+        out[-1].append(part)
+        used += size
+    return [chunk for chunk in out if chunk]
+
+
 def _valid(model: type[Any], data: Any) -> Any:
     try:
         return model.model_validate(data)
@@ -441,8 +628,13 @@ class _Planner:
         map_env: Mapping[str, str],
         segment_ids: Mapping[str, int],
         undo: bool,
+        batch: Batching | None = None,
     ) -> None:
         self.source, self.target = source, target
+        self.batch = batch is not None and batch.imports
+        #: the strategy types an import may hold: the target's, and the custom ones stage 1
+        #: creates (`created_definitions`, added as they are planned)
+        self.importable = set(batch.strategies) if batch is not None else set()
         self.comparison = comparison
         self.delete_extra = selection.delete_extra
         self.map_project, self.map_env = dict(map_project), dict(map_env)
@@ -869,6 +1061,8 @@ class _Planner:
         heads: list[Planned] = []
         bodies: list[Planned] = []
         archive: list[Planned] = []
+        parts: dict[str, list[_Part]] = {}
+        after: list[Planned] = []
         for shown in flags:
             name = _flag_name(shown)
             new, old = source.get(name), target.get(name)
@@ -917,11 +1111,21 @@ class _Planner:
                 )
                 continue
             try:
+                batched = (
+                    self._batched(new, old, project, segment_ids, pending, known)
+                    if self.batch
+                    else None
+                )
+                if batched is not None:
+                    parts[project] = parts.get(project, []) + batched[0]
+                    after += batched[1]
+                    continue
                 heads += self._flag_head(new, old, project)
                 bodies += self._flag_body(new, old, project, segment_ids, pending, known)
             except _Invalid as why:
                 self.leave("flags", f"{project}/{name}", str(why))
-        return heads + bodies + archive
+        imports = [p for project, chosen in parts.items() for p in self.imports(chosen, project)]
+        return heads + imports + after + bodies + archive
 
     def _flag_head(self, new: s.Flag, old: s.Flag | None, project: str) -> list[Planned]:
         out = []
@@ -976,6 +1180,41 @@ class _Planner:
             )
         return out
 
+    def _dependencies(self, new: s.Flag, old: s.Flag | None, project: str) -> list[Planned]:
+        """The flag's parents added (or changed), and with `delete_extra` removed."""
+        out: list[Planned] = []
+        name = new.name
+        had_deps = {d.feature: d for d in (old.dependencies if old else [])}
+        for d in new.dependencies:
+            if had_deps.get(d.feature) == d:
+                continue
+            body = _valid(
+                m.CreateDependentFeature,
+                {"feature": d.feature, "enabled": d.enabled, "variants": d.variants or None},
+            )
+            state = "enabled" if d.enabled else "disabled"
+            out.append(
+                Planned(
+                    c.add_dependency_request(project, name, body),
+                    f"depends on {_q(d.feature)} ({state})",
+                    "flags",
+                    name,
+                )
+            )
+        for parent in sorted(had_deps.keys() - {d.feature for d in new.dependencies}):
+            if self.delete_extra:
+                out.append(
+                    Planned(
+                        c.delete_dependency_request(project, name, parent),
+                        f"no longer depends on {_q(parent)}",
+                        "flags",
+                        name,
+                    )
+                )
+            else:
+                self.kept_extra += 1
+        return out
+
     def _flag_body(
         self,
         new: s.Flag,
@@ -1007,36 +1246,7 @@ class _Planner:
             out.append(
                 Planned(c.flag_tags_request(name, body), f"tags {' '.join(words)}", "flags", name)
             )
-        # dependencies
-        had_deps = {d.feature: d for d in (old.dependencies if old else [])}
-        for d in new.dependencies:
-            if had_deps.get(d.feature) == d:
-                continue
-            body = _valid(
-                m.CreateDependentFeature,
-                {"feature": d.feature, "enabled": d.enabled, "variants": d.variants or None},
-            )
-            state = "enabled" if d.enabled else "disabled"
-            out.append(
-                Planned(
-                    c.add_dependency_request(project, name, body),
-                    f"depends on {_q(d.feature)} ({state})",
-                    "flags",
-                    name,
-                )
-            )
-        for parent in sorted(had_deps.keys() - {d.feature for d in new.dependencies}):
-            if self.delete_extra:
-                out.append(
-                    Planned(
-                        c.delete_dependency_request(project, name, parent),
-                        f"no longer depends on {_q(parent)}",
-                        "flags",
-                        name,
-                    )
-                )
-            else:
-                self.kept_extra += 1
+        out += self._dependencies(new, old, project)
         # environments
         target_envs = {e.name: e for e in (old.environments if old else [])}
         in_project = set(self.target_projects[project].environments) | {
@@ -1076,6 +1286,123 @@ class _Planner:
             )
             has_variants = has_variants or any(p.says.startswith("variants") for p in planned)
             out += planned
+        return out
+
+    def _batched(
+        self,
+        new: s.Flag,
+        old: s.Flag | None,
+        project: str,
+        segment_ids: Mapping[str, int],
+        pending: frozenset[str],
+        known: frozenset[str] | set[str],
+    ) -> tuple[list[_Part], list[Planned]] | None:
+        """The flag's parts of the imports (one for each environment where it changes, or, for
+        a flag the target lacks, has anything), and the requests that go after the imports
+        (its parents; emptying an environment's variants, which an import leaves as they
+        are); None when no environment of it goes in an import (its requests are then the
+        one-by-one plan's: `_flag_head`, `_flag_body`). Decided per environment by what the
+        one-by-one plan would send there (`_environment`): any request but emptying the
+        variants puts the environment in an import. What an import does to a flag it holds
+        (measured on 8.2): its metadata, tags and, in that environment, strategies (with their
+        sort order) are the body's, the enabled state too, and its variants when the body has
+        some; so the body holds the source's metadata, the tags wanted after (the target's own
+        kept unless `delete_extra`), the strategies wanted after (the target's own kept in
+        the same way)."""
+        name = new.name
+        mark, kept = len(self.left_out), self.kept_extra
+        target_envs = {e.name: e for e in (old.environments if old else [])}
+        in_project = set(self.target_projects[project].environments) | {
+            e for p, e in self.added_project_envs if p == project
+        }
+        emptied = {
+            w
+            for e in new.environments
+            if (w := self.env(e.name)) is not None
+            and not e.variants
+            and target_envs.get(w)
+            and target_envs[w].variants
+        }
+        keeps = {e.name for e in (old.environments if old else []) if e.variants} - emptied
+        self.last_variants = bool(emptied) and not keeps and not self.delete_extra
+        # the tags after: the import puts the body's in place of the flag's
+        wanted = {str(t): t for t in new.tags}
+        own = [t for k, t in sorted((str(t), t) for t in (old.tags if old else []))
+               if k not in wanted]  # fmt: skip
+        if not self.delete_extra:
+            self.kept_extra += len(own)
+            wanted.update((str(t), t) for t in own)
+        tags = [{"featureName": name, "tagType": t.type, "tagValue": t.value}
+                for _k, t in sorted(wanted.items())]  # fmt: skip
+        # a description left out is kept by 5.12's import (emptied by 8.2's): "" empties it
+        feature = {"name": name, "type": new.type, "description": new.description or "",
+                   "impressionData": new.impressionData, "stale": new.stale,
+                   "project": project}  # fmt: skip
+        parts: list[_Part] = []
+        after: list[Planned] = []
+        for e in new.environments:
+            where = self.env(e.name)
+            if where is None:
+                continue
+            if where not in self.target_envs:
+                self.leave("flags", f"{project}/{name}", f"the target has no environment {where!r}")
+                continue
+            if where not in in_project:
+                self.leave(
+                    "flags",
+                    f"{project}/{name}",
+                    f"the target's project {project!r} does not have environment {where!r}",
+                )
+                continue
+            there = target_envs.get(where) or s.FlagEnvironment(name=where)
+            planned = self._environment(
+                project, name, where, e, there, segment_ids, pending, known, True
+            )
+            emptying = [p for p in planned if p.says == "variants: none"]
+            sent = [p for p in planned if p.says != "variants: none"]
+            fresh = old is None and (e.strategies or e.enabled or e.variants)
+            if not sent and not fresh:
+                after += emptying
+                continue
+            strategies = [x for x in e.strategies if x.name in known]
+            types = {x.name for x in [*strategies, *there.strategies]}
+            if types - self.importable - self.created_definitions:
+                del self.left_out[mark:]  # an import would be refused: one by one
+                self.kept_extra = kept
+                return None
+            if not self.delete_extra:  # the target's own strategies stay: sent again
+                pairs = _pairs(sorted(e.strategies, key=lambda x: x.sortOrder),
+                               sorted(there.strategies, key=lambda x: x.sortOrder))  # fmt: skip
+                taken = {j for _i, j in pairs}
+                strategies += [x for j, x in enumerate(sorted(
+                    there.strategies, key=lambda x: x.sortOrder)) if j not in taken]  # fmt: skip
+            part = _Part(name, old is None, where, feature, strategies, e.enabled,
+                         e.variants, tags)  # fmt: skip
+            _valid(m.ImportQuery, part.query(project))  # one flag's body: refused, it is left out
+            parts.append(part)
+            after += emptying
+        if not parts:  # the one-by-one plan sends this flag's requests
+            del self.left_out[mark:]
+            self.kept_extra = kept
+            return None
+        return parts, self._dependencies(new, old, project) + after
+
+    def imports(self, parts: Sequence[_Part], project: str) -> list[Planned]:
+        """The imports of `parts` (one project's), one a target environment, each within
+        `BATCH_BODY_LIMIT` (split where it would not be)."""
+        by_env: dict[str, list[_Part]] = {}
+        for part in parts:
+            by_env.setdefault(part.environment, []).append(part)
+        out: list[Planned] = []
+        for where, chosen in by_env.items():
+            for chunk in _packed(chosen, project):
+                query = m.ImportQuery.model_validate(_import_body(chunk, project, where))
+                created = sum(1 for p in chunk if p.created)
+                count = sum(len(p.strategies) for p in chunk)
+                says = (f"import into {_q(project)}, {where}: {plural(len(chunk), 'flag')}"
+                        f" ({created:,} created), {plural(count, 'strategy')}")  # fmt: skip
+                out.append(Planned(c.import_request(query), says, "flags", project, where,
+                                   flags=tuple(p.name for p in chunk), query=query))  # fmt: skip
         return out
 
     def _environment(
@@ -1253,11 +1580,14 @@ def plan_promote(
     map_env: Mapping[str, str] | None = None,
     segment_ids: Mapping[str, int] | None = None,
     undo: bool = False,
+    batching: Batching | None = None,
 ) -> PromotePlan:
     """The promote of `comparison`'s differences (the comparison of `source` with `target`,
     made with `selection`'s filters and these maps) to the target, whose segments' ids are
     `segment_ids` (name -> id, as read from it). `journal` is not written: the stages are
-    (`stage`). See the module's text for what is planned and left out."""
+    (`stage`). With `batching` that says so (`batching_of` the target's capabilities), the
+    flags go in imports (ask `validated` before showing the plan). See the module's text for
+    what is planned and left out."""
     del journal  # the stages name it: a plan is the same whichever journal takes it
     planner = _Planner(
         source,
@@ -1268,6 +1598,7 @@ def plan_promote(
         map_env or {},
         segment_ids or {},
         undo,
+        batching,
     )
     first = planner.first()
     pending = frozenset(planner.created_segments)
@@ -1278,8 +1609,9 @@ def plan_promote(
 
     def again(ids: Mapping[str, int]) -> tuple[Planned, ...]:
         fresh = _Planner(
-            source, target, comparison, selection, map_project or {}, map_env or {}, ids, undo
-        )
+            source, target, comparison, selection, map_project or {}, map_env or {}, ids, undo,
+            batching,
+        )  # fmt: skip
         fresh.first()
         return tuple(fresh.flags(ids, pending) + fresh.deletions())
 
@@ -1292,6 +1624,8 @@ def plan_promote(
         selection.delete_extra,
         secrets.token_hex(6),
         again,
+        how="" if batching is None else batching.how,
+        stage_one=frozenset((p.kind, p.object) for p in first),
     )
 
 
@@ -1319,6 +1653,58 @@ class StageTwoRefused(Exception):
     def __init__(self, why: str, entries: Sequence[str]) -> None:
         super().__init__(f"stage 1 was done ({plural(len(entries), 'request')}, journaled); {why}")
         self.entries = tuple(entries)
+
+
+#: validate's errors about what a promote's stage 1 brings before its imports are sent (the
+#: kind of the stage 1 requests that bring each affected item)
+_STAGE_ONE_ERRORS = {
+    "We detected the following segments that need to be created first:": "segments",
+    "We detected the following custom strategy that needs to be created first:": "strategies",
+    "We detected the following context fields that do not have matching legal values with "
+    "the imported ones:": "context-fields",
+}
+
+
+class ImportRefused(Exception):
+    """The target's validation of an import of the plan has errors: nothing was sent. Each
+    of `errors` is one of the server's messages, with what it names and the import's project
+    and environment."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        super().__init__(
+            "the target's validation refuses the promote's imports, nothing was sent: "
+            + "; ".join(errors)
+        )
+        self.errors = tuple(errors)
+
+
+def _item(item: m.ImportValidationItem) -> str:
+    shown = ", ".join(item.affectedItems[:5]) + (", …" if len(item.affectedItems) > 5 else "")
+    return f"{item.message} {shown}" if shown else item.message
+
+
+async def validated(client: c.AdminClient, plan: PromotePlan) -> PromotePlan:
+    """`plan` with what the target's validation of each of its imports warns of (`warnings`),
+    asked before the plan is shown (`POST /api/admin/features-batch/validate`: a read, nothing
+    changes). `ImportRefused`, with the server's messages, for its errors and missing
+    permissions, but for those about what stage 1 brings first (the segments and custom
+    strategies it creates, the context fields whose legal values it changes)."""
+    warnings: list[str] = []
+    errors: list[str] = []
+    for p in plan.first + plan.second:
+        if p.query is None:
+            continue
+        answer = await client.validate_import(p.query)
+        where = f"import into {_q(p.object)}, {p.environment}"
+        for item in answer.errors + answer.permissions:
+            kind = _STAGE_ONE_ERRORS.get(item.message)
+            if kind and all((kind, x) in plan.stage_one for x in item.affectedItems):
+                continue
+            errors.append(f"{where}: {_item(item)}")
+        warnings += [f"{where}: {_item(item)}" for item in answer.warnings]
+    if errors:
+        raise ImportRefused(errors)
+    return replace(plan, warnings=tuple(warnings))
 
 
 async def segment_ids_of(client: c.AdminClient) -> dict[str, int]:
@@ -1388,6 +1774,7 @@ def plan_undo_promote(
     now: s.Snapshot,
     entries: Sequence[Entry],
     segment_ids: Mapping[str, int],
+    batching: Batching | None = None,
 ) -> tuple[PromotePlan, list[LeftOut]]:
     """The plan that puts back what the promote of `entries` (all of it, any state) changed:
     `before` is its snapshot of the target, `now` the server as read now, `segment_ids` its
@@ -1420,7 +1807,10 @@ def plan_undo_promote(
                 f"it (flagdesk archive revive {name})",
             )
         )
-    names = sorted({str(e.before["object"]) for e in done} - archived)
+    # an import's entry names its flags (`flags`); any other, the object it changes
+    names = sorted(
+        {str(x) for e in done for x in (e.before.get("flags") or [e.before["object"]])} - archived
+    )
     envs = sorted(
         {
             str(e.before["environment"])
@@ -1438,6 +1828,7 @@ def plan_undo_promote(
     else:
         comparison = compare(before, now, kinds=kinds, names=selection.names, map_env=map_env)
     plan = plan_promote(
-        before, now, comparison, selection, map_env=map_env, segment_ids=segment_ids, undo=True
-    )
+        before, now, comparison, selection, map_env=map_env, segment_ids=segment_ids, undo=True,
+        batching=batching,
+    )  # fmt: skip
     return replace(plan, left_out=plan.left_out + tuple(cannot)), cannot

@@ -432,9 +432,14 @@ async def _undo_promote(client: AdminClient, journal: Journal, entry: Entry) -> 
         raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}") from None
     now = await read_snapshot(client)
     ids = {g.name: g.id for g in (await client.segments()).segments}
+    batching = await promote.batching_for(client)
     try:
-        plan, cannot = promote.plan_undo_promote(before, now, entries, ids)
+        plan, cannot = promote.plan_undo_promote(before, now, entries, ids, batching)
     except ValueError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    try:
+        plan = await promote.validated(client, plan)
+    except promote.ImportRefused as exc:
         raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
     if plan.pending and any("(created in stage 1)" in p.says for p in plan.second):
         raise CannotUndo(
@@ -457,4 +462,5 @@ async def _undo_promote(client: AdminClient, journal: Journal, entry: Entry) -> 
         now,
         undoes=entry.id,
         notes=tuple(x.line for x in plan.left_out),
+        warnings=plan.warnings,
     )

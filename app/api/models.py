@@ -1971,3 +1971,142 @@ class ExportResult(Response):
     tagTypes: list[TagType] = Field(default_factory=list)
     dependencies: list[ExportDependencies] = Field(default_factory=list)
     links: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- batch import
+# `POST /api/admin/features-batch/validate` and `/import` (importTogglesSchema): an export's
+# data, into one project and environment. Unleash's schemas say `additionalProperties: false`
+# on every level; the sandbox refuses unknown fields where the releases were seen to (the body
+# and its `data`; `links` before 7.0 and a tag type's `color` on 5.x: `sandbox.versions`) and
+# reads the items as the other requests here, ignoring what it does not use.
+
+
+class ImportFeature(Request):
+    """A flag in an import's `data.features`: created, or its metadata overwritten."""
+
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9_.~-]+$")]
+    type: Annotated[str, Field(min_length=1, max_length=100), ONE_LINE] | None = None
+    description: Text | None = None
+    project: OneLine | None = None
+    stale: bool | None = None
+    impressionData: bool | None = None
+    archived: bool | None = None
+
+
+class ImportStrategy(CreateFeatureStrategy):
+    """A strategy in an import's `data.featureStrategies`: the flag it belongs to, and the id
+    it had where it was exported (the target gives it a new one)."""
+
+    featureName: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    id: OneLine | None = None
+
+
+class ImportEnvironment(Request):
+    """A flag in the import's environment (`data.featureEnvironments`): on or off, and its
+    variants there (written only when there are some)."""
+
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+    featureName: Annotated[str, Field(min_length=1), ONE_LINE] | None = None
+    environment: OneLine | None = None
+    enabled: bool
+    variants: list[VariantBody] = Field(default_factory=list)
+
+
+class ImportTag(Request):
+    """A flag's tag in an import (`data.featureTags`)."""
+
+    featureName: Annotated[str, Field(min_length=1), ONE_LINE]
+    tagType: TagText
+    tagValue: TagText
+
+
+class ImportSegment(Request):
+    """A segment a strategy of the import uses: matched on the target by `name`."""
+
+    id: RowId
+    name: Annotated[str, Field(min_length=1), ONE_LINE]
+
+
+class ImportTagType(Request):
+    """A tag type of the import's tags (`data.tagTypes`): created where the target lacks it."""
+
+    name: TagTypeName
+    description: Annotated[str, Field(max_length=1000), FREE_TEXT] | None = None
+    icon: Annotated[str, Field(max_length=100), ONE_LINE] | None = None
+    color: HexColour | None = None
+
+
+class ImportContextField(Request):
+    """A context field the import's strategies use (`data.contextFields`): created where the
+    target lacks it; an existing one must hold each of its legal values."""
+
+    name: ContextFieldName
+    description: Annotated[str, Field(max_length=250), FREE_TEXT] | None = None
+    stickiness: bool | None = None
+    sortOrder: StrictInt64 | None = None
+    legalValues: list[LegalValueBody] | None = None
+    project: OneLine | None = None
+
+
+class ImportDependencies(Request):
+    """A flag (`feature`) and its parents (`data.dependencies`)."""
+
+    feature: Annotated[str, Field(min_length=1), ONE_LINE]
+    dependencies: list[CreateDependentFeature]
+
+
+class ImportLinkItem(Request):
+    url: Annotated[str, Field(min_length=1), ONE_LINE]
+    title: OneLine | None = None
+    id: OneLine | None = None
+
+
+class ImportLinks(Request):
+    """A flag's links (`data.links`, 7.0 on)."""
+
+    feature: Annotated[str, Field(min_length=1), ONE_LINE]
+    links: list[ImportLinkItem]
+
+
+class ImportData(Request):
+    """The export an import takes (`data`): `features`, `featureStrategies` and `tagTypes`
+    required, the rest optional; no other field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    features: list[ImportFeature]
+    featureStrategies: list[ImportStrategy]
+    featureEnvironments: list[ImportEnvironment] | None = None
+    contextFields: list[ImportContextField] | None = None
+    featureTags: list[ImportTag] | None = None
+    segments: list[ImportSegment] | None = None
+    tagTypes: list[ImportTagType]
+    dependencies: list[ImportDependencies] | None = None
+    links: list[ImportLinks] | None = None
+
+
+class ImportQuery(Request):
+    """importTogglesSchema: the body of `POST /api/admin/features-batch/validate` and
+    `/import`: the target `project` and `environment`, and the export's `data`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    project: Annotated[str, Field(min_length=1), ONE_LINE]
+    environment: Annotated[str, Field(min_length=1), ONE_LINE]
+    data: ImportData
+
+
+class ImportValidationItem(Response):
+    """importTogglesValidateItemSchema: a message and the names it is about."""
+
+    message: str
+    affectedItems: list[str] = Field(default_factory=list)
+
+
+class ImportValidation(Response):
+    """importTogglesValidateSchema, what validate answers: `errors` stop an import,
+    `warnings` say what it will do, `permissions` what the caller lacks for it."""
+
+    errors: list[ImportValidationItem] = Field(default_factory=list)
+    warnings: list[ImportValidationItem] = Field(default_factory=list)
+    permissions: list[ImportValidationItem] = Field(default_factory=list)

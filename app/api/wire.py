@@ -11,6 +11,12 @@ from collections.abc import Sequence
 #: Unleash's: its body parser refuses more with 413).
 BULK_METRICS_BODY_LIMIT = 102_400
 
+#: The largest body `POST /api/admin/features-batch/export`, `/validate` and `/import` accept,
+#: in bytes: Unleash mounts its JSON parser there with `limit: '500kB'` (express: 500 * 1024;
+#: 5.12.8 to 8.2, read in its app.ts) and refuses more with 413. A promote packs its imports
+#: within it.
+BATCH_BODY_LIMIT = 500 * 1024
+
 #: The largest count (`yes`, `no`, a variant's) a metric item may carry: Unleash 8.2 answers 400
 #: above 2^53 - 1 (JavaScript's largest safe integer) on both metrics endpoints.
 MAX_METRIC_COUNT = 2**53 - 1

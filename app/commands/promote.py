@@ -147,11 +147,14 @@ async def _promote(args: argparse.Namespace, out: Output) -> int:
 
 async def _with(args: argparse.Namespace, out: Output, client: AdminClient, profile: str) -> int:
     from app.actions.promote import (
+        ImportRefused,
         Selection,
         StageTwoRefused,
         apply_promote,
+        batching_for,
         plan_promote,
         segment_ids_of,
+        validated,
     )
     from app.actions.runner import PartlyDone, Stopped, journal_of, require
     from app.api.errors import ApiError, Forbidden, Unauthorized
@@ -186,7 +189,20 @@ async def _with(args: argparse.Namespace, out: Output, client: AdminClient, prof
         map_project=compared.map_project,
         map_env=compared.map_env,
         segment_ids=segment_ids,
+        batching=await batching_for(client),
     )
+    try:
+        plan = await validated(client, plan)
+    except ImportRefused as exc:
+        out.update(source=args.source, target=args.target, server=client.base_url,
+                   plan=plan.to_json())  # fmt: skip
+        for line in plan.lines():
+            out.say(line)
+        return out.fail(EXIT_REFUSED, str(exc))
+    except ApiError as exc:
+        if isinstance(exc, (Unauthorized, Forbidden)):
+            raise
+        return out.fail(EXIT_READ_REFUSED, str(exc), http_status=exc.status)
     out.update(source=args.source, target=args.target, server=client.base_url, plan=plan.to_json())
     where = f"{client.base_url} (profile “{profile}”)"
     for line in plan.lines():

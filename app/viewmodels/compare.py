@@ -882,7 +882,14 @@ class CompareModel(ActionViewModel):
             self._end_planning()
 
     async def _proposal(self, chosen: list[Difference]) -> Proposal | None:
-        from app.actions.promote import Selection, plan_promote, segment_ids_of
+        from app.actions.promote import (
+            ImportRefused,
+            Selection,
+            batching_for,
+            plan_promote,
+            segment_ids_of,
+            validated,
+        )
         from app.actions.runner import journal_of
         from app.snapshot.read import read_snapshot
 
@@ -891,7 +898,9 @@ class CompareModel(ActionViewModel):
         self._set_progress("Planning the promote: reading the target again…")
         client = await self.session.client()
         caps = await client.capabilities()
-        ours, segment_ids = await asyncio.gather(read_snapshot(client), segment_ids_of(client))
+        ours, segment_ids, batching = await asyncio.gather(
+            read_snapshot(client), segment_ids_of(client), batching_for(client)
+        )
         self.read = {"source": (source_side, theirs), "target": (target_side, ours)}
         await self._compare()  # the tree shows the target as the plan is made from it
         comparison = self.comparison
@@ -906,8 +915,13 @@ class CompareModel(ActionViewModel):
             )  # fmt: skip
         plan = await asyncio.to_thread(
             plan_promote, theirs, ours, comparison, Selection(), map_env=env_map,
-            segment_ids=segment_ids,
+            segment_ids=segment_ids, batching=batching,
         )  # fmt: skip
+        try:
+            plan = await validated(client, plan)  # the target's validation of its imports
+        except ImportRefused as exc:
+            self._set_outcome_error(f"Nothing was promoted: {exc}.")
+            return None
         if plan.nothing_to_do:
             why = "; ".join(x.line for x in plan.left_out[:3])
             self._set_outcome_error(

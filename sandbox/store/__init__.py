@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sandbox.store.api_tokens import ApiTokens
 from sandbox.store.archive import ARCHIVED_FEATURES_QUERY, Archive
+from sandbox.store.batch_import import BatchImport
 from sandbox.store.context import Context
 from sandbox.store.core import (
     ADMIN_ROLE,
@@ -64,6 +65,7 @@ class Store(
     ApiTokens,
     Tokens,
     Groups,
+    BatchImport,  # the batch import (issue 37): builds on the flags, context fields, tags
     Export,  # the batch export (issue 37): builds on the flags' configuration
     FlagConfig,  # flag configuration (issue 37 slice 1): builds on the flags
     Features,

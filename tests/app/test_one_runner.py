@@ -15,8 +15,9 @@ SENDER = ROOT / "app" / "api" / "sending.py"
 #: where a writing call must not be: the windows, the view-models, the commands, the actions
 SCANNED = ("ui", "app/viewmodels", "app/commands", "app/actions", "app/snapshot", "app/cli.py")
 #: reads a server takes as a POST (a query body), which change nothing of its configuration:
-#: the batch export (Unleash records that it happened, as it does of a login)
-READS_SENT_AS_POST = {"export_features", "exported"}
+#: the batch export (Unleash records that it happened, as it does of a login), and the
+#: import's validation (it checks and changes nothing: a promote asks it before its plan is shown)
+READS_SENT_AS_POST = {"export_features", "exported", "validate_import"}
 #: the one place that sends a write
 RUNNER = ROOT / "app" / "actions" / "runner.py"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

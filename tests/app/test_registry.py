@@ -92,7 +92,7 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
         "project_access": {"project_access.grant", "project_access.set_roles",
                            "project_access.revoke"},
         # issue 37: promote (an Admin's; the Compare tool's)
-        "compare": {"compare.promote"},
+        "compare": {"compare.promote", "compare.import"},
     }  # fmt: skip
     every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():

@@ -2,10 +2,12 @@
 flag whose strategy needs a segment and a context field the target lacks is promoted with them
 (stage 1 makes them, stage 2 the flag, its strategy naming the new segment's id, its tag, on in
 development); `flagdesk diff` of the selection then finds nothing; `flagdesk journal undo` puts
-the target back as a snapshot taken before says it was. Everything is read back from the
-servers. The same between two real Unleash of one release side by side (`second`), both ways:
-the first to the second with an admin API token, the second to the first with a personal access
-token."""
+the target back as a snapshot taken before says it was. With the admin API token the flag goes
+request by request (Unleash refuses its imports), with a personal access token in an import
+(`POST /api/admin/features-batch/import`): the same outcome both ways. The same between two
+real Unleash of one release side by side (`second`), both ways: the first to the second with an
+admin API token, the second to the first with a personal access token. Everything is read back
+from the servers."""
 
 from __future__ import annotations
 
@@ -62,9 +64,10 @@ def _selection(flag: str, segment: str, field: str) -> tuple[str, ...]:
 
 
 def _promote_then_undo(cli: Cli, target: Peer, flag: str, segment: str, field: str,
-                       tmp_path: Path) -> None:  # fmt: skip
-    """Promote the three from the profile "source" to "target", read the result back, then
-    undo it and hold the target equal to its snapshot from before."""
+                       tmp_path: Path, *, batched: bool) -> None:  # fmt: skip
+    """Promote the three from the profile "source" to "target" (in an import when `batched`:
+    the target profile's token is a user's, else request by request), read the result back,
+    then undo it and hold the target equal to its snapshot from before."""
     selection = _selection(flag, segment, field)
     before = cli.snapshot("target", tmp_path / "before.json")
     assert cli("diff", "source", "target", *selection).returncode == 1  # they differ
@@ -72,6 +75,9 @@ def _promote_then_undo(cli: Cli, target: Peer, flag: str, segment: str, field: s
     plan = _ok(cli("promote", "source", "target", *selection, "--dry-run"))
     assert f"POST /api/admin/context  context field “{field}”" in plan
     assert f"POST /api/admin/segments  segment “{segment}”" in plan
+    imported = "POST /api/admin/features-batch/import  import into “default”, development"
+    assert (imported in plan) is batched, plan
+    assert ("How: the flags go request by request" in plan) is not batched, plan
     result = json.loads(_ok(cli("promote", "source", "target", *selection, "--yes",
                                 "--json")))  # fmt: skip
     assert result["promoted"] is True and result["entries"]
@@ -93,8 +99,9 @@ def _promote_then_undo(cli: Cli, target: Peer, flag: str, segment: str, field: s
     _ok(cli("diff", before, "target", *selection))
 
 
+@pytest.mark.parametrize("token", ["admin", "personal"])
 def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone(
-    target: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path
+    target: Peer, unique: Callable[[str], str], cleanup: Cleanup, tmp_path: Path, token: str
 ) -> None:
     flag, segment, field = unique("promoted"), unique("segment"), unique("region")
     with SandboxProcess(tmp_path / "source.sqlite3", "--empty") as source:
@@ -102,12 +109,14 @@ def test_a_flag_with_the_segment_and_context_field_it_needs_promoted_then_undone
             _plant(http, flag, segment, field)
         cli = Cli(tmp_path)
         cli.profile("source", source)
+        secret = target.admin_token if token == "admin" else target.require_pat()
         added = cli("profiles", "add", "target", "--url", target.url, "--token-store", "file",
-                    token=target.admin_token)  # fmt: skip
+                    token=secret)  # fmt: skip
         assert added.returncode == 0, added.stderr
         if target is cleanup.peer:
             cleanup.features.append(flag)
-        _promote_then_undo(cli, target, flag, segment, field, tmp_path)
+        _promote_then_undo(cli, target, flag, segment, field, tmp_path,
+                           batched=token == "personal")  # fmt: skip
 
 
 def _remove(peer: Peer, flag: str, segment: str, field: str) -> None:
@@ -127,7 +136,8 @@ def test_promoted_between_two_real_servers_both_ways_then_undone(
     peer: Peer, second: Peer, way: str, unique: Callable[[str], str], tmp_path: Path
 ) -> None:
     source, target = (peer, second) if way.startswith("first") else (second, peer)
-    token = target.admin_token if way.endswith("admin token") else target.require_pat()
+    batched = way.endswith("PAT")
+    token = target.require_pat() if batched else target.admin_token
     flag, segment, field = unique("promoted"), unique("segment"), unique("region")
     try:
         with source.raw() as http:
@@ -138,7 +148,7 @@ def test_promoted_between_two_real_servers_both_ways_then_undone(
             added = cli("profiles", "add", name, "--url", server.url, "--token-store", "file",
                         token=its_token)  # fmt: skip
             assert added.returncode == 0, added.stderr
-        _promote_then_undo(cli, target, flag, segment, field, tmp_path)
+        _promote_then_undo(cli, target, flag, segment, field, tmp_path, batched=batched)
     finally:
         _remove(source, flag, segment, field)
         _remove(target, flag, segment, field)

@@ -35,7 +35,7 @@ ANY_TEXT = {
     "NewUser.password",
     # what a constraint compares with, as the SDKs read it: any text
     "Constraint.values[]", "Constraint.value", "CreateFeatureStrategy.parameters{}",
-    "UpdateFeatureStrategy.parameters{}",
+    "UpdateFeatureStrategy.parameters{}", "ImportStrategy.parameters{}",
     # metrics as SDKs send them (Unleash takes any text); the client's metrics core validates
     # its 100,000s of items with these, where a check per text would cost (docs/performance.md)
     "BulkApplication.appName", "BulkApplication.environment", "BulkApplication.instanceId",
