@@ -1398,9 +1398,9 @@ class _Planner:
             for chunk in _packed(chosen, project):
                 query = m.ImportQuery.model_validate(_import_body(chunk, project, where))
                 created = sum(1 for p in chunk if p.created)
-                count = sum(len(p.strategies) for p in chunk)
+                strategies = plural(sum(len(p.strategies) for p in chunk), "strategy", "strategies")
                 says = (f"import into {_q(project)}, {where}: {plural(len(chunk), 'flag')}"
-                        f" ({created:,} created), {plural(count, 'strategy')}")  # fmt: skip
+                        f" ({created:,} created), {strategies}")  # fmt: skip
                 out.append(Planned(c.import_request(query), says, "flags", project, where,
                                    flags=tuple(p.name for p in chunk), query=query))  # fmt: skip
         return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +64,7 @@ def test_a_promote_in_imports_then_undone(
     assert [x.split("import into ")[1].split(":")[0] for x in imports] == [
         "“default”, development", "“default”, production"]  # fmt: skip
     assert all(" flags (" in x and " created), " in x for x in imports), imports
+    assert all(re.search(r"created\), [\d,]+ strateg(y|ies)$", x) for x in imports), imports
     assert any(x.startswith("How: the flags' configuration per environment goes in imports")
                for x in lines), planned  # fmt: skip
     # nothing of a flag's strategies, variants or state goes one by one
