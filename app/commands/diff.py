@@ -121,5 +121,5 @@ async def _diff(args: argparse.Namespace, out: Output) -> int:
 async def _compare(args: argparse.Namespace) -> Comparison:
     from dataclasses import replace
 
-    compared = await compare_sides(args)
+    compared = await compare_sides(args, read_kinds_only=True)
     return replace(compared.comparison, source=args.source, target=args.target)

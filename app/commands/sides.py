@@ -117,9 +117,13 @@ class Compared:
     map_env: dict[str, str]
 
 
-async def compare_sides(args: argparse.Namespace, *, target: Snapshot | None = None) -> Compared:
+async def compare_sides(
+    args: argparse.Namespace, *, target: Snapshot | None = None, read_kinds_only: bool = False
+) -> Compared:
     """Read `args.source` and `args.target` (or take `target`, read already) and compare them
-    with the selection and maps the options give."""
+    with the selection and maps the options give. `read_kinds_only`: a server is read only for
+    the kinds `--kinds` names (`flagdesk diff`; a promote reads everything, since what a flag
+    needs comes with it)."""
     import asyncio
 
     from app.snapshot.compare import compare
@@ -132,7 +136,9 @@ async def compare_sides(args: argparse.Namespace, *, target: Snapshot | None = N
     map_project = pairs(args.map_project, "--map-project")
     map_env = pairs(args.map_env, "--map-env")
     if target is None:
-        theirs, ours = await asyncio.gather(read_side(source_side), read_side(target_side))
+        read = kinds if read_kinds_only else None
+        theirs, ours = await asyncio.gather(read_side(source_side, read),
+                                            read_side(target_side, read))  # fmt: skip
     else:
         theirs, ours = await read_side(source_side), target
     if source_side.environment or target_side.environment:
@@ -149,12 +155,13 @@ async def compare_sides(args: argparse.Namespace, *, target: Snapshot | None = N
     return Compared(theirs, ours, comparison, kinds, map_project, map_env)
 
 
-async def read_side(side: Side) -> Snapshot:
-    """The side's snapshot: its file loaded, or its profile's server read now."""
+async def read_side(side: Side, kinds: list[str] | None = None) -> Snapshot:
+    """The side's snapshot: its file loaded, or its profile's server read now (for `kinds`
+    only, when given: `read_snapshot`)."""
     from app.snapshot.files import SnapshotFileError, load
 
     if side.profile is not None:
-        return await read_live(side.profile)
+        return await read_live(side.profile, kinds)
     assert side.file is not None
     try:
         return load(side.file)
@@ -171,7 +178,7 @@ def profile_args(profile: str) -> argparse.Namespace:
     )  # fmt: skip
 
 
-async def read_live(profile: str) -> Snapshot:
+async def read_live(profile: str, kinds: list[str] | None = None) -> Snapshot:
     """The server of the saved profile `profile`, read now (`UsageError` for a profile that
     is not saved, or whose token is missing: which, and how to store one)."""
     from app.commands.connection import connection_from_args
@@ -183,7 +190,7 @@ async def read_live(profile: str) -> Snapshot:
     except ValueError as exc:
         raise UsageError(f"profile {profile!r}: {exc}") from None
     async with client:
-        return await read_snapshot(client)
+        return await read_snapshot(client, kinds=kinds)
 
 
 def _environments(snapshot: Snapshot) -> list[str]:

@@ -35,6 +35,7 @@ from pydantic import TypeAdapter
 from app.api import errors as e
 from app.api.models import Response
 from app.snapshot import model as s
+from app.snapshot.compare import list_of
 from app.startup import paused_gc
 
 if TYPE_CHECKING:
@@ -574,6 +575,12 @@ async def _strategies(client: AdminClient) -> list[s.StrategyDefinition]:
 # ------------------------------------------------------------------------------ the whole
 
 
+async def _nothing_in_projects(unread: dict[str, str]) -> dict[str, list[str]]:
+    """The projects' environments when the projects are not asked for: none read."""
+    unread["projects"] = NOT_ASKED
+    return {}
+
+
 async def _part(
     name: str, job: Awaitable[list[T]], unread: dict[str, str], progress: Progress | None
 ) -> list[T]:
@@ -591,14 +598,37 @@ async def _part(
     return found
 
 
+#: why a list was left out of a snapshot read for some kinds only (`read_snapshot(kinds=...)`)
+NOT_ASKED = "not asked for"
+
+
 async def read_snapshot(
-    client: AdminClient, *, progress: Progress | None = None, batch: bool = True
+    client: AdminClient,
+    *,
+    progress: Progress | None = None,
+    batch: bool = True,
+    kinds: Iterable[str] | None = None,
 ) -> s.Snapshot:
     """The server's configuration now, as a snapshot. `progress(list name)`, when given, is
     called as each list is read. The flags come from the batch export where the server has it
-    (`batch`), else from each flag's own answer."""
+    (`batch`), else from each flag's own answer.
+
+    `kinds` (the comparison's kind keys, `app.snapshot.compare.KINDS`): read only what those
+    need (`flagdesk diff --kinds flags` reads no project's access nor API token); every other
+    list is left empty and said in `unread` as not asked for, so a comparison of it says it was
+    not compared. The users, the project list, the environments and the segments are always
+    read (the others name them). None: everything, as a snapshot saved to a file is."""
     caps = await client.capabilities()
     unread: dict[str, str] = {}
+    wanted = None if kinds is None else frozenset(kinds)
+
+    def asked(kind: str) -> bool:
+        return wanted is None or kind in wanted
+
+    async def not_asked(name: str) -> list[Any]:
+        unread[name] = NOT_ASKED
+        return []
+
     (users, user_keys, listed), projects = await asyncio.gather(
         _users(client), client.list_projects()
     )
@@ -621,16 +651,23 @@ async def read_snapshot(
 
     # named tasks, not one gather: past six awaitables `asyncio.gather` loses their types
     task = asyncio.create_task
-    groups = task(_part("groups", _groups(client, caps, roles), unread, progress))
-    roles_read = task(_part("roles", _roles(client, listed.rootRoles), unread, progress))
-    access = task(_part("projectAccess", _project_access(client, caps, project_ids, user_keys),
-                        unread, progress))  # fmt: skip
-    tokens = task(_part("apiTokens", _api_tokens(client), unread, progress))
-    fields = task(_part("contextFields", _context_fields(client), unread, progress))
-    tag_types = task(_part("tagTypes", _tag_types(client), unread, progress))
-    strategies = task(_part("strategies", _strategies(client), unread, progress))
-    in_projects = task(_project_environments(client, project_ids))
-    flags = task(_part("flags", flags_of(), unread, progress))
+
+    def part(kind: str, job: Callable[[], Awaitable[list[T]]]) -> asyncio.Task[list[T]]:
+        """The list of `kind` read (`job()` awaited) when it is asked for, else left out."""
+        name = list_of(kind)
+        return task(_part(name, job(), unread, progress) if asked(kind) else not_asked(name))
+
+    groups = part("groups", lambda: _groups(client, caps, roles))
+    roles_read = part("roles", lambda: _roles(client, listed.rootRoles))
+    access = part("project-access",
+                  lambda: _project_access(client, caps, project_ids, user_keys))  # fmt: skip
+    tokens = part("api-tokens", lambda: _api_tokens(client))
+    fields = part("context-fields", lambda: _context_fields(client))
+    tag_types = part("tag-types", lambda: _tag_types(client))
+    strategies = part("strategies", lambda: _strategies(client))
+    in_projects = task(_project_environments(client, project_ids) if asked("projects")
+                       else _nothing_in_projects(unread))  # fmt: skip
+    flags = part("flags", flags_of)
     every = (groups, roles_read, access, tokens, fields, tag_types, strategies, in_projects,
              flags)  # fmt: skip
     try:

@@ -115,3 +115,43 @@ def differences_of(found: object) -> list[str]:
 
     assert isinstance(found, Comparison)
     return [f"{d.key}: {short(d.old)} → {short(d.new)}" for d in found.differences]
+
+
+def test_some_kinds_read_only_what_they_need(demo_sandbox: SandboxProcess) -> None:
+    """`kinds` (what `flagdesk diff --kinds` compares): the flags read alone are the flags of
+    the whole read, nobody's project access, no project's environments and no API token is
+    asked for (counted on the wire), and what was not asked for is said so in `unread`."""
+    import httpx
+
+    from app.snapshot.read import NOT_ASKED
+
+    asked: list[str] = []
+
+    class Counting(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            asked.append(request.url.path)
+            return await super().handle_async_request(request)
+
+    async def go(kinds: list[str] | None) -> Snapshot:
+        async with AdminClient(demo_sandbox.url, demo_sandbox.admin_token,
+                               transport=Counting()) as client:  # fmt: skip
+            return await read_snapshot(client, kinds=kinds)
+
+    def read_for() -> list[str]:  # (the capability probe's reads name a project of its own)
+        return [p for p in asked if "flagdesk-capability-probe" not in p]
+
+    def per_project(paths: list[str]) -> list[str]:
+        return [p for p in paths if p.endswith("/access") or "api-tokens" in p
+                or p.startswith("/api/admin/environments/project/")]  # fmt: skip
+
+    whole = asyncio.run(go(None))
+    assert whole.unread == {} and per_project(read_for())  # the whole read asks for them
+    asked.clear()
+    flags = asyncio.run(go(["flags"]))
+    assert flags.flags == whole.flags and flags.segments == whole.segments
+    assert flags.unread == {name: NOT_ASKED for name in (
+        "apiTokens", "contextFields", "groups", "projectAccess", "projects", "roles",
+        "strategies", "tagTypes")}  # fmt: skip
+    assert not flags.projectAccess and not flags.apiTokens and not flags.groups
+    assert not per_project(read_for()), asked
+    assert compare(whole, flags, kinds=["flags"]).same
