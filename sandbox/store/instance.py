@@ -19,9 +19,9 @@ import json
 import sqlite3
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 from app.api import models as m
+from app.api.wire import invalid_origins
 from sandbox.store.core import DAY_MS, Core, Principal, Refusal, not_found, to_dt
 
 #: Unleash's setting keys
@@ -33,41 +33,6 @@ DEFAULT_ORIGINS = ["*"]
 #: what `sandbox.routes.endpoint` answers an admin write while maintenance is on (503,
 #: `{message}` alone on every release: Unleash's maintenance middleware)
 MAINTENANCE_MESSAGE = "Unleash is currently in maintenance mode."
-
-#: the schemes whose URLs have an origin (the WHATWG URL standard's "special" schemes but file)
-_ORIGIN_SCHEMES = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
-
-
-def valid_origin(origin: str) -> bool:
-    """Unleash's `validateOrigin`: "*", or a URL whose origin is the text itself (no path, no
-    trailing slash, no user, a lower-case scheme and host, no default port), no other "*"."""
-    if origin == "*":
-        return True
-    if "*" in origin or origin != origin.strip():
-        return False
-    try:
-        parts = urlsplit(origin)
-        port = parts.port
-    except ValueError:
-        return False
-    host = parts.hostname
-    if parts.scheme not in _ORIGIN_SCHEMES or not host or not host.isascii():
-        return False
-    if parts.username is not None or parts.password is not None:
-        return False
-    if port == _ORIGIN_SCHEMES[parts.scheme]:
-        return False  # the URL's origin leaves a default port out
-    shown_host = f"[{host}]" if ":" in host else host
-    rebuilt = f"{parts.scheme}://{shown_host}" + ("" if port is None else f":{port}")
-    return rebuilt == origin
-
-
-def invalid_origins(origins: list[str]) -> str | None:
-    """Unleash's `validateOrigins`: the first origin that is not one, as its message."""
-    for origin in origins:
-        if not valid_origin(origin):
-            return f"Invalid origin: {origin}"
-    return None
 
 
 def _months_back(now_ms: int, count: int) -> list[str]:
@@ -138,7 +103,8 @@ class Instance(Core):
         """`POST /api/admin/ui-config/cors` and 5.x's `POST /api/admin/ui-config`
         `{frontendSettings}` (204): without the list 404 NotFoundError "The requested resource
         could not be found" (Unleash's controller); an origin that is not one 400 "Invalid
-        origin: <it>" (`invalid_origins`); `[]` is taken. The other frontend settings are kept."""
+        origin: <it>" (`app.api.wire.invalid_origins`); `[]` is taken. The other frontend
+        settings are kept."""
         if origins is None:
             raise not_found("The requested resource could not be found")
         problem = invalid_origins(origins)

@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from app.api.models import Banner, Banners, InstanceStatistics
+from app.api.wire import valid_origin
 from sandbox import db
 from sandbox.process import SandboxProcess
-from sandbox.store.instance import valid_origin
 from sandbox.versions import PLAYABLE, STATISTICS_FIELDS, Played
 
 STATS = "/api/admin/instance-admin/statistics"
