@@ -22,7 +22,8 @@ from typing import Any
 
 from app.api import models as m
 from app.api.wire import invalid_origins
-from sandbox.store.core import DAY_MS, Core, Principal, Refusal, not_found, to_dt
+from sandbox.store.core import DAY_MS, Core, Principal, not_found, to_dt
+from sandbox.store.users import bad_data
 
 #: Unleash's setting keys
 MAINTENANCE_KEY = "maintenance.mode"
@@ -102,14 +103,14 @@ class Instance(Core):
     def set_frontend_origins(self, origins: list[str] | None, by: Principal) -> None:
         """`POST /api/admin/ui-config/cors` and 5.x's `POST /api/admin/ui-config`
         `{frontendSettings}` (204): without the list 404 NotFoundError "The requested resource
-        could not be found" (Unleash's controller); an origin that is not one 400 "Invalid
-        origin: <it>" (`app.api.wire.invalid_origins`); `[]` is taken. The other frontend
-        settings are kept."""
+        could not be found" (Unleash's controller); an origin that is not one 400 BadDataError
+        "…invalid data: Invalid origin: <it>" (`app.api.wire.invalid_origins`; measured); `[]`
+        is taken. The other frontend settings are kept."""
         if origins is None:
             raise not_found("The requested resource could not be found")
         problem = invalid_origins(origins)
         if problem is not None:
-            raise Refusal(400, "BadDataError", problem, [{"message": problem}])
+            raise bad_data(problem)
         with self.tx() as c:
             settings = self._stored_setting(FRONTEND_KEY) or {}
             self._change_setting(c, FRONTEND_KEY, {**settings, "frontendApiOrigins": origins},

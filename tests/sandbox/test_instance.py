@@ -195,7 +195,8 @@ def test_cors_origins_are_checked_set_and_read_back(sandbox: SandboxProcess) -> 
         ):
             answer = http.post(cors, json={"frontendApiOrigins": ["https://ok.example", bad]})
             assert answer.status_code == 400, bad
-            assert answer.json()["message"] == f"Invalid origin: {bad}"
+            assert answer.json()["message"].endswith(f"invalid data: Invalid origin: {bad}")
+            assert answer.json()["details"] == [{"message": f"Invalid origin: {bad}"}]
         assert http.post(cors, json={"frontendApiOrigins": "https://a.example"}).status_code == 400
         empty = http.post(cors, json={})
         assert empty.status_code == 404
