@@ -146,6 +146,9 @@ class Capabilities:
     operations: dict[str, Availability] = field(default_factory=dict)
     #: per action key (`app.registry.ACTIONS`)
     actions: dict[str, Availability] = field(default_factory=dict)
+    #: (issue 38) the server was in maintenance mode when probed (`ui-config`'s
+    #: `maintenanceMode`; None: it did not say): every change is refused meanwhile
+    maintenance: bool | None = None
 
     def operation(self, key: str | Tool) -> Availability:
         """Whether a tool works here (by its key or its `Tool`)."""
@@ -252,6 +255,7 @@ def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
         archive_endpoint=(outcomes.ui is not None and not isinstance(outcomes.archive, e.NotFound)),
         operations=operations,
         actions=actions,
+        maintenance=None if outcomes.ui is None else outcomes.ui.maintenanceMode,
     )
 
 

@@ -145,12 +145,13 @@ class Instance(Core):
         segments = count("SELECT count(*) FROM segments")
         instance_id = self.instance_id() or ""
         tokens: dict[str, int] = {}
-        if tokens_by_type:
-            for row in self.conn.execute(
-                "SELECT api_type, count(*) FROM tokens WHERE kind IN ('admin', 'client')"
-                " AND served = 1 AND api_type IS NOT NULL GROUP BY api_type ORDER BY api_type"
-            ):
-                tokens[str(row[0])] = int(row[1])
+        if tokens_by_type:  # the API tokens listed (`sandbox.store.api_tokens`), by type
+            types = [str(run["api_type"] or "") for run in self.run_token_rows.values()]
+            types += [str(r[0] or "") for r in self.conn.execute(
+                "SELECT api_type FROM tokens WHERE handle IS NOT NULL AND kind != 'personal'"
+            )]  # fmt: skip
+            for kind in types:
+                tokens[kind] = tokens.get(kind, 0) + 1
 
         def seen_within(days: int) -> int:
             return count(
