@@ -1,6 +1,7 @@
 """The Overview's instance panel (bound to `InstanceModel`, issue 38): the server's statistics,
-their CSV export, and maintenance mode with its switch, asked first in a confirmation that says
-what it stops. Shows and forwards; never fetches."""
+their CSV export, maintenance mode with its switch, asked first in a confirmation that says
+what it stops, and the frontend API's CORS origins, edited one a line and confirmed. Shows and
+forwards; never fetches."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -39,6 +41,24 @@ class MaintenanceConfirmation(ConfirmationBox):
         self.confirm_button.setObjectName(f"{STEM}MaintenanceConfirmButton")
 
 
+class CorsConfirmation(ConfirmationBox):
+    """Asks before the CORS origins are set, naming the list before and after."""
+
+    def __init__(self, plan: Any, parent: QWidget | None = None) -> None:
+        super().__init__(f"{STEM}CorsConfirmation", "CORS origins", plan.question, plan.lines(),
+                         "&Set", parent, destructive=not plan.origins)  # fmt: skip
+        self.plan = plan
+        self.confirm_button = self.action_button
+        self.confirm_button.setObjectName(f"{STEM}CorsConfirmButton")
+
+
+def confirmation_of(plan: Any, parent: QWidget) -> ConfirmationBox:
+    """The question a plan of this panel asks (the CORS origins' plans hold `origins`)."""
+    if hasattr(plan, "origins"):
+        return CorsConfirmation(plan, parent)
+    return MaintenanceConfirmation(plan, parent)
+
+
 class InstancePanel(QGroupBox):
     """Statistics in a grid, Export as CSV…, the maintenance line and its switch."""
 
@@ -60,6 +80,18 @@ class InstancePanel(QGroupBox):
         self.switch_button.clicked.connect(self.on_switch_clicked)
         maintenance_row.addWidget(self.switch_button)
         layout.addLayout(maintenance_row)
+
+        cors_row = QHBoxLayout()
+        self.cors_label = QLabel()
+        self.cors_label.setObjectName(f"{STEM}CorsLabel")
+        self.cors_label.setWordWrap(True)
+        self.cors_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        cors_row.addWidget(self.cors_label, 1)
+        self.cors_button = QPushButton("Edit CORS origins…")
+        self.cors_button.setObjectName(f"{STEM}CorsButton")
+        self.cors_button.clicked.connect(self.on_cors_clicked)
+        cors_row.addWidget(self.cors_button)
+        layout.addLayout(cors_row)
 
         self.grid = QGridLayout()
         self.grid.setObjectName(f"{STEM}StatisticsGrid")
@@ -84,7 +116,7 @@ class InstancePanel(QGroupBox):
         layout.addLayout(export_row)
 
         self.confirmations = ConfirmationFlow(
-            self, lambda plan: MaintenanceConfirmation(plan, self), self.model.switch
+            self, lambda plan: confirmation_of(plan, self), self.model.switch
         )
         model.changed.connect(self.on_model_changed)
         model.finished.connect(self.on_model_changed)
@@ -92,6 +124,24 @@ class InstancePanel(QGroupBox):
 
     def on_switch_clicked(self) -> None:
         self.confirmations.ask(self.model.plan_switch())
+
+    def on_cors_clicked(self) -> None:
+        current = "\n".join(self.model.origins or [])
+        text, ok = QInputDialog.getMultiLineText(
+            self, "CORS origins", "The origins the frontend API answers, one a line (* for any; "
+            "none: no browser):", current)  # fmt: skip
+        if ok:
+            self.set_origins(text)
+
+    def set_origins(self, text: str) -> None:
+        """Plan the origins `text` lists (what the dialog gave) and ask; a list the server
+        would refuse is said in the outcome line, nothing sent."""
+        try:
+            plan = self.model.plan_cors(text)
+        except ValueError as exc:
+            show_outcome(self.outcome_label, "", str(exc))
+            return
+        self.confirmations.ask(plan)
 
     def on_export_clicked(self) -> None:
         stats = self.model.statistics
@@ -123,6 +173,11 @@ class InstancePanel(QGroupBox):
         self.switch_button.setEnabled(not reason)
         self.switch_button.setToolTip(reason or ("Let the server take changes again" if on else
                                                  "Stop every change on the server"))  # fmt: skip
+        origins = m.origins
+        self.cors_label.setText("CORS origins: " + ("—" if origins is None else
+                                                    ", ".join(origins) or "none"))  # fmt: skip
+        self.cors_button.setEnabled(not m.cors_reason)
+        self.cors_button.setToolTip(m.cors_reason or "Set the origins the frontend API answers")
         self._fill_grid(m.rows)
         self.note_label.setText(f"Statistics {m.statistics_note}" if m.statistics_note else "")
         self.note_label.setVisible(bool(m.statistics_note))

@@ -36,7 +36,8 @@ Maintenance mode of a server (GET, POST /api/admin/maintenance; Unleash 5.12 to 
 While it is on, the server refuses every change through its admin API with 503 ("Unleash is
 currently in maintenance mode."): flags, strategies, tokens, users, projects, context fields,
 imports and exports; reads, SDKs' flag fetches and metrics, and logins go on. Switching it
-needs an Admin's token.
+needs an Admin's token. Switched off, Unleash may go on refusing changes for up to a minute:
+it keeps the switch in memory for that long, and a check racing the switch can keep "on".
 
 The journal records the switch before it is sent and the answer after; `flagdesk journal undo
 ENTRY` switches it back. On a terminal a switch asks first; without one it changes nothing
@@ -114,7 +115,8 @@ async def _switch(args: argparse.Namespace, client: AdminClient, connection: str
         done = await carry_out(client, plan)
     out.update(enabled=enabled, changed=True, status=done.status, journal=str(done.journal),
                entry=done.entry)  # fmt: skip
-    out.say(f"Maintenance mode is {_said(enabled)} on {plan.server}"
-            + (": the server refuses every change until it is switched off." if enabled
-               else ": the server takes changes again."))  # fmt: skip
+    on = ": the server refuses every change until it is switched off."
+    off = ": the server takes changes again (Unleash may refuse them for a minute more)."
+    then = on if enabled else off
+    out.say(f"Maintenance mode is {_said(enabled)} on {plan.server}{then}")
     return out.done(EXIT_OK)

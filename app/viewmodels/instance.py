@@ -1,8 +1,9 @@
 """`InstanceModel`: the Overview's part on the instance (issue 38): its statistics (read with the
-connection, again on F5 and after a change), their CSV export (the server's own), and
-maintenance mode with its switch, planned by `app.actions.instance` and carried out by the one
-runner. What the session knows of maintenance (`Session.maintenance`, which every window's
-`action_reason` reads, and the status bar shows) is set here after each read and switch."""
+connection, again on F5 and after a change), their CSV export (the server's own),
+maintenance mode with its switch and the frontend API's CORS origins, planned by
+`app.actions.instance` and carried out by the one runner. What the session knows of
+maintenance (`Session.maintenance`, which every window's `action_reason` reads, and the status
+bar shows) is set here after each read and switch."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.actions.instance import MaintenancePlan, plan_maintenance
+from app.actions.instance import CorsPlan, MaintenancePlan, plan_cors, plan_maintenance
 from app.actions.runner import journal_of
 from app.api.errors import ClientError
 from app.api.models import InstanceStatistics
 from app.changes import Changes, Resource
-from app.registry import SWITCH_MAINTENANCE
+from app.registry import SET_CORS, SWITCH_MAINTENANCE
 from app.viewmodels.session import Session
 from app.viewmodels.tools import SessionViewModel
 
@@ -71,6 +72,8 @@ class InstanceModel(SessionViewModel):
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__(session, parent)
         self.statistics: InstanceStatistics | None = None
+        #: the frontend API's CORS origins (`ui-config`; None: not read, or not said)
+        self.origins: list[str] | None = None
         #: why the statistics could not be read ("" when they were, or not yet)
         self.statistics_note = ""
         self.outcome = ""
@@ -105,9 +108,11 @@ class InstanceModel(SessionViewModel):
 
     async def _load(self) -> None:
         client = await self.session.client()
-        statistics, maintenance = await asyncio.gather(
-            client.statistics(), client.maintenance(), return_exceptions=True
+        statistics, maintenance, ui = await asyncio.gather(
+            client.statistics(), client.maintenance(), client.ui_config(), return_exceptions=True
         )
+        if not isinstance(ui, BaseException):
+            self.origins = ui.frontendApiOrigins
         if isinstance(statistics, ClientError):
             self.statistics, self.statistics_note = None, f"not available ({statistics})"
         elif isinstance(statistics, BaseException):
@@ -121,7 +126,7 @@ class InstanceModel(SessionViewModel):
 
     def on_connection_changed(self) -> None:
         self._loading = None  # cancelled with the other tasks
-        self.statistics, self.statistics_note = None, ""
+        self.statistics, self.statistics_note, self.origins = None, "", None
         self.outcome = self.outcome_error = ""
         if not self.closed:
             self.changed.emit()
@@ -160,8 +165,33 @@ class InstanceModel(SessionViewModel):
         return plan_maintenance(not self.maintenance, self.maintenance,
                                 journal_of(self.session.name, caps))  # fmt: skip
 
-    def switch(self, plan: MaintenancePlan) -> asyncio.Task[None] | None:
-        """Carry out a confirmed switch."""
+    @property
+    def cors_reason(self) -> str:
+        """Why the CORS origins cannot be set now ("" when they can)."""
+        if self.acting:
+            return "A change is under way."
+        unknown = "The server does not say its CORS origins." if self.origins is None else ""
+        return self.action_reason(SET_CORS) or unknown
+
+    def plan_cors(self, text: str) -> CorsPlan:
+        """The plan that sets the origins `text` lists (one a line, or separated by commas or
+        spaces; none: an empty list). `ValueError` naming an origin the server would refuse,
+        or saying why the origins cannot be set now, or that they are those already."""
+        from app.api.client import unleash_release
+
+        caps = self.session.capabilities
+        reason = self.cors_reason
+        if reason or caps is None:
+            raise ValueError(reason or "Not connected.")
+        origins = [o for o in text.replace(",", " ").split() if o]
+        plan = plan_cors(origins, self.origins, journal_of(self.session.name, caps),
+                         release=unleash_release(caps))  # fmt: skip
+        if self.origins is not None and list(plan.origins) == self.origins:
+            raise ValueError("The CORS origins are those already: nothing to change.")
+        return plan
+
+    def switch(self, plan: MaintenancePlan | CorsPlan) -> asyncio.Task[None] | None:
+        """Carry out a confirmed switch of maintenance mode, or setting of the CORS origins."""
         caps = self.session.capabilities
         if self.acting or self.closed or caps is None or caps.base_url != plan.server:
             return None
@@ -170,12 +200,16 @@ class InstanceModel(SessionViewModel):
         self.changed.emit()
         return self._acting
 
-    async def _switch(self, plan: MaintenancePlan) -> None:
+    async def _switch(self, plan: MaintenancePlan | CorsPlan) -> None:
         try:
             await self.run_plan(plan)
         except ClientError as exc:
             self.outcome_error = str(exc)
         else:
+            if isinstance(plan, CorsPlan):
+                self.origins = list(plan.origins)
+                self.outcome = f"Set the CORS origins: {', '.join(plan.origins) or 'none'}."
+                return
             self.session.set_maintenance(plan.enabled)
             on = "Switched maintenance mode on."
             off = "Switched maintenance mode off (Unleash may refuse changes for a minute more)."

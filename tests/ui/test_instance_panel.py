@@ -3,7 +3,9 @@ server counts them, their CSV export (the server's own, 0600), and maintenance m
 through a confirmation that says what it stops: the session then knows it, the status bar says
 so, and every other window's actions are refused with that reason (the switch itself is not);
 switched off again, all is as before; a switch made elsewhere (its undo from the History) is
-read again by the session."""
+read again by the session; the CORS origins edited (a list the server would refuse, or one
+that changes nothing, said and nothing sent), confirmed and set, and not while in
+maintenance."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from app.viewmodels.instance import InstanceModel
 from app.viewmodels.session import Session
 from app.viewmodels.tools import IN_MAINTENANCE, SessionViewModel
 from sandbox.process import SandboxProcess
-from ui.instance_panel import InstancePanel, MaintenanceConfirmation
+from ui.instance_panel import CorsConfirmation, InstancePanel, MaintenanceConfirmation
 from ui.main_window import MainWindow
 
 
@@ -119,3 +121,39 @@ def test_maintenance_switched_through_the_confirmation(
             http.post("/api/admin/maintenance", json={"enabled": False})
         other.close()
         QApplication.processEvents()
+
+
+def test_cors_origins_edited_confirmed_and_refused(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    session = connect(sandbox)
+    model = InstanceModel(session)
+    panel = InstancePanel(model)
+    qtbot.addWidget(panel)
+    model.load()
+    qtbot.waitUntil(lambda: model.origins is not None, timeout=10_000)
+    assert panel.cors_label.text() == "CORS origins: *" and panel.cors_button.isEnabled()
+
+    panel.set_origins("https://a.example\nhttps://b.example/")  # a trailing slash: refused
+    assert "Invalid origin: https://b.example/" in panel.outcome_label.text()
+    assert panel.outcome_label.property("error") is True and panel.confirmations.box is None
+    panel.set_origins("*")
+    assert "those already" in panel.outcome_label.text()
+
+    panel.set_origins("https://a.example, http://localhost:3000")
+    box = panel.confirmations.box
+    assert isinstance(box, CorsConfirmation)
+    assert "https://a.example, http://localhost:3000" in box.informativeText()
+    assert "Now: *." in box.informativeText()
+    box.confirm_button.click()
+    qtbot.waitUntil(lambda: not model.acting and bool(model.outcome), timeout=10_000)
+    with sandbox.admin() as http:
+        held = http.get("/api/admin/ui-config").json()["frontendApiOrigins"]
+    assert held == ["https://a.example", "http://localhost:3000"]
+    assert panel.cors_label.text() == "CORS origins: https://a.example, http://localhost:3000"
+
+    session.set_maintenance(True)  # while in maintenance, the origins wait too
+    assert not panel.cors_button.isEnabled()
+    assert panel.cors_button.toolTip() == IN_MAINTENANCE
+    session.set_maintenance(False)
+    model.close()
