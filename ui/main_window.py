@@ -183,6 +183,7 @@ class MainWindow(QMainWindow):
         self.instance_panel = InstancePanel(self.instance_model)
         self.overview.add_instance_panel(self.instance_panel)
         self.instance_model.load()  # now if the connection is ready, else once it is
+        self.overview_model.loaded.connect(self.instance_model.load)  # and with the Overview
         self.pages.addWidget(self.overview)
         self.pages.removeWidget(self.starting_page)
         self.starting_page.deleteLater()

@@ -1,7 +1,9 @@
 """`InstanceModel`: the Overview's part on the instance (issue 38): its statistics (read with the
 connection, again on F5 and after a change), their CSV export (the server's own),
 maintenance mode with its switch and the frontend API's CORS origins, planned by
-`app.actions.instance` and carried out by the one runner. What the session knows of
+`app.actions.instance` and carried out by the one runner. The statistics are read again
+whenever the Overview is (F5, a new connection), not on every change elsewhere (a promote's
+hundreds of requests would each read them). What the session knows of
 maintenance (`Session.maintenance`, which every window's `action_reason` reads, and the status
 bar shows) is set here after each read and switch."""
 
@@ -66,8 +68,8 @@ class InstanceModel(SessionViewModel):
     #: an export or a switch ended (its outcome in `outcome`/`outcome_error`)
     finished = Signal()
 
-    shows = frozenset({Resource.SETTINGS, Resource.FEATURES, Resource.PROJECTS, Resource.USERS,
-                       Resource.API_TOKENS, Resource.CONTEXT_FIELDS})  # fmt: skip
+    #: the settings it changes; the statistics are read again with the Overview (F5)
+    shows = frozenset({Resource.SETTINGS})
 
     def __init__(self, session: Session, parent: QObject | None = None) -> None:
         super().__init__(session, parent)
@@ -120,7 +122,7 @@ class InstanceModel(SessionViewModel):
         else:
             self.statistics, self.statistics_note = statistics, ""
         if not isinstance(maintenance, BaseException):
-            self.session.set_maintenance(maintenance.enabled)
+            self.session.record_maintenance(maintenance.enabled)
         if not self.closed:
             self.changed.emit()
 
@@ -210,7 +212,7 @@ class InstanceModel(SessionViewModel):
                 self.origins = list(plan.origins)
                 self.outcome = f"Set the CORS origins: {', '.join(plan.origins) or 'none'}."
                 return
-            self.session.set_maintenance(plan.enabled)
+            self.session.record_maintenance(plan.enabled)
             on = "Switched maintenance mode on."
             off = "Switched maintenance mode off (Unleash may refuse changes for a minute more)."
             self.outcome = on if plan.enabled else off

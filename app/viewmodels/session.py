@@ -218,7 +218,7 @@ class Session(QObject):
     @property
     def maintenance(self) -> bool | None:
         """Whether the connected server is in maintenance mode (it refuses every change): as
-        last read (`set_maintenance`, after a switch or its undo), else as the probe found it;
+        last read (`record_maintenance`, after a switch or its undo), else as the probe found it;
         None when not known."""
         if self.connection is None:
             return None
@@ -227,7 +227,7 @@ class Session(QObject):
         caps = self.capabilities
         return None if caps is None else caps.maintenance
 
-    def set_maintenance(self, enabled: bool | None) -> None:
+    def record_maintenance(self, enabled: bool | None) -> None:
         """The connected server's maintenance mode as just read; `state_changed` tells every
         window (their actions are refused meanwhile: `ToolViewModel.action_reason`)."""
         changed = enabled != self.maintenance
@@ -245,7 +245,7 @@ class Session(QObject):
             log.info("could not read maintenance mode: %s", exc)
             return
         if connection is self.connection:
-            self.set_maintenance(enabled)
+            self.record_maintenance(enabled)
 
     @property
     def ready(self) -> bool:

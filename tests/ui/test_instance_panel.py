@@ -152,8 +152,8 @@ def test_cors_origins_edited_confirmed_and_refused(
     assert held == ["https://a.example", "http://localhost:3000"]
     assert panel.cors_label.text() == "CORS origins: https://a.example, http://localhost:3000"
 
-    session.set_maintenance(True)  # while in maintenance, the origins wait too
+    session.record_maintenance(True)  # while in maintenance, the origins wait too
     assert not panel.cors_button.isEnabled()
     assert panel.cors_button.toolTip() == IN_MAINTENANCE
-    session.set_maintenance(False)
+    session.record_maintenance(False)
     model.close()
