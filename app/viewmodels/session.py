@@ -230,7 +230,8 @@ class Session(QObject):
     def record_maintenance(self, enabled: bool | None) -> None:
         """The connected server's maintenance mode as just read; `state_changed` tells every
         window (their actions are refused meanwhile: `ToolViewModel.action_reason`)."""
-        changed = enabled != self.maintenance
+        # only a change that matters to the windows is told: from "not known" to off is none
+        changed = bool(enabled) != bool(self.maintenance)
         self._maintenance_of, self._maintenance = self.connection, enabled
         if changed and not self._closed:
             self.state_changed.emit()
