@@ -35,6 +35,11 @@ class Resource(enum.Enum):
     ROLES = "roles"
     #: service accounts and their tokens (`flagdesk service-accounts`; no window lists them yet)
     SERVICE_ACCOUNTS = "service accounts"
+    #: the instance's settings: maintenance mode, the CORS origins (issue 38; `flagdesk
+    #: maintenance`, `flagdesk cors`), and what the statistics count
+    SETTINGS = "instance settings"
+    #: banners (Unleash Enterprise; `flagdesk banners`, issue 38)
+    BANNERS = "banners"
 
 
 @dataclass(frozen=True)

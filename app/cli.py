@@ -200,6 +200,35 @@ def commands() -> tuple[Command, ...]:
             "first, in two stages, journaled, undone as one by `flagdesk journal undo ENTRY`. "
             "Run `flagdesk promote --help`.",
         ),
+        # ---- the instance's settings (issue 38)
+        Command(
+            "stats",
+            "the instance's statistics: users, flags, projects, tokens and the rest",
+            "The instance's statistics as the server computes them now (`GET /api/admin/"
+            "instance-admin/statistics`): `flagdesk stats [--json]`, or the server's own CSV of "
+            "them with `--csv FILE`. Run `flagdesk stats --help`.",
+        ),
+        Command(
+            "maintenance",
+            "say whether the server is in maintenance mode, or switch it on or off",
+            "Maintenance mode: `flagdesk maintenance` says whether it is on; `flagdesk "
+            "maintenance on|off` switches it (while on, the server refuses every change), "
+            "journaled, undone by `flagdesk journal undo`. Run `flagdesk maintenance --help`.",
+        ),
+        Command(
+            "cors",
+            "list or set the origins the frontend API answers (CORS)",
+            "The frontend API's CORS origins: `flagdesk cors list`, `flagdesk cors set ORIGIN... "
+            "| --none` (the whole list, by the server's own route), journaled, undone by "
+            "`flagdesk journal undo`. Run `flagdesk cors WHAT --help`.",
+        ),
+        Command(
+            "banners",
+            "list, create, change or delete banners (Unleash Enterprise)",
+            "Banners every user of the server's UI sees (Unleash Enterprise 5.7+, the sandbox): "
+            "`flagdesk banners list|create|edit|delete`, journaled, with a snapshot first. Run "
+            "`flagdesk banners WHAT --help`.",
+        ),
     )
 
 

@@ -49,6 +49,9 @@ class Probe(Enum):
     #: `GET /api/admin/projects/<a project id>/access`: project access exists (Unleash Pro and
     #: Enterprise, the sandbox) or not (open source: the route is not there, 404)
     PROJECT_ACCESS = "project_access"
+    #: `GET /api/admin/banners`: banners exist (Unleash Enterprise 5.7+, the sandbox) or not
+    #: (open source: the route is not there, 404)
+    BANNERS = "banners"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -524,8 +527,53 @@ TOOL = Tools(
 #: tools with a window). Every tool of issue 36 was here until its window came.
 HEADLESS_TOOLS: tuple[Tool, ...] = ()
 
+# ------------------------------------------------------ instance settings (issue 38, headless)
+
+#: maintenance mode (`POST /api/admin/maintenance`, every release alike): an Admin's (Unleash:
+#: `ADMIN`); its undo is the other switch
+SWITCH_MAINTENANCE = Action(
+    "instance.maintenance", "Switch maintenance mode", "POST /api/admin/maintenance", _ADMIN
+)
+#: the frontend API's CORS origins: an Admin's; the route is `…/ui-config/cors` from 6.0, 5.x
+#: sets them through `POST /api/admin/ui-config {frontendSettings}` (measured: 404 each way
+#: round); its undo sets the list before
+SET_CORS = Action(
+    "instance.cors", "Set CORS origins",
+    "POST /api/admin/ui-config/cors (5.x: POST /api/admin/ui-config)",
+    Needs(admin_role=True, differences=(
+        (Versions("unleash", below=(6, 0)), "through POST /api/admin/ui-config"),)),
+)  # fmt: skip
+#: the instance's statistics, maintenance mode and CORS origins (`flagdesk stats`,
+#: `flagdesk maintenance`, `flagdesk cors`): the statistics are any admin-API caller's
+#: (Unleash: permission NONE), the changes an Admin's
+INSTANCE = Tool(
+    "instance", "Instance", "Configuration",
+    "The instance's statistics (users, flags, projects, tokens and the rest), maintenance mode "
+    "and the frontend API's CORS origins.", "instance",
+    Needs(), (SWITCH_MAINTENANCE, SET_CORS),
+)  # fmt: skip
+
+#: banners (Unleash Enterprise 5.7+; open source has no route, 404): read by anyone signed in,
+#: changed by an Admin (Unleash: `ADMIN` or `UPDATE_INSTANCE_BANNERS`)
+_BANNERS = Needs(admin_role=True, probe=Probe.BANNERS)
+CREATE_BANNER = Action("banners.create", "Create banner", "POST /api/admin/banners", _BANNERS)
+EDIT_BANNER = Action(
+    "banners.edit", "Edit banner", "PUT /api/admin/banners/:id (on, off: POST …/:id/on|off)",
+    _BANNERS,
+)  # fmt: skip
+DELETE_BANNER = Action("banners.delete", "Delete banner", "DELETE /api/admin/banners/:id",
+                       _BANNERS)  # fmt: skip
+BANNERS = Tool(
+    "banners", "Banners", "Configuration",
+    "The messages every user of the server's UI sees (Unleash Enterprise): list, create, edit, "
+    "switch on or off and delete them.", "banners",
+    Needs(probe=Probe.BANNERS), (CREATE_BANNER, EDIT_BANNER, DELETE_BANNER),
+)  # fmt: skip
+
+HEADLESS_TOOLS += (INSTANCE, BANNERS)
+
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
-ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS})
+ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS, Probe.BANNERS})
 
 
 TOOLS: tuple[Tool, ...] = tuple(TOOL)

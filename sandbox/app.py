@@ -10,8 +10,8 @@ route's signature were about 40% of the boot the GUI waits for (docs/performance
 sandbox's boot"). What FastAPI gave is kept without it: validation is pydantic's with the same
 models (`app.api.models`), and the document is still made from the declarations. The groups
 area is served only when groups are (`create_app(groups=...)`, and never for a played release);
-the roles area (custom roles, the permission catalogue) and the service accounts area
-(Enterprise's too) never for a played release.
+the roles area (custom roles, the permission catalogue), the service accounts area and the
+banners area (Enterprise's too) never for a played release.
 """
 
 from __future__ import annotations
@@ -40,12 +40,14 @@ from sandbox.routes import (
     server_info,
     users,
 )
+from sandbox.routes import banners as banners_area
 from sandbox.routes import batch_import as batch_import_area
 from sandbox.routes import custom_strategies as custom_strategies_area
 from sandbox.routes import dependencies as dependencies_area
 from sandbox.routes import export as export_area
 from sandbox.routes import flag_config as flag_config_area
 from sandbox.routes import groups as groups_area
+from sandbox.routes import instance as instance_area
 from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
 from sandbox.routes import segments as segments_area
@@ -135,6 +137,9 @@ def create_app(
     areas.append(flag_config_area)
     areas.append(export_area)  # the batch export (issue 37): open source since 4.22
     areas.append(batch_import_area)  # the batch validate and import: open source since 4.22
+    # instance settings (issue 38): statistics, maintenance, CORS (open source); banners
+    # (Enterprise's: 404 on a played open-source release)
+    areas += [instance_area, *([banners_area] if played is None else [])]
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

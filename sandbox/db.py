@@ -630,6 +630,17 @@ MIGRATIONS: list[str] = [
             WHERE json_valid(NEW.projects) AND json_type(NEW.projects) = 'array';
     END;
     """,
+    # 15 -> 16 (instance settings, issue 38): Unleash Enterprise's banners
+    # (`sandbox.store.instance`), each the JSON of its fields (createBannerSchema's) beside an
+    # id never given again and when it was made. Maintenance mode and the CORS origins are
+    # `settings` rows under Unleash's keys: no table of their own.
+    """
+    CREATE TABLE banners (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    """,
 ]
 
 #: the first version whose tokens are hashes (`migrate` wipes the clear ones on its way there)

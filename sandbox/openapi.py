@@ -18,7 +18,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 
 from sandbox.routes.answers import TOKEN_ERRORS, Answer, errors
-from sandbox.routes.endpoint import Area, Endpoint, Param
+from sandbox.routes.endpoint import Area, Endpoint, Param, refused_in_maintenance
 
 OPENAPI_VERSION = "3.1.0"
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -92,11 +92,13 @@ def _operation(
 
 
 def _answers(endpoint: Endpoint[Any]) -> dict[int, Answer]:
-    """What `endpoint` answers: what it declares, the token errors of its side, and the 413 of
-    a body past the limit (`sandbox.routes.endpoint.BODY_LIMIT`) when it reads one."""
+    """What `endpoint` answers: what it declares, the token errors of its side, the 413 of a
+    body past the limit (`sandbox.routes.endpoint.BODY_LIMIT`) when it reads one, and the 503
+    of maintenance mode for an admin write (`refused_in_maintenance`)."""
     return {
         **(errors(*TOKEN_ERRORS) if endpoint.side != "open" else {}),
         **(errors(413) if endpoint.body is not None else {}),
+        **(errors(503) if refused_in_maintenance(endpoint) else {}),
         **endpoint.answers,
     }
 

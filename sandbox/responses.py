@@ -111,10 +111,11 @@ def validation_error(errors: Sequence[Any], what: str = "request") -> Refusal:
 
 #: the routes Unleash 8.2 declares with `acceptAnyContentType` (a revive is a POST with no body;
 #: so are deprecating and reactivating a strategy definition, which 8.2 takes with no content
-#: type, measured), and turning a flag on or off in an environment (issue 37)
+#: type, measured), turning a flag on or off in an environment (issue 37), and switching a
+#: banner on or off (issue 38: Enterprise's, a POST with no body)
 ANY_CONTENT_TYPE = re.compile(
     r"^/api/admin/(archive/revive/[^/]+|projects/[^/]+/(revive|delete)"
-    r"|strategies/[^/]+/(deprecate|reactivate)"
+    r"|strategies/[^/]+/(deprecate|reactivate)|banners/[^/]+/(on|off)"
     r"|projects/[^/]+/features/[^/]+/environments/[^/]+/(on|off))$"
 )
 

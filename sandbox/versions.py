@@ -35,6 +35,13 @@ tests/compat):
   `reference/` pages before 7.0, `concepts/` from 7.0; `data.links` is refused (400) before 7.0
   and a tag type's `color` on 5.x; an unknown project is "Project with id x does not exist" on
   5.x, "Active project ..." from 6.0; a description the data leaves out is kept on 5.x;
+- instance settings (issue 38): the statistics' fields (`statistics_fields`: 8.x's and 7.x's
+  alike; 6.x without `edgeInstanceUsage`, `readOnlyUsers`, `releasePlans`, `releaseTemplates`;
+  5.x also without `SCIMenabled`, `licensedUsers`, `maxConstraintValues`, `maxConstraints`,
+  `maxEnvironmentStrategies`, `passwordAuthEnabled`, and its `apiTokens` always `{}`); the CORS
+  origins set through `POST /api/admin/ui-config/cors` from 6.x (404 on 5.x) and through
+  `POST /api/admin/ui-config {frontendSettings}` before 7.0 (404 from 7.0); maintenance mode
+  alike on all four; no banners (Enterprise's: 404);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -195,3 +202,46 @@ class Played:
         """An imported flag's description the data leaves out is kept on 5.x (measured on
         5.12.8), emptied from 6.0 (8.2.0: its schema's default)."""
         return not self.since(6, 0)
+
+    # instance settings (issue 38)
+    @property
+    def statistics_fields(self) -> tuple[str, ...]:
+        """The fields of `GET /api/admin/instance-admin/statistics` this release sends, in its
+        order (measured on each)."""
+        fields: tuple[str, ...] = STATISTICS_FIELDS
+        if not self.since(7, 0):
+            fields = tuple(f for f in fields if f not in _NOT_ON_6)
+        if not self.since(6, 0):
+            fields = tuple(f for f in fields if f not in _NOT_ON_5)
+        return fields
+
+    @property
+    def counts_tokens_in_statistics(self) -> bool:
+        """The statistics' `apiTokens` by type (5.x answers `{}` whatever tokens there are)."""
+        return self.since(6, 0)
+
+    @property
+    def cors_route(self) -> bool:
+        """`POST /api/admin/ui-config/cors` (6.x on; 404 on 5.x)."""
+        return self.since(6, 0)
+
+    @property
+    def ui_config_sets_origins(self) -> bool:
+        """`POST /api/admin/ui-config {frontendSettings}` (5.x and 6.x; 404 from 7.0)."""
+        return not self.since(7, 0)
+
+
+#: the statistics' fields in the order Unleash 8.2 sends them (and its CSV's columns)
+STATISTICS_FIELDS = (
+    "timestamp", "instanceId", "versionOSS", "versionEnterprise", "users", "serviceAccounts",
+    "apiTokens", "activeUsers", "licensedUsers", "featureToggles", "archivedFeatureToggles",
+    "projects", "contextFields", "roles", "customRootRoles", "customRootRolesInUse", "groups",
+    "environments", "segments", "strategies", "SAMLenabled", "OIDCenabled",
+    "passwordAuthEnabled", "SCIMenabled", "clientApps", "featureExports", "featureImports",
+    "productionChanges", "previousDayMetricsBucketsCount", "maxEnvironmentStrategies",
+    "maxConstraintValues", "maxConstraints", "releaseTemplates", "releasePlans",
+    "edgeInstanceUsage", "readOnlyUsers", "sum",
+)  # fmt: skip
+_NOT_ON_6 = {"edgeInstanceUsage", "readOnlyUsers", "releasePlans", "releaseTemplates"}
+_NOT_ON_5 = {"SCIMenabled", "licensedUsers", "maxConstraintValues", "maxConstraints",
+             "maxEnvironmentStrategies", "passwordAuthEnabled"}  # fmt: skip

@@ -175,6 +175,15 @@ class MainWindow(QMainWindow):
             session.opened_client, source=session.name, reconnect=self.on_reconnect_triggered
         )
         self.overview = OverviewPage(self.overview_model)
+        # issue 38: the instance's statistics and maintenance switch, under the server's name
+        from app.viewmodels.instance import InstanceModel
+        from ui.instance_panel import InstancePanel
+
+        self.instance_model = InstanceModel(session, self)
+        self.instance_panel = InstancePanel(self.instance_model)
+        self.overview.add_instance_panel(self.instance_panel)
+        self.instance_model.load()  # now if the connection is ready, else once it is
+        self.overview_model.loaded.connect(self.instance_model.load)  # and with the Overview
         self.pages.addWidget(self.overview)
         self.pages.removeWidget(self.starting_page)
         self.starting_page.deleteLater()
@@ -374,6 +383,11 @@ class MainWindow(QMainWindow):
         status.addWidget(self.connection_button)
         status.addWidget(self.server_label)
         status.addWidget(self.token_label)
+        # issue 38: while the server is in maintenance, the status bar says so
+        self.maintenance_label = QLabel()
+        self.maintenance_label.setObjectName("maintenanceLabel")
+        self.maintenance_label.hide()
+        status.addWidget(self.maintenance_label)
         status.addWidget(self.error_button, 1)
         status.addPermanentWidget(self.activity_label)
         status.addPermanentWidget(self.activity_bar)
@@ -494,6 +508,12 @@ class MainWindow(QMainWindow):
             self.token_label.setText("")
         self.setWindowTitle(f"flagdesk — {s.name}")
         self.reconnect_action.setEnabled(s.state in (READY, FAILED))
+        self.maintenance_label.setText("In maintenance: the server refuses every change"
+                                       if s.maintenance else "")  # fmt: skip
+        self.maintenance_label.setToolTip(
+            "Maintenance mode is on: every change is refused until it is switched off (the "
+            "Overview)" if s.maintenance else "")  # fmt: skip
+        self.maintenance_label.setVisible(bool(s.maintenance))
         if s.state == CONNECTING:
             self.overview_model.reset(self._source(), s.message, s.url)
             self.overview.set_hint(SANDBOX_HELP if s.is_sandbox else "")

@@ -1,5 +1,7 @@
 """The overview page (bound to `OverviewModel`): the connection's server, version, number of
-users and projects, with loading, error (Retry) and loaded states. Shows; never fetches."""
+users and projects, with loading, error (Retry) and loaded states; under them the instance's
+statistics and maintenance switch (`ui.instance_panel`, added by the main window). Shows; never
+fetches."""
 
 from __future__ import annotations
 
@@ -70,6 +72,8 @@ class OverviewPage(QWidget):
         form.addRow(_label("versionCaption", "Version:"), self.version_label)
         form.addRow(_label("usersCaption", "Users:"), self.users_label)
         layout.addWidget(info)
+        #: where the instance panel goes (`add_instance_panel`, issue 38)
+        self._layout = layout
 
         # ---- loading / error / projects
         self.stack = QStackedWidget()
@@ -187,6 +191,11 @@ class OverviewPage(QWidget):
             self.stack.setCurrentWidget(self.error_page)
         else:
             self.stack.setCurrentWidget(self.projects_page)
+
+    def add_instance_panel(self, panel: QWidget) -> None:
+        """The instance's statistics and maintenance switch (`ui.instance_panel`, issue 38),
+        under the server's name and version."""
+        self._layout.insertWidget(self._layout.indexOf(self.stack), panel)
 
     def set_hint(self, text: str) -> None:
         """A line under the title (how to leave the sandbox for a real server)."""

@@ -948,6 +948,29 @@ async def _access(
         await asyncio.to_thread(played.stop)
 
 
+async def _maintenance(
+    window: MainWindow, palette: str, save: Callable[[QWidget, str], None]
+) -> None:
+    """Issue 38: the switch's confirmation (what maintenance stops), the Overview and the status
+    bar while the server is in maintenance, then switched off again."""
+    panel, instance = window.instance_panel, window.instance_model
+    panel.switch_button.click()
+    await until(lambda: panel.confirmations.box is not None)
+    box = panel.confirmations.box
+    await settle(box)  # type: ignore[arg-type]
+    save(box, f"maintenance-confirm-{palette}")  # type: ignore[arg-type]
+    box.confirm_button.click()  # type: ignore[union-attr]
+    await until(lambda: window.session.maintenance is True and not instance.acting)
+    await settle(window)
+    save(window, f"main_window-maintenance-{palette}")
+    plan = instance.plan_switch()
+    assert plan is not None
+    task = instance.switch(plan)
+    assert task is not None
+    await task
+    await until(lambda: window.session.maintenance is False)
+
+
 async def _save_box(box: QWidget | None, name: str, save: Callable[[QWidget, str], None]) -> None:
     assert box is not None
     await settle(box)
@@ -1231,8 +1254,12 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 await session.open_sandbox()
                 model = window.overview_model
                 await until(lambda m=model: m.has_data and not m.busy)  # type: ignore[misc]
+                # issue 38: the instance's statistics under the server's name
+                instance = window.instance_model
+                await until(lambda i=instance: i.statistics is not None)  # type: ignore[misc]
                 await settle(window)
                 save(window, f"main_window-{palette_name}")
+                await _maintenance(window, palette_name, save)
                 for name, key, step in STEPS:
                     window.show_page(key)
                     content = window.tool_pages[key].ensure_content()

@@ -51,6 +51,11 @@ doubt, and the History says to look on the server.
 - `compare.promote`: a creation (a flag, segment, context field, tag type) is there or not, a
   flag archived gone or not; its other requests stay in doubt (compare the server with the
   promote's snapshot, named in the verdict).
+- `instance.maintenance`: one read of the switch: as sent (done), as before (failed);
+  `instance.cors`: the origins `ui-config` lists now compared with the list sent and the one
+  before, as the edits; `banners.create`: a banner of the entry's message is listed (done) or
+  not; `banners.delete`: its id gone or not; `banners.edit`: the banner now compared with the
+  body sent and the body before (issue 38).
 - `metrics.upload` is not checked here: its bodies in doubt are checked against the server's
   totals by resuming the upload (its ledger knows each body), which the verdict says, naming
   the ledger's folder; the entry stays in doubt (`can_check` is false).
@@ -72,6 +77,7 @@ from app.registry import (
     ACTIONS_BY_KEY,
     ARCHIVE_FEATURES,
     CREATE_API_TOKEN,
+    CREATE_BANNER,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_PAT,
@@ -80,6 +86,7 @@ from app.registry import (
     CREATE_SERVICE_ACCOUNT_TOKEN,
     CREATE_USER,
     DELETE_API_TOKEN,
+    DELETE_BANNER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -90,6 +97,7 @@ from app.registry import (
     DELETE_SERVICE_ACCOUNT,
     DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
+    EDIT_BANNER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
@@ -99,6 +107,8 @@ from app.registry import (
     PROMOTE,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
+    SET_CORS,
+    SWITCH_MAINTENANCE,
     UPLOAD_METRICS,
 )
 from app.text import plural
@@ -666,3 +676,61 @@ async def _promote_checked(client: AdminClient, entry: Entry) -> Verdict:
 
 
 CHECKS[PROMOTE.key] = _promote_checked
+
+
+# ---------------------------------------------------------------------------- instance (issue 38)
+
+
+async def _maintenance_switched(client: AdminClient, entry: Entry) -> Verdict:
+    sent = _sent(entry).get("enabled")
+    now = (await client.maintenance()).enabled
+    state = "on" if now else "off"
+    if now is sent:
+        return Verdict(State.DONE, f"maintenance mode is {state}, as the switch left it")
+    if _before(entry).get("enabled") is now:
+        return Verdict(State.FAILED, f"not applied: maintenance mode is {state}, as before")
+    return Verdict(State.IN_DOUBT, f"maintenance mode is {state}")
+
+
+async def _cors_set(client: AdminClient, entry: Entry) -> Verdict:
+    now = (await client.ui_config()).frontendApiOrigins
+    sent = _sent(entry)
+    settings = sent.get("frontendSettings")  # 5.x's route
+    origins = settings.get("frontendApiOrigins") if isinstance(settings, dict) else None
+    sent_origins = sent.get("frontendApiOrigins", origins)
+    return _edit_verdict("the CORS origins", now, sent_origins, _before(entry).get("origins"))
+
+
+async def _banners_now(client: AdminClient) -> dict[int, Any]:
+    return {b.id: b for b in (await client.banners()).banners}
+
+
+async def _banner_made(client: AdminClient, entry: Entry) -> Verdict:
+    message = str(_before(entry).get("message") or "")
+    present = {b.message for b in (await _banners_now(client)).values()}
+    return _verdict([message], present, "banner", "created", "not there")
+
+
+async def _banner_gone(client: AdminClient, entry: Entry) -> Verdict:
+    banner_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    if banner_id in await _banners_now(client):
+        return Verdict(State.FAILED, f"the banner {banner_id} is still there")
+    return Verdict(State.DONE, f"the banner {banner_id} is gone")
+
+
+async def _banner_edited(client: AdminClient, entry: Entry) -> Verdict:
+    from app.actions.instance import banner_body
+
+    banner_id = next((i for i in entry.ids if isinstance(i, int)), -1)
+    banner = (await _banners_now(client)).get(banner_id)
+    now = banner_body(banner).model_dump(mode="json") if banner is not None else None
+    return _edit_verdict(f"the banner {banner_id}", now, _sent(entry) or None,
+                         _before(entry).get("body"))  # fmt: skip
+
+
+CHECKS[SWITCH_MAINTENANCE.key] = _maintenance_switched
+CHECKS[SET_CORS.key] = _cors_set
+CHECKS[CREATE_BANNER.key] = _banner_made
+CHECKS[DELETE_BANNER.key] = _banner_gone
+CHECKS[EDIT_BANNER.key] = _banner_edited
+NEEDS_BODY = NEEDS_BODY | {SWITCH_MAINTENANCE.key, SET_CORS.key, EDIT_BANNER.key}

@@ -29,6 +29,11 @@ What can be undone, once done:
 - `project_access.grant`: each user's and group's roles set to those held now less the ones
   the grant added; `.set_roles`: the previous roles set again; `.revoke`: the previous roles
   granted again (`app.actions.project_access.plan_undo_of`, from the project's access now).
+- `instance.maintenance`: the other switch, while the server is still as the entry left it;
+  `instance.cors`: the origins before set again (`before.origins`); `banners.create`: the
+  banner deleted (its id, from the entry's `after`); `banners.edit`: the banner put back as its
+  snapshot holds it; `banners.delete`: created again from its snapshot, under a new id (issue
+  38, `app.actions.instance`).
 
 What cannot: a deletion of users or of flags for good (the API brings neither back: the snapshot
 is what is left), a deletion of API tokens or personal access tokens (the secret is gone with
@@ -61,6 +66,7 @@ from app.api.models import ArchivedFeatures, CreateGroup, Request, UpdateUser
 from app.api.wire import json_path
 from app.registry import (
     CREATE_API_TOKEN,
+    CREATE_BANNER,
     CREATE_CONTEXT_FIELD,
     CREATE_GROUP,
     CREATE_PAT,
@@ -69,6 +75,7 @@ from app.registry import (
     CREATE_SERVICE_ACCOUNT_TOKEN,
     CREATE_USER,
     DELETE_API_TOKEN,
+    DELETE_BANNER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -79,6 +86,7 @@ from app.registry import (
     DELETE_SERVICE_ACCOUNT,
     DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
+    EDIT_BANNER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
@@ -89,6 +97,8 @@ from app.registry import (
     RESET_PASSWORD,
     REVIVE_FEATURE,
     REVIVE_FEATURES,
+    SET_CORS,
+    SWITCH_MAINTENANCE,
 )
 
 if TYPE_CHECKING:
@@ -267,6 +277,8 @@ async def plan_undo(client: AdminClient, journal: Journal, entry: Entry) -> Plan
         return await _undo_project_access(client, journal, entry)
     if action == PROMOTE.key:  # promote (issue 37, slice 6)
         return await _undo_promote(client, journal, entry)
+    if action in _INSTANCE_ACTIONS:  # instance settings (issue 38)
+        return await _undo_instance(client, journal, entry)
     # a revive: the flags as the snapshot holds them, archived again
     path = _snapshot(journal, entry)
     data = json.loads(await asyncio.to_thread(path.read_text, encoding="utf-8"))
@@ -464,3 +476,59 @@ async def _undo_promote(client: AdminClient, journal: Journal, entry: Entry) -> 
         notes=tuple(x.line for x in plan.left_out),
         warnings=plan.warnings,
     )
+
+
+# ---------------------------------------------------------------------------- instance (issue 38)
+
+_INSTANCE_ACTIONS = frozenset({SWITCH_MAINTENANCE.key, SET_CORS.key, CREATE_BANNER.key,
+                               EDIT_BANNER.key, DELETE_BANNER.key})  # fmt: skip
+UNDOABLE = UNDOABLE | _INSTANCE_ACTIONS
+
+
+async def _undo_instance(client: AdminClient, journal: Journal, entry: Entry) -> Plan:
+    """Maintenance mode switched back; the CORS origins before set again; a banner made
+    deleted, an edited one put back from its snapshot, a deleted one created again from it."""
+    from app.actions import instance
+    from app.api.client import unleash_release
+
+    before = _before_of(entry)
+    if entry.action == SWITCH_MAINTENANCE.key:
+        sent = (entry.request or {}).get("body")
+        enabled = sent.get("enabled") if isinstance(sent, dict) else None
+        if not isinstance(enabled, bool):
+            raise CannotUndo(f"Entry {entry.id} names no switch to undo.")
+        now = (await client.maintenance()).enabled
+        if now is not enabled:
+            state = "on" if now else "off"
+            raise CannotUndo(f"maintenance mode is {state} already: nothing to undo")
+        return instance.plan_maintenance(not enabled, now, journal, undoes=entry.id)
+    if entry.action == SET_CORS.key:
+        was = before.get("origins")
+        if not isinstance(was, list) or not all(isinstance(o, str) for o in was):
+            raise CannotUndo(f"Entry {entry.id} does not say which origins there were before.")
+        caps = await client.capabilities()
+        try:
+            return instance.plan_cors(was, await instance.origins_now(client), journal,
+                                      release=unleash_release(caps), undoes=entry.id)  # fmt: skip
+        except ValueError as exc:
+            raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None
+    banners = (await client.banners()).banners
+    if entry.action == CREATE_BANNER.key:
+        after = entry.after if isinstance(entry.after, dict) else {}
+        made = [b for b in banners if b.id == after.get("id")]
+        if not made:
+            raise CannotUndo("the banner it made is no longer on the server: deleted already")
+        return instance.plan_banner_delete(made[0], journal, undoes=entry.id)
+    try:
+        previous = await asyncio.to_thread(instance.read_banner_snapshot, _snapshot(journal, entry))
+        if entry.action == EDIT_BANNER.key:
+            current = [b for b in banners if b.id == previous.id]
+            if not current:
+                raise CannotUndo(f"the banner {previous.id} is gone from the server: nothing "
+                                 "to put back")  # fmt: skip
+            body = instance.banner_body(previous)
+            return instance.plan_banner_edit(current[0], body, journal, undoes=entry.id)
+        return instance.plan_banner_create(instance.banner_body(previous), journal,
+                                           undoes=entry.id)  # fmt: skip
+    except ValueError as exc:
+        raise CannotUndo(f"Entry {entry.id} cannot be undone: {exc}.") from None

@@ -25,7 +25,9 @@ requests sent concurrently:
 - `GET /api/admin/projects/<a project id nobody uses>/access`: project access exists (Unleash
   Pro and Enterprise, the sandbox: an answer, or a 404 saying the project is not found, or a
   403) or not (open source: the 404 of a path that is not there, "The path you were looking
-  for ... is not available").
+  for ... is not available");
+- `GET /api/admin/banners` (issue 38): banners exist (Unleash Enterprise 5.7+, the sandbox) or
+  not (open source: the 404 of a path that is not there).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 from app.api import errors as e
 from app.api.models import (
     ArchivedFeatures,
+    Banners,
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
@@ -143,6 +146,9 @@ class Capabilities:
     operations: dict[str, Availability] = field(default_factory=dict)
     #: per action key (`app.registry.ACTIONS`)
     actions: dict[str, Availability] = field(default_factory=dict)
+    #: (issue 38) the server was in maintenance mode when probed (`ui-config`'s
+    #: `maintenanceMode`; None: it did not say): every change is refused meanwhile
+    maintenance: bool | None = None
 
     def operation(self, key: str | Tool) -> Availability:
         """Whether a tool works here (by its key or its `Tool`)."""
@@ -220,6 +226,8 @@ class ProbeOutcomes:
     service_accounts: ServiceAccounts | e.ClientError | None = None
     #: project access of a project nobody uses (Pro and Enterprise)
     project_access: ProjectAccess | e.ClientError | None = None
+    #: `GET /api/admin/banners` (issue 38; None: not asked)
+    banners: Banners | e.ClientError | None = None
 
 
 def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
@@ -247,6 +255,7 @@ def capabilities_of(outcomes: ProbeOutcomes) -> Capabilities:
         archive_endpoint=(outcomes.ui is not None and not isinstance(outcomes.archive, e.NotFound)),
         operations=operations,
         actions=actions,
+        maintenance=None if outcomes.ui is None else outcomes.ui.maintenanceMode,
     )
 
 
@@ -450,6 +459,29 @@ def _service_accounts(key: str, facts: _Facts) -> Availability:
 
 
 _READERS[Probe.SERVICE_ACCOUNTS] = _service_accounts
+
+# ---------------------------------------------------------------------------- banners (issue 38)
+
+NEEDS_ENTERPRISE_BANNERS = (
+    "Banners need Unleash Enterprise 5.7 or later: this server has no banners endpoint"
+)
+
+
+def _banners(key: str, facts: _Facts) -> Availability:
+    """A list: there. The 404 of an unknown path (open source): Enterprise's, not here."""
+    answer = facts.outcomes.banners
+    if isinstance(answer, Banners):
+        return Availability(key, True)
+    if isinstance(answer, e.NotFound):
+        return Availability(key, False, NEEDS_ENTERPRISE_BANNERS)
+    if isinstance(answer, e.Forbidden):
+        return Availability(key, False, "The token may not read banners")
+    if answer is None:
+        return Availability(key, False, "Could not be checked: not probed")
+    return Availability(key, False, f"Could not be checked: {answer}")
+
+
+_READERS[Probe.BANNERS] = _banners
 
 
 def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:

@@ -120,12 +120,14 @@ from app.api.wire import BATCH_BODY_LIMIT
 from app.registry import (
     ARCHIVE_FEATURES,
     CREATE_API_TOKEN,
+    CREATE_BANNER,
     CREATE_CONTEXT_FIELD,
     CREATE_PAT,
     CREATE_ROLE,
     CREATE_SERVICE_ACCOUNT,
     CREATE_SERVICE_ACCOUNT_TOKEN,
     DELETE_API_TOKEN,
+    DELETE_BANNER,
     DELETE_CONTEXT_FIELD,
     DELETE_FEATURE,
     DELETE_FEATURES,
@@ -136,6 +138,7 @@ from app.registry import (
     DELETE_SERVICE_ACCOUNT,
     DELETE_SERVICE_ACCOUNT_TOKEN,
     DELETE_USER,
+    EDIT_BANNER,
     EDIT_CONTEXT_FIELD,
     EDIT_GROUP,
     EDIT_ROLE,
@@ -147,7 +150,10 @@ from app.registry import (
     REVIVE_FEATURE,
     REVIVE_FEATURES,
     SERVICE_ACCOUNTS,
+    SET_CORS,
+    SWITCH_MAINTENANCE,
     Action,
+    version_tuple,
 )
 
 if TYPE_CHECKING:
@@ -739,6 +745,60 @@ class AdminClient(Sender):
         `BadRequest` (RoleInUseError) for a role in use, 403 for a built-in one."""
         await self._require(DELETE_ROLE)
         return (await self._send_write(delete_role_request(role_id))).status_code
+
+    # ------------------------------------------------------------------ instance (issue 38)
+
+    async def statistics(self) -> models.InstanceStatistics:
+        """`GET /api/admin/instance-admin/statistics`: counts computed by the server now (each
+        release sends its own fields: every field of the model is optional)."""
+        return await self.get(STATISTICS_PATH, models.InstanceStatistics)
+
+    async def statistics_csv(self) -> bytes:
+        """`GET …/statistics/csv`: the server's own CSV of them (a header row of the quoted
+        field names and one row of values), as it sent it."""
+        response = await self._send("GET", STATISTICS_PATH + "/csv", idempotent=True)
+        return response.content
+
+    async def maintenance(self) -> models.Maintenance:
+        """`GET /api/admin/maintenance`: whether the server is in maintenance mode."""
+        return await self.get(MAINTENANCE_PATH, models.Maintenance)
+
+    async def set_maintenance(self, enabled: bool) -> int:
+        """`POST /api/admin/maintenance` (the action `instance.maintenance`): 204. While it is
+        on, the server refuses every other admin write with 503 (`Unavailable`)."""
+        await self._require(SWITCH_MAINTENANCE)
+        return (await self._send_write(maintenance_request(enabled))).status_code
+
+    async def set_cors_origins(self, origins: Sequence[str]) -> int:
+        """The frontend API's CORS origins (the action `instance.cors`): 204; 400 `BadRequest`
+        "Invalid origin: <it>" for one that is not "*" or an origin. Read them back with
+        `ui_config().frontendApiOrigins`."""
+        caps = await self._require(SET_CORS)
+        request = cors_request(origins, unleash_release(caps))
+        return (await self._send_write(request)).status_code
+
+    async def banners(self) -> models.Banners:
+        """`GET /api/admin/banners` (Unleash Enterprise 5.7+ and the sandbox; open source
+        answers 404 `NotFound`)."""
+        return await self.get(BANNERS_PATH, models.Banners)
+
+    async def create_banner(self, body: models.CreateBanner) -> models.Banner:
+        """`POST /api/admin/banners` (the action `banners.create`): 201 with the banner."""
+        await self._require(CREATE_BANNER)
+        answer = await self.send_write(create_banner_request(body))
+        return await self.read_answer(answer, models.Banner)
+
+    async def update_banner(self, banner_id: int, body: models.CreateBanner) -> models.Banner:
+        """`PUT /api/admin/banners/:id` (the action `banners.edit`): the banner replaced whole
+        by `body`; 404 `NotFound` for an id the server does not know."""
+        await self._require(EDIT_BANNER)
+        answer = await self.send_write(update_banner_request(banner_id, body))
+        return await self.read_answer(answer, models.Banner)
+
+    async def delete_banner(self, banner_id: int) -> int:
+        """`DELETE /api/admin/banners/:id` (the action `banners.delete`): 200, no body."""
+        await self._require(DELETE_BANNER)
+        return (await self._send_write(delete_banner_request(banner_id))).status_code
 
     # ------------------------------------------------------------------ plumbing
 
@@ -1784,3 +1844,58 @@ def remove_project_environment_request(project: str, environment: str) -> WriteR
     """`DELETE /api/admin/projects/:p/environments/:env` (no body): the undo of an addition."""
     path = f"/api/admin/projects/{_segment(project)}/environments/{_segment(environment)}"
     return WriteRequest("DELETE", path, b"")
+
+
+# ---------------------------------------------------------------------------- instance (issue 38)
+
+STATISTICS_PATH = "/api/admin/instance-admin/statistics"
+MAINTENANCE_PATH = "/api/admin/maintenance"
+BANNERS_PATH = "/api/admin/banners"
+#: the release whose route for the CORS origins is `…/ui-config/cors` (5.x: `ui-config`)
+CORS_ROUTE_SINCE = (6, 0)
+
+
+def maintenance_request(enabled: bool) -> WriteRequest:
+    """`POST /api/admin/maintenance {enabled}`."""
+    return WriteRequest("POST", MAINTENANCE_PATH, _body(models.ToggleMaintenance(enabled=enabled)))
+
+
+def unleash_release(caps: Capabilities) -> str:
+    """The Unleash release the capabilities name ("" for the sandbox or a server unknown)."""
+    return caps.server_version if caps.server_kind == "unleash" else ""
+
+
+def cors_request(origins: Sequence[str], unleash_version: str = "") -> WriteRequest:
+    """The CORS origins as the server's release takes them (`unleash_release`): `POST
+    /api/admin/ui-config/cors {frontendApiOrigins}` (6.0 on, the sandbox, a version unknown), on
+    Unleash 5.x
+    `POST /api/admin/ui-config {frontendSettings: {frontendApiOrigins}}` (measured: each release
+    answers 404 to the other's). `ValueError` for an origin that is not one line."""
+    try:
+        listed = [str(o) for o in origins]
+        body = models.SetCors(frontendApiOrigins=listed)
+    except ValidationError as exc:
+        problems = "; ".join(f"{err['input']!r}: {err['msg']}" for err in exc.errors())
+        raise ValueError(f"CORS origins: {problems}") from None
+    found = version_tuple(unleash_version)
+    if found is not None and found < CORS_ROUTE_SINCE:
+        old = models.SetUiConfig(
+            frontendSettings=models.FrontendSettings(frontendApiOrigins=listed)
+        )
+        return WriteRequest("POST", "/api/admin/ui-config", _body(old))
+    return WriteRequest("POST", "/api/admin/ui-config/cors", _body(body))
+
+
+def create_banner_request(body: models.CreateBanner) -> WriteRequest:
+    """`POST /api/admin/banners` (createBannerSchema): every field, as Unleash's UI sends them."""
+    return WriteRequest("POST", BANNERS_PATH, body.model_dump_json().encode())
+
+
+def update_banner_request(banner_id: int, body: models.CreateBanner) -> WriteRequest:
+    """`PUT /api/admin/banners/:id`: the whole banner (a replacement: every field sent)."""
+    return WriteRequest("PUT", f"{BANNERS_PATH}/{int(banner_id)}", body.model_dump_json().encode())
+
+
+def delete_banner_request(banner_id: int) -> WriteRequest:
+    """`DELETE /api/admin/banners/:id` (no body)."""
+    return WriteRequest("DELETE", f"{BANNERS_PATH}/{int(banner_id)}", b"")

@@ -222,6 +222,20 @@ class ServerError(ApiError):
     """5xx: the server failed."""
 
 
+class InMaintenance(ServerError):
+    """503 with Unleash's "Unleash is currently in maintenance mode.": the server refuses every
+    admin write until maintenance mode is switched off (`flagdesk maintenance off`); nothing
+    was changed (issue 38)."""
+
+    @property
+    def in_doubt(self) -> bool:
+        return False
+
+
+#: what Unleash 5 to 8 answer an admin write while in maintenance (503, `{message}` alone)
+MAINTENANCE_MESSAGE = "Unleash is currently in maintenance mode."
+
+
 _BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequest,
     401: Unauthorized,

@@ -205,6 +205,8 @@ def api_error(method: str, path: str, response: httpx.Response, scrub: Scrub) ->
     cls = e.error_class(status)
     if status == 403 and "token type" in message.lower():
         cls = e.WrongTokenType
+    if status == 503 and "maintenance mode" in message.lower():
+        cls = e.InMaintenance
     error = cls(
         status,
         scrub(name),
@@ -243,6 +245,11 @@ def hint(
         return (
             "The server refused the batch without saying why; Unleash does that when an "
             "application lacks `started` or `interval` (5.12 also when it lacks `strategies`)"
+        )
+    if cls is e.InMaintenance:
+        return (
+            "Nothing was changed: the server takes no change until maintenance mode is "
+            "switched off (flagdesk maintenance off)"
         )
     if status == 413:
         return "The request body is larger than the server accepts"

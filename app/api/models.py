@@ -56,6 +56,7 @@ from pydantic import (
     PlainSerializer,
     PlainValidator,
     RootModel,
+    StrictBool,
     StrictInt,
     Tag,
     TypeAdapter,
@@ -1156,6 +1157,12 @@ class UiConfig(Response):
     version: str
     versionInfo: VersionInfo | None = None
     authenticationType: str | None = None
+    #: (issue 38) whether the server is in maintenance mode: top-level, as Unleash 5 to 8 say it
+    #: (their `flags.maintenanceMode` stays false); None from a server that does not say
+    maintenanceMode: bool | None = None
+    #: (issue 38) the origins the frontend API answers (Unleash's default `["*"]`), the only way
+    #: to read them back: there is no `GET /api/admin/ui-config/cors`
+    frontendApiOrigins: list[str] | None = None
 
 
 class Health(Response):
@@ -2110,3 +2117,138 @@ class ImportValidation(Response):
     errors: list[ImportValidationItem] = Field(default_factory=list)
     warnings: list[ImportValidationItem] = Field(default_factory=list)
     permissions: list[ImportValidationItem] = Field(default_factory=list)
+
+
+# ------------------------------------------------- instance settings (issue 38): statistics,
+# maintenance mode, CORS origins, banners
+
+
+class ClientAppsCount(Response):
+    range: str
+    count: int
+
+
+class InstanceStatistics(Response):
+    """instanceAdminStatsSchema, `GET /api/admin/instance-admin/statistics`: computed on each
+    request. The fields in the order Unleash 8.2 sends them (its CSV's columns); each release
+    sends fewer (`sandbox.versions.Played.statistics_fields`), so every field is optional.
+    The counts are read as the server sends them; `sum` is a SHA-256 over a few of them."""
+
+    timestamp: datetime | None = None
+    instanceId: str | None = None
+    versionOSS: str | None = None
+    versionEnterprise: str | None = None
+    users: int | None = None
+    serviceAccounts: int | None = None
+    apiTokens: dict[str, int] | None = None
+    activeUsers: dict[str, int] | None = None
+    licensedUsers: int | None = None
+    featureToggles: int | None = None
+    archivedFeatureToggles: int | None = None
+    projects: int | None = None
+    contextFields: int | None = None
+    roles: int | None = None
+    customRootRoles: int | None = None
+    customRootRolesInUse: int | None = None
+    groups: int | None = None
+    environments: int | None = None
+    segments: int | None = None
+    strategies: int | None = None
+    SAMLenabled: bool | None = None
+    OIDCenabled: bool | None = None
+    passwordAuthEnabled: bool | None = None
+    SCIMenabled: bool | None = None
+    clientApps: list[ClientAppsCount] | None = None
+    featureExports: int | None = None
+    featureImports: int | None = None
+    productionChanges: dict[str, int] | None = None
+    previousDayMetricsBucketsCount: dict[str, int] | None = None
+    maxEnvironmentStrategies: int | None = None
+    maxConstraintValues: int | None = None
+    maxConstraints: int | None = None
+    releaseTemplates: int | None = None
+    releasePlans: int | None = None
+    edgeInstanceUsage: dict[str, float] | None = None
+    readOnlyUsers: int | None = None
+    sum: str | None = None
+
+
+class Maintenance(Response):
+    """maintenanceSchema, `GET /api/admin/maintenance`."""
+
+    enabled: bool
+
+
+class ToggleMaintenance(Request):
+    """toggleMaintenanceSchema, `POST /api/admin/maintenance` (204): `enabled` required, a
+    boolean and only that ("yes" is 400 "must be boolean" on Unleash 5 to 8)."""
+
+    enabled: StrictBool
+
+
+#: an origin the frontend API may answer (Unleash: "*", or a URL that is its own origin)
+Origin = Annotated[str, Field(max_length=2048), ONE_LINE]
+
+
+class SetCors(Request):
+    """setCorsSchema, `POST /api/admin/ui-config/cors` (6.x on; 204). Without
+    `frontendApiOrigins` Unleash answers 404 NotFoundError; each origin must be "*" or a URL that
+    is its own origin (scheme, host, port: no path, no trailing slash), else 400 "Invalid origin:
+    <value>" (checked by the server, not the schema)."""
+
+    frontendApiOrigins: list[Origin] | None = None
+
+
+class FrontendSettings(Request):
+    frontendApiOrigins: list[Origin] | None = None
+
+
+class SetUiConfig(Request):
+    """setUiConfigSchema, `POST /api/admin/ui-config` (5.x and 6.x; 404 from 7.0): the CORS
+    origins as 5.x sets them, `{frontendSettings: {frontendApiOrigins}}`; without
+    `frontendSettings` 404 as `SetCors` without its list."""
+
+    frontendSettings: FrontendSettings | None = None
+
+
+#: what a banner looks like (Unleash Enterprise's variants; its schema takes any string)
+BANNER_VARIANTS = ("info", "warning", "error", "success")
+
+
+class CreateBanner(Request):
+    """createBannerSchema (Enterprise 5.7+), `POST /api/admin/banners` (201) and
+    `PUT /api/admin/banners/:id` (200, a whole replacement: Unleash's UI sends every field).
+    `message` is Markdown and required; `link` is a URL, a path or `dialog` (then `dialog` is
+    the Markdown shown)."""
+
+    message: Annotated[str, Field(min_length=1, max_length=10_000), FREE_TEXT]
+    enabled: StrictBool = True
+    variant: Annotated[str, Field(max_length=100), ONE_LINE] | None = None
+    sticky: StrictBool = False
+    icon: Annotated[str, Field(max_length=100), ONE_LINE] | None = None
+    link: Annotated[str, Field(max_length=2048), ONE_LINE] | None = None
+    linkText: Annotated[str, Field(max_length=255), ONE_LINE] | None = None
+    dialogTitle: Annotated[str, Field(max_length=255), ONE_LINE] | None = None
+    dialog: Annotated[str, Field(max_length=10_000), FREE_TEXT] | None = None
+
+
+class Banner(Response):
+    """bannerSchema: a banner as Unleash Enterprise sends it."""
+
+    id: int
+    message: str
+    enabled: bool | None = None
+    variant: str | None = None
+    sticky: bool | None = None
+    icon: str | None = None
+    link: str | None = None
+    linkText: str | None = None
+    dialogTitle: str | None = None
+    dialog: str | None = None
+    createdAt: datetime | None = None
+
+
+class Banners(Response):
+    """bannersSchema, `GET /api/admin/banners`."""
+
+    banners: list[Banner] = Field(default_factory=list)

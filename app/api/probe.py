@@ -17,6 +17,7 @@ from app.api import errors as e
 from app.api.capabilities import Capabilities, ProbeOutcomes, capabilities_of
 from app.api.models import (
     ArchivedFeatures,
+    Banners,
     CurrentUser,
     GroupList,
     PersonalDashboardProjectDetails,
@@ -40,6 +41,7 @@ PROBE_ANSWERS: tuple[type[BaseModel], ...] = (
     ProjectAccess,
     RoleList,
     ServiceAccounts,
+    Banners,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -95,6 +97,7 @@ class _Reads(NamedTuple):
     roles: asyncio.Future[RoleList | e.ClientError]
     service_accounts: asyncio.Future[ServiceAccounts | e.ClientError]
     project_access: asyncio.Future[ProjectAccess | e.ClientError]
+    banners: asyncio.Future[Banners | e.ClientError]
 
 
 async def _dropped(rest: asyncio.Future[Any]) -> None:
@@ -131,6 +134,8 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         project_access=_started(
             client.get(f"/api/admin/projects/{PROBE_PROJECT}/access", ProjectAccess)
         ),
+        # issue 38: banners (Unleash Enterprise 5.7+; 404 on open source)
+        banners=_started(client.get("/api/admin/banners", Banners)),
     )
     rest = asyncio.gather(*reads)
     try:
@@ -159,6 +164,7 @@ async def probe_outcomes(client: ProbeClient) -> ProbeOutcomes:
         roles=reads.roles.result(),
         service_accounts=reads.service_accounts.result(),
         project_access=reads.project_access.result(),
+        banners=reads.banners.result(),
     )
 
 

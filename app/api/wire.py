@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 #: The largest body `POST /api/client/metrics/bulk` accepts, in bytes (the spec's limit, and
 #: Unleash's: its body parser refuses more with 413).
@@ -64,3 +65,41 @@ def json_path(loc: Sequence[int | str], *, root: str = "") -> str:
             step = key_path(str(part))
             out += step[1:] if (step.startswith(".") and not out) else step
     return out
+
+
+# ---------------------------------------------------------------- CORS origins (issue 38)
+
+#: the schemes whose URLs have an origin (the WHATWG URL standard's "special" schemes but file)
+_ORIGIN_SCHEMES = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+
+
+def valid_origin(origin: str) -> bool:
+    """Unleash's `validateOrigin`: "*", or a URL whose origin is the text itself (no path, no
+    trailing slash, no user, a lower-case scheme and host, no default port), no other "*"."""
+    if origin == "*":
+        return True
+    if "*" in origin or origin != origin.strip():
+        return False
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return False
+    host = parts.hostname
+    if parts.scheme not in _ORIGIN_SCHEMES or not host or not host.isascii():
+        return False
+    if parts.username is not None or parts.password is not None:
+        return False
+    if port == _ORIGIN_SCHEMES[parts.scheme]:
+        return False  # the URL's origin leaves a default port out
+    shown_host = f"[{host}]" if ":" in host else host
+    rebuilt = f"{parts.scheme}://{shown_host}" + ("" if port is None else f":{port}")
+    return rebuilt == origin
+
+
+def invalid_origins(origins: list[str]) -> str | None:
+    """Unleash's `validateOrigins`: the first origin that is not one, as its message."""
+    for origin in origins:
+        if not valid_origin(origin):
+            return f"Invalid origin: {origin}"
+    return None

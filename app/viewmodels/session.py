@@ -32,7 +32,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app import startup
 from app.api.errors import ClientError, ServerUnreachable
-from app.changes import Changes
+from app.changes import Changes, Resource
 from app.connection import Connection, ConnectionSpec, MissingToken
 
 if TYPE_CHECKING:  # imported when first used, so the window shows before they load
@@ -151,6 +151,10 @@ class Session(QObject):
         #: what to open again on Retry: None for the sandbox, else a profile name or a spec
         self._target: Target = None
         self._closed = False
+        #: (issue 38) maintenance mode as last read, and the connection it was read on
+        self._maintenance: bool | None = None
+        self._maintenance_of: Connection | None = None
+        self._maintenance_reads: set[asyncio.Future[None]] = set()
         self._avatars: AvatarCache | None = None
         #: where tokens go when there is no OS keyring, as the person chose the first time it
         #: was asked (asked once per run; None: not asked yet)
@@ -208,6 +212,41 @@ class Session(QObject):
     @property
     def capabilities(self) -> Capabilities | None:
         return self.connection.capabilities if self.connection is not None else None
+
+    # ------------------------------------------------------------------ maintenance (issue 38)
+
+    @property
+    def maintenance(self) -> bool | None:
+        """Whether the connected server is in maintenance mode (it refuses every change): as
+        last read (`record_maintenance`, after a switch or its undo), else as the probe found it;
+        None when not known."""
+        if self.connection is None:
+            return None
+        if self._maintenance_of is self.connection:
+            return self._maintenance
+        caps = self.capabilities
+        return None if caps is None else caps.maintenance
+
+    def record_maintenance(self, enabled: bool | None) -> None:
+        """The connected server's maintenance mode as just read; `state_changed` tells every
+        window (their actions are refused meanwhile: `ToolViewModel.action_reason`)."""
+        # only a change that matters to the windows is told: from "not known" to off is none
+        changed = bool(enabled) != bool(self.maintenance)
+        self._maintenance_of, self._maintenance = self.connection, enabled
+        if changed and not self._closed:
+            self.state_changed.emit()
+
+    async def _read_maintenance(self) -> None:
+        connection = self.connection
+        if connection is None:
+            return
+        try:
+            enabled = (await connection.client.maintenance()).enabled
+        except ClientError as exc:
+            log.info("could not read maintenance mode: %s", exc)
+            return
+        if connection is self.connection:
+            self.record_maintenance(enabled)
 
     @property
     def ready(self) -> bool:
@@ -537,6 +576,10 @@ class Session(QObject):
         made them, already shows them)."""
         if not self._closed:
             self.data_changed.emit(changes, source)
+        if changes.touches(Resource.SETTINGS, "maintenance") and not self._closed:
+            # (issue 38) switched, or its undo from the History: read what it is now
+            self._maintenance_reads.add(task := asyncio.ensure_future(self._read_maintenance()))
+            task.add_done_callback(self._maintenance_reads.discard)
 
     def _on_activity(self, in_flight: int) -> None:
         if in_flight == 0 and self._idle is not None:

@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING, ClassVar
 from PySide6.QtCore import QObject, Signal
 
 from app.changes import Changes, Resource
-from app.registry import TOOLS_BY_KEY, Action, Tool
+from app.registry import SWITCH_MAINTENANCE, TOOLS_BY_KEY, Action, Tool
 from app.viewmodels.base import ViewModel
 from app.viewmodels.session import CONNECTING, FAILED, IDLE, READY, Session
 from app.viewmodels.table import collect_when_released
+
+#: why every change but the switch itself waits while the server is in maintenance (issue 38)
+IN_MAINTENANCE = (
+    "The server is in maintenance mode: it refuses every change until it is switched off "
+    "(the Overview's Maintenance mode)."
+)
 
 if TYPE_CHECKING:
     from app.actions.runner import Done, Plan
@@ -62,12 +68,17 @@ class SessionViewModel(ViewModel):
 
     def action_reason(self, action: Action) -> str:
         """Why `action` cannot be done on this connection, and what would help ("" when it
-        can): not connected yet, or what the registry's needs say of the server and token."""
+        can): not connected yet, what the registry's needs say of the server and token, or the
+        server's maintenance mode (`Session.maintenance`: every change but the switch)."""
         caps = self.session.capabilities
         if not self.session.ready or caps is None:
             return self.session.message or "Not connected."
         availability = caps.action(action)
-        return "" if availability.available else availability.reason
+        if not availability.available:
+            return availability.reason
+        if self.session.maintenance and action is not SWITCH_MAINTENANCE:
+            return IN_MAINTENANCE
+        return ""
 
     def _on_session_data_changed(self, changes: Changes, source: object) -> None:
         if self.closed or source is self or changes.resource not in self.shows:

@@ -38,6 +38,7 @@ ERROR_MEANINGS: dict[int, str] = {
     413: "The body is larger than the limit (ContentTooLarge)",
     415: "The body is not JSON (ContentTypeerror)",
     429: "Too many of these in the window (TooManyRequests); Retry-After says when to retry",
+    503: "The server is in maintenance mode: no change is made until it is switched off",
 }
 
 #: the answers of every endpoint behind a token (its side "admin" or "client")

@@ -13,8 +13,10 @@ without a token is a 401 now, not a 400), then the path and query parameters and
 validated together, in
 python mode as FastAPI does (`from_attributes` included: the error types depend on it), each
 error located under "path", "query" or "body"; any error raises `RequestInvalid` with them all.
-Then the handler runs, on the event-loop thread: every Store call must stay there (one SQLite
-connection, no interleaving), which is why nothing here runs on a worker thread.
+While maintenance mode is on, an admin write is refused with 503 once its caller is known
+(`refused_in_maintenance`). Then the handler runs, on the event-loop thread: every Store call
+must stay there (one SQLite connection, no interleaving), which is why nothing here runs on a
+worker thread.
 
 The answers are the same as FastAPI's were: 2,608 requests, malformed ones included, were
 replayed alike against the FastAPI version in the three modes (plain, and as 8.2 and 5.12). An
@@ -40,7 +42,8 @@ from starlette.routing import Route
 from sandbox.responses import read_limited
 from sandbox.routes.answers import Answer
 from sandbox.routes.deps import admin_side, client_side
-from sandbox.store import Principal, Store
+from sandbox.store import Principal, Refusal, Store
+from sandbox.store.instance import MAINTENANCE_MESSAGE
 from sandbox.versions import Played
 
 #: who may call an endpoint: an admin-API token (or a personal one), a client token, anyone
@@ -236,6 +239,7 @@ def _missing(loc: tuple[str, ...]) -> dict[str, Any]:
 
 def _serving(endpoint: Endpoint[Any]) -> Callable[[Request], Awaitable[Response]]:
     side, handler, body_model = endpoint.side, endpoint.handler, endpoint.body
+    guarded = refused_in_maintenance(endpoint)
     # path parameters are validated before query parameters (their errors come first)
     params = sorted(endpoint.params, key=lambda p: p.where != "path")
 
@@ -249,6 +253,8 @@ def _serving(endpoint: Endpoint[Any]) -> Callable[[Request], Awaitable[Response]
             who = admin_side(request, store, played)
         elif side == "client":
             who = client_side(request, store, played)
+        if guarded and store.in_maintenance():
+            raise Refusal(503, "ServiceUnavailable", MAINTENANCE_MESSAGE, by="bare")
         received = await _received(request) if body_model is not None else _ABSENT
         errors: list[dict[str, Any]] = []
         values: dict[str, Any] = {}
@@ -282,6 +288,18 @@ def _serving(endpoint: Endpoint[Any]) -> Callable[[Request], Awaitable[Response]
         return await handler(Call(request, store, played, who, body, values))
 
     return serve
+
+
+def refused_in_maintenance(endpoint: Endpoint[Any]) -> bool:
+    """Whether maintenance mode refuses `endpoint` (503 `{message}` alone, after the caller's
+    token is checked and before its body is read): as Unleash's maintenance middleware, every
+    POST, PUT and DELETE under `/api/admin` whose path does not hold `/maintenance` (PATCH and
+    the client API are let through; `sandbox.store.instance`)."""
+    return (
+        endpoint.method in ("POST", "PUT", "DELETE")
+        and endpoint.path.startswith("/api/admin/")
+        and "/maintenance" not in endpoint.path
+    )
 
 
 #: a user's or group's id in a path: one the database can hold, else 400 (Unleash 8.2 answers

@@ -1,4 +1,5 @@
-"""What the server is: health and UI config."""
+"""What the server is: health and UI config (with, as Unleash, whether it is in maintenance
+and the frontend API's CORS origins: `sandbox.store.instance`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ async def ui_config(call: Call[None]) -> Response:
                         "instanceId": call.store.instance_id(),
                     },
                     "authenticationType": "open-source",
+                    "maintenanceMode": call.store.in_maintenance(),
+                    "frontendApiOrigins": call.store.frontend_origins(),
                 }
             )
         )
@@ -43,6 +46,8 @@ async def ui_config(call: Call[None]) -> Response:
                 current={"sandbox": __version__}, instanceId=call.store.instance_id()
             ),
             authenticationType="open-source",
+            maintenanceMode=call.store.in_maintenance(),
+            frontendApiOrigins=call.store.frontend_origins(),
         )
     )
 

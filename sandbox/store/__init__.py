@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens, roles, service accounts) over one shared
+access tokens, roles, service accounts, the instance's settings) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -42,6 +42,7 @@ from sandbox.store.export import Export
 from sandbox.store.features import Features
 from sandbox.store.flag_config import FlagConfig
 from sandbox.store.groups import Groups
+from sandbox.store.instance import Instance
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
 from sandbox.store.project_access import ProjectAccessStore
@@ -80,6 +81,7 @@ class Store(
     TagsStore,
     Dependencies,
     CustomStrategies,
+    Instance,  # instance settings (issue 38): statistics, maintenance, CORS, banners
 ):
     """Every area of the sandbox over one SQLite connection."""
 

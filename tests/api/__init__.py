@@ -9,6 +9,7 @@ One file per job of the client: `test_errors.py` (failures through the client) a
 `test_streaming.py` (large lists), `test_fallbacks.py` (search fallback, servers without
 groups), `test_capabilities.py` (`capabilities_of` with no server), `test_operations.py`,
 `test_personal_tokens.py` (the connected user's tokens), `test_cleanup.py` (the clean-up
-report, `app/api/cleanup.py`);
+report, `app/api/cleanup.py`), `test_instance.py` (statistics, maintenance, CORS origins,
+banners: issue 38);
 `helpers.py` holds their canned answers.
 """

@@ -290,6 +290,7 @@ def test_the_probe_reads_an_open_source_server_and_an_admin_token() -> None:
             "/api/admin/roles": 1,  # roles (issue 36): Enterprise's, a 404 here
             "/api/admin/service-account": 1,
             "/api/admin/projects/flagdesk-capability-probe/access": 1,
+            "/api/admin/banners": 1,  # banners (issue 38): Enterprise's, a 404 here
         }
     )
     # the secret Unleash echoes in /api/admin/user stays out of what the GUI shows
@@ -313,7 +314,7 @@ def test_the_probe_runs_once_for_concurrent_callers() -> None:
     assert together[0] is together[1] is together[2] is later
     assert server.hits["/api/admin/ui-config"] == 1
     assert server.hits["/api/admin/user"] == 1
-    assert server.total_requests == 8
+    assert server.total_requests == 9  # with the banners (issue 38)
 
 
 def test_refresh_probes_again() -> None:
@@ -328,7 +329,7 @@ def test_refresh_probes_again() -> None:
 
     run(go())
     assert server.hits["/api/admin/ui-config"] == 2
-    assert server.total_requests == 16
+    assert server.total_requests == 18
 
 
 # ---------------------------------------------------------------------------- Unsupported
@@ -382,7 +383,7 @@ def test_unsupported_is_raised_without_a_prior_probe_call() -> None:
 
     run(go())
     assert server.hits["/api/admin/groups"] == 1  # GET by the probe; the POST never sent
-    assert server.total_requests == 8
+    assert server.total_requests == 9
 
 
 # ---------------------------------------------------------------------------- archive by search

@@ -423,8 +423,8 @@ def test_the_probe_sends_its_reads_at_once(demo_sandbox: SandboxProcess) -> None
 
     with_client(demo_sandbox, probe, None, demo_sandbox.client_token)
     # ui-config, the current user, groups, the archive, the dashboard, the empty metrics batch,
-    # the roles, the service accounts and project access (issue 36)
-    assert max(peak) == 9, peak
+    # the roles, the service accounts and project access (issue 36), the banners (issue 38)
+    assert max(peak) == 10, peak
 
 
 def test_a_client_token_probe_leaves_no_read_running(demo_sandbox: SandboxProcess) -> None:

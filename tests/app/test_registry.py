@@ -47,8 +47,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
     # the tools without a window yet are reported, never in the sidebar: none since the
-    # Compare window (issue 37) came
-    assert [t.key for t in HEADLESS_TOOLS] == []
+    # Compare window (issue 37) came, until issue 38's instance settings and banners
+    assert [t.key for t in HEADLESS_TOOLS] == ["instance", "banners"]
     assert [t.key for t in TOOLS if t.group == "Access"] == [
         "api_tokens", "personal_tokens",
         "service_accounts",  # issue 36: the service accounts' window
@@ -93,6 +93,9 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
                            "project_access.revoke"},
         # issue 37: promote (an Admin's; the Compare tool's)
         "compare": {"compare.promote", "compare.import"},
+        # issue 38: maintenance mode and the CORS origins (an Admin's), banners (Enterprise)
+        "instance": {"instance.maintenance", "instance.cors"},
+        "banners": {"banners.create", "banners.edit", "banners.delete"},
     }  # fmt: skip
     every = {tool.key: tool for tool in EVERY_TOOL}
     for key, actions in expected.items():
@@ -106,6 +109,9 @@ def test_every_action_issue_15_needs_is_declared_once_under_its_tool() -> None:
     assert ACTIONS_BY_KEY["inactive_users.delete"].needs.admin_role
     # an upload goes with a client token, whatever the main token is
     assert ACTIONS_BY_KEY["metrics.upload"].needs.tokens == TOOL.metrics_upload.needs.tokens
+    # issue 38: an instance's settings change only with an Admin's token
+    assert all(ACTIONS_BY_KEY[a].needs.admin_role
+               for a in expected["instance"] | expected["banners"])  # fmt: skip
 
 
 def test_the_token_tools_have_their_commands_actions_and_a_sidebar_entry() -> None:

@@ -86,6 +86,8 @@ def test_admin_token(target: Peer) -> None:
         "access_overview",
         # issue 37: comparing and promoting (flags and their configuration are open source's)
         "compare",
+        # issue 38: the statistics, maintenance mode and CORS origins (open source's)
+        "instance",
     }
     assert "Enterprise" in ops["groups"]["reason"]
     assert ops["project_dashboard"]["reason"] == per_version(target, {
@@ -100,7 +102,7 @@ def test_admin_token(target: Peer) -> None:
     })  # fmt: skip
     assert target.admin_token not in json.dumps(out)
     # per action (app.registry): Unleash OSS has every action but the groups', the service
-    # accounts' and the custom roles' (Enterprise's) and project access's (Pro's and
+    # accounts', the custom roles' and the banners' (Enterprise's) and project access's (Pro's and
     # Enterprise's) (and the metrics upload, which needs a client token besides this one, and a
     # user's personal access tokens, which an admin API token has no user for)
     actions = out["actions"]
@@ -108,9 +110,12 @@ def test_admin_token(target: Peer) -> None:
     assert done == {key for key in actions
                     if not key.startswith(("groups.", "metrics.", "personal_tokens.",
                                            "service_accounts.", "roles.",
-                                           "project_access."))}  # fmt: skip
+                                           "project_access.", "banners."))}  # fmt: skip
     assert "Custom roles need Unleash Enterprise" in actions["roles.create"]["reason"]
     assert "Pro or Enterprise" in actions["project_access.grant"]["reason"]
+    # issue 38: banners are Enterprise's (5.7+)
+    assert "Banners need Unleash Enterprise" in actions["banners.create"]["reason"]
+    assert "Banners need Unleash Enterprise" in ops["banners"]["reason"]
     assert "Enterprise" in ops["service_accounts"]["reason"]
     assert "Enterprise" in actions["service_accounts.create_token"]["reason"]
     assert "client" in actions["metrics.upload"]["reason"]

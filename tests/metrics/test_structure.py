@@ -41,7 +41,9 @@ def test_every_subcommand_registers_through_the_same_pair() -> None:
     assert names == ["serve", "check", "metrics", "users", "archive", "context", "groups",
                      "tokens", "pats", "roles", "service-accounts", "access", "journal", "profiles",
                      "cleanup", "diff", "snapshot",
-                     "promote"]  # fmt: skip
+                     "promote",
+                     # issue 38: the instance's settings
+                     "stats", "maintenance", "cors", "banners"]  # fmt: skip
     for command in cli.commands():
         assert callable(command.module.add_arguments) and callable(command.module.run)
     help_text = parser.format_help()

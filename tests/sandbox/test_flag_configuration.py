@@ -203,7 +203,7 @@ def test_token_projects_follow_the_tokens() -> None:
     conn = sqlite3.connect(":memory:", isolation_level=None)
     conn.execute("PRAGMA foreign_keys=ON")
     conn.create_function("token_hash", 1, db.token_hash, deterministic=True)
-    last = db.SCHEMA_VERSION - 1
+    last = 14  # MIGRATIONS[14]: 14 -> 15
     for script in db.MIGRATIONS[:last]:
         for statement in db._split_sql(script):
             conn.execute(statement)

@@ -191,7 +191,9 @@ def revive_a_flag(qtbot: Any, view: ArchiveBrowser) -> None:
 def delete_a_context_field(qtbot: Any, view: ContextUsageViewer) -> None:
     m = view.model
     view.open_item("tenantId")
-    qtbot.waitUntil(lambda: m.loaded_field == "tenantId" and m.field_known, timeout=15_000)
+    # `field_known` is None while the fields load: waitUntil takes a None as "done"
+    qtbot.waitUntil(lambda: m.loaded_field == "tenantId" and m.field_known is True,
+                    timeout=15_000)  # fmt: skip
     assert m.delete_field() is not None
     qtbot.waitUntil(lambda: view.confirmation is not None, timeout=15_000)
     box = view.confirmation
