@@ -42,6 +42,7 @@ from sandbox.routes import (
 )
 from sandbox.routes import custom_strategies as custom_strategies_area
 from sandbox.routes import dependencies as dependencies_area
+from sandbox.routes import events as events_area
 from sandbox.routes import export as export_area
 from sandbox.routes import flag_config as flag_config_area
 from sandbox.routes import groups as groups_area
@@ -133,6 +134,7 @@ def create_app(
     # flag configuration (issue 37 slice 1): open source, served as every release has it
     areas.append(flag_config_area)
     areas.append(export_area)  # the batch export (issue 37): open source since 4.22
+    areas.append(events_area)  # the event log (issue 38): open source, every release
     served = [area.AREA for area in areas]
     routes: list[BaseRoute] = [e.route() for area in served for e in area.endpoints]
     routes.append(Route(OPENAPI_PATH, _openapi, methods=["GET"]))

@@ -31,6 +31,10 @@ tests/compat):
   5.x; from 6.x refused (403 "Environment variants deprecated") to a flag with none yet in any
   environment (their `verifyLegacyVariants`, without `enableLegacyVariants`: read in their
   source, and measured on 8.2); the flag configuration's routes are all there from 5.12 on;
+- the event log (issue 38, `sandbox.store.events`): `GET /api/admin/events` gives a project's
+  newest 100 events on 5.x and 6.x, 50 from 7.0 (100 of all of them on every release); the
+  search `GET /api/admin/search/events` from 6.0 (404 on 5.x), its `id` and `groupId` filters
+  honoured from 7.0 (6.x ignores them);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -162,3 +166,19 @@ class Played:
     def refuses_new_environment_variants(self) -> bool:
         """Variants per environment only for a flag that has some already (6.x on)."""
         return self.since(6, 0)
+
+    # the event log (issue 38)
+    @property
+    def event_search(self) -> bool:
+        """`GET /api/admin/search/events` (6.0 on; 404 on 5.x)."""
+        return self.since(6, 0)
+
+    @property
+    def event_search_by_id(self) -> bool:
+        """The event search honours `id` and `groupId` (7.0 on; 6.x ignores them)."""
+        return self.since(7, 0)
+
+    @property
+    def project_events(self) -> int:
+        """How many of a project's newest events `GET /api/admin/events?project=` gives."""
+        return 50 if self.since(7, 0) else 100

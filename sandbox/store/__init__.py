@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens, roles, service accounts) over one shared
+access tokens, roles, service accounts, the event log) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -37,6 +37,7 @@ from sandbox.store.core import (
 )
 from sandbox.store.custom_strategies import CustomStrategies
 from sandbox.store.dependencies import Dependencies
+from sandbox.store.events import Events
 from sandbox.store.export import Export
 from sandbox.store.features import Features
 from sandbox.store.flag_config import FlagConfig
@@ -78,6 +79,7 @@ class Store(
     TagsStore,
     Dependencies,
     CustomStrategies,
+    Events,  # the event log's reads (issue 38)
 ):
     """Every area of the sandbox over one SQLite connection."""
 

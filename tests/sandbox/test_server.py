@@ -256,6 +256,7 @@ def test_the_document_lists_what_is_served_and_is_made_when_asked(tmp_path):
         # flag extras (issue 37, slice 2): 9 segments, 15 tags, 5 dependencies, 7 strategies;
         # 21: flag configuration (issue 37, slice 1)
         flag_extras = 9 + 15 + 5 + 7 + 21 + 1  # and 1: the batch export
+        flag_extras += 4  # the event log (issue 38): its four reads
         assert len(served) == 41 + 8 + 3 + 7 + 8 + 7 * groups - 5 * (not groups) + flag_extras
         assert any(path.startswith("/api/admin/groups") for _, path in served) is groups
     ui_config = document["paths"]["/api/admin/ui-config"]["get"]["responses"]
