@@ -34,7 +34,8 @@ tests/compat):
 - the event log (issue 38, `sandbox.store.events`): `GET /api/admin/events` gives a project's
   newest 100 events on 5.x and 6.x, 50 from 7.0 (100 of all of them on every release); the
   search `GET /api/admin/search/events` from 6.0 (404 on 5.x), its `id` and `groupId` filters
-  honoured from 7.0 (6.x ignores them);
+  honoured from 7.0 (6.x ignores them); `GET /api/admin/event-creators` from 6.0 (404 on 5.x);
+  an event's `groupType` and `groupId` from 7.0;
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -182,3 +183,13 @@ class Played:
     def project_events(self) -> int:
         """How many of a project's newest events `GET /api/admin/events?project=` gives."""
         return 50 if self.since(7, 0) else 100
+
+    @property
+    def event_creators(self) -> bool:
+        """`GET /api/admin/event-creators` (6.0 on; 404 on 5.x)."""
+        return self.since(6, 0)
+
+    @property
+    def event_groups(self) -> bool:
+        """An event has `groupType` and `groupId` (7.0 on)."""
+        return self.since(7, 0)

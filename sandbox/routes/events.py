@@ -19,15 +19,19 @@ from sandbox.store.events import EventQuery
 LATEST, PROJECT_LATEST = 100, 50
 
 
+def _groups(call: Call[None]) -> bool:
+    return call.played is None or call.played.event_groups
+
+
 async def latest_events(call: Call[None]) -> Response:
     project = call.request.query_params.get("project")
     played = call.played
     count = LATEST if project is None else (played.project_events if played else PROJECT_LATEST)
-    return JSONResponse(call.store.latest_events(project, count))
+    return JSONResponse(call.store.latest_events(project, count, groups=_groups(call)))
 
 
 async def feature_events(call: Call[None]) -> Response:
-    return JSONResponse(call.store.feature_events(call.path("featureName")))
+    return JSONResponse(call.store.feature_events(call.path("featureName"), groups=_groups(call)))
 
 
 async def search_events(call: Call[None]) -> Response:
@@ -36,10 +40,12 @@ async def search_events(call: Call[None]) -> Response:
         raise absent_path()  # before 6.0
     by_id = played is None or played.event_search_by_id
     query = EventQuery.of(dict(call.request.query_params), by_id=by_id)
-    return JSONResponse(call.store.search_events(query))
+    return JSONResponse(call.store.search_events(query, groups=_groups(call)))
 
 
 async def event_creators(call: Call[None]) -> Response:
+    if call.played is not None and not call.played.event_creators:
+        raise absent_path()  # before 6.0
     return JSONResponse(call.store.event_creators())
 
 
@@ -50,6 +56,6 @@ AREA = Area(
         Endpoint("GET", "/api/admin/events/{featureName}", feature_events, ok(Any)),
         # 400: a filter of the wrong form; 404: not on 5.x
         Endpoint("GET", "/api/admin/search/events", search_events, ok(Any, 400, 404)),
-        Endpoint("GET", "/api/admin/event-creators", event_creators, ok(Any)),
+        Endpoint("GET", "/api/admin/event-creators", event_creators, ok(Any, 404)),
     ),
 )

@@ -11,8 +11,10 @@ and 8.2.0; `docs` of the measurements: the admin console's behaviour, section 5)
   (the last two ignored on 6.x), `from`/`to` as `IS:YYYY-MM-DD` (`to` takes all of that day),
   `query` (case-insensitive, in the flag's and project's names and the creator's name),
   `offset`, and `limit` (default 50, up to 1000; anything else is 50); `{events, total}`, the
-  total of the filtered events. Each item has `label` and `summary` there too;
-- `GET /api/admin/event-creators`: who has made events, `[{id, name}]`.
+  total of the filtered events. Each item has `label` (`LABELS`) and `summary` there too;
+- `GET /api/admin/event-creators` (6.x on): who has made events, `[{id, name}]`;
+- from 7.0 an item has `groupType` ("transaction") and `groupId` (a ULID; the sandbox makes a
+  group of each event), null for tags and tokens (`UNGROUPED`).
 
 Newest first everywhere (by id). The filters' columns are indexed (`sandbox/db.py`, 15 -> 16),
 so a page of 100,000 events is read in milliseconds whatever the filter. Items carry no `tags`
@@ -44,6 +46,27 @@ FILTER_COLUMNS: dict[str, str] = {
     "groupId": "e.id",  # the sandbox's group of an event is the event itself
 }
 SEARCH_LIMIT, SEARCH_MAX = 50, 1000
+#: an event type's `label` in the search's answers (6.x on; measured on 6.10, 7.6 and 8.2): the
+#: types seen there; any other type is its own label, as `features-exported` is on Unleash
+LABELS: dict[str, str] = {
+    "context-field-created": "Context field created",
+    "context-field-updated": "Context field updated",
+    "context-field-deleted": "Context field deleted",
+    "feature-archived": "Flag archived",
+    "feature-created": "Flag created",
+    "feature-environment-disabled": "Flag disabled",
+    "feature-environment-enabled": "Flag enabled",
+    "feature-strategy-add": "Flag strategy added",
+    "feature-strategy-remove": "Flag strategy removed",
+    "feature-tagged": "Flag tagged",
+    "segment-created": "Segment created",
+    "segment-deleted": "Segment deleted",
+}
+#: the types whose events Unleash 7.6 and 8.2 log outside a group (`groupType`, `groupId` null)
+UNGROUPED = ("tag-created", "feature-tagged")
+UNGROUPED_PREFIXES = ("api-token-", "pat-")
+#: Crockford's base 32, the alphabet of a ULID
+_BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 #: the ids Unleash gives who is not a user (`event-creators`)
 CREATOR_NAMES = {-1337: "Unleash System", -42: "Unleash Admin Token"}
 
@@ -160,7 +183,14 @@ _ITEM_QUERY = (
 )
 
 
-def _item(row: sqlite3.Row, *, searched: bool) -> dict[str, Any]:
+def group_id(created_at: int, event_id: int) -> str:
+    """The event's group as a ULID (its time, then its id where a ULID has randomness): the
+    sandbox makes one group of each event."""
+    number = (created_at % (1 << 48)) << 80 | event_id % (1 << 80)
+    return "".join(_BASE32[(number >> (5 * n)) & 31] for n in range(25, -1, -1))
+
+
+def _item(row: sqlite3.Row, *, searched: bool, groups: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
         "id": row["id"],
         "type": row["type"],
@@ -174,8 +204,13 @@ def _item(row: sqlite3.Row, *, searched: bool) -> dict[str, Any]:
         "project": row["project"],
         "environment": row["environment"],
     }
+    if groups:
+        kind = row["type"]
+        grouped = kind not in UNGROUPED and not kind.startswith(UNGROUPED_PREFIXES)
+        item["groupType"] = "transaction" if grouped else None
+        item["groupId"] = group_id(row["created_at"], row["id"]) if grouped else None
     if searched:
-        item["label"] = row["type"]
+        item["label"] = LABELS.get(row["type"], row["type"])
         item["summary"] = row["summary"]
     return item
 
@@ -183,9 +218,11 @@ def _item(row: sqlite3.Row, *, searched: bool) -> dict[str, Any]:
 class Events(Core):
     """The event log's reads (the events themselves are written by `Core._event`)."""
 
-    def latest_events(self, project: str | None, count: int) -> dict[str, Any]:
+    def latest_events(
+        self, project: str | None, count: int, *, groups: bool = True
+    ) -> dict[str, Any]:
         """`GET /api/admin/events`: the newest `count` events (of `project` when given), and
-        how many there are."""
+        how many there are. `groups`: items have `groupType` and `groupId` (7.0 on)."""
         where, args = ("e.project = ?", [project]) if project is not None else ("1", [])
         rows = self.conn.execute(
             f"{_ITEM_QUERY} WHERE {where} ORDER BY e.id DESC LIMIT ?", (*args, count)
@@ -193,11 +230,11 @@ class Events(Core):
         total = self.conn.execute(f"SELECT count(*) FROM events e WHERE {where}", args)
         return {
             "version": 1,
-            "events": [_item(r, searched=False) for r in rows],
+            "events": [_item(r, searched=False, groups=groups) for r in rows],
             "totalEvents": total.fetchone()[0],
         }
 
-    def feature_events(self, feature: str) -> dict[str, Any]:
+    def feature_events(self, feature: str, *, groups: bool = True) -> dict[str, Any]:
         """`GET /api/admin/events/:featureName`: every event of that flag, newest first (none
         for a flag never heard of: 200 all the same)."""
         rows = self.conn.execute(
@@ -206,11 +243,11 @@ class Events(Core):
         return {
             "version": 1,
             "toggleName": feature,
-            "events": [_item(r, searched=False) for r in rows],
+            "events": [_item(r, searched=False, groups=groups) for r in rows],
             "totalEvents": len(rows),
         }
 
-    def search_events(self, query: EventQuery) -> dict[str, Any]:
+    def search_events(self, query: EventQuery, *, groups: bool = True) -> dict[str, Any]:
         """`GET /api/admin/search/events`: a page of the filtered events, and their count."""
         where, args = query.where()
         rows = self.conn.execute(
@@ -218,7 +255,10 @@ class Events(Core):
             (*args, query.limit, query.offset),
         ).fetchall()
         total = self.conn.execute(f"SELECT count(*) FROM events e WHERE {where}", args)
-        return {"events": [_item(r, searched=True) for r in rows], "total": total.fetchone()[0]}
+        return {
+            "events": [_item(r, searched=True, groups=groups) for r in rows],
+            "total": total.fetchone()[0],
+        }
 
     def event_creators(self) -> list[dict[str, Any]]:
         """`GET /api/admin/event-creators`: everyone who made an event, by creator id; a user

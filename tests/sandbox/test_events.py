@@ -43,7 +43,9 @@ def test_the_newest_events_with_what_changed(sandbox: SandboxProcess) -> None:
     assert [e["id"] for e in events] == sorted((e["id"] for e in events), reverse=True)
     added, created = events[0], events[1]
     assert set(added) == {"id", "type", "createdBy", "createdAt", "createdByUserId", "data",
-                          "preData", "tags", "featureName", "project", "environment"}  # fmt: skip
+                          "preData", "tags", "featureName", "project", "environment",
+                          "groupType", "groupId"}  # fmt: skip
+    assert added["groupType"] == "transaction" and len(added["groupId"]) == 26
     assert added["type"] == "feature-strategy-add" and added["environment"] == "development"
     assert added["data"]["name"] == "default" and added["preData"] is None
     assert created["type"] == "feature-created" and created["featureName"] == "ev-first"
@@ -94,7 +96,7 @@ def test_the_search_filters_and_pages(sandbox: SandboxProcess) -> None:
         assert isinstance(events, list)
         assert [e["featureName"] for e in events] == ["ev-search-0", *(
             f"ev-search-{n}" for n in (4, 3, 2, 1, 0))]  # fmt: skip
-        assert events[0]["label"] == "feature-strategy-add" and "summary" in events[0]
+        assert events[0]["label"] == "Flag strategy added" and "summary" in events[0]
 
         one = search(type="IS:feature-strategy-add", feature="IS:ev-search-0")
         assert one["total"] == 1
@@ -157,10 +159,13 @@ def test_what_each_release_has(
             make_flag(http, f"ev-played-{n}", "web-shop")
         project = http.get("/api/admin/events", params={"project": "web-shop"}).json()
         assert len(project["events"]) == project_count < project["totalEvents"]
+        assert ("groupId" in project["events"][0]) is (line == "7.6")
         search = http.get("/api/admin/search/events", params={"id": "IS:1"})
+        creators = http.get("/api/admin/event-creators")
         if not searched:
-            assert search.status_code == 404
+            assert search.status_code == creators.status_code == 404
             return
+        assert creators.status_code == 200
         assert search.status_code == 200
         honoured = line != "6.10"  # 6.x ignores `id`
         assert (search.json()["total"] == 1) is honoured
@@ -199,3 +204,27 @@ def test_a_page_of_100000_events(tmp_path: Path) -> None:
             assert took < 0.5, (params, took)
         assert http.get("/api/admin/search/events", params={"feature": "IS:big-17"}).json()[
             "total"] == 20  # fmt: skip
+
+
+def test_a_context_fields_events_say_what_changed(sandbox: SandboxProcess) -> None:
+    """As the 8.2 peer logged them (measured): the body sent, then the field before and the body
+    sent, then the whole field before."""
+    with sandbox.admin() as http:
+        field = {"name": "ev-ctx", "description": "d1", "legalValues": [{"value": "a"}]}
+        assert http.post("/api/admin/context", json=field).status_code == 201
+        edit = {"name": "ev-ctx", "description": "d2", "stickiness": True}
+        assert http.put("/api/admin/context/ev-ctx", json=edit).status_code == 200
+        assert http.delete("/api/admin/context/ev-ctx").status_code == 200
+        kinds = "IS_ANY_OF:context-field-created,context-field-updated,context-field-deleted"
+        events = http.get("/api/admin/search/events", params={"type": kinds, "limit": 3})
+    deleted, updated, created = events.json()["events"]
+    assert created["data"] == {**field, "stickiness": False} and created["preData"] is None
+    assert updated["preData"] == {**field, "stickiness": False}
+    assert updated["data"] == edit
+    assert deleted["data"] is None
+    assert deleted["preData"] == {
+        "name": "ev-ctx", "createdAt": created["createdAt"], "sortOrder": 0, "stickiness": True,
+        "description": "d2", "legalValues": [],
+    }  # fmt: skip
+    assert [e["label"] for e in (created, updated, deleted)] == [
+        "Context field created", "Context field updated", "Context field deleted"]  # fmt: skip
