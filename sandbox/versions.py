@@ -16,6 +16,7 @@ tests/compat):
   `strategies` too on 5.x, and a frontend SDK's item needs no `started`/`interval` from 6.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
   200 (nothing done) on 8.x;
+- a new context field without a sort order: 10 on 5.x, 0 from 6.x (measured);
 - a context field's `PUT`: 5.x never changes the sort order (whatever is sent), 6.x and later
   set it to 0 (whatever is sent: their schema strips it), as the sandbox does unplayed;
 - a bulk-metrics application without `started` or `interval`: 400 with an empty body on every
@@ -193,3 +194,8 @@ class Played:
     def event_groups(self) -> bool:
         """An event has `groupType` and `groupId` (7.0 on)."""
         return self.since(7, 0)
+
+    @property
+    def new_field_sort_order(self) -> int:
+        """The sort order of a context field created without one (5.12: 10; 6.10 on: 0)."""
+        return 0 if self.since(6, 0) else 10

@@ -83,9 +83,12 @@ class Context(Core):
             raise not_found(f"Could not find context field with name {name}")
         return row  # type: ignore[no-any-return]
 
-    def create_context_field(self, req: m.CreateContextField, by: Principal) -> m.ContextField:
+    def create_context_field(
+        self, req: m.CreateContextField, by: Principal, *, unsorted: int = 0
+    ) -> m.ContextField:
         """`POST /api/admin/context`: 409 `NameExistsError` for a name taken (Unleash checks it
-        before the rest of the body), a `context-field-created` event."""
+        before the rest of the body), a `context-field-created` event. `unsorted`: the sort
+        order of a body without one (5.12: 10)."""
         if self.conn.execute("SELECT 1 FROM context_fields WHERE name = ?",
                              (req.name,)).fetchone() is not None:  # fmt: skip
             raise Refusal(409, "NameExistsError", "A context field with that name already exist")
@@ -94,7 +97,7 @@ class Context(Core):
             c.execute(
                 "INSERT INTO context_fields(name, description, stickiness, sort_order,"
                 " legal_values, created_at) VALUES(?, ?, ?, ?, ?, ?)",
-                (req.name, *_columns(req), now),
+                (req.name, *_columns(req, unsorted), now),
             )
             data = req.model_dump(mode="json", exclude_unset=True, exclude={"sortOrder"})
             data.setdefault("stickiness", False)  # the body as Unleash 8.2 logs it
@@ -191,8 +194,9 @@ def _said(by: Principal, done: str, name: str) -> str:
     return f"**{by.user_name}** {done} context field **{name}**"
 
 
-def _columns(req: m.UpdateContextField) -> tuple[str | None, int, int, str]:
+def _columns(req: m.UpdateContextField, unsorted: int = 0) -> tuple[str | None, int, int, str]:
     """description, stickiness, sort_order and legal_values as Unleash 8.2 stores a body: what
-    it leaves out is emptied."""
+    it leaves out is emptied (the sort order `unsorted`)."""
     values = [v.model_dump(exclude_none=True) for v in req.legalValues or []]
-    return req.description, int(bool(req.stickiness)), req.sortOrder or 0, json.dumps(values)
+    sort_order = unsorted if req.sortOrder is None else req.sortOrder
+    return req.description, int(bool(req.stickiness)), sort_order, json.dumps(values)

@@ -14,7 +14,7 @@ and 8.2.0; `docs` of the measurements: the admin console's behaviour, section 5)
   total of the filtered events. Each item has `label` (`LABELS`) and `summary` there too;
 - `GET /api/admin/event-creators` (6.x on): who has made events, `[{id, name}]`;
 - from 7.0 an item has `groupType` ("transaction") and `groupId` (a ULID; the sandbox makes a
-  group of each event), null for tags and tokens (`UNGROUPED`).
+  group of each event), neither for tags, tokens, segments and exports (`UNGROUPED`).
 
 Newest first everywhere (by id). The filters' columns are indexed (`sandbox/db.py`, 15 -> 16),
 so a page of 100,000 events is read in milliseconds whatever the filter. Items carry no `tags`
@@ -62,8 +62,10 @@ LABELS: dict[str, str] = {
     "segment-created": "Segment created",
     "segment-deleted": "Segment deleted",
 }
-#: the types whose events Unleash 7.6 and 8.2 log outside a group (`groupType`, `groupId` null)
-UNGROUPED = ("tag-created", "feature-tagged")
+#: the types whose events Unleash 7.6 and 8.2 log outside a group (no `groupType`, `groupId`;
+#: measured, and the measurements' note on tags and tokens)
+UNGROUPED = ("tag-created", "feature-tagged", "features-exported", "segment-created",
+             "segment-updated", "segment-deleted")  # fmt: skip
 UNGROUPED_PREFIXES = ("api-token-", "pat-")
 #: Crockford's base 32, the alphabet of a ULID
 _BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -206,9 +208,9 @@ def _item(row: sqlite3.Row, *, searched: bool, groups: bool) -> dict[str, Any]:
     }
     if groups:
         kind = row["type"]
-        grouped = kind not in UNGROUPED and not kind.startswith(UNGROUPED_PREFIXES)
-        item["groupType"] = "transaction" if grouped else None
-        item["groupId"] = group_id(row["created_at"], row["id"]) if grouped else None
+        if kind not in UNGROUPED and not kind.startswith(UNGROUPED_PREFIXES):
+            item["groupType"] = "transaction"
+            item["groupId"] = group_id(row["created_at"], row["id"])
     if searched:
         item["label"] = LABELS.get(row["type"], row["type"])
         item["summary"] = row["summary"]
