@@ -37,6 +37,7 @@ tests/compat):
   search `GET /api/admin/search/events` from 6.0 (404 on 5.x), its `id` and `groupId` filters
   honoured from 7.0 (6.x ignores them); `GET /api/admin/event-creators` from 6.0 (404 on 5.x);
   an event's `groupType` and `groupId` from 7.0;
+- a path asked with a method it is not served with: 404 as an unknown path (unplayed: 405);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)

@@ -1,7 +1,8 @@
 """The event log's reads (issue 38), as each played release answers them
 (`sandbox.store.events` says what each does): the newest events, a flag's events, the event
-search and who made events. Any admin token or user reads them (Unleash's permission NONE on
-the search; the sandbox serves the others alike)."""
+search and who made events (5.x's and 6.x's `POST` search: `sandbox.routes.event_search_body`).
+Any admin token or user reads them (Unleash's permission NONE on the search; the sandbox serves
+the others alike)."""
 
 from __future__ import annotations
 

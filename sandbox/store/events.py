@@ -6,6 +6,11 @@ and 8.2.0; `docs` of the measurements: the admin console's behaviour, section 5)
   7.0, and its own count), `type`, `limit`, `offset` and `feature` are ignored;
 - `GET /api/admin/events/:featureName`: `{version: 1, toggleName, events, totalEvents}`, every
   event of that flag;
+- `POST /api/admin/events/search` (5.x and 6.x; 404 from 7.0: only served then,
+  `sandbox.routes.event_search_body`): `{type, project, feature, query, limit (1-100, 100),
+  offset}` -> `{version: 1, events, totalEvents}`, the count without
+  the text filter (as measured); an unknown `type` is not refused (Unleash: 400 naming its
+  list of types, which the sandbox does not hold);
 - `GET /api/admin/search/events` (6.x on; `EventQuery`): filters `IS:v` or `IS_ANY_OF:v1,v2` on
   the type, the creator's user id, the project, the flag, the environment, the id and the group
   (the last two ignored on 6.x), `from`/`to` as `IS:YYYY-MM-DD` (`to` takes all of that day),
@@ -260,6 +265,23 @@ class Events(Core):
         return {
             "events": [_item(r, searched=True, groups=groups) for r in rows],
             "total": total.fetchone()[0],
+        }
+
+    def search_events_body(self, filters: EventQuery, *, offset: int, limit: int) -> dict[str, Any]:
+        """`POST /api/admin/events/search` (5.x, 6.x): a page of the events of that type,
+        project and flag matching the text, newest first; `totalEvents` counts them without
+        the text (measured: with only `query`, the count of every event)."""
+        where, args = filters.where()
+        rows = self.conn.execute(
+            f"{_ITEM_QUERY} WHERE {where} ORDER BY e.id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
+        ).fetchall()
+        counted = EventQuery(equal=filters.equal).where()
+        total = self.conn.execute(f"SELECT count(*) FROM events e WHERE {counted[0]}", counted[1])
+        return {
+            "version": 1,
+            "events": [_item(r, searched=False, groups=False) for r in rows],
+            "totalEvents": total.fetchone()[0],
         }
 
     def event_creators(self) -> list[dict[str, Any]]:

@@ -158,3 +158,27 @@ def test_a_context_fields_events(target: Peer, unique: Callable[[str], str]) -> 
         "legalValues": [], "sortOrder": per_version(target, {"5.12": 10, "6.10 7.6 8.2": 0}),
     }  # fmt: skip
     assert before["createdAt"][:16] == created["createdAt"][:16]
+
+
+def test_the_search_by_body(target: Peer, unique: Callable[[str], str]) -> None:
+    """`POST /api/admin/events/search`: 5.12 and 6.10 only; a page of at most 100."""
+    with target.raw() as http:
+        names = _flags(http, unique, 3)
+        try:
+            asked = {"type": "feature-created", "feature": names[1]}
+            found = http.post("/api/admin/events/search", json=asked)
+            page = http.post("/api/admin/events/search",
+                             json={"query": names[0], "limit": 1, "offset": 0})  # fmt: skip
+            too_many = http.post("/api/admin/events/search", json={"limit": 500})
+        finally:
+            target.remove_flags(http, names)
+    if not per_version(target, {"5.12 6.10": True, "7.6 8.2": False}):
+        assert found.status_code == page.status_code == too_many.status_code == 404
+        return
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert set(body) == {"version", "events", "totalEvents"} and body["totalEvents"] == 1
+    assert [e["featureName"] for e in body["events"]] == [names[1]]
+    assert set(body["events"][0]) == ITEM
+    assert [e["featureName"] for e in page.json()["events"]] == [names[0]]
+    assert too_many.status_code == 400

@@ -228,3 +228,32 @@ def test_a_context_fields_events_say_what_changed(sandbox: SandboxProcess) -> No
     }  # fmt: skip
     assert [e["label"] for e in (created, updated, deleted)] == [
         "Context field created", "Context field updated", "Context field deleted"]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", ["5.12", "6.10", "7.6", None])
+def test_the_search_by_body(tmp_path: Path, line: str | None) -> None:
+    """`POST /api/admin/events/search` on 5.x and 6.x (404 from 7.0, 405 unplayed): filters,
+    a page of at most 100, and the count without the text (measured on 5.12 and 6.10)."""
+    played = ("--as-version", line) if line else ()
+    with SandboxProcess(tmp_path / "s.sqlite3", "--demo", *played) as sb, sb.admin() as http:
+        for n in range(3):
+            make_flag(http, f"ev-body-{n}")
+        asked = {"type": "feature-created", "feature": "ev-body-1"}
+        found = http.post("/api/admin/events/search", json=asked)
+        if line not in ("5.12", "6.10"):  # unplayed, a method the path is not served with
+            assert found.status_code == (405 if line is None else 404)
+            return
+        assert found.status_code == 200, found.text
+        body = found.json()
+        assert set(body) == {"version", "events", "totalEvents"} and body["totalEvents"] == 1
+        assert [e["featureName"] for e in body["events"]] == ["ev-body-1"]
+        page = http.post("/api/admin/events/search", json={"type": "feature-created",
+                                                            "limit": 2, "offset": 1})  # fmt: skip
+        assert [e["featureName"] for e in page.json()["events"]] == ["ev-body-1", "ev-body-0"]
+        texts = http.post("/api/admin/events/search", json={"query": "EV-BODY", "limit": 100})
+        everything = http.get("/api/admin/events").json()["totalEvents"]
+        assert len(texts.json()["events"]) == 3 and texts.json()["totalEvents"] == everything
+        assert http.post("/api/admin/events/search", json={}).json()["events"] == (
+            http.get("/api/admin/events").json()["events"])  # fmt: skip
+        for bad in ({"limit": 500}, {"limit": 0}, {"offset": -1}):
+            assert http.post("/api/admin/events/search", json=bad).status_code == 400
