@@ -37,6 +37,8 @@ tests/compat):
   search `GET /api/admin/search/events` from 6.0 (404 on 5.x), its `id` and `groupId` filters
   honoured from 7.0 (6.x ignores them); `GET /api/admin/event-creators` from 6.0 (404 on 5.x);
   an event's `groupType` and `groupId` from 7.0;
+- an API token's events (`preData`, `data`: its listing without the secret) add `secure` on
+  8.x, `username` (its name) on 5.x and 6.x, nothing on 7.x;
 - a path asked with a method it is not served with: 404 as an unknown path (unplayed: 405);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
@@ -200,3 +202,11 @@ class Played:
     def new_field_sort_order(self) -> int:
         """The sort order of a context field created without one (5.12: 10; 6.10 on: 0)."""
         return 0 if self.since(6, 0) else 10
+
+    @property
+    def token_event_field(self) -> str:
+        """What an API token's events log besides its listing: "secure" (8.x), "username"
+        (5.x, 6.x) or nothing (7.x) (measured)."""
+        if self.since(8, 0):
+            return "secure"
+        return "" if self.since(7, 0) else "username"

@@ -182,3 +182,39 @@ def test_the_search_by_body(target: Peer, unique: Callable[[str], str]) -> None:
     assert set(body["events"][0]) == ITEM
     assert [e["featureName"] for e in page.json()["events"]] == [names[0]]
     assert too_many.status_code == 400
+
+
+def test_an_api_tokens_events(target: Peer, unique: Callable[[str], str]) -> None:
+    """The token without its secret, before and after (an update's `data` says every project,
+    whatever the token's: measured)."""
+    name = unique("evtoken")
+    asked = {"tokenName": name, "type": "client", "environment": "development",
+             "projects": ["default"]}  # fmt: skip
+    until = "2030-01-01T00:00:00.000Z"
+    with target.raw() as http:
+        made = http.post("/api/admin/api-tokens", json=asked)
+        assert made.status_code == 201, made.text
+        secret, created_at = made.json()["secret"], made.json()["createdAt"]
+        assert http.put(f"/api/admin/api-tokens/{secret}", json={"expiresAt": until}).is_success
+        assert http.delete(f"/api/admin/api-tokens/{secret}").is_success
+        kinds = {"api-token-created", "api-token-updated", "api-token-deleted"}
+        latest = http.get("/api/admin/events").json()["events"]
+    mine = [e for e in latest if e["type"] in kinds and name in str(e["data"] or e["preData"])]
+    deleted, updated, created = mine
+    logged_at = created["data"]["createdAt"]  # the answer's time, written to the millisecond
+    assert datetime.fromisoformat(logged_at) == datetime.fromisoformat(created_at)
+    assert logged_at.endswith("Z") and len(logged_at) == len("2026-01-02T03:04:05.006Z")
+    extra = per_version(target, {"5.12 6.10": {"username": name}, "7.6": {},
+                                 "8.2": {"secure": False}})  # fmt: skip
+    token = {"tokenName": name, "type": "client", "environment": "development",
+             "project": "default", "projects": ["default"], "createdAt": logged_at,
+             "alias": None, **extra}  # fmt: skip
+    assert created["data"] == token and created["preData"] is None
+    assert (created["project"], created["environment"]) == ("default", "development")
+    assert updated["preData"] == {**token, "seenAt": None, "expiresAt": None}
+    assert updated["data"] == {**token, "seenAt": None, "expiresAt": until, "project": "*",
+                               "projects": ["*"]}  # fmt: skip
+    assert (updated["project"], updated["environment"]) == ("*", "development")
+    assert deleted["preData"] == {**token, "seenAt": None, "expiresAt": until}
+    assert deleted["data"] is None and deleted["project"] == "default"
+    assert all("secret" not in str(e["data"]) + str(e["preData"]) for e in mine)
