@@ -39,6 +39,8 @@ tests/compat):
   an event's `groupType` and `groupId` from 7.0;
 - an API token's events (`preData`, `data`: its listing without the secret) add `secure` on
   8.x, `username` (its name) on 5.x and 6.x, nothing on 7.x;
+- a personal access token's events (`data`): `{id, description, expiresAt, secure}` on 8.x,
+  the secret masked as "***" before (created: the body; deleted: the whole token);
 - a path asked with a method it is not served with: 404 as an unknown path (unplayed: 405);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,

@@ -218,3 +218,32 @@ def test_an_api_tokens_events(target: Peer, unique: Callable[[str], str]) -> Non
     assert deleted["preData"] == {**token, "seenAt": None, "expiresAt": until}
     assert deleted["data"] is None and deleted["project"] == "default"
     assert all("secret" not in str(e["data"]) + str(e["preData"]) for e in mine)
+
+
+def test_a_personal_tokens_events(target: Peer, unique: Callable[[str], str]) -> None:
+    """`data` alone, made and deleted: `{id, description, expiresAt, secure}` on 8.2; the
+    secret masked before (the body, then the whole token)."""
+    name = unique("evpat")
+    until = "2030-01-01T00:00:00.000Z"
+    pat = target.require_pat()
+    with httpx.Client(base_url=target.url, headers={"Authorization": pat}, timeout=30) as http:
+        made = http.post("/api/admin/user/tokens", json={"description": name, "expiresAt": until})
+        assert made.status_code == 201, made.text
+        token = made.json()
+        assert http.delete(f"/api/admin/user/tokens/{token['id']}").status_code == 200
+    with target.raw() as http:
+        latest = http.get("/api/admin/events").json()["events"]
+    mine = [e for e in latest if e["type"].startswith("pat-") and name in str(e["data"])]
+    deleted, created = mine
+    assert created["preData"] is None and deleted["preData"] is None
+    assert created["createdByUserId"] == deleted["createdByUserId"] == token["userId"]
+    logged = {"id": token["id"], "description": name, "expiresAt": until, "secure": False}
+    if target.since(8, 0):
+        assert created["data"] == deleted["data"] == logged
+        return
+    assert created["data"] == {"description": name, "expiresAt": until, "secret": "***"}
+    made_at = deleted["data"].pop("createdAt")
+    assert datetime.fromisoformat(made_at) == datetime.fromisoformat(token["createdAt"])
+    assert deleted["data"] == {"id": token["id"], "description": name, "expiresAt": until,
+                               "secret": "***", "seenAt": None,
+                               "userId": token["userId"]}  # fmt: skip
