@@ -641,6 +641,16 @@ MIGRATIONS: list[str] = [
         created_at INTEGER NOT NULL
     );
     """,
+    # 16 -> 17 (the event log, issue 38): what the event search filters on, each with the id
+    # (newest first), so that a page of 100,000 events is read through an index whatever the
+    # filter (`sandbox.store.events`)
+    """
+    CREATE INDEX events_type ON events(type, id);
+    CREATE INDEX events_feature ON events(feature, id);
+    CREATE INDEX events_environment ON events(environment, id);
+    CREATE INDEX events_created_by ON events(created_by_user_id, id);
+    CREATE INDEX events_created_at ON events(created_at);
+    """,
 ]
 
 #: the first version whose tokens are hashes (`migrate` wipes the clear ones on its way there)

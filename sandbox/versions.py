@@ -16,6 +16,7 @@ tests/compat):
   `strategies` too on 5.x, and a frontend SDK's item needs no `started`/`interval` from 6.0;
 - deleting an unknown flag from the archive: 404 before 8.0 ("No feature toggle found" on 5.x),
   200 (nothing done) on 8.x;
+- a new context field without a sort order: 10 on 5.x, 0 from 6.x (measured);
 - a context field's `PUT`: 5.x never changes the sort order (whatever is sent), 6.x and later
   set it to 0 (whatever is sent: their schema strips it), as the sandbox does unplayed;
 - a bulk-metrics application without `started` or `interval`: 400 with an empty body on every
@@ -42,6 +43,16 @@ tests/compat):
   origins set through `POST /api/admin/ui-config/cors` from 6.x (404 on 5.x) and through
   `POST /api/admin/ui-config {frontendSettings}` before 7.0 (404 from 7.0); maintenance mode
   alike on all four; no banners (Enterprise's: 404);
+- the event log (issue 38, `sandbox.store.events`): `GET /api/admin/events` gives a project's
+  newest 100 events on 5.x and 6.x, 50 from 7.0 (100 of all of them on every release); the
+  search `GET /api/admin/search/events` from 6.0 (404 on 5.x), its `id` and `groupId` filters
+  honoured from 7.0 (6.x ignores them); `GET /api/admin/event-creators` from 6.0 (404 on 5.x);
+  an event's `groupType` and `groupId` from 7.0;
+- an API token's events (`preData`, `data`: its listing without the secret) add `secure` on
+  8.x, `username` (its name) on 5.x and 6.x, nothing on 7.x;
+- a personal access token's events (`data`): `{id, description, expiresAt, secure}` on 8.x,
+  the secret masked as "***" before (created: the body; deleted: the whole token);
+- a path asked with a method it is not served with: 404 as an unknown path (unplayed: 405);
 - error bodies (`sandbox.responses.error_response`): the checks before a route (tokens, unknown
   paths, the request's schema, the content type, permissions) answer `{id, name, message,
   details}` on every release, what a route's handler raises (not found, name taken, bad data)
@@ -229,6 +240,45 @@ class Played:
     def ui_config_sets_origins(self) -> bool:
         """`POST /api/admin/ui-config {frontendSettings}` (5.x and 6.x; 404 from 7.0)."""
         return not self.since(7, 0)
+
+    # the event log (issue 38)
+    @property
+    def event_search(self) -> bool:
+        """`GET /api/admin/search/events` (6.0 on; 404 on 5.x)."""
+        return self.since(6, 0)
+
+    @property
+    def event_search_by_id(self) -> bool:
+        """The event search honours `id` and `groupId` (7.0 on; 6.x ignores them)."""
+        return self.since(7, 0)
+
+    @property
+    def project_events(self) -> int:
+        """How many of a project's newest events `GET /api/admin/events?project=` gives."""
+        return 50 if self.since(7, 0) else 100
+
+    @property
+    def event_creators(self) -> bool:
+        """`GET /api/admin/event-creators` (6.0 on; 404 on 5.x)."""
+        return self.since(6, 0)
+
+    @property
+    def event_groups(self) -> bool:
+        """An event has `groupType` and `groupId` (7.0 on)."""
+        return self.since(7, 0)
+
+    @property
+    def new_field_sort_order(self) -> int:
+        """The sort order of a context field created without one (5.12: 10; 6.10 on: 0)."""
+        return 0 if self.since(6, 0) else 10
+
+    @property
+    def token_event_field(self) -> str:
+        """What an API token's events log besides its listing: "secure" (8.x), "username"
+        (5.x, 6.x) or nothing (7.x) (measured)."""
+        if self.since(8, 0):
+            return "secure"
+        return "" if self.since(7, 0) else "username"
 
 
 #: the statistics' fields in the order Unleash 8.2 sends them (and its CSV's columns)

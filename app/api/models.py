@@ -551,6 +551,18 @@ class ArchivedFeatures(Response):
     features: list[ArchivedFeature]
 
 
+class SearchEventsSchema(Request):
+    """searchEventsSchema: the body of `POST /api/admin/events/search` (Unleash 5.x and 6.x;
+    7.0 removed it): filters, and a page of at most 100."""
+
+    type: OneLine | None = None
+    project: OneLine | None = None
+    feature: OneLine | None = None
+    query: Text | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 100
+    offset: Annotated[StrictInt, Field(ge=0, le=INT64_MAX)] = 0
+
+
 class SearchFeatureEnvironment(Response):
     name: str
     enabled: bool | None = None

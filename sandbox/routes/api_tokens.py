@@ -41,22 +41,28 @@ async def api_tokens_by_name(call: Call[None]) -> Response:
     return json_response(call.store.list_api_tokens(call.path("name")))
 
 
+def _logged(call: Call[Any]) -> str:
+    """What the release played logs of a token besides its listing (`sandbox.versions`)."""
+    return call.played.token_event_field if call.played is not None else "secure"
+
+
 async def create_api_token(call: Call[m.CreateApiToken]) -> Response:
     _admin(call, "create API tokens")
-    return _created(call.store.create_api_token(call.body, call.who, backend=_backend(call)))
+    return _created(call.store.create_api_token(call.body, call.who, backend=_backend(call),
+                                                logged=_logged(call)))  # fmt: skip
 
 
 async def update_api_token(call: Call[m.UpdateApiToken]) -> Response:
     """200 with no body, also for a token it does not know (as Unleash)."""
     _admin(call, "update API tokens")
-    call.store.update_api_token(call.path("token"), call.body, call.who)
+    call.store.update_api_token(call.path("token"), call.body, call.who, logged=_logged(call))
     return Response(status_code=200)
 
 
 async def delete_api_token(call: Call[None]) -> Response:
     """200 with no body, also for a token it does not know (as Unleash)."""
     _admin(call, "delete API tokens")
-    call.store.delete_api_token(call.path("token"), call.who)
+    call.store.delete_api_token(call.path("token"), call.who, logged=_logged(call))
     return Response(status_code=200)
 
 
@@ -68,7 +74,7 @@ async def project_api_tokens(call: Call[None]) -> Response:
 async def create_project_api_token(call: Call[m.CreateApiToken]) -> Response:
     _admin(call, "create API tokens")
     token = call.store.create_api_token(call.body, call.who, call.path("projectId"),
-                                        backend=_backend(call))  # fmt: skip
+                                        backend=_backend(call), logged=_logged(call))  # fmt: skip
     return _created(token)
 
 
@@ -76,7 +82,8 @@ async def delete_project_api_token(call: Call[None]) -> Response:
     """200 with no body; 404 (no body) for a token it does not know, 400 (no body) for one
     that is not this project's alone, as every release answers."""
     _admin(call, "delete API tokens")
-    status = call.store.delete_api_token(call.path("token"), call.who, call.path("projectId"))
+    status = call.store.delete_api_token(call.path("token"), call.who, call.path("projectId"),
+                                         logged=_logged(call))  # fmt: skip
     return Response(status_code=status)
 
 

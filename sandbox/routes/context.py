@@ -19,7 +19,9 @@ async def list_context_fields(call: Call[None]) -> Response:
 
 async def create_context_field(call: Call[m.CreateContextField]) -> Response:
     require_root(call.store, call.who, CHANGERS, "create context fields")
-    field = call.store.create_context_field(call.body, call.who)
+    played = call.played
+    unsorted = played.new_field_sort_order if played is not None else 0
+    field = call.store.create_context_field(call.body, call.who, unsorted=unsorted)
     response = json_response(field, 201)
     response.headers["location"] = f"context/{field.name}"
     return response

@@ -18,14 +18,18 @@ async def list_pats(call: Call[None]) -> Response:
 
 async def create_pat(call: Call[m.CreatePersonalAccessToken]) -> Response:
     """201 with the token and its secret, no `Location` (as Unleash 8.2 answers)."""
-    return json_response(call.store.create_personal_access_token(call.body, call.who), 201)
+    secure = call.played is None or call.played.since(8, 0)  # how its event logs it
+    made = call.store.create_personal_access_token(call.body, call.who, secure=secure)
+    return json_response(made, 201)
 
 
 async def delete_pat(call: Call[None]) -> Response:
     """200 with no body; an id not the caller's: 200 on 8.x, 404 before."""
     unknown_is_404 = call.played is not None and call.played.unknown_pat_delete_is_404
+    secure = call.played is None or call.played.since(8, 0)  # how its event logs it
     call.store.delete_personal_access_token(call.value("id", int), call.who,
-                                            unknown_is_404=unknown_is_404)  # fmt: skip
+                                            unknown_is_404=unknown_is_404,
+                                            secure=secure)  # fmt: skip
     return Response(status_code=200)
 
 

@@ -1,6 +1,6 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens, roles, service accounts, the instance's settings) over one shared
+access tokens, roles, service accounts, the instance's settings, the event log) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -38,6 +38,7 @@ from sandbox.store.core import (
 )
 from sandbox.store.custom_strategies import CustomStrategies
 from sandbox.store.dependencies import Dependencies
+from sandbox.store.events import Events
 from sandbox.store.export import Export
 from sandbox.store.features import Features
 from sandbox.store.flag_config import FlagConfig
@@ -82,6 +83,7 @@ class Store(
     Dependencies,
     CustomStrategies,
     Instance,  # instance settings (issue 38): statistics, maintenance, CORS, banners
+    Events,  # the event log's reads (issue 38)
 ):
     """Every area of the sandbox over one SQLite connection."""
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from app.api import models as m
 from sandbox.db import token_hash
-from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt
+from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt, to_wire_time
 from sandbox.store.tokens import Tokens, masked
 
 #: the secret's random part: 56 hex digits, as Unleash's
@@ -62,6 +62,23 @@ class ApiTokens(Tokens):
             alias=None,
             secure=False,
         )
+
+    def _logged_token(
+        self, row: sqlite3.Row | dict[str, Any], logged: str = "secure"
+    ) -> dict[str, Any]:
+        """A token as Unleash logs it in an event (`preData`): its listing without the secret,
+        with `logged` (measured: `secure` on 8.2, `username` on 5.12 and 6.10, neither on 7.6:
+        `Played.token_event_field`)."""
+        projects = row["projects"]
+        projects = json.loads(projects) if isinstance(projects, str) else list(projects)
+        token = {
+            "type": row["api_type"] or "", "alias": None, "seenAt": to_wire_time(row["seen_at"]),
+            "project": projects[0] if len(projects) == 1 else "[]", "projects": projects,
+            "createdAt": to_wire_time(row["created_at"]),
+            "expiresAt": to_wire_time(row["expires_at"]), "tokenName": row["name"] or "",
+            "environment": row["environment"] or "*",
+        }  # fmt: skip
+        return {**token, **_token_extra(logged, row["name"] or "")}
 
     def _all_api_tokens(self) -> list[m.ApiToken]:
         run = [self._api_token(r) for r in self.run_token_rows.values()]
@@ -100,6 +117,7 @@ class ApiTokens(Tokens):
         project: str | None = None,
         *,
         backend: bool = True,
+        logged: str = "secure",
     ) -> m.ApiToken:
         """`POST /api/admin/api-tokens` (or the project's, `project` from its path: the body's
         projects are then ignored, as 7.0 and later do). 201 with the whole secret, once.
@@ -154,9 +172,16 @@ class ApiTokens(Tokens):
                 (token_hash(secret), "frontend" if kind == "frontend" else "client", environment,
                  now, req.tokenName, kind, json.dumps(projects), masked(secret), expires),
             )  # fmt: skip
+            made = {"tokenName": req.tokenName, "environment": environment,
+                    "projects": projects, "type": kind, "alias": None,
+                    "project": projects[0] if len(projects) == 1 else "[]",
+                    "createdAt": to_wire_time(now),
+                    **_token_extra(logged, req.tokenName)}  # fmt: skip
+            if expires is not None:
+                made["expiresAt"] = to_wire_time(expires)
             self._event(c, "api-token-created", by, summary=f"**{by.user_name}** created API "
                         f"token **{req.tokenName}** ({kind}, {', '.join(projects)}, "
-                        f"{environment})", environment=environment,
+                        f"{environment})", environment=environment, at=now, data=made,
                         project=projects[0] if len(projects) == 1 else None)  # fmt: skip
         row = self.conn.execute("SELECT * FROM tokens WHERE handle = ?", (masked(secret),))
         token = self._api_token(row.fetchone())
@@ -179,7 +204,9 @@ class ApiTokens(Tokens):
         ).fetchone()
         return (row["secret_hash"], row) if row is not None else None
 
-    def update_api_token(self, token: str, req: m.UpdateApiToken, by: Principal) -> None:
+    def update_api_token(
+        self, token: str, req: m.UpdateApiToken, by: Principal, *, logged: str = "secure"
+    ) -> None:
         """`PUT /api/admin/api-tokens/:token {expiresAt}`: 200 with no body, also for a token
         it does not know (as Unleash: nothing changes)."""
         found = self._find(token)
@@ -187,6 +214,9 @@ class ApiTokens(Tokens):
             return
         hashed, row = found
         expires = _ms(req.expiresAt)
+        before = self._logged_token(row, logged)
+        # data: the token after, every project as Unleash 8.2 logs it whatever its projects
+        after = {**before, "project": "*", "projects": ["*"], "expiresAt": to_wire_time(expires)}
         with self.tx() as c:
             if hashed in self.run_token_rows:
                 self.run_token_rows[hashed]["expires_at"] = expires
@@ -194,9 +224,13 @@ class ApiTokens(Tokens):
                 c.execute("UPDATE tokens SET expires_at = ? WHERE secret_hash = ?",
                           (expires, hashed))  # fmt: skip
             self._event(c, "api-token-updated", by, summary=f"**{by.user_name}** changed the "
-                        f"expiry of API token **{row['name']}**")  # fmt: skip
+                        f"expiry of API token **{row['name']}**", project="*",
+                        environment=before["environment"], pre_data=before,
+                        data=after)  # fmt: skip
 
-    def delete_api_token(self, token: str, by: Principal, project: str | None = None) -> int:
+    def delete_api_token(
+        self, token: str, by: Principal, project: str | None = None, *, logged: str = "secure"
+    ) -> int:
         """`DELETE /api/admin/api-tokens/:token`: 200 with no body, also for a token it does
         not know (Unleash: nothing done). Under a project (`project`): 404 (no body) for an
         unknown token, 400 (no body) for one that is not that project's alone; 200 when done.
@@ -209,6 +243,7 @@ class ApiTokens(Tokens):
         projects = json.loads(projects) if isinstance(projects, str) else list(projects)
         if project is not None and projects != [project]:
             return 400
+        before = self._logged_token(row, logged)
         with self.tx() as c:
             if hashed in self.run_token_rows:
                 del self.run_token_rows[hashed]
@@ -216,5 +251,16 @@ class ApiTokens(Tokens):
             else:
                 c.execute("DELETE FROM tokens WHERE secret_hash = ?", (hashed,))
             self._event(c, "api-token-deleted", by, summary=f"**{by.user_name}** deleted API "
-                        f"token **{row['name']}**")  # fmt: skip
+                        f"token **{row['name']}**", pre_data=before,
+                        project=projects[0] if len(projects) == 1 else None,
+                        environment=before["environment"])  # fmt: skip
         return 200
+
+
+def _token_extra(logged: str, name: str) -> dict[str, Any]:
+    """What a release logs of a token besides its listing (`Played.token_event_field`)."""
+    if logged == "secure":
+        return {"secure": False}
+    if logged == "username":
+        return {"username": name}
+    return {}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from app.api import models as m
-from sandbox.store.core import Core, Principal, Refusal, not_found, to_dt
+from sandbox.store.core import Core, Principal, Refusal, not_found, to_dt, to_wire_time
 
 #: The strategies and the context fields their constraints name (`scf.context_name`), of flags
 #: that are not archived: what Unleash counts as a context field's use.
@@ -82,19 +83,26 @@ class Context(Core):
             raise not_found(f"Could not find context field with name {name}")
         return row  # type: ignore[no-any-return]
 
-    def create_context_field(self, req: m.CreateContextField, by: Principal) -> m.ContextField:
+    def create_context_field(
+        self, req: m.CreateContextField, by: Principal, *, unsorted: int = 0
+    ) -> m.ContextField:
         """`POST /api/admin/context`: 409 `NameExistsError` for a name taken (Unleash checks it
-        before the rest of the body), a `context-field-created` event."""
+        before the rest of the body), a `context-field-created` event. `unsorted`: the sort
+        order of a body without one (5.12: 10)."""
         if self.conn.execute("SELECT 1 FROM context_fields WHERE name = ?",
                              (req.name,)).fetchone() is not None:  # fmt: skip
             raise Refusal(409, "NameExistsError", "A context field with that name already exist")
+        now = self.clock()
         with self.tx() as c:
             c.execute(
                 "INSERT INTO context_fields(name, description, stickiness, sort_order,"
                 " legal_values, created_at) VALUES(?, ?, ?, ?, ?, ?)",
-                (req.name, *_columns(req), self.clock()),
+                (req.name, *_columns(req, unsorted), now),
             )
-            self._event(c, "context-field-created", by, summary=_said(by, "created", req.name))
+            data = req.model_dump(mode="json", exclude_unset=True, exclude={"sortOrder"})
+            data.setdefault("stickiness", False)  # the body as Unleash 8.2 logs it
+            self._event(c, "context-field-created", by, summary=_said(by, "created", req.name),
+                        at=now, data=data)  # fmt: skip
         return self.get_context_field(req.name)
 
     def update_context_field(
@@ -105,7 +113,7 @@ class Context(Core):
         values left out are emptied, stickiness false); the sort order set to 0 whatever the
         body says (6.10, 7.6 and 8.2 strip it from the body), or with `keep_sort_order` left as
         it is (5.12); 404 for an unknown field, a `context-field-updated` event."""
-        self._field_row(name)
+        before = _logged(self._field_row(name))
         description, stickiness, _, legal_values = _columns(req)
         with self.tx() as c:
             c.execute(
@@ -114,10 +122,15 @@ class Context(Core):
                 " legal_values = ? WHERE name = ?",
                 (description, stickiness, int(keep_sort_order), legal_values, name),
             )
-            self._updated(c, name, by)
+            # data: the body as sent (its sort order stripped), as Unleash 8.2 logs it
+            data = req.model_dump(mode="json", exclude_unset=True, exclude={"sortOrder"})
+            self._updated(c, name, by, before, {"name": name, **data})
 
-    def _updated(self, c: sqlite3.Connection, name: str, by: Principal) -> None:
-        self._event(c, "context-field-updated", by, summary=_said(by, "updated", name))
+    def _updated(
+        self, c: sqlite3.Connection, name: str, by: Principal, before: Any, after: Any
+    ) -> None:
+        self._event(c, "context-field-updated", by, summary=_said(by, "updated", name),
+                    pre_data=before, data=after)  # fmt: skip
 
     def put_legal_value(self, name: str, value: m.LegalValueBody, by: Principal) -> None:
         """`POST /api/admin/context/:name/legal-values`: adds the value, or replaces the one with
@@ -138,10 +151,11 @@ class Context(Core):
         self._set_legal_values(name, [v for v in values if v.get("value") != value], by)
 
     def _set_legal_values(self, name: str, values: list[dict[str, str]], by: Principal) -> None:
+        before = _logged(self._field_row(name))
         with self.tx() as c:
             c.execute("UPDATE context_fields SET legal_values = ? WHERE name = ?",
                       (json.dumps(values), name))  # fmt: skip
-            self._updated(c, name, by)
+            self._updated(c, name, by, before, {**before, "legalValues": values})
 
     def delete_context_field(self, name: str, by: Principal, *, in_use: bool = True) -> None:
         """`DELETE /api/admin/context/:name`: 404 for an unknown field; 409 `ConflictError`
@@ -156,9 +170,23 @@ class Context(Core):
                 "This context field is in use by existing flags. To delete it, first remove "
                 "its usage from all flags.",
             )
+        row = self._field_row(name)
+        before = {"name": name, "createdAt": to_wire_time(row["created_at"]),
+                  "sortOrder": row["sort_order"], **_logged(row)}  # fmt: skip
         with self.tx() as c:
             c.execute("DELETE FROM context_fields WHERE name = ?", (name,))
-            self._event(c, "context-field-deleted", by, summary=_said(by, "deleted", name))
+            self._event(c, "context-field-deleted", by, summary=_said(by, "deleted", name),
+                        pre_data=before)  # fmt: skip
+
+
+def _logged(row: sqlite3.Row) -> dict[str, Any]:
+    """A field as Unleash 8.2 logs it before a change (an update's `preData`)."""
+    return {
+        "name": row["name"],
+        "stickiness": bool(row["stickiness"]),
+        "description": row["description"],
+        "legalValues": json.loads(row["legal_values"]),
+    }
 
 
 def _said(by: Principal, done: str, name: str) -> str:
@@ -166,8 +194,9 @@ def _said(by: Principal, done: str, name: str) -> str:
     return f"**{by.user_name}** {done} context field **{name}**"
 
 
-def _columns(req: m.UpdateContextField) -> tuple[str | None, int, int, str]:
+def _columns(req: m.UpdateContextField, unsorted: int = 0) -> tuple[str | None, int, int, str]:
     """description, stickiness, sort_order and legal_values as Unleash 8.2 stores a body: what
-    it leaves out is emptied."""
+    it leaves out is emptied (the sort order `unsorted`)."""
     values = [v.model_dump(exclude_none=True) for v in req.legalValues or []]
-    return req.description, int(bool(req.stickiness)), req.sortOrder or 0, json.dumps(values)
+    sort_order = unsorted if req.sortOrder is None else req.sortOrder
+    return req.description, int(bool(req.stickiness)), sort_order, json.dumps(values)

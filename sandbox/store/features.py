@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from app.api import models as m
-from sandbox.store.core import DAY_MS, Principal, Refusal, not_found, to_dt
+from sandbox.store.core import DAY_MS, Principal, Refusal, not_found, to_dt, to_wire_time
 from sandbox.store.projects import Projects
 
 #: days after creation at which a feature of each type counts as stale (None: never)
@@ -83,7 +83,18 @@ class Features(Projects):
                 " SELECT ?, environment, 0 FROM project_environments WHERE project = ?",
                 (req.name, project),
             )
-            self._event(c, "feature-created", by, project=project, feature=req.name,
+            # data: the flag as Unleash 8.2 logs it (preData none)
+            data = {
+                "name": req.name,
+                "description": req.description,
+                "type": req.type,
+                "project": project,
+                "stale": False,
+                "createdAt": to_wire_time(now),
+                "impressionData": bool(req.impressionData),
+                "archived": False,
+            }
+            self._event(c, "feature-created", by, project=project, feature=req.name, data=data,
                         summary=f"**{by.user_name}** created feature flag "
                         f"[`{req.name}`](/projects/{project}/features/{req.name}) "
                         f"in project **{project}**")  # fmt: skip

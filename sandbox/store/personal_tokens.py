@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+from typing import Any
 
 from app.api import models as m
 from sandbox.db import PAT_DEFAULT_EXPIRY, token_hash
-from sandbox.store.core import Principal, Refusal, not_found, to_dt
+from sandbox.store.core import Principal, Refusal, not_found, to_dt, to_wire_time
 from sandbox.store.users import Users, bad_data
 
 #: what Unleash answers a caller that is no user (an admin API token)
@@ -111,9 +112,11 @@ class PersonalTokens(Users):
         return m.PersonalAccessTokens(pats=[_pat(row) for row in rows])
 
     def create_personal_access_token(
-        self, body: m.CreatePersonalAccessToken, who: Principal
+        self, body: m.CreatePersonalAccessToken, who: Principal, *, secure: bool = True
     ) -> m.CreatedPersonalAccessToken:
-        """The caller's new token, with its secret (the only time it is given)."""
+        """The caller's new token, with its secret (the only time it is given). Its event's
+        `data`: `{id, description, expiresAt, secure}` (`secure`: 8.x), else the body with the
+        secret masked (5.x-7.x; measured)."""
         user_id = self._pat_user(who)
         if not body.description:
             raise bad_data("PAT description cannot be empty.")
@@ -131,21 +134,29 @@ class PersonalTokens(Users):
             raise Refusal(409, "NameExistsError", message, [{"message": message}])
         with self.tx() as c:
             pat_id, secret = insert_personal_token(c, user_id, now, body.description, expires)
+            logged: dict[str, Any] = {"description": body.description,
+                                      "expiresAt": to_wire_time(expires)}  # fmt: skip
+            extra: dict[str, Any] = {"id": pat_id, "secure": False} if secure else {"secret": "***"}
+            logged.update(extra)
             self._event(c, "pat-created", who, summary=f"**{who.user_name}** created the "
-                        f"personal access token **{body.description}**")  # fmt: skip
+                        f"personal access token **{body.description}**",
+                        data=logged)  # fmt: skip
             row = c.execute(_LIST.replace("ORDER BY", "AND p.id = ? ORDER BY"),
                             (user_id, pat_id)).fetchone()  # fmt: skip
         made = _pat(row)
         return m.CreatedPersonalAccessToken(**made.model_dump(), secret=secret)
 
     def delete_personal_access_token(
-        self, pat_id: int, who: Principal, *, unknown_is_404: bool = False
+        self, pat_id: int, who: Principal, *, unknown_is_404: bool = False, secure: bool = True
     ) -> None:
         """Delete the caller's token `pat_id` (its hash goes: it is refused from the next
-        request on). Another's or an unknown id: nothing, or 404 with `unknown_is_404`."""
+        request on). Another's or an unknown id: nothing, or 404 with `unknown_is_404`. Its
+        event's `data` (not `preData`, as Unleash logs it): as `pat-created`'s on 8.x, the
+        whole token with the secret masked before (measured)."""
         user_id = self._pat_user(who)
         row = self.conn.execute(
-            "SELECT p.secret_hash, p.description FROM personal_access_tokens p JOIN tokens t"
+            "SELECT p.secret_hash, p.description, p.expires_at, p.seen_at, t.created_at"
+            " FROM personal_access_tokens p JOIN tokens t"
             " ON t.secret_hash = p.secret_hash WHERE p.id = ? AND t.user_id = ?",
             (pat_id, user_id),
         ).fetchone()
@@ -153,7 +164,18 @@ class PersonalTokens(Users):
             if unknown_is_404:
                 raise not_found("No PAT found.")
             return
+        pat = _pat(self.conn.execute(_LIST.replace("ORDER BY", "AND p.id = ? ORDER BY"),
+                                     (user_id, pat_id)).fetchone())  # fmt: skip
+        logged: dict[str, Any] = {"id": pat.id, "description": pat.description,
+                                  "expiresAt": to_wire_time(row["expires_at"])}  # fmt: skip
+        if secure:
+            logged["secure"] = False
+        else:
+            logged.update({"secret": "***", "userId": pat.userId,
+                           "seenAt": to_wire_time(row["seen_at"]),
+                           "createdAt": to_wire_time(row["created_at"])})  # fmt: skip
         with self.tx() as c:
             c.execute("DELETE FROM tokens WHERE secret_hash = ?", (row["secret_hash"],))
             self._event(c, "pat-deleted", who, summary=f"**{who.user_name}** deleted the "
-                        f"personal access token **{row['description']}**")  # fmt: skip
+                        f"personal access token **{row['description']}**",
+                        data=logged)  # fmt: skip
