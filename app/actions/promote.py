@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -1249,9 +1249,6 @@ class _Planner:
         out += self._dependencies(new, old, project)
         # environments
         target_envs = {e.name: e for e in (old.environments if old else [])}
-        in_project = set(self.target_projects[project].environments) | {
-            e for p, e in self.added_project_envs if p == project
-        }
         has_variants = any(e.variants for e in (old.environments if old else []))
         # the environments whose variants this plan empties: emptying the flag's last ones
         # leaves it with none, after which Unleash 8.2 takes no environment variants (nor an
@@ -1266,20 +1263,7 @@ class _Planner:
         }
         keeps = {e.name for e in (old.environments if old else []) if e.variants} - emptied
         self.last_variants = bool(emptied) and not keeps and not self.delete_extra
-        for e in new.environments:
-            where = self.env(e.name)
-            if where is None:
-                continue
-            if where not in self.target_envs:
-                self.leave("flags", f"{project}/{name}", f"the target has no environment {where!r}")
-                continue
-            if where not in in_project:
-                self.leave(
-                    "flags",
-                    f"{project}/{name}",
-                    f"the target's project {project!r} does not have environment {where!r}",
-                )
-                continue
+        for e, where in self._environments_of(new, project):
             there = target_envs.get(where) or s.FlagEnvironment(name=where)
             planned = self._environment(
                 project, name, where, e, there, segment_ids, pending, known, has_variants
@@ -1287,6 +1271,29 @@ class _Planner:
             has_variants = has_variants or any(p.says.startswith("variants") for p in planned)
             out += planned
         return out
+
+    def _environments_of(
+        self, new: s.Flag, project: str
+    ) -> Iterator[tuple[s.FlagEnvironment, str]]:
+        """The source flag's environments that are promoted, each with the target's name for
+        it: one the maps leave out is skipped; one the target, or its project (as it is, or
+        with the environments this plan adds to it), lacks is left out and said why."""
+        in_project = set(self.target_projects[project].environments) | {
+            e for p, e in self.added_project_envs if p == project
+        }
+        for e in new.environments:
+            where = self.env(e.name)
+            if where is None:
+                continue
+            if where not in self.target_envs:
+                self.leave("flags", f"{project}/{new.name}",
+                           f"the target has no environment {where!r}")  # fmt: skip
+            elif where not in in_project:
+                self.leave("flags", f"{project}/{new.name}",
+                           f"the target's project {project!r} does not have environment "
+                           f"{where!r}")  # fmt: skip
+            else:
+                yield e, where
 
     def _batched(
         self,
@@ -1312,9 +1319,6 @@ class _Planner:
         name = new.name
         mark, kept = len(self.left_out), self.kept_extra
         target_envs = {e.name: e for e in (old.environments if old else [])}
-        in_project = set(self.target_projects[project].environments) | {
-            e for p, e in self.added_project_envs if p == project
-        }
         emptied = {
             w
             for e in new.environments
@@ -1340,20 +1344,7 @@ class _Planner:
                    "project": project}  # fmt: skip
         parts: list[_Part] = []
         after: list[Planned] = []
-        for e in new.environments:
-            where = self.env(e.name)
-            if where is None:
-                continue
-            if where not in self.target_envs:
-                self.leave("flags", f"{project}/{name}", f"the target has no environment {where!r}")
-                continue
-            if where not in in_project:
-                self.leave(
-                    "flags",
-                    f"{project}/{name}",
-                    f"the target's project {project!r} does not have environment {where!r}",
-                )
-                continue
+        for e, where in self._environments_of(new, project):
             there = target_envs.get(where) or s.FlagEnvironment(name=where)
             planned = self._environment(
                 project, name, where, e, there, segment_ids, pending, known, True
