@@ -104,13 +104,16 @@ def test_admin_token(target: Peer) -> None:
     # per action (app.registry): Unleash OSS has every action but the groups', the service
     # accounts', the custom roles' and the banners' (Enterprise's) and project access's (Pro's and
     # Enterprise's) (and the metrics upload, which needs a client token besides this one, and a
-    # user's personal access tokens, which an admin API token has no user for)
+    # user's personal access tokens, which an admin API token has no user for, and the promote's
+    # imports, which Unleash refuses with an admin API token)
     actions = out["actions"]
     done = {key for key, action in actions.items() if action["available"]}
     assert done == {key for key in actions
                     if not key.startswith(("groups.", "metrics.", "personal_tokens.",
                                            "service_accounts.", "roles.",
-                                           "project_access.", "banners."))}  # fmt: skip
+                                           "project_access.", "banners."))
+                    and key != "compare.import"}  # fmt: skip
+    assert "needs a personal access token" in actions["compare.import"]["reason"]
     assert "Custom roles need Unleash Enterprise" in actions["roles.create"]["reason"]
     assert "Pro or Enterprise" in actions["project_access.grant"]["reason"]
     # issue 38: banners are Enterprise's (5.7+)
@@ -137,6 +140,7 @@ def test_personal_access_token(target: Peer) -> None:
     assert out["token"]["kind"] == "personal"
     assert out["token"]["user"].lower() == "admin"  # Unleash: its username; the sandbox: "Admin"
     assert out["token"]["admin"] is True
+    assert out["actions"]["compare.import"]["available"] is True  # a user's token may import
     assert out["operations"]["project_dashboard"] == per_version(target, {
         "5.12": {"available": False, "reason": "The personal dashboard needs Unleash 6.3 or "
                  "later; this server is 5.12.8"},
