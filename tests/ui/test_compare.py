@@ -160,6 +160,16 @@ def test_two_files_compare_with_no_server_as_compare_does(
     assert m.comparison.differences == expected.differences
     assert tree_counts(view) == expected_counts(expected)
     assert set(tree_counts(view)) == {"flags", "segments"}
+    # a few differences: all open; the kinds' and objects' lines span the columns, the fields'
+    # do not
+    tree, root = view.model.tree, QModelIndex()
+    for k in range(tree.rowCount()):
+        kind = tree.index(k, 0)
+        assert view.tree.isFirstColumnSpanned(k, root) and view.tree.isExpanded(kind)
+        for o in range(tree.rowCount(kind)):
+            thing = tree.index(o, 0, kind)
+            assert view.tree.isFirstColumnSpanned(o, kind) and view.tree.isExpanded(thing)
+            assert not view.tree.isFirstColumnSpanned(0, thing)
     assert "new.json (source) against old.json (target)" in view.summary_label.text()
     assert not view.not_compared_label.isVisible()
 
@@ -454,6 +464,14 @@ def test_ten_thousand_flags_that_all_differ_keep_the_window_answering(
           f"longest pause {longest:.3f} s")  # fmt: skip
     assert view.model.tree.rowCount() == 1  # flags
     assert longest < 0.5
+    # past 300 differences the kinds open, not the objects; every object's line spans the
+    # columns all the same (spanned as its kind opens)
+    tree, root = view.model.tree, QModelIndex()
+    flags = tree.index(0, 0)
+    assert view.tree.isExpanded(flags) and view.tree.isFirstColumnSpanned(0, root)
+    assert tree.rowCount(flags) == 10_000
+    assert not view.tree.isExpanded(tree.index(0, 0, flags))
+    assert all(view.tree.isFirstColumnSpanned(row, flags) for row in (0, 5_000, 9_999))
 
 
 # ------------------------------------------------------------------------------ promote
