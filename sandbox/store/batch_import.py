@@ -46,7 +46,7 @@ from collections import Counter
 from typing import Any
 
 from app.api import models as m
-from sandbox.store.core import Principal, Refusal, not_found
+from sandbox.store.core import Principal, Refusal, not_found, to_wire_time
 from sandbox.store.flag_config import (
     DEFAULT_ROLLOUT,
     FlagConfig,
@@ -317,18 +317,23 @@ class BatchImport(FlagConfig):
                 }  # fmt: skip
                 self._write_metadata(c, before, fields, by)
                 continue
+            made = self.clock()
             c.execute(
                 "INSERT INTO features(name, project, type, description, impression_data, stale,"
                 " created_at) VALUES(?, ?, ?, ?, ?, ?, ?)",
                 (f.name, project, f.type or "release", f.description,
-                 int(bool(f.impressionData)), int(bool(f.stale)), self.clock()),
+                 int(bool(f.impressionData)), int(bool(f.stale)), made),
             )  # fmt: skip
             c.execute(
                 "INSERT INTO feature_environments(feature, environment, enabled)"
                 " SELECT ?, environment, 0 FROM project_environments WHERE project = ?",
                 (f.name, project),
             )
-            self._event(c, "feature-created", by, project=project, feature=f.name,
+            # data: the flag as a flag made by hand logs it (`Features.create_feature`)
+            logged = {"name": f.name, "description": f.description, "type": f.type or "release",
+                    "project": project, "stale": bool(f.stale), "createdAt": to_wire_time(made),
+                    "impressionData": bool(f.impressionData), "archived": False}  # fmt: skip
+            self._event(c, "feature-created", by, project=project, feature=f.name, data=logged,
                         summary=f"**{by.user_name}** created feature flag "
                         f"[`{f.name}`](/projects/{project}/features/{f.name}) "
                         f"in project **{project}**")  # fmt: skip
@@ -405,7 +410,9 @@ class BatchImport(FlagConfig):
                  json.dumps(values), self.clock()),
             )  # fmt: skip
             said = f"**{by.user_name}** created context field **{f.name}**"
-            self._event(c, "context-field-created", by, summary=said)
+            logged = {"name": f.name, "description": f.description,
+                    "stickiness": bool(f.stickiness), "legalValues": values}  # fmt: skip
+            self._event(c, "context-field-created", by, summary=said, data=logged)
 
     @staticmethod
     def _delete_tags(c: sqlite3.Connection, names: list[str]) -> None:

@@ -127,7 +127,7 @@ class Features(Projects):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
             rows += self.conn.execute(
-                f"SELECT name, project, archived_at FROM features WHERE name IN ({marks})", part
+                f"SELECT * FROM features WHERE name IN ({marks})", part
             ).fetchall()
         return rows
 
@@ -161,6 +161,8 @@ class Features(Projects):
         """Gone for good with their strategies and environments, an event each."""
         for row in rows:
             name, project = row["name"], row["project"]
+            # the flag as it was, as Unleash's `feature-deleted` event keeps it (`preData`)
+            was = self._feature(row).model_dump(mode="json", exclude_none=True)
             c.execute("DELETE FROM strategy_context_fields WHERE strategy_id IN"
                       " (SELECT id FROM strategies WHERE feature = ?)", (name,))  # fmt: skip
             c.execute("DELETE FROM strategy_segments WHERE strategy_id IN"
@@ -170,7 +172,7 @@ class Features(Projects):
             c.execute("DELETE FROM features WHERE name = ?", (name,))
             self._event(c, "feature-deleted", by, project=project, feature=name,
                         summary=f"**{by.user_name}** deleted feature flag `{name}` "
-                        f"in project **{project}**")  # fmt: skip
+                        f"in project **{project}**", pre_data=was)  # fmt: skip
 
     def revive_feature(self, name: str, by: Principal) -> None:
         """`POST /api/admin/archive/revive/:name`: 404 "No feature flag found" for an unknown

@@ -21,6 +21,21 @@ from sandbox.store.core import (
 from sandbox.store.users import Users
 
 
+def _group_event_data(c: sqlite3.Connection, group_id: int) -> dict[str, Any]:
+    """A group as Unleash records it in `group-created`, `-updated` and `-deleted` events: its
+    fields with `users` the members' ids."""
+    row = c.execute("SELECT * FROM groups_ WHERE id = ?", (group_id,)).fetchone()
+    users = [
+        r[0]
+        for r in c.execute(
+            "SELECT user_id FROM group_users WHERE group_id = ? ORDER BY user_id", (group_id,)
+        )
+    ]
+    return {"id": row["id"], "name": row["name"], "description": row["description"],
+            "mappingsSSO": json.loads(row["mappings_sso"] or "[]"), "rootRole": row["root_role"],
+            "createdBy": row["created_by"], "users": users}  # fmt: skip
+
+
 class Groups(Users):
     def _group(self, row: sqlite3.Row) -> m.Group:
         members = self.conn.execute(
@@ -114,7 +129,7 @@ class Groups(Users):
                 [(group_id, member.user.id, now, by.user_name) for member in req.users],
             )
             self._event(c, "group-created", by, summary=f"**{by.user_name}** created group "
-                        f"**{req.name}**")  # fmt: skip
+                        f"**{req.name}**", data=_group_event_data(c, group_id))  # fmt: skip
         return self.get_group(group_id)
 
     def update_group(self, group_id: int, req: m.CreateGroup, by: Principal) -> m.Group:
@@ -137,6 +152,7 @@ class Groups(Users):
                 raise bad_request("Cannot update users of a SCIM group")
         now = self.clock()
         with self.tx() as c:
+            before = _group_event_data(c, group_id)
             self._name_free(c, req.name, group_id)
             c.execute(
                 "UPDATE groups_ SET name = ?, description = ?, mappings_sso = ?, root_role = ?"
@@ -154,7 +170,8 @@ class Groups(Users):
                 [(group_id, user_id, now, by.user_name) for user_id in wanted],
             )
             self._event(c, "group-updated", by, summary=f"**{by.user_name}** updated group "
-                        f"**{req.name}**")  # fmt: skip
+                        f"**{req.name}**", pre_data=before,
+                        data=_group_event_data(c, group_id))  # fmt: skip
         group = self.get_group(group_id)
         return m.Group(**group.model_dump(exclude_unset=True, exclude={"users"}))
 
@@ -165,8 +182,9 @@ class Groups(Users):
             row = c.execute("SELECT name FROM groups_ WHERE id = ?", (group_id,)).fetchone()
             if row is None:
                 return
+            before = _group_event_data(c, group_id)
             c.execute("DELETE FROM group_users WHERE group_id = ?", (group_id,))
             c.execute("DELETE FROM project_roles WHERE group_id = ?", (group_id,))
             c.execute("DELETE FROM groups_ WHERE id = ?", (group_id,))
             self._event(c, "group-deleted", by, summary=f"**{by.user_name}** deleted group "
-                        f"**{row['name']}**")  # fmt: skip
+                        f"**{row['name']}**", pre_data=before)  # fmt: skip

@@ -58,6 +58,14 @@ def _bad_data(message: str) -> Refusal:
     return Refusal(400, "BadDataError", message, [{"message": message}])
 
 
+def _held(c: sqlite3.Connection, project: str, column: str, subject_id: int) -> list[int]:
+    """The ids of the roles a user (`column` "user_id") or group ("group_id") holds in
+    `project`: what Unleash's `project-access-*-roles-*` events list as `roles`."""
+    return [r[0] for r in c.execute(
+        f"SELECT DISTINCT role_id FROM project_roles WHERE project = ? AND {column} = ?"
+        " ORDER BY role_id", (project, subject_id))]  # fmt: skip
+
+
 class ProjectAccessStore(Groups):
     def _project_known(self, project: str) -> None:
         row = self.conn.execute("SELECT 1 FROM projects WHERE id = ?", (project,)).fetchone()
@@ -236,7 +244,9 @@ class ProjectAccessStore(Groups):
             self._event(c, "project-access-added", by, project=project,
                         summary=f"**{by.user_name}** gave roles {self._ids_text(roles)} in "
                         f"**{project}** to users {self._ids_text(users) or '-'} and groups "
-                        f"{self._ids_text(groups) or '-'}")  # fmt: skip
+                        f"{self._ids_text(groups) or '-'}",
+                        data={"roles": [{"roleId": role, "groupIds": groups, "userIds": users}
+                                        for role in roles]})  # fmt: skip
 
     def _rows_in(self, table: str, ids: Sequence[int]) -> list[sqlite3.Row]:
         if not ids:
@@ -303,6 +313,7 @@ class ProjectAccessStore(Groups):
         column = "user_id" if kind == "user" else "group_id"
         now = self.clock()
         with self.tx() as c:
+            before = _held(c, project, column, subject_id)
             c.execute(
                 f"DELETE FROM project_roles WHERE project = ? AND {column} = ?"
                 + (f" AND role_id NOT IN ({','.join('?' * len(roles))})" if roles else ""),
@@ -310,9 +321,13 @@ class ProjectAccessStore(Groups):
             )
             for role in roles:
                 self._grant(c, project, role, now, **{column: subject_id})
+            key = f"{kind}Id"
             self._event(c, f"project-access-{kind}-roles-updated", by, project=project,
                         summary=f"**{by.user_name}** set the roles of {kind} **{name}** in "
-                        f"**{project}** to {self._ids_text(roles) or 'none'}")  # fmt: skip
+                        f"**{project}** to {self._ids_text(roles) or 'none'}",
+                        pre_data={"roles": before, key: subject_id},
+                        data={"roles": _held(c, project, column, subject_id),
+                              key: subject_id})  # fmt: skip
 
     def remove_project_access(
         self, project: str, kind: str, subject_id: int, by: Principal
@@ -329,10 +344,12 @@ class ProjectAccessStore(Groups):
             )  # fmt: skip
         column = "user_id" if kind == "user" else "group_id"
         with self.tx() as c:
+            before = _held(c, project, column, subject_id)
             c.execute(
                 f"DELETE FROM project_roles WHERE project = ? AND {column} = ?",
                 (project, subject_id),
             )
             self._event(c, f"project-access-{kind}-roles-deleted", by, project=project,
                         summary=f"**{by.user_name}** removed {kind} **{name}**'s roles in "
-                        f"**{project}**")  # fmt: skip
+                        f"**{project}**",
+                        pre_data={"roles": before, f"{kind}Id": subject_id})  # fmt: skip

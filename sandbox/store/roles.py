@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import (
@@ -175,6 +176,20 @@ def _built_in() -> Refusal:
     return Refusal(403, "InvalidOperationError", message, [{"message": message}])
 
 
+def _role_event_data(c: sqlite3.Connection, role_id: int) -> dict[str, Any]:
+    """A role as Unleash records it in `role-created`, `-updated` and `-deleted` events: its
+    fields and its permissions (name, and environment where it has one)."""
+    row = c.execute("SELECT * FROM roles WHERE id = ?", (role_id,)).fetchone()
+    permissions = [
+        {"name": name, **({"environment": env} if env else {})}
+        for name, env in c.execute(
+            "SELECT permission, environment FROM role_permissions WHERE role_id = ?"
+            " ORDER BY permission, environment", (role_id,))
+    ]  # fmt: skip
+    return {"id": row["id"], "name": row["name"], "type": row["type"],
+            "description": row["description"], "permissions": permissions}  # fmt: skip
+
+
 class Roles(Users):
     def list_roles(self) -> m.RoleList:
         rows = self.conn.execute("SELECT * FROM roles ORDER BY name, id").fetchall()
@@ -271,7 +286,8 @@ class Roles(Users):
                       (role_id, name, kind, body.description or ""))  # fmt: skip
             self._write_permissions(c, role_id, rows)
             self._event(c, "role-created", who,
-                        summary=f"**{who.user_name}** created the role **{name}**")  # fmt: skip
+                        summary=f"**{who.user_name}** created the role **{name}**",
+                        data=_role_event_data(c, role_id))  # fmt: skip
         return m.RoleAnswer(version=1, roles=_role(self._role_row(role_id)))
 
     def _custom_row(self, role_id: int) -> sqlite3.Row:
@@ -284,6 +300,7 @@ class Roles(Users):
         self._custom_row(role_id)
         name, kind = self._checked(body, role_id)
         with self.tx() as c:
+            before = _role_event_data(c, role_id)
             c.execute("UPDATE roles SET name = ?, type = ?, description = ? WHERE id = ?",
                       (name, kind, body.description or "", role_id))  # fmt: skip
             if body.permissions is not None:
@@ -294,7 +311,8 @@ class Roles(Users):
                     (role_id,))]  # fmt: skip
                 self._write_permissions(c, role_id, [(n, "") for n in names])
             self._event(c, "role-updated", who,
-                        summary=f"**{who.user_name}** updated the role **{name}**")  # fmt: skip
+                        summary=f"**{who.user_name}** updated the role **{name}**",
+                        pre_data=before, data=_role_event_data(c, role_id))  # fmt: skip
         return m.RoleAnswer(version=1, roles=_role(self._role_row(role_id)))
 
     def role_holders(self, role_id: int) -> tuple[int, int]:
@@ -321,10 +339,11 @@ class Roles(Users):
                        "and groups.")  # fmt: skip
             raise Refusal(400, "RoleInUseError", message, [{"message": message}])
         with self.tx() as c:
+            before = _role_event_data(c, role_id)
             c.execute("DELETE FROM role_permissions WHERE role_id = ?", (role_id,))
             c.execute("DELETE FROM roles WHERE id = ?", (role_id,))
             self._event(c, "role-deleted", who, summary=f"**{who.user_name}** deleted the role "
-                        f"**{row['name']}**")  # fmt: skip
+                        f"**{row['name']}**", pre_data=before)  # fmt: skip
 
     def role_access(self, role_id: int) -> m.ProjectRoleUsages:
         """projectRoleSchema per project where the role is held: its users, service accounts

@@ -24,6 +24,7 @@ as the public shapes of ../shared/reference/unleash-enterprise-admin-api.md sect
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from app.api import models as m
 from sandbox.store.core import (
@@ -33,6 +34,7 @@ from sandbox.store.core import (
     avatar_url,
     not_found,
     to_dt,
+    to_wire_time,
 )
 from sandbox.store.personal_tokens import insert_personal_token
 from sandbox.store.users import Users, bad_data
@@ -64,6 +66,14 @@ def _token(row: sqlite3.Row) -> m.PersonalAccessToken:
 
 def _conflict(message: str) -> Refusal:
     return Refusal(409, "NameExistsError", message, [{"message": message}])
+
+
+def _account_event_data(c: sqlite3.Connection, account_id: int) -> dict[str, Any]:
+    """A service account in its `service-account-*` events' `data` and `preData`: as a user's
+    (`mapUserToData`), Enterprise's own payload not being public."""
+    row = c.execute("SELECT * FROM users WHERE id = ?", (account_id,)).fetchone()
+    return {"id": row["id"], "name": row["name"], "username": row["username"],
+            "rootRole": row["root_role"]}  # fmt: skip
 
 
 class ServiceAccounts(Users):
@@ -127,7 +137,8 @@ class ServiceAccounts(Users):
                 (account_id, body.name, body.username, role, now, SERVICE_ACCOUNT),
             )
             self._event(c, "service-account-created", who, summary=f"**{who.user_name}** "
-                        f"created the service account **{body.username}**")  # fmt: skip
+                        f"created the service account **{body.username}**",
+                        data=_account_event_data(c, account_id))  # fmt: skip
         return self._account(self._account_row(account_id))
 
     def _next_user_id(self, c: sqlite3.Connection) -> int:
@@ -151,18 +162,21 @@ class ServiceAccounts(Users):
         if "rootRole" in given and body.rootRole is not None:
             changes["root_role"] = self._root_role(body.rootRole)
         with self.tx() as c:
+            before = _account_event_data(c, account_id)
             if changes:
                 assignments = ", ".join(f"{column} = ?" for column in changes)
                 c.execute(f"UPDATE users SET {assignments} WHERE id = ?",
                           (*changes.values(), account_id))  # fmt: skip
             self._event(c, "service-account-updated", who, summary=f"**{who.user_name}** "
-                        f"updated the service account **{row['username']}**")  # fmt: skip
+                        f"updated the service account **{row['username']}**", pre_data=before,
+                        data=_account_event_data(c, account_id))  # fmt: skip
         return self._account(self._account_row(account_id))
 
     def delete_service_account(self, account_id: int, who: Principal) -> None:
         """The account goes, and its tokens with it (refused from their next request)."""
         row = self._account_row(account_id)
         with self.tx() as c:
+            before = _account_event_data(c, account_id)
             c.execute("DELETE FROM tokens WHERE user_id = ?", (account_id,))
             for table in ("group_users", "project_roles"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (account_id,))
@@ -170,7 +184,8 @@ class ServiceAccounts(Users):
             if account_id > int(self.setting(_LAST_DELETED) or 0):
                 self.set_setting(_LAST_DELETED, str(account_id))
             self._event(c, "service-account-deleted", who, summary=f"**{who.user_name}** "
-                        f"deleted the service account **{row['username']}**")  # fmt: skip
+                        f"deleted the service account **{row['username']}**",
+                        pre_data=before)  # fmt: skip
 
     def service_account_tokens(self, account_id: int) -> m.PersonalAccessTokens:
         """patsSchema: the account's tokens, oldest first, without secrets."""
@@ -200,7 +215,9 @@ class ServiceAccounts(Users):
                                                      expires)  # fmt: skip
             self._event(c, "pat-created", who, summary=f"**{who.user_name}** created the token "
                         f"**{body.description}** of the service account "
-                        f"**{row['username']}**")  # fmt: skip
+                        f"**{row['username']}**",
+                        data={"id": token_id, "description": body.description,
+                              "expiresAt": to_wire_time(expires), "secure": False})  # fmt: skip
             made = c.execute(_TOKENS.replace("ORDER BY", "AND p.id = ? ORDER BY"),
                              (account_id, token_id)).fetchone()  # fmt: skip
         return m.CreatedPersonalAccessToken(**_token(made).model_dump(), secret=secret)
@@ -210,7 +227,8 @@ class ServiceAccounts(Users):
         that is not one of the account's tokens."""
         account = self._account_row(account_id)
         row = self.conn.execute(
-            "SELECT p.secret_hash, p.description FROM personal_access_tokens p JOIN tokens t"
+            "SELECT p.secret_hash, p.description, p.expires_at FROM personal_access_tokens p"
+            " JOIN tokens t"
             " ON t.secret_hash = p.secret_hash WHERE p.id = ? AND t.user_id = ?",
             (token_id, account_id),
         ).fetchone()
@@ -220,4 +238,7 @@ class ServiceAccounts(Users):
             c.execute("DELETE FROM tokens WHERE secret_hash = ?", (row["secret_hash"],))
             self._event(c, "pat-deleted", who, summary=f"**{who.user_name}** deleted the token "
                         f"**{row['description']}** of the service account "
-                        f"**{account['username']}**")  # fmt: skip
+                        f"**{account['username']}**",
+                        data={"id": token_id, "description": row["description"],
+                              "expiresAt": to_wire_time(row["expires_at"]),
+                              "secure": False})  # fmt: skip

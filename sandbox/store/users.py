@@ -47,6 +47,15 @@ RESET_LINK_INTERVAL_MS = 60_000
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
+def user_event_data(row: sqlite3.Row) -> dict[str, Any]:
+    """A user as Unleash records it in `user-created`, `-updated` and `-deleted` events
+    (`mapUserToData`): id, name, username, email and the root role's id, those the user has
+    not left out (Unleash 8.2 leaves out a username never given: measured)."""
+    data = {"id": row["id"], "name": row["name"], "username": row["username"],
+            "email": row["email"], "rootRole": row["root_role"]}  # fmt: skip
+    return {k: v for k, v in data.items() if v is not None}
+
+
 def bad_data(message: str) -> Refusal:
     """Unleash's BadDataError thrown by a service with a message of its own."""
     return Refusal(
@@ -181,8 +190,10 @@ class Users(Core):
                 (req.name, req.username, req.email, role, now, int(req.sendEmail)),
             )
             user_id = int(cur.lastrowid or 0)
+            made = c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
             self._event(c, "user-created", by, summary=f"**{by.user_name}** created user "
-                        f"**{req.name or req.username or req.email}**")  # fmt: skip
+                        f"**{req.name or req.username or req.email}**",
+                        data=user_event_data(made))  # fmt: skip
         return self.get_user(user_id)
 
     def _check_unique_user(
@@ -229,8 +240,10 @@ class Users(Core):
                     f"UPDATE users SET {assignments} WHERE id = ?", (*changes.values(), user_id)
                 )
                 label = row["name"] or row["username"] or row["email"]
+                after = c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
                 self._event(c, "user-updated", by, summary=f"**{by.user_name}** updated user "
-                            f"**{label}**")  # fmt: skip
+                            f"**{label}**", pre_data=user_event_data(row),
+                            data=user_event_data(after))  # fmt: skip
         return self.get_user(user_id)
 
     def delete_user(self, user_id: int, by: Principal) -> None:
@@ -250,7 +263,7 @@ class Users(Core):
             c.execute("DELETE FROM users WHERE id = ?", (user_id,))
             label = row["name"] or row["username"] or row["email"]
             self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted user "
-                        f"**{label}**")  # fmt: skip
+                        f"**{label}**", pre_data=user_event_data(row))  # fmt: skip
 
     def admin_count(self) -> m.AdminCount:
         """`adminCountSchema`. The sandbox keeps no passwords: an admin who has logged in
@@ -323,7 +336,7 @@ class Users(Core):
                 for row in doomed:
                     label = row["name"] or row["username"] or row["email"]
                     self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted "
-                                f"user **{label}**")  # fmt: skip
+                                f"user **{label}**", pre_data=user_event_data(row))  # fmt: skip
         if missing is not None:
             raise not_found(f"No user found with id {missing}")
 

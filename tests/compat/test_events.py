@@ -247,3 +247,24 @@ def test_a_personal_tokens_events(target: Peer, unique: Callable[[str], str]) ->
     assert deleted["data"] == {"id": token["id"], "description": name, "expiresAt": until,
                                "secret": "***", "seenAt": None,
                                "userId": token["userId"]}  # fmt: skip
+
+
+def test_a_users_events(target: Peer, unique: Callable[[str], str]) -> None:
+    """A user made, renamed and deleted: each event holds the user before and after as
+    Unleash's `mapUserToData` writes it (id, name, username, email, root role id)."""
+    email = f"{unique('evuser')}@example.com"
+    with target.raw() as http:
+        made = http.post("/api/admin/user-admin", json={"email": email, "name": "Ev",
+                                                        "rootRole": 3})  # fmt: skip
+        assert made.status_code == 201, made.text
+        uid = made.json()["id"]
+        assert http.put(f"/api/admin/user-admin/{uid}", json={"name": "Eve"}).status_code == 200
+        assert http.delete(f"/api/admin/user-admin/{uid}").status_code == 200
+        latest = http.get("/api/admin/events").json()["events"]
+    kinds = {"user-created", "user-updated", "user-deleted"}
+    mine = [e for e in latest if e["type"] in kinds and email in str(e["data"] or e["preData"])]
+    deleted, updated, created = mine
+    user = {"id": uid, "name": "Ev", "email": email, "rootRole": 3}  # no username: left out
+    assert (created["preData"], created["data"]) == (None, user)
+    assert (updated["preData"], updated["data"]) == (user, {**user, "name": "Eve"})
+    assert (deleted["preData"], deleted["data"]) == ({**user, "name": "Eve"}, None)

@@ -257,3 +257,97 @@ def test_the_search_by_body(tmp_path: Path, line: str | None) -> None:
             http.get("/api/admin/events").json()["events"])  # fmt: skip
         for bad in ({"limit": 500}, {"limit": 0}, {"offset": -1}):
             assert http.post("/api/admin/events/search", json=bad).status_code == 400
+
+
+def _last(http: httpx.Client, kinds: str, n: int) -> list[dict[str, object]]:
+    """The newest `n` events of the types `kinds` (comma-separated), oldest first."""
+    found = http.get("/api/admin/search/events", params={"type": f"IS_ANY_OF:{kinds}",
+                                                         "limit": n})  # fmt: skip
+    assert found.status_code == 200, found.text
+    return list(reversed(found.json()["events"]))
+
+
+def test_people_and_access_events_say_what_changed(sandbox: SandboxProcess) -> None:
+    """Users, groups, roles, service accounts and their tokens, project access and a deleted
+    flag: each change's event holds the object before (`preData`) and after (`data`), as
+    Unleash's events of those types do (`mapUserToData`, the group and role services,
+    `ProjectAccess*` events, `FeatureDeletedEvent`)."""
+    with sandbox.admin() as http:
+        made = http.post("/api/admin/user-admin", json={"email": "ev@x.example", "name": "Ev",
+                                                        "rootRole": 3})  # fmt: skip
+        assert made.status_code == 201, made.text
+        uid = made.json()["id"]
+        assert http.put(f"/api/admin/user-admin/{uid}", json={"name": "Eve"}).status_code == 200
+        group = http.post("/api/admin/groups", json={"name": "ev-group",
+                                                     "users": [{"user": {"id": uid}}]})
+        assert group.status_code == 201, group.text
+        gid = group.json()["id"]
+        assert http.put(f"/api/admin/groups/{gid}",
+                        json={"name": "ev-group", "description": "d", "users": []}
+                        ).status_code == 200  # fmt: skip
+        access = f"/api/admin/projects/default/users/{uid}/roles"
+        assert http.post("/api/admin/projects/default/access",
+                         json={"roles": [5], "groups": [gid], "users": [uid]}).status_code == 200
+        assert http.put(access, json={"roles": [4]}).status_code == 200
+        assert http.delete(access).status_code == 200
+        assert http.delete(f"/api/admin/groups/{gid}").status_code == 200
+        assert http.delete(f"/api/admin/user-admin/{uid}").status_code == 200
+        role = http.post("/api/admin/roles", json={
+            "name": "ev-role", "type": "root-custom", "permissions": [{"name": "CREATE_ADDON"}]})
+        assert role.status_code == 200, role.text
+        rid = role.json()["roles"]["id"]
+        assert http.put(f"/api/admin/roles/{rid}", json={
+            "name": "ev-role", "type": "root-custom", "description": "more",
+            "permissions": []}).status_code == 200  # fmt: skip
+        assert http.delete(f"/api/admin/roles/{rid}").status_code == 200
+        account = http.post("/api/admin/service-account",
+                            json={"name": "Ev bot", "username": "ev-bot", "rootRole": 3})
+        assert account.status_code == 201, account.text
+        aid = account.json()["id"]
+        assert http.put(f"/api/admin/service-account/{aid}",
+                        json={"name": "Ev robot"}).status_code == 200  # fmt: skip
+        token = http.post(f"/api/admin/service-account/{aid}/token",
+                          json={"description": "ci", "expiresAt": "2099-01-01T00:00:00Z"})
+        assert token.status_code == 201, token.text
+        tid, secret = token.json()["id"], token.json()["secret"]
+        assert http.delete(f"/api/admin/service-account/{aid}/token/{tid}").status_code == 200
+        assert http.delete(f"/api/admin/service-account/{aid}").status_code == 200
+        make_flag(http, "ev-gone")
+        assert http.delete("/api/admin/projects/default/features/ev-gone").status_code == 202
+        assert http.delete("/api/admin/archive/ev-gone").status_code == 200
+
+        users = _last(http, "user-created,user-updated,user-deleted", 3)
+        groups = _last(http, "group-created,group-updated,group-deleted", 3)
+        granted = _last(http, "project-access-added,project-access-user-roles-updated,"
+                        "project-access-user-roles-deleted", 3)  # fmt: skip
+        roles = _last(http, "role-created,role-updated,role-deleted", 3)
+        accounts = _last(http, "service-account-created,service-account-updated,"
+                         "service-account-deleted", 3)  # fmt: skip
+        tokens = _last(http, "pat-created,pat-deleted", 2)
+        (deleted,) = _last(http, "feature-deleted", 1)
+
+    ev = {"id": uid, "name": "Ev", "email": "ev@x.example", "rootRole": 3}  # no username
+    assert [(e["preData"], e["data"]) for e in users] == [
+        (None, ev), (ev, {**ev, "name": "Eve"}), ({**ev, "name": "Eve"}, None)]
+    assert groups[0]["data"]["users"] == [uid] and groups[0]["preData"] is None
+    assert groups[1]["preData"]["users"] == [uid] and groups[1]["data"]["users"] == []
+    assert groups[1]["data"]["description"] == "d" and groups[2]["data"] is None
+    assert groups[2]["preData"]["name"] == "ev-group"
+    assert granted[0]["data"] == {"roles": [{"roleId": 5, "groupIds": [gid], "userIds": [uid]}]}
+    assert (granted[1]["preData"], granted[1]["data"]) == (
+        {"roles": [5], "userId": uid}, {"roles": [4], "userId": uid})
+    assert granted[2]["preData"] == {"roles": [4], "userId": uid} and granted[2]["data"] is None
+    assert roles[0]["data"]["permissions"] == [{"name": "CREATE_ADDON"}]
+    assert roles[1]["preData"]["permissions"] == [{"name": "CREATE_ADDON"}]
+    assert roles[1]["data"]["permissions"] == [] and roles[1]["data"]["description"] == "more"
+    assert roles[2]["preData"]["name"] == "ev-role" and roles[2]["data"] is None
+    assert accounts[0]["data"] == {"id": aid, "name": "Ev bot", "username": "ev-bot",
+                                   "rootRole": 3}  # fmt: skip
+    assert accounts[1]["data"]["name"] == "Ev robot" and accounts[1]["preData"]["name"] == "Ev bot"
+    assert accounts[2]["preData"]["username"] == "ev-bot" and accounts[2]["data"] is None
+    assert [(e["type"], e["data"]["id"], e["data"]["description"]) for e in tokens] == [
+        ("pat-created", tid, "ci"), ("pat-deleted", tid, "ci")]
+    assert deleted["preData"]["name"] == "ev-gone" and deleted["preData"]["project"] == "default"
+    assert deleted["data"] is None
+    # no secret in any of them
+    assert secret not in str([users, groups, granted, roles, accounts, tokens, deleted])
