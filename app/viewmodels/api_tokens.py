@@ -188,6 +188,8 @@ class ApiTokensModel(ActionViewModel):
         self.selected: list[TokenRow] = []
         #: the server's project ids, for the creation form ([] when it did not list them)
         self.projects: list[str] = []
+        #: the connection's own token as the list shows it ("" when the list does not hold it)
+        self.own_secret = ""
         self._load_task: asyncio.Task[None] | None = None
         self._progress: DeletionProgress | None = None
         self.profile = ProfileSecrets(session)
@@ -218,6 +220,9 @@ class ApiTokensModel(ActionViewModel):
     async def _load(self) -> None:
         client = await self.session.client()
         tokens = (await client.api_tokens()).tokens
+        self.own_secret = next(
+            (t.secret for t in tokens if t.secret and client.is_own_token(t.secret)), ""
+        )
         sort = self.table.sort_state
         with paused_gc():
             prepared = await asyncio.to_thread(
@@ -348,6 +353,12 @@ class ApiTokensModel(ActionViewModel):
             return "Another change is under way."
         if not self.selected:
             return "Select the tokens to delete (Ctrl+A selects all those shown)."
+        own = next((r for r in self.selected if self.own_secret
+                    and r.token.secret == self.own_secret), None)  # fmt: skip
+        if own is not None:
+            return (f"“{own.token.name}” is the token this connection uses: deleting it would "
+                    "lock flagdesk out of the server. Connect with another token to delete "
+                    "it.")  # fmt: skip
         return ""
 
     def plan_delete(self) -> StoppableDeletion | None:
@@ -427,6 +438,7 @@ class ApiTokensModel(ActionViewModel):
         self.loaded = False
         self.selected = []
         self.projects = []
+        self.own_secret = ""
         self.table.clear()
         self.rows_loaded.emit()
         self.actions_changed.emit()

@@ -421,6 +421,27 @@ def test_delete_one_and_then_many_after_the_confirmation(
     view.close_content()
 
 
+def test_the_connections_own_token_is_not_deleted(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess
+) -> None:
+    """Deleting the token the connection uses would lock flagdesk out: Delete… says so, alone
+    or among others, and sends nothing."""
+    make_tokens(sandbox, ["other"])
+    session = connect(sandbox)
+    view = open_view(qtbot, session)
+    own = view.model.own_secret
+    assert own and own.endswith(sandbox.admin_token[-8:])
+    select_where(view.table.view, lambda r: r.token.secret == own or r.name == "other")
+    assert len(view.model.selected) == 2
+    assert not view.delete_button.isEnabled()
+    assert "is the token this connection uses" in view.delete_button.toolTip()
+    assert view.model.plan_delete() is None
+    select_where(view.table.view, lambda r: r.name == "other")
+    assert view.delete_button.isEnabled()
+    assert own in {t.secret for t in served(sandbox)}
+    view.close_content()
+
+
 def test_many_deletions_count_their_progress_and_stop_between_two_requests(
     qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
 ) -> None:
