@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -185,7 +185,7 @@ async def pages(
     *,
     own: bool = False,
     size: int | None = None,
-) -> AsyncIterator[list[Event]]:
+) -> AsyncGenerator[list[Event]]:
     """The events `filters` takes, newest first, a page at a time as each arrives (a page may
     be empty: none of its events was one of these). `own`: the server asked for every event,
     the filter applied here alone. `size`: the page asked for (the read's largest by default)."""
