@@ -44,6 +44,7 @@ from app.api.events import (
     SEARCH_EVENTS_PATH,
     EventFilter,
     PageReader,
+    decode_page,
     way_of,
 )
 from app.api.events import pages as event_pages
@@ -814,7 +815,11 @@ class AdminClient(Sender):
     async def search_events(self, params: Mapping[str, str]) -> models.EventPage:
         """`GET /api/admin/search/events` (Unleash 6.0 on, the sandbox): one page of the
         filtered events, `{events, total}`; 404 `NotFound` on 5.x."""
-        return await self.get(SEARCH_EVENTS_PATH, models.EventPage, params=params)
+        response = await self._send("GET", SEARCH_EVENTS_PATH, params=params, idempotent=True)
+        page = decode_page(response.content)
+        if page is None:
+            return await self._parse(response, models.EventPage, f"GET {SEARCH_EVENTS_PATH}")
+        return page
 
     async def search_events_by_body(self, body: Mapping[str, Any]) -> models.EventPage:
         """`POST /api/admin/events/search` (Unleash 5.x and 6.x; 404 from 7.0): one page, at
@@ -828,7 +833,8 @@ class AdminClient(Sender):
             headers={"Content-Type": "application/json"},
             idempotent=True,
         )
-        return await self._parse(response, models.EventPage, request)
+        page = decode_page(response.content)
+        return page if page is not None else await self._parse(response, models.EventPage, request)
 
     async def events(
         self, filters: EventFilter | None = None, *, own: bool = False, size: int | None = None

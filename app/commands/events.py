@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import re
 from datetime import UTC, datetime, timedelta
@@ -162,12 +161,17 @@ def masked(value: Any) -> Any:
     return value
 
 
+_SECRET_NEEDLES = tuple(f'"{key}"' for key in _SECRET_KEYS)
+
+
 def _json_cell(value: Any) -> str:
+    from app.api.events import json_text
+
     if value is None:
         return ""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if any(f'"{key}"' in text.casefold() for key in _SECRET_KEYS):
-        text = json.dumps(masked(value), ensure_ascii=False, separators=(",", ":"))
+    text = json_text(value)
+    if any(needle in text.casefold() for needle in _SECRET_NEEDLES):
+        text = json_text(masked(value))
     return text
 
 

@@ -6,6 +6,7 @@ a filtered page of 100,000 events read through the indexes."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -257,3 +258,40 @@ def test_the_search_by_body(tmp_path: Path, line: str | None) -> None:
             http.get("/api/admin/events").json()["events"])  # fmt: skip
         for bad in ({"limit": 500}, {"limit": 0}, {"offset": -1}):
             assert http.post("/api/admin/events/search", json=bad).status_code == 400
+
+
+@pytest.mark.parametrize("groups", [True, False])
+def test_the_search_items_made_by_sqlite_are_the_rows_items(
+    sandbox: SandboxProcess, groups: bool
+) -> None:
+    """The search's page is JSON text SQLite makes (`sandbox.store.events._sql_item`): the same
+    items, keys in the same order, as `_item` makes of the rows (what the newest events and a
+    flag's events give), with data of every kind: text beyond ASCII, ungrouped types (a
+    token's, a tag's), none."""
+    from sandbox.store import Store
+    from sandbox.store.events import _ITEM_QUERY, EventQuery, _item
+
+    with sandbox.admin() as http:
+        described = 'Åsa\'s "flag" ✓ \\ \u2028'
+        made = http.post("/api/admin/projects/default/features",
+                         json={"name": "ev-sql", "description": described})  # fmt: skip
+        assert made.status_code == 201, made.text
+        token = http.post("/api/admin/api-tokens", json={
+            "tokenName": "ev-sql", "type": "client", "environment": "development",
+            "projects": ["default"]})  # fmt: skip
+        assert token.status_code == 201, token.text
+        tagged = http.post("/api/admin/features/ev-sql/tags", json={"type": "simple",
+                                                                    "value": "ev"})  # fmt: skip
+        assert tagged.status_code == 201, tagged.text
+    conn = db.connect(sandbox.db)
+    try:
+        body = Store(conn).search_events(EventQuery(limit=1000), groups=groups)
+        rows = conn.execute(f"{_ITEM_QUERY} ORDER BY e.id DESC LIMIT 1000").fetchall()
+    finally:
+        conn.close()
+    page = json.loads(body)
+    expected = [_item(r, searched=True, groups=groups) for r in rows]
+    assert page["events"] == expected and page["total"] == len(rows)
+    assert [list(item) for item in page["events"]] == [list(item) for item in expected]
+    kinds = {item["type"] for item in expected}
+    assert {"feature-created", "api-token-created", "feature-tagged"} <= kinds
