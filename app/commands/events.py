@@ -54,6 +54,7 @@ the events.
 
 exit status:
   0  read (or written)
+  1  the server answered with an error
   2  bad usage: a WHEN that is not one, a file that cannot be written
   3  the server was unreachable
   4  the token was refused
