@@ -229,6 +229,15 @@ def commands() -> tuple[Command, ...]:
             "`flagdesk banners list|create|edit|delete`, journaled, with a snapshot first. Run "
             "`flagdesk banners WHAT --help`.",
         ),
+        # ---- the event log (issue 38)
+        Command(
+            "events",
+            "the server's event log: every change, by anyone, filtered; as text, JSON or CSV",
+            "The server's event log, newest first: `flagdesk events [--type T] [--user U] "
+            "[--project P] [--flag F] [--environment E] [--since WHEN] [--until WHEN] [--json "
+            "| --csv FILE]`, through the server's search where it has one, filtered by flagdesk "
+            "where it cannot (the same events). Run `flagdesk events --help`.",
+        ),
     )
 
 

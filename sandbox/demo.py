@@ -10,8 +10,9 @@ benchmarks) and `--scale` alone (`load_access_scale`: the credentials and access
 empty), 2,069 project roles, 10,000 API tokens (1,000 never seen, 1,000 not seen for more than
 30 days, 1,000 expired), 208 personal access tokens (of admin's 8: 3 expired, 2 never used, 1
 not used for 45 days), 12 service accounts (4 in use, 4 with no token used for 30 days, 4 with
-no token) and 8 custom roles (4 held by nobody); its docstring has the details,
-`ACCESS_SCALE_PLANTERS` the hook for what other slices plant with it).
+no token) and 8 custom roles (4 held by nobody), 10,000 flags (issue 37) and 100,000 events
+(issue 38); its docstring has the details, `ACCESS_SCALE_PLANTERS` the hook for what other
+slices plant with it).
 """
 
 from __future__ import annotations
@@ -538,7 +539,10 @@ def load_access_scale(store: Store) -> bool:
 
     The report (30 days) finds 9 service accounts (the 4 with no token, the 4 stale and the
     demo's `ci-deploy-bot`, which has none; `service_accounts_unused_for(days)` counts them for
-    other days) and 4 custom roles: 3,146 findings with an admin API token."""
+    other days) and 4 custom roles: 3,146 findings with an admin API token.
+
+    The flags of the comparison (`_plant_flags`: 10,000) and the event log (`_plant_events`:
+    **100,000 events** over them, 5 minutes apart) are planted by the hook too."""
     if (
         store.conn.execute("SELECT 1 FROM settings WHERE key = ?", (ACCESS_SCALE_KEY,)).fetchone()
         is not None
@@ -1146,3 +1150,73 @@ def _plant_flags(scale: AccessScale) -> None:
 
 
 ACCESS_SCALE_PLANTERS.append(_plant_flags)
+
+#: the event log's scale (issue 38): how many events `_plant_events` plants, and how far apart
+SCALE_EVENTS = 100_000
+SCALE_EVENT_STEP_MS = 5 * 60 * 1000
+#: what the planted events do, in turn: (type, in an environment, logs `preData`, logs `data`)
+SCALE_EVENT_KINDS: tuple[tuple[str, bool, bool, bool], ...] = (
+    ("feature-created", False, False, True),
+    ("feature-strategy-add", True, False, True),
+    ("feature-environment-enabled", True, False, False),
+    ("feature-strategy-update", True, True, True),
+    ("feature-updated", False, True, True),
+    ("feature-environment-disabled", True, False, False),
+    ("feature-strategy-remove", True, True, False),
+    ("feature-environment-enabled", True, False, False),
+)
+
+
+def scale_event_user(k: int, user_ids: list[int]) -> int:
+    """Who made the `k`th planted event: the admin API token (-42) for every tenth, else one
+    of the first 100 planted users."""
+    return -42 if k % 10 == 0 else user_ids[k % 100]
+
+
+def _plant_events(scale: AccessScale) -> None:
+    """**100,000 events** (issue 38's event log at scale): over the 10,000 planted flags
+    (`scale-flag-<k % 10000>`, in their projects), 5 minutes apart, the newest now and the
+    oldest about 347 days ago, ids in time order; of the types of `SCALE_EVENT_KINDS` in turn
+    (12,500 each, `feature-environment-enabled` 25,000), those in an environment in
+    development, staging or production by turns; made by the admin API token (every tenth,
+    "admin", -42) or one of the first 100 planted users (`scale_event_user`); with `preData`
+    and `data` as the kind logs them (small objects: the flag, the strategy). Two
+    `executemany`s in the set's transaction."""
+    c, now, user_ids = scale.c, scale.now, scale.user_ids
+    names = {
+        r[0]: r[1]
+        for r in c.execute(
+            "SELECT id, username FROM users WHERE id IN (%s)" % ",".join("?" * 100),  # noqa: UP031
+            user_ids[:100],
+        )
+    }
+    names[-42] = "admin"
+    start = int(c.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]) + 1
+    events: list[tuple[Any, ...]] = []
+    data: list[tuple[Any, ...]] = []
+    for k in range(SCALE_EVENTS):
+        kind, in_env, pre, post = SCALE_EVENT_KINDS[k % len(SCALE_EVENT_KINDS)]
+        name, project = scale_flag(k % SCALE_FLAGS)
+        env = SCALE_ENVIRONMENTS[k // len(SCALE_EVENT_KINDS) % 3] if in_env else None
+        by = scale_event_user(k, user_ids)
+        at = now - (SCALE_EVENTS - 1 - k) * SCALE_EVENT_STEP_MS
+        events.append((start + k, at, kind, project, name, env, names[by], by,
+                       f"**{names[by]}** triggered **{kind}** on `{name}`"))  # fmt: skip
+        if pre or post:
+            thing: dict[str, Any] = (
+                {"name": "flexibleRollout", "id": f"s-{k}", "parameters": {"rollout": "50"}}
+                if env else {"name": name, "project": project, "description": f"flag {k}"}
+            )  # fmt: skip
+            after = {**thing, "parameters": {"rollout": "100"}} if env else {
+                **thing, "description": f"flag {k}, changed"}  # fmt: skip
+            data.append((start + k, json.dumps(thing) if pre else None,
+                         json.dumps(after if pre else thing) if post else None))  # fmt: skip
+    c.executemany(
+        "INSERT INTO events(id, created_at, type, project, feature, environment, created_by,"
+        " created_by_user_id, summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        events,
+    )
+    c.executemany("INSERT INTO event_data(event_id, pre_data, data) VALUES(?, ?, ?)", data)
+
+
+ACCESS_SCALE_PLANTERS.append(_plant_events)

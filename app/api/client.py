@@ -8,7 +8,8 @@ This module holds the operations and reads answers into models (large lists stre
 `app.api.streaming`). The other jobs live beside it, one module each: sending with retries
 (`app.api.sending`, the `Sender` base class), turning answers and transport failures into errors
 (`app.api.failures`), reading HTML error pages (`app.api.html_pages`), archived features through
-the search API (`app.api.search`), and the capability probe (`app.api.probe`).
+the search API (`app.api.search`), the event log's paging and filters (`app.api.events`), and
+the capability probe (`app.api.probe`).
 
 - What the server and the token can do is probed once (`capabilities()`); operations the probe
   found impossible raise `Unsupported` without sending anything, so a window that retries does not
@@ -23,7 +24,7 @@ import asyncio
 import json
 import logging
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
@@ -38,6 +39,15 @@ from app import logs
 from app.api import errors as e
 from app.api import models  # promote (issue 37, slice 6): its request bodies
 from app.api.capabilities import Capabilities
+from app.api.events import (
+    SEARCH_BY_BODY_PATH,
+    SEARCH_EVENTS_PATH,
+    EventFilter,
+    PageReader,
+    decode_page,
+    way_of,
+)
+from app.api.events import pages as event_pages
 from app.api.failures import bad_response, not_json
 from app.api.models import (
     AccessOverview,
@@ -799,6 +809,55 @@ class AdminClient(Sender):
         """`DELETE /api/admin/banners/:id` (the action `banners.delete`): 200, no body."""
         await self._require(DELETE_BANNER)
         return (await self._send_write(delete_banner_request(banner_id))).status_code
+
+    # ------------------------------------------------------------------ the event log (issue 38)
+
+    async def search_events(self, params: Mapping[str, str]) -> models.EventPage:
+        """`GET /api/admin/search/events` (Unleash 6.0 on, the sandbox): one page of the
+        filtered events, `{events, total}`; 404 `NotFound` on 5.x."""
+        response = await self._send("GET", SEARCH_EVENTS_PATH, params=params, idempotent=True)
+        page = decode_page(response.content)
+        if page is None:
+            return await self._parse(response, models.EventPage, f"GET {SEARCH_EVENTS_PATH}")
+        return page
+
+    async def search_events_by_body(self, body: Mapping[str, Any]) -> models.EventPage:
+        """`POST /api/admin/events/search` (Unleash 5.x and 6.x; 404 from 7.0): one page, at
+        most 100, of the events of a type, project and flag. A read sent as a POST: it
+        changes nothing (`tests/app/test_one_runner.py`, `READS_SENT_AS_POST`)."""
+        request = f"POST {SEARCH_BY_BODY_PATH}"
+        response = await self._send(
+            "POST",
+            SEARCH_BY_BODY_PATH,
+            content=json.dumps(dict(body)).encode(),
+            headers={"Content-Type": "application/json"},
+            idempotent=True,
+        )
+        page = decode_page(response.content)
+        return page if page is not None else await self._parse(response, models.EventPage, request)
+
+    async def events(
+        self, filters: EventFilter | None = None, *, own: bool = False, size: int | None = None
+    ) -> AsyncIterator[list[models.Event]]:
+        """The events `filters` takes, newest first, a page at a time as they arrive: through
+        the server's search where it has one, else 5.x's search by body, each event held to
+        the whole filter here; `own`: every event read, the filter flagdesk's alone (the same
+        events: `app.api.events`). `size`: the page asked for."""
+        caps = await self._require("events")
+        filters = filters or EventFilter()
+        server = caps.server_version if caps.server_kind == "unleash" else ""
+        way = way_of(caps.server_kind, version_tuple(server) if server else None)
+        search: PageReader = self.search_events
+        by_body: PageReader = self.search_events_by_body
+        if way is None:  # not known: the search, and 5.x's read where there is none
+            try:
+                await self.search_events({"limit": "1"})
+                way = "search"
+            except e.NotFound:
+                way = "body"
+        reader = search if way == "search" else by_body
+        async for page in event_pages(reader, way, filters, own=own, size=size):
+            yield page
 
     # ------------------------------------------------------------------ plumbing
 

@@ -2264,3 +2264,41 @@ class Banners(Response):
     """bannersSchema, `GET /api/admin/banners`."""
 
     banners: list[Banner] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- event log (issue 38)
+
+
+@row(shared=("type", "createdBy", "project", "environment", "groupType", "label"))
+class Event:
+    """eventSchema: a change the server recorded (`GET /api/admin/events`, the search's items),
+    with the state before (`preData`) and after (`data`). The search adds `label` and `summary`
+    (6.0 on), 7.0 on `groupType` and `groupId`; Enterprise's `ip` and anything else is dropped.
+    `createdByUserId` is -42 for the admin API token, -1337 for the system."""
+
+    id: int
+    type: str
+    createdAt: datetime
+    createdBy: str | None = None
+    createdByUserId: int | None = None
+    data: Any = None
+    preData: Any = None
+    tags: list[Any] | None = None
+    featureName: str | None = None
+    project: str | None = None
+    environment: str | None = None
+    groupType: str | None = None
+    groupId: str | None = None
+    label: str | None = None
+    summary: str | None = None
+
+
+class EventPage(Response):
+    """A page of events: the search's `{events, total}` (`GET /api/admin/search/events`, 6.0
+    on; `total` the filtered count) or the older `{version, events, totalEvents}` (`GET
+    /api/admin/events`, 5.x's and 6.x's `POST /api/admin/events/search`)."""
+
+    events: list[Event]
+    total: int | None = None
+    totalEvents: int | None = None
+    version: int | None = None

@@ -41,7 +41,8 @@ async def search_events(call: Call[None]) -> Response:
         raise absent_path()  # before 6.0
     by_id = played is None or played.event_search_by_id
     query = EventQuery.of(dict(call.request.query_params), by_id=by_id)
-    return JSONResponse(call.store.search_events(query, groups=_groups(call)))
+    body = call.store.search_events(query, groups=_groups(call))
+    return Response(body.encode(), media_type="application/json")
 
 
 async def event_creators(call: Call[None]) -> Response:

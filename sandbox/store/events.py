@@ -190,11 +190,69 @@ _ITEM_QUERY = (
 )
 
 
+#: every two characters of Crockford's base 32, by the 10 bits they say
+_PAIRS = [a + b for a in _BASE32 for b in _BASE32]
+
+
 def group_id(created_at: int, event_id: int) -> str:
     """The event's group as a ULID (its time, then its id where a ULID has randomness): the
-    sandbox makes one group of each event."""
+    sandbox makes one group of each event. Its 130 bits as 26 characters, two at a time (a
+    page of 1,000 events spent a third of its time on them a character at a time)."""
     number = (created_at % (1 << 48)) << 80 | event_id % (1 << 80)
-    return "".join(_BASE32[(number >> (5 * n)) & 31] for n in range(25, -1, -1))
+    return "".join([_PAIRS[(number >> shift) & 1023] for shift in _SHIFTS])
+
+
+_SHIFTS = tuple(range(120, -1, -10))
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _sql_group_id() -> str:
+    """`group_id` in SQL: its 26 characters, 5 bits each, the first 10 from the time's 48 bits
+    (two leading zero bits), the other 16 from the id's 80 (an id, under 2**63, fills the last
+    63: the first three characters are 0). A character from the 32 of the alphabet (`substr`
+    counts characters from the start: a longer table, two characters at a time, was slower)."""
+    alphabet = _sql_text(_BASE32)
+    time_ = f"(e.created_at % {1 << 48})"
+    chars = [f"substr({alphabet}, (({time_} >> {45 - 5 * k}) & 31) + 1, 1)" for k in range(10)]
+    chars.append("'000'")
+    chars += [f"substr({alphabet}, ((e.id >> {125 - 5 * k}) & 31) + 1, 1)" for k in range(13, 26)]
+    return " || ".join(chars)
+
+
+def _sql_item(*, groups: bool) -> str:
+    """A search item as JSON text made by SQLite, as `_item(searched=True)` makes it (the same
+    keys in the same order; `data` and `preData` as stored): a page of 1,000 is the rows'
+    texts joined, not objects built and encoded (a page at 99,000 of 100,000: 57 ms with the
+    offset's rows read, 18 without, 10 so)."""
+    wire_time = ("strftime('%Y-%m-%dT%H:%M:%S', e.created_at / 1000, 'unixepoch') || '.' ||"
+                 " substr('00' || (e.created_at % 1000), -3) || 'Z'")  # fmt: skip
+    labels = " ".join(f"WHEN {_sql_text(k)} THEN {_sql_text(v)}" for k, v in LABELS.items())
+    parts = [
+        "'{\"id\":' || e.id",
+        "',\"type\":' || json_quote(e.type)",
+        "',\"createdBy\":' || json_quote(e.created_by)",
+        f"',\"createdAt\":\"' || {wire_time} || '\"'",
+        "',\"createdByUserId\":' || json_quote(e.created_by_user_id)",
+        "',\"data\":' || coalesce(d.data, 'null')",
+        "',\"preData\":' || coalesce(d.pre_data, 'null')",
+        "',\"tags\":[]'",
+        "',\"featureName\":' || json_quote(e.feature)",
+        "',\"project\":' || json_quote(e.project)",
+        "',\"environment\":' || json_quote(e.environment)",
+    ]
+    if groups:
+        ungrouped = " OR ".join(
+            [f"e.type IN ({', '.join(_sql_text(t) for t in UNGROUPED)})"]
+            + [f"substr(e.type, 1, {len(p)}) = {_sql_text(p)}" for p in UNGROUPED_PREFIXES]
+        )
+        parts.append(f"CASE WHEN {ungrouped} THEN '' ELSE ',\"groupType\":\"transaction\""
+                     f",\"groupId\":\"' || {_sql_group_id()} || '\"' END")  # fmt: skip
+    parts.append(f"',\"label\":' || json_quote(CASE e.type {labels} ELSE e.type END)")
+    parts.append("',\"summary\":' || json_quote(e.summary) || '}'")
+    return " || ".join(f"({part})" for part in parts)
 
 
 def _item(row: sqlite3.Row, *, searched: bool, groups: bool) -> dict[str, Any]:
@@ -254,28 +312,26 @@ class Events(Core):
             "totalEvents": len(rows),
         }
 
-    def search_events(self, query: EventQuery, *, groups: bool = True) -> dict[str, Any]:
-        """`GET /api/admin/search/events`: a page of the filtered events, and their count."""
+    def search_events(self, query: EventQuery, *, groups: bool = True) -> str:
+        """`GET /api/admin/search/events`: a page of the filtered events, and their count, as
+        the answer's JSON text (each item made by SQLite, `_sql_item`)."""
         where, args = query.where()
-        rows = self.conn.execute(
-            f"{_ITEM_QUERY} WHERE {where} ORDER BY e.id DESC LIMIT ? OFFSET ?",
+        items = self.conn.execute(
+            f"SELECT {_sql_item(groups=groups)} FROM events e"
+            " LEFT JOIN event_data d ON d.event_id = e.id"
+            f" WHERE e.id IN (SELECT e.id FROM events e WHERE {where}"
+            " ORDER BY e.id DESC LIMIT ? OFFSET ?) ORDER BY e.id DESC",
             (*args, query.limit, query.offset),
         ).fetchall()
         total = self.conn.execute(f"SELECT count(*) FROM events e WHERE {where}", args)
-        return {
-            "events": [_item(r, searched=True, groups=groups) for r in rows],
-            "total": total.fetchone()[0],
-        }
+        return '{"events":[' + ",".join(r[0] for r in items) + f'],"total":{total.fetchone()[0]}}}'
 
     def search_events_body(self, filters: EventQuery, *, offset: int, limit: int) -> dict[str, Any]:
         """`POST /api/admin/events/search` (5.x, 6.x): a page of the events of that type,
         project and flag matching the text, newest first; `totalEvents` counts them without
         the text (measured: with only `query`, the count of every event)."""
         where, args = filters.where()
-        rows = self.conn.execute(
-            f"{_ITEM_QUERY} WHERE {where} ORDER BY e.id DESC LIMIT ? OFFSET ?",
-            (*args, limit, offset),
-        ).fetchall()
+        rows = self._page(where, args, limit, offset)
         counted = EventQuery(equal=filters.equal).where()
         total = self.conn.execute(f"SELECT count(*) FROM events e WHERE {counted[0]}", counted[1])
         return {
@@ -283,6 +339,16 @@ class Events(Core):
             "events": [_item(r, searched=False, groups=False) for r in rows],
             "totalEvents": total.fetchone()[0],
         }
+
+    def _page(self, where: str, args: list[Any], limit: int, offset: int) -> list[sqlite3.Row]:
+        """A page of the events `where` takes, newest first: the page's ids skipped to on the
+        index alone, then only their rows read and joined (the offset's rows read and joined
+        as well made a page at 99,000 of 100,000 take 57 ms, this 18)."""
+        return self.conn.execute(
+            f"{_ITEM_QUERY} WHERE e.id IN (SELECT e.id FROM events e WHERE {where}"
+            " ORDER BY e.id DESC LIMIT ? OFFSET ?) ORDER BY e.id DESC",
+            (*args, limit, offset),
+        ).fetchall()
 
     def event_creators(self) -> list[dict[str, Any]]:
         """`GET /api/admin/event-creators`: everyone who made an event, by creator id; a user

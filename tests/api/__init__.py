@@ -10,6 +10,7 @@ One file per job of the client: `test_errors.py` (failures through the client) a
 groups), `test_capabilities.py` (`capabilities_of` with no server), `test_operations.py`,
 `test_personal_tokens.py` (the connected user's tokens), `test_cleanup.py` (the clean-up
 report, `app/api/cleanup.py`), `test_instance.py` (statistics, maintenance, CORS origins,
-banners: issue 38);
+banners: issue 38), `test_events.py` (the event log's reads and filters, `app/api/events.py`:
+issue 38);
 `helpers.py` holds their canned answers.
 """

@@ -16,8 +16,9 @@ SENDER = ROOT / "app" / "api" / "sending.py"
 SCANNED = ("ui", "app/viewmodels", "app/commands", "app/actions", "app/snapshot", "app/cli.py")
 #: reads a server takes as a POST (a query body), which change nothing of its configuration:
 #: the batch export (Unleash records that it happened, as it does of a login), and the
-#: import's validation (it checks and changes nothing: a promote asks it before its plan is shown)
-READS_SENT_AS_POST = {"export_features", "exported", "validate_import"}
+#: import's validation (it checks and changes nothing: a promote asks it before its plan is shown),
+#: and 5.x's and 6.x's event search (issue 38: a page of the event log, its filters in the body)
+READS_SENT_AS_POST = {"export_features", "exported", "validate_import", "search_events_by_body"}
 #: the one place that sends a write
 RUNNER = ROOT / "app" / "actions" / "runner.py"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

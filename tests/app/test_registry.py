@@ -47,8 +47,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)
     # the tools without a window yet are reported, never in the sidebar: none since the
-    # Compare window (issue 37) came, until issue 38's instance settings and banners
-    assert [t.key for t in HEADLESS_TOOLS] == ["instance", "banners"]
+    # Compare window (issue 37) came, until issue 38's instance settings, banners and event log
+    assert [t.key for t in HEADLESS_TOOLS] == ["instance", "banners", "events"]
     assert [t.key for t in TOOLS if t.group == "Access"] == [
         "api_tokens", "personal_tokens",
         "service_accounts",  # issue 36: the service accounts' window

@@ -253,3 +253,33 @@ def test_the_flags_are_planted_with_their_configuration(scaled: SandboxProcess) 
     assert len(on) == demo.SCALE_FLAGS // 2
     assert staging["enabled"] is True and len(staging["strategies"]) == 2
     assert "region" in {f["name"] for f in production["contextFields"]}
+
+
+def test_100000_events_are_planted_exactly(scaled: SandboxProcess) -> None:
+    """Issue 38: the event log at scale (`demo._plant_events`), read by the search at once."""
+    conn = db.connect(scaled.db)
+    try:
+        planted = "FROM events WHERE feature LIKE 'scale-flag-%'"
+        kinds = dict(conn.execute(f"SELECT type, count(*) {planted} GROUP BY type").fetchall())
+        by_token = conn.execute(f"SELECT count(*) {planted} AND created_by_user_id = -42")
+        span = conn.execute(f"SELECT min(created_at), max(created_at), count(*) {planted}")
+        logged = conn.execute(
+            "SELECT count(*) FROM event_data d JOIN events e ON e.id = d.event_id"
+            " WHERE e.feature LIKE 'scale-flag-%'"
+        ).fetchone()[0]
+        (token_count,), (oldest, newest, count) = by_token.fetchone(), span.fetchone()
+    finally:
+        conn.close()
+    assert count == demo.SCALE_EVENTS == 100_000
+    assert kinds == {kind: 12_500 for kind, *_ in demo.SCALE_EVENT_KINDS} | {
+        "feature-environment-enabled": 25_000}  # fmt: skip
+    assert token_count == 10_000 and logged == 62_500
+    assert newest - oldest == 99_999 * demo.SCALE_EVENT_STEP_MS
+    with scaled.admin() as http:
+        started = time.perf_counter()
+        page = http.get("/api/admin/search/events",
+                        params={"type": "IS:feature-updated", "limit": "1000"}).json()  # fmt: skip
+        took = time.perf_counter() - started
+    assert page["total"] == 12_500 and len(page["events"]) == 1_000
+    assert page["events"][0]["preData"]["description"].startswith("flag ")
+    print(f"a page of 1,000 of 100,000 events in {took * 1000:.0f} ms")

@@ -6,6 +6,7 @@ a filtered page of 100,000 events read through the indexes."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from datetime import UTC, datetime
@@ -278,36 +279,52 @@ def test_people_and_access_events_say_what_changed(sandbox: SandboxProcess) -> N
         assert made.status_code == 201, made.text
         uid = made.json()["id"]
         assert http.put(f"/api/admin/user-admin/{uid}", json={"name": "Eve"}).status_code == 200
-        group = http.post("/api/admin/groups", json={"name": "ev-group",
-                                                     "users": [{"user": {"id": uid}}]})
+        group = http.post(
+            "/api/admin/groups", json={"name": "ev-group", "users": [{"user": {"id": uid}}]}
+        )
         assert group.status_code == 201, group.text
         gid = group.json()["id"]
         assert http.put(f"/api/admin/groups/{gid}",
                         json={"name": "ev-group", "description": "d", "users": []}
                         ).status_code == 200  # fmt: skip
         access = f"/api/admin/projects/default/users/{uid}/roles"
-        assert http.post("/api/admin/projects/default/access",
-                         json={"roles": [5], "groups": [gid], "users": [uid]}).status_code == 200
+        assert (
+            http.post(
+                "/api/admin/projects/default/access",
+                json={"roles": [5], "groups": [gid], "users": [uid]},
+            ).status_code
+            == 200
+        )
         assert http.put(access, json={"roles": [4]}).status_code == 200
         assert http.delete(access).status_code == 200
         assert http.delete(f"/api/admin/groups/{gid}").status_code == 200
         assert http.delete(f"/api/admin/user-admin/{uid}").status_code == 200
-        role = http.post("/api/admin/roles", json={
-            "name": "ev-role", "type": "root-custom", "permissions": [{"name": "CREATE_ADDON"}]})
+        role = http.post(
+            "/api/admin/roles",
+            json={
+                "name": "ev-role",
+                "type": "root-custom",
+                "permissions": [{"name": "CREATE_ADDON"}],
+            },
+        )
         assert role.status_code == 200, role.text
         rid = role.json()["roles"]["id"]
         assert http.put(f"/api/admin/roles/{rid}", json={
             "name": "ev-role", "type": "root-custom", "description": "more",
             "permissions": []}).status_code == 200  # fmt: skip
         assert http.delete(f"/api/admin/roles/{rid}").status_code == 200
-        account = http.post("/api/admin/service-account",
-                            json={"name": "Ev bot", "username": "ev-bot", "rootRole": 3})
+        account = http.post(
+            "/api/admin/service-account",
+            json={"name": "Ev bot", "username": "ev-bot", "rootRole": 3},
+        )
         assert account.status_code == 201, account.text
         aid = account.json()["id"]
         assert http.put(f"/api/admin/service-account/{aid}",
                         json={"name": "Ev robot"}).status_code == 200  # fmt: skip
-        token = http.post(f"/api/admin/service-account/{aid}/token",
-                          json={"description": "ci", "expiresAt": "2099-01-01T00:00:00Z"})
+        token = http.post(
+            f"/api/admin/service-account/{aid}/token",
+            json={"description": "ci", "expiresAt": "2099-01-01T00:00:00Z"},
+        )
         assert token.status_code == 201, token.text
         tid, secret = token.json()["id"], token.json()["secret"]
         assert http.delete(f"/api/admin/service-account/{aid}/token/{tid}").status_code == 200
@@ -328,14 +345,19 @@ def test_people_and_access_events_say_what_changed(sandbox: SandboxProcess) -> N
 
     ev = {"id": uid, "name": "Ev", "email": "ev@x.example", "rootRole": 3}  # no username
     assert [(e["preData"], e["data"]) for e in users] == [
-        (None, ev), (ev, {**ev, "name": "Eve"}), ({**ev, "name": "Eve"}, None)]
+        (None, ev),
+        (ev, {**ev, "name": "Eve"}),
+        ({**ev, "name": "Eve"}, None),
+    ]
     assert groups[0]["data"]["users"] == [uid] and groups[0]["preData"] is None
     assert groups[1]["preData"]["users"] == [uid] and groups[1]["data"]["users"] == []
     assert groups[1]["data"]["description"] == "d" and groups[2]["data"] is None
     assert groups[2]["preData"]["name"] == "ev-group"
     assert granted[0]["data"] == {"roles": [{"roleId": 5, "groupIds": [gid], "userIds": [uid]}]}
     assert (granted[1]["preData"], granted[1]["data"]) == (
-        {"roles": [5], "userId": uid}, {"roles": [4], "userId": uid})
+        {"roles": [5], "userId": uid},
+        {"roles": [4], "userId": uid},
+    )
     assert granted[2]["preData"] == {"roles": [4], "userId": uid} and granted[2]["data"] is None
     assert roles[0]["data"]["permissions"] == [{"name": "CREATE_ADDON"}]
     assert roles[1]["preData"]["permissions"] == [{"name": "CREATE_ADDON"}]
@@ -346,8 +368,47 @@ def test_people_and_access_events_say_what_changed(sandbox: SandboxProcess) -> N
     assert accounts[1]["data"]["name"] == "Ev robot" and accounts[1]["preData"]["name"] == "Ev bot"
     assert accounts[2]["preData"]["username"] == "ev-bot" and accounts[2]["data"] is None
     assert [(e["type"], e["data"]["id"], e["data"]["description"]) for e in tokens] == [
-        ("pat-created", tid, "ci"), ("pat-deleted", tid, "ci")]
+        ("pat-created", tid, "ci"),
+        ("pat-deleted", tid, "ci"),
+    ]
     assert deleted["preData"]["name"] == "ev-gone" and deleted["preData"]["project"] == "default"
     assert deleted["data"] is None
     # no secret in any of them
     assert secret not in str([users, groups, granted, roles, accounts, tokens, deleted])
+
+
+@pytest.mark.parametrize("groups", [True, False])
+def test_the_search_items_made_by_sqlite_are_the_rows_items(
+    sandbox: SandboxProcess, groups: bool
+) -> None:
+    """The search's page is JSON text SQLite makes (`sandbox.store.events._sql_item`): the same
+    items, keys in the same order, as `_item` makes of the rows (what the newest events and a
+    flag's events give), with data of every kind: text beyond ASCII, ungrouped types (a
+    token's, a tag's), none."""
+    from sandbox.store import Store
+    from sandbox.store.events import _ITEM_QUERY, EventQuery, _item
+
+    with sandbox.admin() as http:
+        described = 'Åsa\'s "flag" ✓ \\ \u2028'
+        made = http.post("/api/admin/projects/default/features",
+                         json={"name": "ev-sql", "description": described})  # fmt: skip
+        assert made.status_code == 201, made.text
+        token = http.post("/api/admin/api-tokens", json={
+            "tokenName": "ev-sql", "type": "client", "environment": "development",
+            "projects": ["default"]})  # fmt: skip
+        assert token.status_code == 201, token.text
+        tagged = http.post("/api/admin/features/ev-sql/tags", json={"type": "simple",
+                                                                    "value": "ev"})  # fmt: skip
+        assert tagged.status_code == 201, tagged.text
+    conn = db.connect(sandbox.db)
+    try:
+        body = Store(conn).search_events(EventQuery(limit=1000), groups=groups)
+        rows = conn.execute(f"{_ITEM_QUERY} ORDER BY e.id DESC LIMIT 1000").fetchall()
+    finally:
+        conn.close()
+    page = json.loads(body)
+    expected = [_item(r, searched=True, groups=groups) for r in rows]
+    assert page["events"] == expected and page["total"] == len(rows)
+    assert [list(item) for item in page["events"]] == [list(item) for item in expected]
+    kinds = {item["type"] for item in expected}
+    assert {"feature-created", "api-token-created", "feature-tagged"} <= kinds
