@@ -229,6 +229,13 @@ def commands() -> tuple[Command, ...]:
             "`flagdesk banners list|create|edit|delete`, journaled, with a snapshot first. Run "
             "`flagdesk banners WHAT --help`.",
         ),
+        Command(
+            "logins",
+            "who logged in when, from where, and why a login failed (Unleash Enterprise)",
+            "Login history (Unleash Enterprise 4.22+, the sandbox: `GET /api/admin/logins`, the "
+            "last 14 days), newest first: `flagdesk logins [--user U] [--failed] [--json | "
+            "--csv FILE]`. Run `flagdesk logins --help`.",
+        ),
     )
 
 
