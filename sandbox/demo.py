@@ -408,7 +408,11 @@ def _logins(c: sqlite3.Connection, now: int) -> None:
             if rng.random() < 0.15:
                 rows.append((name, auth_now, at + rng.randrange(1, 9) * HOUR_MS, 1, ip, None,
                              "logout"))  # fmt: skip
-            at -= rng.randrange(1, 3) * DAY_MS + rng.randrange(-2, 3) * HOUR_MS
+            at -= (
+                rng.randrange(1, 3) * DAY_MS
+                + rng.randrange(-150, 151) * 60_000
+                + rng.randrange(60_000)
+            )
     # the OpenID Connect provider misconfigured one afternoon nine days ago
     broken = now - 9 * DAY_MS - 3 * HOUR_MS
     for k in range(4):
