@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from app.commands.connection import (
     EXIT_OK,
+    EXIT_UNAUTHORISED,
     EXIT_USAGE,
     UsageError,
     add_connection_arguments,
@@ -75,10 +76,16 @@ def _when(value: datetime | None) -> str:
 
 
 async def _logins(args: argparse.Namespace, client: AdminClient, out: Output) -> int:
+    from app.api.errors import Unsupported
     from app.api.logins import login_json, outcome, select_logins
 
     async with client:
-        events = (await client.login_history()).events
+        try:
+            events = (await client.login_history()).events
+        except Unsupported as exc:
+            # "Login history needs Unleash Enterprise ...": said once, not after the tool's name
+            said = exc.reason if exc.reason.startswith(exc.operation) else str(exc)
+            return out.fail(EXIT_UNAUTHORISED, said)
     kept = select_logins(events, user=args.user, failed_only=args.failed)
     filters = {"user": args.user, "failed": args.failed}
     out.update(server=client.base_url, total=len(events), count=len(kept), filters=filters)
