@@ -43,7 +43,9 @@ def test_every_subcommand_registers_through_the_same_pair() -> None:
                      "cleanup", "diff", "snapshot",
                      "promote",
                      # issue 38: the instance's settings
-                     "stats", "maintenance", "cors", "banners"]  # fmt: skip
+                     "stats", "maintenance", "cors", "banners",
+                     # issue 38: login history
+                     "logins"]  # fmt: skip
     for command in cli.commands():
         assert callable(command.module.add_arguments) and callable(command.module.run)
     help_text = parser.format_help()
