@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 
 from app.api import errors as e
-from app.api.capabilities import NEEDS_ENTERPRISE_LOGINS
+from app.api.capabilities import NEEDS_ENTERPRISE_LOGINS, capabilities_of
 from app.api.client import AdminClient
+from app.api.models import Banners
 from app.registry import LOGINS
 from sandbox.process import SandboxProcess
+from tests.api.test_capabilities import PERSONAL_EDITOR, not_found, outcomes, unleash
 
 
 def test_the_history_and_its_csv(demo_sandbox: SandboxProcess) -> None:
@@ -64,3 +66,23 @@ def test_an_editor_may_not(
                 await c.login_history()
 
     asyncio.run(job())
+
+
+def test_the_capability_comes_from_the_edition_and_the_banners() -> None:
+    """No request of its own: the banners' list (Enterprise's) or an Enterprise `ui-config`
+    says it is there; the banners' 404 on an open-source server says it is not; a banners'
+    read that failed otherwise says it could not be checked; an Editor needs the Admin role."""
+
+    def logins(**changes: object) -> tuple[bool, str]:
+        availability = capabilities_of(outcomes(**changes)).operation(LOGINS)
+        return availability.available, availability.reason
+
+    assert logins(banners=not_found()) == (False, NEEDS_ENTERPRISE_LOGINS)
+    assert logins(banners=Banners())[0]
+    # an Enterprise release before banners (4.22 to 5.6) is told by its ui-config
+    assert logins(ui=unleash("5.6.0", enterprise="5.6.0"), banners=not_found())[0]
+    broken = logins(banners=e.ServerError(500, "InternalError", "boom"))
+    assert not broken[0] and broken[1].startswith("Could not be checked")
+    assert logins(banners=None) == (False, "Could not be checked: not probed")
+    editor = logins(banners=Banners(), user=PERSONAL_EDITOR, token_prefix="user")
+    assert not editor[0] and "Admin" in editor[1]
