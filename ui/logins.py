@@ -55,7 +55,7 @@ class LoginHistoryView(ToolContent):
             count_text=self.model.count_text,
             stretch_column=REASON_COLUMN,
         )
-        self.table.filter_edit.setPlaceholderText("Filter by user, address, outcome…")
+        self.table.filter_edit.setPlaceholderText("Filter by user or address (Ctrl+F)")
         if not self.table.restored:
             self.table.sort_by(TIME_COLUMN, Qt.SortOrder.DescendingOrder)
         # beside the table's filter box and its Export CSV…: the toggle and the JSON export
