@@ -238,6 +238,13 @@ def commands() -> tuple[Command, ...]:
             "| --csv FILE]`, through the server's search where it has one, filtered by flagdesk "
             "where it cannot (the same events). Run `flagdesk events --help`.",
         ),
+        Command(
+            "logins",
+            "who logged in when, from where, and why a login failed (Unleash Enterprise)",
+            "Login history (Unleash Enterprise 4.22+, the sandbox: `GET /api/admin/logins`, the "
+            "last 14 days), newest first: `flagdesk logins [--user U] [--failed] [--json | "
+            "--csv FILE]`. Run `flagdesk logins --help`.",
+        ),
     )
 
 

@@ -52,6 +52,11 @@ class Probe(Enum):
     #: `GET /api/admin/banners`: banners exist (Unleash Enterprise 5.7+, the sandbox) or not
     #: (open source: the route is not there, 404)
     BANNERS = "banners"
+    #: login history (Unleash Enterprise 4.22+, the sandbox; open source: 404). No request of
+    #: its own: `GET /api/admin/logins` answers every login of 14 days, megabytes on a busy
+    #: Enterprise server at each connection; the banners' answer (an Enterprise route) and the
+    #: edition `ui-config` names decide (`app.api.capabilities`)
+    LOGINS = "logins"
 
 
 def version_tuple(text: str) -> tuple[int, ...] | None:
@@ -416,6 +421,18 @@ COMPARE = Tool(
     _ADMIN, (PROMOTE, IMPORT),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------------- login history
+
+#: login history (issue 38; Unleash Enterprise 4.22+, the sandbox; open source: 404): who logged
+#: in when, from where, and why a login failed, the last 14 days (`flagdesk logins`, the window
+#: `ui.logins`). Read only; Unleash lets an Admin read it (or a role with `READ_LOGS`)
+LOGINS = Tool(
+    "logins", "Login history", "People",
+    "Who logged in or out when, how and from where, and why a login failed (Unleash "
+    "Enterprise: the last 14 days).", "logins",
+    Needs(admin_role=True, probe=Probe.LOGINS),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -443,6 +460,8 @@ class Tools(NamedTuple):
     cleanup: Tool
     # issue 37, slice 5: the Compare window
     compare: Tool
+    # issue 38: the login history's window
+    logins: Tool
 
 
 TOOL = Tools(
@@ -517,6 +536,8 @@ TOOL = Tools(
     cleanup=CLEANUP,
     # issue 37, slice 5: the Compare window
     compare=COMPARE,
+    # issue 38: the login history's window
+    logins=LOGINS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -587,7 +608,9 @@ EVENTS = Tool(
 HEADLESS_TOOLS += (EVENTS,)
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
-ENTERPRISE_PROBES = frozenset({Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS, Probe.BANNERS})
+ENTERPRISE_PROBES = frozenset(
+    {Probe.GROUPS, Probe.ROLES, Probe.SERVICE_ACCOUNTS, Probe.BANNERS, Probe.LOGINS}
+)
 
 
 TOOLS: tuple[Tool, ...] = tuple(TOOL)

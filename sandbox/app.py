@@ -10,8 +10,8 @@ route's signature were about 40% of the boot the GUI waits for (docs/performance
 sandbox's boot"). What FastAPI gave is kept without it: validation is pydantic's with the same
 models (`app.api.models`), and the document is still made from the declarations. The groups
 area is served only when groups are (`create_app(groups=...)`, and never for a played release);
-the roles area (custom roles, the permission catalogue), the service accounts area and the
-banners area (Enterprise's too) never for a played release.
+the roles area (custom roles, the permission catalogue), the service accounts area, the
+banners area and the login history (Enterprise's too) never for a played release.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from sandbox.routes import export as export_area
 from sandbox.routes import flag_config as flag_config_area
 from sandbox.routes import groups as groups_area
 from sandbox.routes import instance as instance_area
+from sandbox.routes import logins as logins_area
 from sandbox.routes import project_access as project_access_area
 from sandbox.routes import roles as roles_area
 from sandbox.routes import segments as segments_area
@@ -146,6 +147,8 @@ def create_app(
     # instance settings (issue 38): statistics, maintenance, CORS (open source); banners
     # (Enterprise's: 404 on a played open-source release)
     areas += [instance_area, *([banners_area] if played is None else [])]
+    # login history (issue 38): Enterprise's, so not on a played open-source release (404)
+    areas += [logins_area] if played is None else []
     areas.append(events_area)  # the event log (issue 38): open source, every release
     if played is not None and not played.since(7, 0):  # its search by body: 5.x and 6.x alone
         areas.append(event_search_body_area)

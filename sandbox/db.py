@@ -651,6 +651,22 @@ MIGRATIONS: list[str] = [
     CREATE INDEX events_created_by ON events(created_by_user_id, id);
     CREATE INDEX events_created_at ON events(created_at);
     """,
+    # 17 -> 18 (login history, issue 38): Unleash Enterprise's login events
+    # (`sandbox.store.logins`): who tried to log in (or out) when, how, from where, and why it
+    # failed; kept 14 days, as Enterprise keeps them
+    """
+    CREATE TABLE login_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        username TEXT NOT NULL,
+        auth_type TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        successful INTEGER NOT NULL,
+        ip TEXT,
+        failure_reason TEXT,
+        type TEXT NOT NULL DEFAULT 'login'
+    );
+    CREATE INDEX login_events_created_at ON login_events(created_at);
+    """,
 ]
 
 #: the first version whose tokens are hashes (`migrate` wipes the clear ones on its way there)

@@ -95,6 +95,7 @@ def load_demo(store: Store) -> None:
         _events(c, rng, now, user_ids, features)
         _flag_configuration(c, now, features)  # flag configuration (issue 37 slice 1)
         _flag_extras(c, now, features)  # flag extras (issue 37, slice 2)
+        _logins(c, now)  # login history (issue 38; Enterprise's)
 
 
 def _people(c: sqlite3.Connection, rng: random.Random, now: int) -> list[int]:
@@ -365,6 +366,74 @@ def _events(
         "INSERT INTO events(created_at, type, project, feature, environment, created_by,"
         " created_by_user_id, summary) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
         events,
+    )
+
+
+#: the demo's login history: how many days of it are planted (the sandbox keeps 14, as
+#: Enterprise: the older ones go on the first read) and the addresses logins come from
+LOGIN_DAYS = 28
+OFFICE_IPS = ("203.0.113.10", "203.0.113.11", "203.0.113.24")
+#: a burst of failed logins from one address, trying names nobody has
+GUESSED_NAMES = ("admin", "root", "administrator", "test", "unleash@example.com")
+GUESSER_IP = "192.0.2.66"
+
+
+def _logins(c: sqlite3.Connection, now: int) -> None:
+    """Four weeks of logins (`LOGIN_DAYS`): each person seen in that time logs in every day or
+    two, from the office or from home, the last success at their `seen_at`;
+    most through the company's OpenID Connect provider, the Admins with a password; now and
+    then a wrong password first, a logout, an SSO provider misconfigured for an afternoon, and
+    one night a burst of guessed names from one address. Its own seeded generator, so the rest
+    of the demo stays as it was."""
+    if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'login_events'").fetchone() is None:
+        return  # a database at a schema before login history (tests make such)
+    rng = random.Random(38)
+    since = now - LOGIN_DAYS * DAY_MS
+    people = c.execute(
+        "SELECT username, email, root_role, seen_at FROM users WHERE account_type = 'User'"
+        " AND seen_at >= ? ORDER BY id", (since,),
+    ).fetchall()  # fmt: skip
+    rows: list[tuple[Any, ...]] = []
+    for username, email, root_role, seen_at in people:
+        name = email or username
+        auth = "password" if root_role == ADMIN_ROLE else "open-id-connect"
+        home = f"198.51.100.{rng.randrange(2, 250)}"
+        at = int(seen_at)
+        while at >= since:
+            ip = rng.choice(OFFICE_IPS) if rng.random() < 0.7 else home
+            if rng.random() < 0.08:  # a wrong password first
+                rows.append((name, "password", at - rng.randrange(20, 120) * 1000, 0, ip,
+                             "Wrong password, try again.", "login"))  # fmt: skip
+                auth_now = "password"
+            else:
+                auth_now = auth
+            rows.append((name, auth_now, at, 1, ip, None, "login"))
+            if rng.random() < 0.15:
+                rows.append((name, auth_now, at + rng.randrange(1, 9) * HOUR_MS, 1, ip, None,
+                             "logout"))  # fmt: skip
+            at -= (
+                rng.randrange(1, 3) * DAY_MS
+                + rng.randrange(-150, 151) * 60_000
+                + rng.randrange(60_000)
+            )
+    # the OpenID Connect provider misconfigured one afternoon nine days ago
+    broken = now - 9 * DAY_MS - 3 * HOUR_MS
+    for k in range(4):
+        rows.append(("Incorrectly configured provider", "open-id-connect",
+                     broken + k * 7 * 60_000, 0, OFFICE_IPS[k % 3],
+                     "Issuer mismatch: the provider's discovery document names another issuer",
+                     "login"))  # fmt: skip
+    # a burst of guessed names, one night five days ago
+    night = now - 5 * DAY_MS - 20 * HOUR_MS
+    for k in range(12):
+        rows.append((GUESSED_NAMES[k % len(GUESSED_NAMES)], "password", night + k * 9_000, 0,
+                     GUESSER_IP, "No user found", "login"))  # fmt: skip
+    rows = [r for r in rows if since <= r[2] <= now]
+    rows.sort(key=lambda r: r[2])
+    c.executemany(
+        "INSERT INTO login_events(username, auth_type, created_at, successful, ip,"
+        " failure_reason, type) VALUES(?, ?, ?, ?, ?, ?, ?)",
+        rows,
     )
 
 

@@ -152,6 +152,18 @@ async def _inactive_filtered(content: Any) -> None:
     content.table.filter_edit.setText("ar")
 
 
+async def _logins_loaded(content: Any) -> None:
+    await idle(content)
+    await until(lambda: content.model.loaded)
+
+
+async def _logins_failed(content: Any) -> None:
+    """Failed only, then the address the burst of guessed names came from typed in the filter."""
+    await _logins_loaded(content)
+    content.failed_check.setChecked(True)
+    content.table.filter_edit.setText("192.0.2")
+
+
 def _open(item: str) -> Callable[[Any], Awaitable[None]]:
     async def step(content: Any) -> None:
         content.open_item(item)
@@ -269,6 +281,9 @@ STEPS: tuple[Step, ...] = (
     ("metrics_upload-uploaded", "metrics_upload", _metrics_uploaded),
     ("metrics_upload-again", "metrics_upload", _metrics_again),
     ("metrics_upload-rejected", "metrics_upload", _metrics_rejected),
+    # issue 38: login history, newest first; the failed logins from one address
+    ("logins", "logins", _logins_loaded),
+    ("logins-failed", "logins", _logins_failed),
 )
 
 
@@ -783,6 +798,10 @@ async def _cleanup(
                                                label="Open-source Unleash 8.2"))  # fmt: skip
         await settle(window)
         save(window, f"service_accounts-unavailable-{palette}")
+        # issue 38: login history is Enterprise's too
+        window.show_page("logins")
+        await settle(window)
+        save(window, f"logins-unavailable-{palette}")
     finally:
         await asyncio.to_thread(oss.stop)
     save(window, f"cleanup-error-{palette}")

@@ -223,7 +223,8 @@ class DataTable(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
 
-        bar = QHBoxLayout()
+        #: the row above the table (a window may add its own controls to it)
+        self.bar = bar = QHBoxLayout()
         self.filter_edit = filter_edit(stem, noun)
         self.filter_edit.textChanged.connect(self.on_filter_edit_text_changed)
         bar.addWidget(self.filter_edit, 1)

@@ -27,7 +27,8 @@ requests sent concurrently:
   403) or not (open source: the 404 of a path that is not there, "The path you were looking
   for ... is not available");
 - `GET /api/admin/banners` (issue 38): banners exist (Unleash Enterprise 5.7+, the sandbox) or
-  not (open source: the 404 of a path that is not there).
+  not (open source: the 404 of a path that is not there); that answer and the edition also say
+  whether login history is there (Enterprise's: no request of its own, `_logins`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ __all__ = [
     "NEEDS_ADMIN_SIDE",
     "NEEDS_CLIENT_TOKEN",
     "NEEDS_ENTERPRISE",
+    "NEEDS_ENTERPRISE_LOGINS",
     "NEEDS_ENTERPRISE_ROLES",
     "NEEDS_PAT",
     "NEEDS_USER_TOKEN",
@@ -482,6 +484,31 @@ def _banners(key: str, facts: _Facts) -> Availability:
 
 
 _READERS[Probe.BANNERS] = _banners
+
+# ---------------------------------------------------------------------- login history (issue 38)
+
+NEEDS_ENTERPRISE_LOGINS = (
+    "Login history needs Unleash Enterprise 4.22 or later: this server is open-source Unleash, "
+    "which keeps no login history"
+)
+
+
+def _logins(key: str, facts: _Facts) -> Availability:
+    """Login history (Enterprise 4.22+) is read by no request of the probe's own (every login
+    of 14 days, at each connection): the sandbox has it, and so does a server that `ui-config`
+    says is Enterprise or that answers the banners' list (Enterprise's route; 5.7+, and
+    flagdesk is proven from 5.12). The banners' 404 of a path that is not there: open source."""
+    answer = facts.outcomes.banners
+    if isinstance(answer, Banners) or facts.edition == "Enterprise":
+        return Availability(key, True)
+    if isinstance(answer, e.NotFound):
+        return Availability(key, False, NEEDS_ENTERPRISE_LOGINS)
+    if answer is None:
+        return Availability(key, False, "Could not be checked: not probed")
+    return Availability(key, False, f"Could not be checked: {answer}")
+
+
+_READERS[Probe.LOGINS] = _logins
 
 
 def _server_of(ui: UiConfig) -> tuple[ServerKind, str, str]:

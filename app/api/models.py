@@ -2302,3 +2302,28 @@ class EventPage(Response):
     total: int | None = None
     totalEvents: int | None = None
     version: int | None = None
+
+
+# ---------------------------------------------------------------------------- login history
+
+
+class LoginEvent(Response):
+    """loginEventSchema (Unleash Enterprise 4.22+; snake_case, as Enterprise sends it): one
+    login or logout. `username` is what was typed ("Incorrectly configured provider" for a
+    misconfigured SSO provider); `failure_reason` only when not `successful`; `type` (`login`
+    or `logout`) is newer and may be absent on older servers."""
+
+    id: int
+    username: str | None = None
+    auth_type: str | None = None
+    created_at: datetime | None = None
+    successful: bool | None = None
+    ip: str | None = None
+    failure_reason: str | None = None
+    type: str | None = None
+
+
+class LoginEvents(Response):
+    """`GET /api/admin/logins` (Enterprise): every login event kept (14 days), no paging."""
+
+    events: list[LoginEvent] = Field(default_factory=list)

@@ -34,7 +34,7 @@ async def statistics(call: Call[None]) -> Response:
     return json_response(_statistics(call))
 
 
-def _csv_cell(value: Any) -> str:
+def csv_cell(value: Any) -> str:
     """A value as Unleash's json2csv writes it: text quoted (quotes doubled), numbers and
     booleans bare, objects and lists as their JSON text quoted, nothing for null."""
     if value is None:
@@ -51,8 +51,8 @@ def statistics_csv_text(stats: m.InstanceStatistics) -> str:
     """The statistics as `…/statistics/csv` answers: a header row of the quoted field names and
     one row of values (no line break after it)."""
     fields: dict[str, Any] = json.loads(stats.model_dump_json(exclude_unset=True))
-    header = ",".join(_csv_cell(name) for name in fields)
-    return header + "\n" + ",".join(_csv_cell(value) for value in fields.values())
+    header = ",".join(csv_cell(name) for name in fields)
+    return header + "\n" + ",".join(csv_cell(value) for value in fields.values())
 
 
 async def statistics_csv(call: Call[None]) -> Response:

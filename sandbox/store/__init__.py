@@ -1,6 +1,7 @@
 """What the sandbox knows and does, on SQLite, with no HTTP in sight: one module per area of
 the API (tokens, users, groups, projects, features, archive, context, metrics, personal
-access tokens, roles, service accounts, the instance's settings, the event log) over one shared
+access tokens, roles, service accounts, the instance's settings, the event log, login
+history) over one shared
 connection (`core.Core`), and `Store`, all of them together. Each area subclasses what it builds
 on (groups and tokens on users, features on projects).
 
@@ -44,6 +45,7 @@ from sandbox.store.features import Features
 from sandbox.store.flag_config import FlagConfig
 from sandbox.store.groups import Groups
 from sandbox.store.instance import Instance
+from sandbox.store.logins import Logins
 from sandbox.store.metrics import Metrics
 from sandbox.store.personal_tokens import PersonalTokens
 from sandbox.store.project_access import ProjectAccessStore
@@ -84,6 +86,7 @@ class Store(
     CustomStrategies,
     Instance,  # instance settings (issue 38): statistics, maintenance, CORS, banners
     Events,  # the event log's reads (issue 38)
+    Logins,  # login history (issue 38; Enterprise's)
 ):
     """Every area of the sandbox over one SQLite connection."""
 

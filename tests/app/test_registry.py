@@ -43,6 +43,8 @@ def test_the_tools_in_sidebar_order_with_unique_keys() -> None:
         "cleanup",
         # issue 37, slice 5: the Compare window
         "compare",
+        # issue 38: the login history's window (People, Enterprise's)
+        "logins",
     ]  # fmt: skip
     assert tuple(TOOL) == TOOLS
     assert len(TOOLS_BY_KEY) == len(TOOLS)

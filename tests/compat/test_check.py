@@ -121,6 +121,9 @@ def test_admin_token(target: Peer) -> None:
     # issue 38: banners are Enterprise's (5.7+)
     assert "Banners need Unleash Enterprise" in actions["banners.create"]["reason"]
     assert "Banners need Unleash Enterprise" in ops["banners"]["reason"]
+    # issue 38: login history is Enterprise's (4.22+): said from the banners' 404, read no more
+    assert not ops["logins"]["available"]
+    assert "Login history needs Unleash Enterprise" in ops["logins"]["reason"]
     assert "Enterprise" in ops["service_accounts"]["reason"]
     assert "Enterprise" in actions["service_accounts.create_token"]["reason"]
     assert "client" in actions["metrics.upload"]["reason"]

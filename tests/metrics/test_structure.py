@@ -44,8 +44,8 @@ def test_every_subcommand_registers_through_the_same_pair() -> None:
                      "promote",
                      # issue 38: the instance's settings
                      "stats", "maintenance", "cors", "banners",
-                     # issue 38: the event log
-                     "events"]  # fmt: skip
+                     # issue 38: the event log, login history
+                     "events", "logins"]  # fmt: skip
     for command in cli.commands():
         assert callable(command.module.add_arguments) and callable(command.module.run)
     help_text = parser.format_help()

@@ -260,6 +260,7 @@ def test_the_document_lists_what_is_served_and_is_made_when_asked(tmp_path):
         # instance settings (issue 38): 6 (statistics, CSV, maintenance, CORS), 6 banners
         flag_extras += 6 + 6
         flag_extras += 4  # the event log (issue 38): its four reads
+        flag_extras += 1  # login history (issue 38): its one read
         assert len(served) == 41 + 8 + 3 + 7 + 8 + 7 * groups - 5 * (not groups) + flag_extras
         assert any(path.startswith("/api/admin/groups") for _, path in served) is groups
     ui_config = document["paths"]["/api/admin/ui-config"]["get"]["responses"]
