@@ -786,3 +786,39 @@ def test_runs_merged_a_piece_at_a_time_are_what_one_sort_gives() -> None:
                                          at_once=at_once)  # fmt: skip
                     expected = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
                     assert merged == expected, (name, split, reverse, at_once)
+
+
+def test_rows_added_page_by_page_are_sorted_and_filtered_in(qtbot: Any) -> None:
+    """`extend` (the event log's pages): rows that sort after those shown are inserted at the
+    end (the view keeps its selection and scroll); rows that sort among them reset it; the
+    filter and the counts take them in, also while the filter texts are still being made."""
+    columns = [Column("Name", lambda r: r.name), Column("Count", lambda r: r.count)]
+    model: TableModel[Row] = TableModel(columns)
+    model.clear()
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    counts: list[tuple[int, int]] = []
+    model.counts_changed.connect(lambda shown, total: counts.append((shown, total)))
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("a9", 9), Row("b8", 8)])
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("c7", 7), Row("a6", 6)])
+    assert [r.name for r in model.rows] == ["a9", "b8", "c7", "a6"]
+    with qtbot.waitSignal(model.modelReset):
+        model.extend([Row("z10", 10)])  # sorts first
+    assert [r.name for r in model.rows] == ["z10", "a9", "b8", "c7", "a6"]
+    model.set_filter("a")
+    assert [r.name for r in model.rows] == ["a9", "a6"]
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("x1", 1), Row("a0", 0)])
+    assert [r.name for r in model.rows] == ["a9", "a6", "a0"]
+    assert counts[-1] == (3, 7)
+    model.extend([])
+    assert counts[-1] == (3, 7)
+    # rows handed over with their texts not made yet: a page's join them
+    model.set_filter("")
+    model.set_prepared(prepare_rows(columns, [Row(f"r{i}", i) for i in range(10)],
+                                    filter_texts=False))  # fmt: skip
+    model.extend([Row("last", -1)])
+    model.set_filter("last")
+    qtbot.waitUntil(lambda: not model.filter_pending)
+    assert [r.name for r in model.rows] == ["last"]
