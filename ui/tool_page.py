@@ -144,6 +144,15 @@ def _compare() -> type[ToolContent]:
     return CompareView
 
 
+# issue 38: the event log's window
+
+
+def _events() -> type[ToolContent]:
+    from ui.events import EventLogView
+
+    return EventLogView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -167,6 +176,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.access_overview: _access_overview,
     # issue 37, slice 5: the Compare window
     TOOL.compare: _compare,
+    # issue 38: the event log's window
+    TOOL.events: _events,
 }
 
 
