@@ -207,9 +207,9 @@ class EventLogView(ToolContent):
         header = self.changes_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        header.resizeSection(0, 220)
-        header.resizeSection(1, 90)
-        header.resizeSection(2, 280)
+        header.resizeSection(0, 170)
+        header.resizeSection(1, 70)
+        header.resizeSection(2, 120)
         values = QHBoxLayout()
         self.value_edits: dict[str, QPlainTextEdit] = {}
         self.value_titles: dict[str, QLabel] = {}
@@ -230,7 +230,7 @@ class EventLogView(ToolContent):
         self.value_heading = QLabel()
         self.value_heading.setObjectName(f"{STEM}ValueHeading")
         quiet(self.value_heading)
-        change_split = QSplitter(Qt.Orientation.Horizontal)
+        self.change_split = change_split = QSplitter(Qt.Orientation.Horizontal)
         change_split.setObjectName(f"{STEM}ChangeSplitter")
         change_split.addWidget(self.changes_view)
         full = QWidget()
@@ -239,8 +239,8 @@ class EventLogView(ToolContent):
         full_layout.addWidget(self.value_heading)
         full_layout.addLayout(values, 1)
         change_split.addWidget(full)
-        change_split.setStretchFactor(0, 1)
-        change_split.setStretchFactor(1, 1)
+        change_split.setStretchFactor(0, 3)
+        change_split.setStretchFactor(1, 2)
         details_layout.addWidget(change_split, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -372,6 +372,7 @@ class EventLogView(ToolContent):
             self.heading.setText("Choose an event to see the change it made.")
             self.said_label.clear()
             self.links_row.hide()
+            self.change_split.hide()
             self.on_change_current()
             return
         self.heading.setText(opened.heading)
@@ -399,6 +400,7 @@ class EventLogView(ToolContent):
             self.links_layout.addSpacing(12)
         self.links_layout.addStretch(1)
         self.links_row.setVisible(bool(opened.links))
+        self.change_split.show()
         self.on_change_current()
 
     def on_change_current(self, current: QModelIndex | None = None, *_: object) -> None:

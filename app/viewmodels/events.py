@@ -47,8 +47,10 @@ from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel
 from app.viewmodels.tools import ToolViewModel
 
-#: what a summary's Markdown marks (bold, code) and links (`[text](url)`: the text) are shown as
+#: what a summary's Markdown marks (bold, italics, code) and links (`[text](url)`: the text)
+#: are shown as
 _MARKS = re.compile(r"\*\*|__|`")
+_ITALICS = re.compile(r"(?<![\w*])\*(\w[^*]*?)\*(?![\w*])")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -60,7 +62,9 @@ def plain_summary(event: Event) -> str | None:
         return None
     if "[" in text:
         text = _LINK.sub(r"\1", text)
-    return _MARKS.sub("", text) if ("*" in text or "_" in text or "`" in text) else text
+    if "*" in text or "_" in text or "`" in text:
+        text = _ITALICS.sub(r"\1", _MARKS.sub("", text))
+    return text
 
 
 def type_label(event: Event) -> str:
@@ -82,14 +86,14 @@ def _who_tooltip(event: Event) -> str | None:
 #: them) but searched by the quick filter too
 EVENT_COLUMNS: list[Column[Event]] = [
     Column("Time", attrgetter("createdAt"), tooltip=lambda e: wire_time(e.createdAt)),
-    Column("Type", type_label, tooltip=attrgetter("type")),
-    Column("Who", who, tooltip=_who_tooltip),
-    Column("Project", attrgetter("project")),
-    Column("Flag", attrgetter("featureName")),
-    Column("Environment", attrgetter("environment")),
+    Column("Type", type_label, tooltip=attrgetter("type"), width=26),
+    Column("Who", who, tooltip=_who_tooltip, width=13),
+    Column("Project", attrgetter("project"), width=11),
+    Column("Flag", attrgetter("featureName"), width=17),
+    Column("Environment", attrgetter("environment"), width=12),
     Column("Summary", plain_summary, tooltip=plain_summary),
-    Column("Event type", attrgetter("type"), shown=False),
-    Column("Id", attrgetter("id"), numeric=True, shown=False),
+    Column("Event type", attrgetter("type"), shown=False, width=24),
+    Column("Id", attrgetter("id"), numeric=True, shown=False, width=8),
 ]  # fmt: skip
 TIME_COLUMN, SUMMARY_COLUMN = 0, 6
 #: the page asked for (None: the read's largest, 1,000 on the search); tests ask for less
@@ -173,7 +177,9 @@ def event_change(event: Event) -> EventChange:
     differences = field_differences(before, after, object=event.featureName or "")
     at = wire_time(event.createdAt)
     by = f" by {event.createdBy}" if event.createdBy else ""
-    heading = f"{type_label(event)} ({event.type}) · {at}{by} · event {event.id}"
+    label = type_label(event)
+    what = label if label == event.type else f"{label} ({event.type})"
+    heading = f"{what} · {at}{by} · event {event.id}"
     links: list[Link] = []
     if event.featureName:
         links.append(Link("flag", event.featureName))

@@ -366,4 +366,24 @@ def test_summaries_are_shown_as_plain_text() -> None:
 
     said = "**admin** created [`flag`](/projects/p/features/flag) in *dev*"
     event = Event(id=1, type="x", createdAt=datetime.now(UTC), summary=said)
-    assert plain_summary(event) == "admin created flag in *dev*"
+    assert plain_summary(event) == "admin created flag in dev"
+
+
+def test_a_connection_without_the_reads_says_the_registrys_reason(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    """A token that cannot read the event log (a client token): the registry's reason in the
+    window, the filters disabled, nothing read."""
+    session = connect(demo_sandbox, demo_sandbox.client_token)
+    view = EventLogView(session)
+    qtbot.addWidget(view)
+    view.show()
+    caps = session.capabilities
+    assert caps is not None
+    reason = caps.operation("events").reason
+    assert reason and view.model.phase is LoadPhase.UNAVAILABLE
+    assert view.states.state == StatePanel.EMPTY
+    assert view.states.empty_label.text() == reason
+    assert not view.apply_button.isEnabled() and not view.filter_edits["types"].isEnabled()
+    view.apply_filters()
+    assert not view.model.tasks and view.model.table.total_count == 0
