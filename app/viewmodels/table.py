@@ -785,15 +785,18 @@ class TableModel(QAbstractTableModel, Generic[T]):
         self._all.extend(added)  # the pending filter texts' rows too: the same list
         if self._pending_texts is None:
             self._haystacks.extend(row_haystacks(self._columns, added))
-        self._keys = {}
-        self._orders = {}
-        if self._sort is not None:
-            self._sort_order(*self._sort)
-        else:
-            self._order = range(len(self._all))
+        appended = self._sort is not None and self._sorted_after(len(self._all) - len(added))
+        if not appended:
+            self._keys = {}
+            self._orders = {}
+            if self._sort is not None:
+                self._sort_order(*self._sort)
+            else:
+                self._order = range(len(self._all))
         self._apply_filter()
         after = self._shown
-        kept = len(after) >= count and list(islice(after, count)) == list(before)
+        # put after the others: the rows shown before (sorted and filtered alike) stay first
+        kept = appended or (len(after) >= count and list(islice(after, count)) == list(before))
         self._shown = before  # what the view knows until told
         if kept and len(after) > count:
             self.beginInsertRows(QModelIndex(), count, len(after) - 1)
@@ -806,6 +809,34 @@ class TableModel(QAbstractTableModel, Generic[T]):
         else:
             self._shown = after
         self.counts_changed.emit(len(self._shown), len(self._all))
+
+    def _sorted_after(self, first: int) -> bool:
+        """`extend`'s quick way: the rows from `first` on (just added) sorted by the sorted
+        column's keys, theirs alone made, and put after the others when every one of them
+        sorts after the last (a page of older events, newest first): True. False (nothing
+        changed) when the keys were not made yet, or the new rows sort among the others, or
+        their keys cannot be compared with the others' (the caller sorts anew)."""
+        assert self._sort is not None
+        column, order = self._sort
+        keys = self._keys.get(column)
+        if keys is None or len(keys) != first or not isinstance(self._order, list):
+            return False
+        descending = order == Qt.SortOrder.DescendingOrder
+        new_keys = column_sort_keys(self._columns[column], self._all[first:])
+        try:
+            run = sorted(range(len(new_keys)), key=new_keys.__getitem__, reverse=descending)
+            if self._order:
+                last, head = keys[self._order[-1]], new_keys[run[0]]
+                # equal keys keep the rows' own order (a stable sort, either way round)
+                if (head > last) if descending else (head < last):
+                    return False
+        except TypeError:
+            return False
+        keys.extend(new_keys)
+        self._keys = {column: keys}
+        self._orders = {}
+        self._order = self._order + [first + i for i in run]
+        return True
 
     def release(self) -> None:
         """Let go of every row: the view-model holding this table is closed, its window is

@@ -822,3 +822,27 @@ def test_rows_added_page_by_page_are_sorted_and_filtered_in(qtbot: Any) -> None:
     model.set_filter("last")
     qtbot.waitUntil(lambda: not model.filter_pending)
     assert [r.name for r in model.rows] == ["last"]
+
+
+def test_a_page_sorted_after_the_rows_is_put_after_them_without_sorting_anew(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`extend` on a table sorted by a column whose keys are made: the new rows' keys alone
+    are made, and when they sort after the others, they go after them with no sort of all (a
+    page of older events of 100,000): the same order a sort of all gives."""
+    columns = [Column("Name", lambda r: r.name), Column("Count", lambda r: r.count)]
+    model: TableModel[Row] = TableModel(columns)
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    model.extend([Row(f"r{i}", i) for i in range(100, 50, -1)])
+    made: list[int] = []
+    real = app.viewmodels.table.column_sort_keys
+    monkeypatch.setattr(app.viewmodels.table, "column_sort_keys",
+                        lambda c, rows: made.append(len(rows)) or real(c, rows))  # fmt: skip
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("b", 50), Row("a", 50), Row("c", 10), Row("d", 20)])
+    assert made == [4]
+    expected = sorted(model.all_rows, key=lambda r: r.count or 0, reverse=True)
+    assert [r.name for r in model.rows] == [r.name for r in expected]
+    assert [r.name for r in model.rows][-4:] == ["b", "a", "d", "c"]
+    model.extend([Row("none", None)])  # a key of another kind: sorted anew
+    assert model.rows[0].name == "none"
