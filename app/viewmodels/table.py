@@ -466,10 +466,13 @@ class FilterTexts(Generic[T]):
     a turn of the event loop once its rows are on screen), or what is left at once (`get()`,
     when a word is typed before the last slice). No Qt."""
 
-    def __init__(self, columns: Sequence[Column[T]], rows: list[T]) -> None:
+    def __init__(
+        self, columns: Sequence[Column[T]], rows: list[T], made: list[str] | None = None
+    ) -> None:
         self._columns = list(columns)
         self._rows = rows
-        self._texts: list[str] = []
+        #: the texts made, in the rows' order (`made`: those of the first rows, made before)
+        self._texts: list[str] = [] if made is None else made
         self._times: dict[datetime, str] = {}
 
     @property
@@ -696,6 +699,9 @@ class TableModel(QAbstractTableModel, Generic[T]):
         #: `_terms` wait for the filter texts (`filter_pending`)
         self._filter_waits = False
         self._filter_text = ""
+        #: rows whose filter texts one turn of the event loop makes (a table of costlier rows
+        #: makes fewer: the event log's summaries)
+        self.texts_at_once = _TEXTS_AT_ONCE
         #: why a row is marked ("" when it is not): a marked row's first cell starts with MARK
         #: and says why in its tooltip (call `marks_changed()` when the answer may change)
         self.mark: Callable[[T], str] | None = None
@@ -771,20 +777,23 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def extend(self, rows: Iterable[T]) -> None:
         """Add `rows` after those held (a page of a list read page by page: the event log),
-        sorted and filtered in with them. Their filter texts are made now (a page of 1,000
-        rows: a few ms) unless the table is still making the others' a slice at a time; the
-        sorted column's keys are made again (a column of times, already in order: a few ms for
-        100,000 rows). When the rows shown before stay first, in their order (the new rows
-        sort after them: older events, newest first), the view is told of rows inserted at the
-        end, so its selection, current row and scroll stay; else of a reset."""
+        sorted and filtered in with them. Their filter texts are made a slice a turn after, as
+        a load's are (a filter typed meanwhile makes the few left at once); when they sort
+        after the others, only their sort keys are made (`_sorted_after`), else the sorted
+        column's keys are made again and sorted. When the rows shown before stay first, in
+        their order (the new rows sort after them: older events, newest first), the view is
+        told of rows inserted at the end, so its selection, current row and scroll stay; else
+        of a reset."""
         added = list(rows)
         if not added:
             return
         before = self._shown
         count = len(before)
         self._all.extend(added)  # the pending filter texts' rows too: the same list
-        if self._pending_texts is None:
-            self._haystacks.extend(row_haystacks(self._columns, added))
+        if self._pending_texts is None:  # the new rows' texts made a slice a turn, as a load's
+            self._pending_texts = FilterTexts(self._columns, self._all, self._haystacks)
+            self._haystacks = []
+        self._slices_timer.start()
         appended = self._sort is not None and self._sorted_after(len(self._all) - len(added))
         if not appended:
             self._keys = {}
@@ -1011,7 +1020,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
                 if pending is None:
                     self._slices_timer.stop()
                     return
-                pending.make_slice()
+                pending.make_slice(self.texts_at_once)
                 if pending.done:
                     self._filter_texts()  # kept; the times' texts let go of
                     if self._filter_waits:
