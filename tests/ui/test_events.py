@@ -387,3 +387,28 @@ def test_a_connection_without_the_reads_says_the_registrys_reason(
     assert not view.apply_button.isEnabled() and not view.filter_edits["types"].isEnabled()
     view.apply_filters()
     assert not view.model.tasks and view.model.table.total_count == 0
+
+
+def test_equal_short_texts_of_a_page_are_one_object() -> None:
+    from datetime import UTC, datetime
+
+    from app.api.models import Event
+    from app.viewmodels.events import share_values
+
+    def made(k: int) -> Event:
+        return Event(id=k, type="t", createdAt=datetime.now(UTC), featureName="".join(["f", "x"]),
+                     tags=[], data={"name": "".join(["flexible", "Rollout"]),
+                                    "parameters": {"rollout": str(50)}, "list": ["".join("ab")],
+                                    "description": "".join(["d"] * 60)})  # fmt: skip
+
+    table: dict[str, str] = {}
+    first, second = made(1), made(2)
+    share_values([first], table)
+    share_values([second], table)
+    assert second.featureName is first.featureName
+    assert second.data["name"] is first.data["name"]
+    assert second.data["parameters"]["rollout"] is first.data["parameters"]["rollout"]
+    assert second.data["list"][0] is first.data["list"][0]
+    assert second.data["description"] is not first.data["description"]  # long: kept apart
+    assert second.tags == [] and second.tags is first.tags
+    assert second.data == made(3).data
