@@ -333,7 +333,7 @@ class EventLogView(ToolContent):
         self.load_all_button.setToolTip(
             "Read every event the filters take (for an export)" if m.more
             else "Every event the filters take is read")  # fmt: skip
-        self.on_model_progress_changed(m.table.total_count, m._total_or_unknown())
+        self.on_model_progress_changed(m.table.total_count, m.total_or_unknown())
         self.table.on_model_counts_changed(m.table.shown_count, m.table.total_count)
 
     def on_model_progress_changed(self, loaded: int, total: int) -> None:

@@ -366,10 +366,14 @@ class EventLogModel(ToolViewModel):
 
     @property
     def empty_title(self) -> str:
+        if self.stopped:
+            return "Reading stopped"
         return "No events" if self.filters.empty else "No events match these filters"
 
     @property
     def empty_text(self) -> str:
+        if self.stopped:
+            return "Stopped before the first page came: F5 or Apply filters reads it again."
         if not self.filters.empty:
             return "Change or clear the filters above to see more of the server's events."
         return "The server has recorded no change yet: every change made on it shows here."
@@ -509,11 +513,11 @@ class EventLogModel(ToolViewModel):
         self.table.extend(page)
         if not self._more:
             self.phase_changed.emit()  # nothing more: empty, or not
-        self.progress_changed.emit(self.table.total_count, self._total_or_unknown())
+        self.progress_changed.emit(self.table.total_count, self.total_or_unknown())
         self.paging_changed.emit()
         return len(page)
 
-    def _total_or_unknown(self) -> int:
+    def total_or_unknown(self) -> int:
         return -1 if self.server_total is None else self.server_total
 
     def fetch_more(self) -> None:

@@ -412,3 +412,23 @@ def test_equal_short_texts_of_a_page_are_one_object() -> None:
     assert second.data["description"] is not first.data["description"]  # long: kept apart
     assert second.tags == [] and second.tags is first.tags
     assert second.data == made(3).data
+
+
+def test_stop_before_the_first_page_says_so_and_f5_reads_again(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess
+) -> None:
+    session = connect(demo_sandbox)
+    view = EventLogView(session)
+    qtbot.addWidget(view)
+    view.show()
+    m = view.model
+    assert m.busy and not m.loaded  # the first page asked for, not come yet
+    assert view.progress_row.isVisibleTo(view) and view.stop_button.isEnabled()
+    view.stop_button.click()
+    qtbot.waitUntil(lambda: not m.busy)
+    assert m.phase is LoadPhase.EMPTY and m.stopped
+    assert view.states.empty_title.text() == "Reading stopped"
+    assert not view.progress_row.isVisibleTo(view)
+    view.refresh()
+    wait_read(qtbot, view)
+    assert m.table.total_count == 148 and not m.stopped
