@@ -656,6 +656,13 @@ class EventLogModel(ToolViewModel):
 
     # ------------------------------------------------------------------ the connection
 
+    def close(self) -> None:
+        """The window is going: the page read ahead is cancelled too (it is not one of the
+        tasks `run` keeps), so the read ends and nothing holds this view-model."""
+        if not self.closed:
+            self._drop_pages()
+        super().close()
+
     def reset(self) -> None:
         self._drop_pages()
         self.loaded = False
