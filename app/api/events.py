@@ -41,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from app.api.errors import BadRequest
 from app.api.models import Event, EventPage
 
 SEARCH_EVENTS_PATH = "/api/admin/search/events"
@@ -64,7 +65,7 @@ PageReader = Callable[[Mapping[str, Any]], Awaitable[EventPage]]
 
 
 def _is_id(text: str) -> bool:
-    return text.lstrip("-").isdigit() and text.count("-") <= 1 and not text.endswith("-")
+    return re.fullmatch(r"-?[0-9]+", text) is not None
 
 
 def _utc(when: datetime | None) -> datetime | None:
@@ -258,14 +259,24 @@ async def pages(
 
     seen: set[int] = set()
     offset = 0
-    ahead: asyncio.Future[EventPage] = asyncio.ensure_future(read(request(offset)))
+    if way == "body" and "type" in asked:
+        try:
+            first = await read(request(offset))
+        except BadRequest:
+            # 5.x refuses a type it does not know (400 naming its list): flagdesk filters
+            # by type instead, and finds none, as the search does with one
+            del asked["type"]
+            first = await read(request(offset))
+        ahead: asyncio.Future[EventPage] = asyncio.ensure_future(_given(first))
+    else:
+        ahead = asyncio.ensure_future(read(request(offset)))
     try:
         while True:
             page = await ahead
-            first = offset == 0
+            at_start = offset == 0
             offset += len(page.events)
             total = page.total if page.total is not None else page.totalEvents
-            if first and on_total is not None:
+            if at_start and on_total is not None:
                 on_total(total)
             last = not page.events or (
                 len(page.events) < limit and (total is None or offset >= total)
@@ -284,6 +295,10 @@ async def pages(
             ahead.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await ahead
+
+
+async def _given(page: EventPage) -> EventPage:
+    return page
 
 
 # ------------------------------------------------------------------ an event as a file's row
@@ -333,14 +348,16 @@ def masked(value: Any) -> Any:
     return value
 
 
-_SECRET_NEEDLES = tuple(f'"{key}"' for key in _SECRET_KEYS)
+#: a secret's key in an event's JSON text (one scan, where a casefold and a look for each key
+#: a cell took a sixth of the export's own time)
+_SECRET_KEY = re.compile("|".join(f'"{key}"' for key in sorted(_SECRET_KEYS)), re.IGNORECASE)
 
 
 def _json_cell(value: Any) -> str:
     if value is None:
         return ""
     text = json_text(value)
-    if any(needle in text.casefold() for needle in _SECRET_NEEDLES):
+    if _SECRET_KEY.search(text) is not None:
         text = json_text(masked(value))
     return text
 
@@ -390,7 +407,8 @@ def write_file(path: Path, events: Sequence[Event], fmt: Literal["csv", "json"],
     os.fchmod(fd, 0o600)  # an older .part kept its mode through O_CREAT
     finished = False
     try:
-        with open(fd, "w", newline="", encoding="utf-8") as f:
+        # written a megabyte at a time, as the command writes (32 MB for 100,000 events)
+        with open(fd, "w", newline="", encoding="utf-8", buffering=1 << 20) as f:
             if fmt == "csv":
                 count = write_csv(f, events)
             else:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from app.api.client import AdminClient
+from app.api.errors import BadRequest
 from app.api.events import EventFilter, pages, way_of, wire_time
 from app.api.models import Event, EventPage
 from sandbox import db
@@ -204,6 +205,29 @@ def test_an_event_arriving_while_paging_is_given_once_and_the_page_ahead_dropped
     asked.clear()
     assert len(asyncio.run(first_only())) == 5
     assert asked[0] == {"type": "t", "offset": 0, "limit": 5}  # 5.x's body: numbers
+
+
+def test_a_type_5x_does_not_know_is_filtered_by_flagdesk() -> None:
+    """5.x's search by body refuses a type it does not know (400 naming its list): the type is
+    then flagdesk's to filter, and none has it, as the search finds none."""
+    sent: list[Mapping[str, Any]] = []
+
+    async def read(body: Mapping[str, Any]) -> EventPage:
+        sent.append(dict(body))
+        if "type" in body:
+            raise BadRequest(400, "BadDataError", '"type" must be one of [...]')
+        events = [{**_event(n), "project": "p"} for n in (2, 1)]
+        return EventPage.model_validate({"events": events, "totalEvents": 2})
+
+    async def every(types: tuple[str, ...]) -> list[int]:
+        found = pages(read, "body", EventFilter(types=types, projects=("p",)))
+        return [e.id async for page in found for e in page]
+
+    assert asyncio.run(every(("no-such-type",))) == []
+    assert sent == [{"type": "no-such-type", "project": "p", "offset": 0, "limit": 100},
+                    {"project": "p", "offset": 0, "limit": 100}]  # fmt: skip
+    sent.clear()
+    assert asyncio.run(every(("t",))) == [2, 1]  # and one it has: filtered here all the same
 
 
 def test_a_5x_server_is_read_through_its_search_by_body(tmp_path: Path) -> None:

@@ -46,6 +46,10 @@ def hostile_sandbox(sb: SandboxProcess) -> None:
         "(SELECT strategy_id FROM strategy_context_fields WHERE context_name = 'region')",
         f"flexibleRollout{HOSTILE}", HOSTILE)  # fmt: skip
     sql(sb, "UPDATE tokens SET name = ? WHERE kind = 'client' AND served = 1", f"svc{HOSTILE}")
+    sql(sb, "INSERT INTO events(type, project, feature, environment, created_by,"
+        " created_by_user_id, created_at, summary) VALUES(?, 'default', ?, ?, ?, 5, 1000, ?)",
+        f"feature-created{HOSTILE}", f"flag{HOSTILE}", f"development{HOSTILE}",
+        f"User{HOSTILE}", HOSTILE)  # fmt: skip
 
 
 def assert_visible(result: subprocess.CompletedProcess[str], *, shown: bool = True) -> None:
@@ -75,6 +79,7 @@ def test_every_listing_and_change_shows_control_characters_escaped(
         (("tokens",), ("list",), True),
         (("tokens",), ("delete", sandbox.client_token[-8:], "--yes"), True),
         (("journal",), ("list",), False),  # ids only: but no control character either
+        (("events",), (), True),  # the event log (issue 38): its type, who, flag, environment
     ):
         result = run_flagdesk(words, sandbox, args, tmp_path, None)
         assert result.returncode == 0, (words, args, result.stderr)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.api.events import COLUMNS, masked, when
+from app.api.events import COLUMNS, _json_cell, masked, when
 from sandbox import db
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import as_json, run_flagdesk
@@ -56,6 +56,8 @@ def test_secrets_are_masked() -> None:
               "tokenName": "kept", "secure": False}  # fmt: skip
     assert masked(logged) == {"description": "ci", "secret": "***", "nested": [{"token": "***"}],
                               "tokenName": "kept", "secure": False}  # fmt: skip
+    assert _json_cell({"Secret": "abc", "n": "é"}) == '{"Secret":"***","n":"é"}'
+    assert _json_cell({"tokenName": "kept"}) == '{"tokenName":"kept"}' and _json_cell(None) == ""
 
 
 def test_events_as_text_json_and_csv(demo_sandbox: SandboxProcess, tmp_path: Path) -> None:

@@ -86,8 +86,10 @@ def test_admin_token(target: Peer) -> None:
         "access_overview",
         # issue 37: comparing and promoting (flags and their configuration are open source's)
         "compare",
-        # issue 38: the statistics, maintenance mode and CORS origins (open source's)
+        # issue 38: the statistics, maintenance mode and CORS origins (open source's), and the
+        # event log (every release: the search from 6.0, 5.x's search by body)
         "instance",
+        "events",
     }
     assert "Enterprise" in ops["groups"]["reason"]
     assert ops["project_dashboard"]["reason"] == per_version(target, {

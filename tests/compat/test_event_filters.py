@@ -1,6 +1,7 @@
 """The event log's filters through flagdesk's client (issue 38, `app.api.events`) on a real
 Unleash (each of `VERSIONS`) and on the sandbox playing it (`target`): for each filter (type,
-who by id and by name, project, flag, environment, time, and together), the events read through
+a type the server does not know (5.12's search by body refuses it), who by id and by name,
+project, flag, environment, time, and together), the events read through
 the server's search (6.10 on: `GET /api/admin/search/events`; 5.12: its search by body) are those
 flagdesk's own filtering finds among every event. Other tests add events meanwhile: both reads
 are compared on the events there were before them (by id), and the filters are narrowed to this
@@ -49,6 +50,7 @@ def _cases(start: datetime, names: list[str], mine: list[Event], user_id: int) -
         EventFilter(since=start, until=later.createdAt),  # its own time: it is out
         EventFilter(since=later.createdAt, flags=tuple(names)),  # and in here
         EventFilter(since=today, until=today + timedelta(days=1), flags=tuple(names)),
+        EventFilter(types=("flagdesk-no-such-type",), flags=tuple(names)),  # 5.12: a 400
         EventFilter(
             projects=("default",),
             environments=("development",),
@@ -84,9 +86,9 @@ def test_the_search_and_own_filtering_give_the_same_events(
     for f, searched, own in found:
         assert searched == own, f
     counts = [len(searched) for _, searched, _ in found]
-    assert all(counts), counts
+    assert counts[-2] == 0 and all(counts[:-2] + counts[-1:]), counts  # no such type: none
     # this test's own: three flags created (one by the PAT's user), one strategy added
-    assert counts[:2] == [2, 4] and counts[-3:] == [2, 4, 1], counts
+    assert counts[:2] == [2, 4] and counts[-4:] == [2, 4, 0, 1], counts
     # since it began (nothing else runs meanwhile, but the server may log its own)
     assert counts[2] >= 3 and counts[6] >= 3 and counts[7] >= 4 and counts[8] >= 1, counts
 

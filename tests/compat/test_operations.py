@@ -114,8 +114,10 @@ def test_capabilities_of_the_admin_token(peer: Peer) -> None:
             "access_overview",
             # issue 37: comparing and promoting (flags and their configuration are open source's)
             "compare",
-            # issue 38: the statistics, maintenance mode and CORS origins (open source's)
+            # issue 38: the statistics, maintenance mode and CORS origins (open source's), and
+            # the event log (every release)
             "instance",
+            "events",
         }
 
     asyncio.run(body())
