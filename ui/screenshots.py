@@ -1378,6 +1378,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # leaves the connection on a played open-source release: reopened after)
                 await _access(window, palette_name, save, root)
                 await session.open_sandbox()
+                # issue 38: the event log, with what the steps above changed in it
+                await _events(window, session, palette_name, save,
+                              root / f"demo-{palette_name}.sqlite3")  # fmt: skip
                 # issue 36: the token windows (they change the connection: before the others')
                 await _tokens(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
@@ -1397,9 +1400,6 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 await session.open_spec(ConnectionSpec(session.url, pat, label="Demo sandbox"))
                 assert session.ready, session.message
                 await _compare(window, session, palette_name, save, root)
-                # issue 38: the event log (what the steps above changed is in it)
-                await _events(window, session, palette_name, save,
-                              root / f"demo-{palette_name}.sqlite3")  # fmt: skip
 
                 await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
                                                        label="Open-source Unleash"))  # fmt: skip

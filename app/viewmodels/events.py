@@ -99,7 +99,7 @@ EVENT_COLUMNS: list[Column[Event]] = [
     Column("Who", who, tooltip=_who_tooltip, width=13),
     Column("Project", attrgetter("project"), width=11),
     Column("Flag", attrgetter("featureName"), width=17),
-    Column("Environment", attrgetter("environment"), width=12),
+    Column("Environment", attrgetter("environment"), width=14),
     Column("Summary", plain_summary, tooltip=plain_summary),
     Column("Event type", attrgetter("type"), shown=False, width=24),
     Column("Id", attrgetter("id"), numeric=True, shown=False, width=8),
