@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QProgressBar,
@@ -50,7 +49,7 @@ from app.viewmodels.tools import LoadPhase
 from ui.compare import ChangeDelegate
 from ui.palette import error_color, quiet
 from ui.states import StatePanel
-from ui.table import DataTable, ask_export_path
+from ui.table import DataTable, FilterEdit, ask_export_path
 from ui.tool_content import ToolContent
 
 STEM = "events"
@@ -103,11 +102,11 @@ class EventLogView(ToolContent):
         filters = QGridLayout()
         filters.setHorizontalSpacing(8)
         filters.setVerticalSpacing(4)
-        self.filter_edits: dict[str, QLineEdit] = {}
+        self.filter_edits: dict[str, FilterEdit] = {}
         fields = [*FILTER_FIELDS, ("since", "Since"), ("until", "Until")]
         for n, (name, label) in enumerate(fields):
-            edit = QLineEdit()
-            edit.setObjectName(f"{STEM}{name.capitalize()}Filter")
+            edit = FilterEdit()  # Down goes to the list, as from any filter box
+            edit.setObjectName(f"{STEM}{name.capitalize()}Field")  # "…Filter": the list's box
             edit.setPlaceholderText(PLACEHOLDERS[name])
             edit.setAccessibleName(f"Only events of this {label.lower()}")
             edit.setClearButtonEnabled(True)
@@ -161,6 +160,8 @@ class EventLogView(ToolContent):
         body_layout.setContentsMargins(0, 0, 0, 0)
         body_layout.setSpacing(6)
         self.table = EventTableView(m)
+        for edit in self.filter_edits.values():
+            edit.leads_to = self.table.view
         if not self.table.restored:
             self.table.sort_by(TIME_COLUMN, Qt.SortOrder.DescendingOrder)
         self.load_all_button = QPushButton("Load &all")
