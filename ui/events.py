@@ -81,7 +81,8 @@ class EventTableView(DataTable):
         path = ask_export_path(self, "Export events", "events.csv", EXPORT_FILTERS)
         if path:
             fmt: ExportFormat = "json" if path.lower().endswith(".json") else "csv"
-            self.log.export(Path(path), fmt)
+            if self.log.export(Path(path), fmt) is not None:
+                self.export_button.setEnabled(False)  # until it is written (`exported`)
 
     def on_model_counts_changed(self, shown: int, total: int) -> None:
         super().on_model_counts_changed(shown, total)
@@ -354,9 +355,11 @@ class EventLogView(ToolContent):
         self.model.load_all()
 
     def on_model_exported(self, text: str, failed: bool) -> None:
+        """What the export did beside the count, or why not in a warning."""
         if failed:
             QMessageBox.warning(self, "Export failed", text)
-        self.table.count_label.setText(text if not failed else self.table.count_label.text())
+        else:
+            self.table.count_label.setText(text)
         self.table.export_button.setEnabled(self.model.table.total_count > 0)
 
     def on_table_current_changed(self, row: object) -> None:
