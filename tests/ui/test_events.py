@@ -432,3 +432,21 @@ def test_stop_before_the_first_page_says_so_and_f5_reads_again(
     view.refresh()
     wait_read(qtbot, view)
     assert m.table.total_count == 148 and not m.stopped
+
+
+def test_export_from_the_button_writes_the_format_the_name_says(
+    qtbot: Any, connect: Callable[..., Session], demo_sandbox: SandboxProcess, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    import ui.events
+
+    view = open_view(qtbot, connect(demo_sandbox))
+    path = tmp_path / "chosen.json"
+    monkeypatch.setattr(ui.events, "ask_export_path", lambda *_: str(path))
+    assert view.table.export_button.text() == "Export…"
+    view.table.export_button.click()
+    assert not view.table.export_button.isEnabled()  # while it writes
+    qtbot.waitUntil(lambda: view.table.count_label.text().startswith("Exported"), timeout=20_000)
+    assert view.table.count_label.text() == f"Exported 148 events to {path}."
+    assert json.loads(path.read_text())["count"] == 148
+    assert view.table.export_button.isEnabled()
