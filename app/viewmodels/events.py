@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -107,6 +108,8 @@ EVENT_COLUMNS: list[Column[Event]] = [
 TIME_COLUMN, SUMMARY_COLUMN = 0, 6
 #: the page asked for (None: the read's largest, 1,000 on the search); tests ask for less
 PAGE_SIZE: int | None = None
+#: how long Load all holds the pages read before it hands them to the table (seconds)
+_HELD_FOR = 0.25
 
 
 class EventTable(TableModel[Event]):
@@ -488,9 +491,10 @@ class EventLogModel(ToolViewModel):
             self.paging_changed.emit()
             self.table.counts_changed.emit(self.table.shown_count, self.table.total_count)
 
-    async def _next_page(self) -> int:
+    async def _next_page(self, held: list[Event] | None = None) -> int:
         """The page read ahead into the table, and the next one read ahead; how many events it
-        added (0 at the end)."""
+        added (0 at the end). With `held`, the page is added to it rather than to the table
+        (Load all hands the table a few pages at a time: `_held_for`)."""
         pages, ahead = self._pages, self._ahead
         if pages is None or ahead is None:
             return 0
@@ -510,12 +514,27 @@ class EventLogModel(ToolViewModel):
             if self._sharer is not None:  # a type, a project, who: one string each, not 100,000
                 self._sharer.share(page)
             share_values(page, self._values)
+        if held is not None:
+            held.extend(page)
+            return len(page)
         self.table.extend(page)
         if not self._more:
             self.phase_changed.emit()  # nothing more: empty, or not
         self.progress_changed.emit(self.table.total_count, self.total_or_unknown())
         self.paging_changed.emit()
         return len(page)
+
+    def _hand_over(self, held: list[Event]) -> None:
+        """The pages Load all held, into the table at once: the view lays out and paints once
+        for them (a page at a time, its whole viewport was painted again for every 1,000
+        events added below it)."""
+        if held:
+            self.table.extend(held)
+        if not self._more:
+            self.phase_changed.emit()
+        self.set_status(self.progress_text)
+        self.progress_changed.emit(self.table.total_count, self.total_or_unknown())
+        self.paging_changed.emit()
 
     def total_or_unknown(self) -> int:
         return -1 if self.server_total is None else self.server_total
@@ -549,9 +568,15 @@ class EventLogModel(ToolViewModel):
             if self._page_task is not None and not self._page_task.done():
                 await asyncio.shield(self._page_task)
             with paused_gc():  # 100,000 events made: no full collection walking each page
+                held: list[Event] = []
+                shown = time.monotonic()
                 while self._more and not self._stop_wanted:
-                    self.set_status(self.progress_text)
-                    await self._next_page()
+                    await self._next_page(held)
+                    if time.monotonic() - shown >= _HELD_FOR or not self._more:
+                        self._hand_over(held)
+                        held = []
+                        shown = time.monotonic()
+                self._hand_over(held)
             self.stopped = self._stop_wanted and self._more
         finally:
             self._all_task = None

@@ -116,6 +116,7 @@ def test_load_all_stops_where_it_is_told(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setattr(events_vm, "PAGE_SIZE", 5)
+    monkeypatch.setattr(events_vm, "_HELD_FOR", 0)  # each page to the table as it comes
     view = open_view(qtbot, connect(demo_sandbox))
     m = view.model
     qtbot.waitUntil(lambda: not m.fetching)
