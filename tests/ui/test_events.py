@@ -451,3 +451,20 @@ def test_export_from_the_button_writes_the_format_the_name_says(
     assert view.table.count_label.text() == f"Exported 148 events to {path}."
     assert json.loads(path.read_text())["count"] == 148
     assert view.table.export_button.isEnabled()
+
+
+def test_an_opened_event_shows_no_secret() -> None:
+    from datetime import UTC, datetime
+
+    from app.api.models import Event
+
+    before = {"tokenName": "ci", "secret": "*:*.abcdef"}
+    after = {**before, "expiresAt": "2027-01-01"}
+    event = Event(id=7, type="api-token-updated", createdAt=datetime.now(UTC), preData=before,
+                  data=after)  # fmt: skip
+    change = event_change(event)
+    assert change.before["secret"] == change.after["secret"] == "***"
+    assert [(d.where, d.change) for d in change.differences] == [
+        ("expiresAt", Change.ONLY_IN_SOURCE)
+    ]
+    assert "abcdef" not in json.dumps([change.before, change.after])
