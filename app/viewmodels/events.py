@@ -10,7 +10,11 @@ more and no quick filter is typed (`canFetchMore`): the view asks when it is scr
 (or not filled), and `fetch_more()` reads the next page, whose events `TableModel.extend` adds
 (a page of 1,000: its filter texts, a few ms; the rows shown before stay, with the selection).
 The client decodes a page with msgspec on the event loop (2 ms a page) and asks for the next one
-before handing this one over, so the GUI thread never waits on more than a page's work.
+before handing this one over; the view-model reads one page ahead (so the end is known before it
+is scrolled to), makes the repeated texts of each page one object (`ValueSharer`,
+`share_values`), and Load all hands the table what it read every `_HELD_FOR` seconds (one layout
+and paint for a few pages), the collector paused meanwhile (`paused_gc`). Figures:
+`bench/events.py`, docs/performance.md.
 
 An event opened (`open_event`) is shown as the change it made: `EventChange`, its `preData` and
 `data` compared field by field by the comparison's own `field_differences`

@@ -2,8 +2,9 @@
 HTTP: the list newest first, a page at a time as it is scrolled, Load all (its progress and
 Stop); the server's filters giving exactly what `flagdesk events` gives; an event opened as its
 change (`preData` and `data` field by field, the project opened in its window, names copied);
-the CSV and JSON export (0600, the command's own rows); the quick filter a keystroke at a time;
-the empty, error (the server's words, Retry) and unavailable states."""
+the CSV and JSON export (0600, the command's own rows; from the button too); the quick filter a
+keystroke at a time; the empty, error (the server's words, Retry), unavailable (the registry's
+reason) and stopped states; no secret in an opened event; a page's repeated texts one object."""
 
 from __future__ import annotations
 
