@@ -433,6 +433,20 @@ LOGINS = Tool(
     Needs(admin_role=True, probe=Probe.LOGINS),
 )  # fmt: skip
 
+# ------------------------------------------------------------------ the event log (issue 38)
+
+#: the event log (`flagdesk events`, the window `ui.events`; `app.api.events`): every change
+#: made on the server, read by any admin-API token (Unleash: permission NONE on the search);
+#: filtered by the server's search from Unleash 6.0, on 5.x read through its search by body and
+#: filtered by flagdesk
+EVENTS = Tool(
+    "events", "Event log", "Configuration",
+    "Every change made on the server, by anyone, newest first: filter by type, who, project, "
+    "flag, environment and time; export as CSV or JSON.", "events",
+    Needs(differences=(
+        (Versions("unleash", below=(6, 0)), "no event search: filtered by flagdesk"),)),
+)  # fmt: skip
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -462,6 +476,8 @@ class Tools(NamedTuple):
     compare: Tool
     # issue 38: the login history's window
     logins: Tool
+    # issue 38: the event log's window
+    events: Tool
 
 
 TOOL = Tools(
@@ -538,6 +554,8 @@ TOOL = Tools(
     compare=COMPARE,
     # issue 38: the login history's window
     logins=LOGINS,
+    # issue 38: the event log's window
+    events=EVENTS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -593,19 +611,6 @@ BANNERS = Tool(
 
 HEADLESS_TOOLS += (INSTANCE, BANNERS)
 
-# ------------------------------------------------------------- the event log (issue 38, headless)
-
-#: the event log (`flagdesk events`; `app.api.events`): every change made on the server, read by
-#: any admin-API token (Unleash: permission NONE on the search); filtered by the server's search
-#: from Unleash 6.0, on 5.x read through its search by body and filtered by flagdesk
-EVENTS = Tool(
-    "events", "Event log", "Configuration",
-    "Every change made on the server, by anyone, newest first: filter by type, who, project, "
-    "flag, environment and time; export as CSV or JSON.", "events",
-    Needs(differences=(
-        (Versions("unleash", below=(6, 0)), "no event search: filtered by flagdesk"),)),
-)  # fmt: skip
-HEADLESS_TOOLS += (EVENTS,)
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")
 ENTERPRISE_PROBES = frozenset(

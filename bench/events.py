@@ -16,27 +16,45 @@ Starts `flagdesk serve --empty --scale` (the access set with its 100,000 planted
   an export (medians; on a busy machine the wall time is theirs and the waits for a core: the
   two overlap, the next page asked for while this one is written).
 
-`first_page_s`, `keystroke_ms`, `longest_stall_ms` and `peak_rss_mb` are the event log
-window's, which does not exist yet: null until it does.
+The event log's window (`ui.events.EventLogView`), opened offscreen in this process as the GUI
+opens it (one qasync loop, the session's shared client, `ToolPage`, bench/ui_tables.py's
+`StallMeter`), against the same sandbox:
 
-Goal (issue 38): the CSV export of 100,000 events in at most 5 s; with the margin of issue 14
-(bench/margin.py), 4 s: `met` and `met_with_margin` hold the slowest run to them.
+- `first_page_s`: from the window shown (its first request sent) to the newest page's rows
+  painted; the median of `--runs` openings, the slowest as `first_page_s_max`;
+- `load_all_s`: Load all, every one of the 100,000 events read page by page into the list, to
+  the last painted; `longest_stall_ms`, the longest the GUI thread went without turning its
+  event loop meanwhile (a 5 ms timer), and `open_stall_ms` while the window was built and its
+  first page came (the window's modules imported on its first opening);
+- `keystroke_ms`: one character typed in the list's quick filter over the 100,000 loaded, to
+  the filtered rows painted (`e`, then `7` narrowing it; median, and `keystroke_ms_max`);
+- `peak_rss_mb`: this process's peak memory (the window with 100,000 events loaded; the
+  commands ran as processes of their own).
+
+Goals (issue 38): the CSV export of 100,000 events in at most 5 s, the first page in at most
+1 s, a keystroke in at most 50 ms, the longest stall under 50 ms and the peak memory under
+300 MB; with the margin of issue 14 (bench/margin.py), 4 s, 0.8 s, 40 ms, 40 ms and 240 MB:
+`met` and `met_with_margin` hold the slowest figures to them. `--no-window` measures the export
+alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import csv
 import json
 import math
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from margin import margin_goals, meets
 
@@ -44,8 +62,12 @@ from app.api.events import SEARCH_PAGE
 from sandbox.process import SandboxProcess
 
 ROOT = Path(__file__).resolve().parent.parent
-#: issue 38: a CSV export of 100,000 events in at most 5 s (the slowest run is held to it)
-GOALS = {"csv_export_s_max": 5.0}
+#: issue 38: a CSV export of 100,000 events in at most 5 s, and the window's figures (the
+#: slowest run of each is held to them)
+#: the window's figures the JSON names first
+WINDOW_SHOWN = ("first_page_s", "keystroke_ms", "longest_stall_ms", "peak_rss_mb")
+GOALS = {"csv_export_s_max": 5.0, "first_page_s_max": 1.0, "keystroke_ms_max": 50,
+         "longest_stall_ms_max": 50, "peak_rss_mb_max": 300}  # fmt: skip
 
 
 def cpu_seconds(pid: int) -> float:
@@ -73,9 +95,104 @@ def export(sb: SandboxProcess, target: Path) -> tuple[float, float, float]:
     return took, max(usage.ru_maxrss, before) / 1024, used  # ru_maxrss: KB (the largest so far)
 
 
+async def _window(app: Any, sb: SandboxProcess, runs: int) -> dict[str, Any]:
+    """The event log's window opened `runs` times: the first page each time; Load all and the
+    keystrokes in the first."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from ui_tables import StallMeter, connected, painted, until
+
+    from app.registry import TOOLS_BY_KEY
+    from app.viewmodels.table import releasing
+    from app.viewmodels.tools import ToolModel
+    from ui.events import EventLogView
+    from ui.tool_page import ToolPage
+
+    first_pages: list[float] = []
+    open_stalls: list[int] = []
+    figures: dict[str, Any] = {}
+    async with connected(sb) as session:
+        for run in range(runs):
+            page = ToolPage(ToolModel(TOOLS_BY_KEY["events"], session))
+            page.resize(1100, 700)
+            meter = StallMeter()
+            meter.start()
+            started = time.perf_counter()
+            page.show()  # builds the window, which sends its request
+            view = page.ensure_content()
+            assert isinstance(view, EventLogView)
+            m = view.model
+            await until(lambda v=view: v.model.table.total_count > 0 and v.table.isVisible())
+            await painted(app)
+            first_pages.append(time.perf_counter() - started)
+            meter.stop()
+            open_stalls.append(meter.longest)
+            if run == 0:
+                await until(lambda v=view: not v.model.fetching and not v.model.reading_ahead)
+                meter.start()
+                started = time.perf_counter()
+                m.load_all()
+                await until(lambda v=view: not v.model.loading_all and not v.model.more, 600)
+                await painted(app)
+                figures["load_all_s"] = round(time.perf_counter() - started, 3)
+                meter.stop()
+                figures["longest_stall_ms"] = meter.longest
+                figures["window_events"] = m.table.total_count
+                keystrokes: list[float] = []
+                edit = view.table.filter_edit
+                for _ in range(runs):
+                    edit.clear()
+                    await painted(app)
+                    for key in (Qt.Key.Key_E, Qt.Key.Key_7):
+                        t = time.perf_counter()
+                        QTest.keyClick(edit, key)
+                        await painted(app)
+                        keystrokes.append((time.perf_counter() - t) * 1000)
+                edit.clear()
+                await painted(app)
+                figures["keystroke_ms"] = round(statistics.median(keystrokes), 1)
+                figures["keystroke_ms_max"] = round(max(keystrokes), 1)
+            page.close_page()
+            page.deleteLater()
+            del page, view, m
+            await painted(app)
+            await until(lambda: not releasing(), 60)
+    figures["first_page_s"] = round(statistics.median(first_pages), 3)
+    figures["first_page_s_max"] = round(max(first_pages), 3)
+    figures["open_stall_ms"] = max(open_stalls)
+    return figures
+
+
+def window_figures(sb: SandboxProcess, runs: int) -> dict[str, Any]:
+    """`_window` on a qasync loop of this process's QApplication (offscreen), then its peak
+    memory."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from app.startup import tune_interpreter
+
+    layout = tempfile.mkdtemp(prefix="flagdesk-bench-layout-")
+    # remembered column widths and sort orders from a real desktop would change the figures
+    os.environ["FLAGDESK_CONFIG_DIR"] = layout
+    app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)
+    tune_interpreter()  # as `ui.main_window.run` does
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        with loop:
+            figures = loop.run_until_complete(_window(app, sb, runs))
+    finally:
+        shutil.rmtree(layout, ignore_errors=True)
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-window", action="store_true", help="the CSV export alone")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="flagdesk-bench-events-") as folder:
         where = Path(folder)
@@ -96,7 +213,13 @@ def main() -> None:
             with target.open(encoding="utf-8", newline="") as f:
                 rows = sum(1 for _ in csv.reader(f)) - 1
             size = target.stat().st_size
+            window = {} if args.no_window else window_figures(sb, args.runs)
     slowest = max(times)
+    measured = {"csv_export_s_max": slowest, **{k: window[k] for k in GOALS if k in window}}
+    if window:  # one figure each: the largest of its run
+        measured["longest_stall_ms_max"] = window["longest_stall_ms"]
+        measured["peak_rss_mb_max"] = window["peak_rss_mb"]
+    goals = {k: v for k, v in GOALS.items() if k in measured}
     print(json.dumps({
         "benchmark": "events",
         "events": rows,
@@ -110,14 +233,15 @@ def main() -> None:
         "csv_sandbox_cpu_s": round(statistics.median(sandbox_cpu), 2),
         "load": round(os.getloadavg()[0], 2),
         "runs": args.runs,
-        "first_page_s": None,
-        "keystroke_ms": None,
-        "longest_stall_ms": None,
-        "peak_rss_mb": None,
-        "goal": GOALS,
-        "margin_goal": margin_goals(GOALS),
-        "met": meets({"csv_export_s_max": slowest}, GOALS),
-        "met_with_margin": meets({"csv_export_s_max": slowest}, margin_goals(GOALS)),
+        "first_page_s": window.get("first_page_s"),
+        "keystroke_ms": window.get("keystroke_ms"),
+        "longest_stall_ms": window.get("longest_stall_ms"),
+        "peak_rss_mb": window.get("peak_rss_mb"),
+        **{k: v for k, v in window.items() if k not in WINDOW_SHOWN},
+        "goal": goals,
+        "margin_goal": margin_goals(goals),
+        "met": meets(measured, goals),
+        "met_with_margin": meets(measured, margin_goals(goals)),
     }))  # fmt: skip
 
 

@@ -2,7 +2,8 @@
 into docs/screenshots/, in the light and in a dark palette, plus the unavailable and error states,
 a table header's menu and the connections dialog.
 
-Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen.
+Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen; `--only events`
+renders the event log's pictures alone.
 """
 
 from __future__ import annotations
@@ -1230,6 +1231,103 @@ async def _promote(
         save(window, f"compare-{after}-{palette}")
 
 
+def _changes_to_show(url: str, token: str) -> None:
+    """Changes with a state before and after for the event log's pictures (the demo's history
+    records none): a flag's description, and its first strategy's rollout."""
+    with httpx.Client(base_url=url, headers={"Authorization": token}, timeout=10) as http:
+        flags = http.get("/api/admin/projects/web-shop/features").json()["features"]
+        flag = next(f["name"] for f in flags if not f.get("archived"))
+        base = f"/api/admin/projects/web-shop/features/{flag}"
+        http.patch(
+            base,
+            json=[
+                {
+                    "op": "replace",
+                    "path": "/description",
+                    "value": "Checkout v2, behind a 50% rollout",
+                }
+            ],
+        ).raise_for_status()
+        for env in http.get(base).json()["environments"]:
+            for strategy in env.get("strategies", []):
+                if "rollout" in (strategy.get("parameters") or {}):
+                    http.patch(f"{base}/environments/{env['name']}/strategies/{strategy['id']}",
+                               json=[{"op": "replace", "path": "/parameters/rollout",
+                                      "value": "75"}]).raise_for_status()  # fmt: skip
+                    return
+
+
+async def _events(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    db_path: Path,
+) -> None:  # fmt: skip
+    """The event log (issue 38): the list newest first, an event opened as the change it made
+    (a strategy's rollout: its field chosen), and filters that match nothing."""
+    from ui.events import EventLogView
+
+    token = await asyncio.to_thread(_personal_token, db_path, "admin")
+    await asyncio.to_thread(_changes_to_show, session.url, token)
+    window.show_page("events")
+    view = window.tool_pages["events"].ensure_content()
+    assert isinstance(view, EventLogView)
+    m = view.model
+    view.clear_filters()
+    m.refresh()
+    await until(lambda: m.loaded and not m.busy and not m.fetching and not m.reading_ahead)
+    await settle(window)
+    save(window, f"events-{palette}")
+    table = m.table
+    row = table.row_of(lambda e: e.type == "feature-strategy-update")
+    if row < 0:
+        row = table.row_of(lambda e: e.preData is not None)
+    view.table.view.setCurrentIndex(table.index(max(row, 0), 0))
+    changes = m.changes
+    field = next((r for r in range(changes.rowCount())
+                  if "rollout" in str(changes.index(r, 0).data())), 0)  # fmt: skip
+    view.changes_view.setCurrentIndex(changes.index(field, 0))
+    await settle(window)
+    save(window, f"events-opened-{palette}")
+    view.set_filter_texts(flags="no-such-flag")
+    await until(lambda: m.loaded and not m.busy and not m.reading_ahead)
+    await settle(window)
+    save(window, f"events-empty-{palette}")
+    view.clear_filters()
+    await until(lambda: m.loaded and not m.busy and not m.reading_ahead)
+
+
+async def shoot_events(app: QApplication, out: Path) -> list[Path]:
+    """The event log's pictures alone (`--only events`), in both palettes."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for palette_name, desktop in (("light", None), ("dark", dark_desktop_palette())):
+            use_readable_palette(app, desktop)
+            os.environ["FLAGDESK_DATA_DIR"] = str(root / f"data-{palette_name}")
+            db_path = root / f"demo-{palette_name}.sqlite3"
+            session = Session(
+                ProfileStore(root / f"config-{palette_name}"),
+                sandbox_factory=functools.partial(SandboxProcess, db_path, session_tokens=True),
+                health_interval=0,
+            )
+            session.avatars = no_pictures()
+            window = MainWindow(session)
+            window.resize(1100, 700)
+            window.show()
+            await session.open_sandbox()
+
+            def save(widget: QWidget, name: str) -> None:
+                path = out / f"{name}.png"
+                widget.grab().save(str(path))
+                written.append(path)
+
+            await _events(window, session, palette_name, save, db_path)
+            window.close()
+            await session.aclose()
+        use_readable_palette(app)
+    return written
+
+
 async def shoot(app: QApplication, out: Path) -> list[Path]:
     """The main window on the overview and every tool in its loaded, empty and error states,
     the connections dialog, a server without groups and a server that cannot be reached, in
@@ -1299,6 +1397,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # leaves the connection on a played open-source release: reopened after)
                 await _access(window, palette_name, save, root)
                 await session.open_sandbox()
+                # issue 38: the event log, with what the steps above changed in it
+                await _events(window, session, palette_name, save,
+                              root / f"demo-{palette_name}.sqlite3")  # fmt: skip
                 # issue 36: the token windows (they change the connection: before the others')
                 await _tokens(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
@@ -1354,7 +1455,15 @@ def _numbered(stem: Path, number: int) -> SandboxProcess:
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/screenshots")
+    args = sys.argv[1:]
+    only = ""
+    if "--only" in args:  # `--only events`: one window's pictures
+        at = args.index("--only")
+        only = args[at + 1] if at + 1 < len(args) else ""
+        del args[at : at + 2]
+        if only != "events":
+            sys.exit("usage: python -m ui.screenshots [OUT_DIR] [--only events]")
+    out = Path(args[0]) if args else Path("docs/screenshots")
     # the window layouts and data of a desktop would change the pictures, and the steps would
     # write into them: a folder of the run's own for both
     private = Path(tempfile.mkdtemp(prefix="flagdesk-screenshots-home-"))
@@ -1367,7 +1476,9 @@ def main() -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        written = loop.run_until_complete(shoot(app, out))
+        written = loop.run_until_complete(
+            shoot_events(app, out) if only == "events" else shoot(app, out)
+        )
     for path in written:
         print(path)
     return 0

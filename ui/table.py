@@ -238,6 +238,8 @@ class DataTable(QWidget):
         self.export_button.clicked.connect(self.on_export_button_clicked)
         bar.addWidget(self.export_button)
         layout.addLayout(bar)
+        #: the filter box, count and Export's row (a window may add its own buttons to it)
+        self.bar = bar
 
         self.view = CopyTableView()
         self.filter_edit.leads_to = self.view  # Down in the filter box

@@ -153,6 +153,15 @@ def _logins() -> type[ToolContent]:
     return LoginHistoryView
 
 
+# issue 38: the event log's window
+
+
+def _events() -> type[ToolContent]:
+    from ui.events import EventLogView
+
+    return EventLogView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -178,6 +187,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.compare: _compare,
     # issue 38: login history
     TOOL.logins: _logins,
+    # issue 38: the event log's window
+    TOOL.events: _events,
 }
 
 

@@ -21,6 +21,7 @@ the capability probe (`app.api.probe`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import typing
@@ -838,12 +839,18 @@ class AdminClient(Sender):
         return page if page is not None else await self._parse(response, models.EventPage, request)
 
     async def events(
-        self, filters: EventFilter | None = None, *, own: bool = False, size: int | None = None
+        self,
+        filters: EventFilter | None = None,
+        *,
+        own: bool = False,
+        size: int | None = None,
+        on_total: Callable[[int | None], object] | None = None,
     ) -> AsyncIterator[list[models.Event]]:
         """The events `filters` takes, newest first, a page at a time as they arrive: through
         the server's search where it has one, else 5.x's search by body, each event held to
         the whole filter here; `own`: every event read, the filter flagdesk's alone (the same
-        events: `app.api.events`). `size`: the page asked for."""
+        events: `app.api.events`). `size`: the page asked for; `on_total`: the server's count
+        with the first page (`app.api.events.pages`)."""
         caps = await self._require("events")
         filters = filters or EventFilter()
         server = caps.server_version if caps.server_kind == "unleash" else ""
@@ -857,8 +864,12 @@ class AdminClient(Sender):
             except e.NotFound:
                 way = "body"
         reader = search if way == "search" else by_body
-        async for page in event_pages(reader, way, filters, own=own, size=size):
-            yield page
+        # closed with this one (a window leaves a read half done): its request under way
+        # cancelled on the event loop, not left to the garbage collector without one
+        read = event_pages(reader, way, filters, own=own, size=size, on_total=on_total)
+        async with contextlib.aclosing(read):
+            async for page in read:
+                yield page
 
     # ------------------------------------------------------------------ login history
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -60,42 +59,11 @@ exit status:
   4  the token was refused
 """
 
-#: the CSV's columns (and the text's, less the JSON ones)
-COLUMNS = ("id", "createdAt", "type", "createdBy", "createdByUserId", "project", "featureName",
-           "environment", "groupId", "label", "summary", "tags", "preData", "data")  # fmt: skip
-_AGO = re.compile(r"(\d{1,6})\s*([mhdw])")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-#: a secret's keys in an event's data: shown masked whatever the server logged (Unleash masks
-#: them itself: `***`, or leaves the secret out)
-_SECRET_KEYS = frozenset({"secret", "token", "password"})
-
-
-def when(text: str, *, end_of_day: bool = False, now: datetime | None = None) -> datetime:
-    """`--since`/`--until`'s WHEN: a time ago (`30m`, `12h`, `7d`, `2w`), an ISO date (its
-    midnight UTC; with `end_of_day`, the next midnight: all of that day) or date and time (UTC
-    unless it says its zone). ValueError saying what it takes."""
-    given = text.strip()
-    ago = _AGO.fullmatch(given)
-    if ago:
-        now = now or datetime.now(UTC)
-        return now - timedelta(**{_UNITS[ago.group(2)]: int(ago.group(1))})
-    try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", given):
-            day = datetime.fromisoformat(given).replace(tzinfo=UTC)
-            return day + timedelta(days=1) if end_of_day else day
-        at = datetime.fromisoformat(given.replace("z", "Z"))
-    except ValueError:
-        at = None
-    if at is None or not re.match(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", given):
-        raise ValueError(
-            f"{text!r} is not a time: give a date (2026-01-31), a date and time "
-            "(2026-01-31T14:00, UTC unless it has a zone) or a time ago (30m, 12h, 7d, 2w)"
-        )
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-
 
 def _when_type(end_of_day: bool) -> Any:
     def parse(text: str) -> datetime:
+        from app.api.events import when
+
         try:
             return when(text, end_of_day=end_of_day)
         except ValueError as exc:
@@ -152,59 +120,6 @@ def run(args: argparse.Namespace) -> int:
     return run_job(out, _show(client, filters, out))
 
 
-def masked(value: Any) -> Any:
-    """An event's `data` or `preData` with any secret's value shown as `***`."""
-    if isinstance(value, dict):
-        return {k: ("***" if k.casefold() in _SECRET_KEYS and isinstance(v, str) and v
-                    else masked(v)) for k, v in value.items()}  # fmt: skip
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
-
-
-#: a secret's key in an event's JSON text (one scan, where a casefold and a look for each key
-#: a cell took a sixth of the export's own time)
-_SECRET_KEY = re.compile("|".join(f'"{key}"' for key in sorted(_SECRET_KEYS)), re.IGNORECASE)
-
-
-def _json_cell(value: Any) -> str:
-    from app.api.events import json_text
-
-    if value is None:
-        return ""
-    text = json_text(value)
-    if _SECRET_KEY.search(text) is not None:
-        text = json_text(masked(value))
-    return text
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    """An event as `--json` gives it: the server's fields, secrets masked."""
-    from app.api.events import wire_time
-
-    return {
-        "id": event.id, "type": event.type, "createdAt": wire_time(event.createdAt),
-        "createdBy": event.createdBy, "createdByUserId": event.createdByUserId,
-        "project": event.project, "featureName": event.featureName,
-        "environment": event.environment, "groupType": event.groupType,
-        "groupId": event.groupId, "label": event.label, "summary": event.summary,
-        "tags": event.tags, "preData": masked(event.preData), "data": masked(event.data),
-    }  # fmt: skip
-
-
-def csv_row(event: Event) -> tuple[Any, ...]:
-    """An event as a row of `COLUMNS`."""
-    from app.api.events import wire_time
-
-    return (
-        event.id, wire_time(event.createdAt), event.type, event.createdBy or "",
-        "" if event.createdByUserId is None else event.createdByUserId, event.project or "",
-        event.featureName or "", event.environment or "", event.groupId or "",
-        event.label or "", event.summary or "", _json_cell(event.tags or None),
-        _json_cell(event.preData), _json_cell(event.data),
-    )  # fmt: skip
-
-
 def _line(event: Event) -> str:
     from app.api.events import wire_time
 
@@ -219,13 +134,15 @@ def _line(event: Event) -> str:
 
 
 async def _show(client: AdminClient, filters: EventFilter, out: Output) -> int:
+    from app.api.events import event_json
+
     shown: list[dict[str, Any]] = []
     count = 0
     async with client:
         async for page in client.events(filters):
             count += len(page)
             if out.as_json:
-                shown.extend(event_json(e) for e in page)
+                shown.extend(map(event_json, page))
                 continue
             if count == len(page) and page:
                 echo(f"{'TIME'.ljust(24)}  {'ID'.rjust(7)}  {'TYPE'.ljust(36)}  "
@@ -275,6 +192,8 @@ def _text_file(fd: int) -> TextIO:
 
 
 async def _write_rows(client: AdminClient, filters: EventFilter, f: TextIO) -> int:
+    from app.api.events import COLUMNS, csv_row
+
     writer = csv.writer(f)
     writer.writerow(COLUMNS)
     count = 0

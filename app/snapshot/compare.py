@@ -66,6 +66,7 @@ __all__ = [
     "Kind",
     "compare",
     "exactly",
+    "field_differences",
     "pair_strategies",
     "short",
 ]
@@ -722,6 +723,34 @@ def _diff_fields(
                     )
         else:
             emit((*path, name), Change.CHANGED, _plain(target_value), _plain(source_value))
+
+
+def field_differences(
+    old: Any, new: Any, *, kind: str = "flags", object: str = ""
+) -> list[Difference]:
+    """Two plain JSON values (an event's `preData` and `data`) compared field by field as a
+    comparison compares an object's fields (`_diff_fields`: an object's parameters one by one,
+    `parameters.rollout`; other values whole), in `new`'s order, then the fields only `old`
+    has. A field only `new` has is `ONLY_IN_SOURCE` (added), only `old`'s `ONLY_IN_TARGET`
+    (removed); a value that is not an object on both sides is one difference of the whole
+    (path `()`). `kind` and `object` name what the differences are of (`Difference.key`)."""
+    found: list[Difference] = []
+    emit = _emitter(found, kind, object)
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        if old != new:
+            change = (Change.ONLY_IN_SOURCE if old is None else
+                      Change.ONLY_IN_TARGET if new is None else Change.CHANGED)  # fmt: skip
+            emit((), change, old, new)
+        return found
+    for name in new:
+        if name not in old:
+            emit((name,), Change.ONLY_IN_SOURCE, None, new[name])
+        else:
+            _diff_fields({name: new[name]}, {name: old[name]}, (), emit)
+    for name in old:
+        if name not in new:
+            emit((name,), Change.ONLY_IN_TARGET, old[name], None)
+    return found
 
 
 def _diff_keyed(new: Keyed, old: Keyed, path: tuple[str, ...], emit: Emit) -> None:

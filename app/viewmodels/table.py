@@ -466,10 +466,13 @@ class FilterTexts(Generic[T]):
     a turn of the event loop once its rows are on screen), or what is left at once (`get()`,
     when a word is typed before the last slice). No Qt."""
 
-    def __init__(self, columns: Sequence[Column[T]], rows: list[T]) -> None:
+    def __init__(
+        self, columns: Sequence[Column[T]], rows: list[T], made: list[str] | None = None
+    ) -> None:
         self._columns = list(columns)
         self._rows = rows
-        self._texts: list[str] = []
+        #: the texts made, in the rows' order (`made`: those of the first rows, made before)
+        self._texts: list[str] = [] if made is None else made
         self._times: dict[datetime, str] = {}
 
     @property
@@ -696,6 +699,9 @@ class TableModel(QAbstractTableModel, Generic[T]):
         #: `_terms` wait for the filter texts (`filter_pending`)
         self._filter_waits = False
         self._filter_text = ""
+        #: rows whose filter texts one turn of the event loop makes (a table of costlier rows
+        #: makes fewer: the event log's summaries)
+        self.texts_at_once = _TEXTS_AT_ONCE
         #: why a row is marked ("" when it is not): a marked row's first cell starts with MARK
         #: and says why in its tooltip (call `marks_changed()` when the answer may change)
         self.mark: Callable[[T], str] | None = None
@@ -768,6 +774,78 @@ class TableModel(QAbstractTableModel, Generic[T]):
 
     def clear(self) -> None:
         self.set_prepared(PreparedRows([], []))
+
+    def extend(self, rows: Iterable[T]) -> None:
+        """Add `rows` after those held (a page of a list read page by page: the event log),
+        sorted and filtered in with them. Their filter texts are made a slice a turn after, as
+        a load's are (a filter typed meanwhile makes the few left at once); when they sort
+        after the others, only their sort keys are made (`_sorted_after`), else the sorted
+        column's keys are made again and sorted. When the rows shown before stay first, in
+        their order (the new rows sort after them: older events, newest first), the view is
+        told of rows inserted at the end, so its selection, current row and scroll stay; else
+        of a reset."""
+        added = list(rows)
+        if not added:
+            return
+        before = self._shown
+        count = len(before)
+        self._all.extend(added)  # the pending filter texts' rows too: the same list
+        if self._pending_texts is None:  # the new rows' texts made a slice a turn, as a load's
+            self._pending_texts = FilterTexts(self._columns, self._all, self._haystacks)
+            self._haystacks = []
+        self._slices_timer.start()
+        appended = self._sort is not None and self._sorted_after(len(self._all) - len(added))
+        if not appended:
+            self._keys = {}
+            self._orders = {}
+            if self._sort is not None:
+                self._sort_order(*self._sort)
+            else:
+                self._order = range(len(self._all))
+        self._apply_filter()
+        after = self._shown
+        # put after the others: the rows shown before (sorted and filtered alike) stay first
+        kept = appended or (len(after) >= count and list(islice(after, count)) == list(before))
+        self._shown = before  # what the view knows until told
+        if kept and len(after) > count:
+            self.beginInsertRows(QModelIndex(), count, len(after) - 1)
+            self._shown = after
+            self.endInsertRows()
+        elif not kept:
+            self.beginResetModel()
+            self._shown = after
+            self.endResetModel()
+        else:
+            self._shown = after
+        self.counts_changed.emit(len(self._shown), len(self._all))
+
+    def _sorted_after(self, first: int) -> bool:
+        """`extend`'s quick way: the rows from `first` on (just added) sorted by the sorted
+        column's keys, theirs alone made, and put after the others when every one of them
+        sorts after the last (a page of older events, newest first): True. False (nothing
+        changed) when the keys were not made yet, or the new rows sort among the others, or
+        their keys cannot be compared with the others' (the caller sorts anew)."""
+        assert self._sort is not None
+        column, order = self._sort
+        keys = self._keys.get(column)
+        if keys is None or len(keys) != first or not isinstance(self._order, list):
+            return False
+        descending = order == Qt.SortOrder.DescendingOrder
+        new_keys = column_sort_keys(self._columns[column], self._all[first:])
+        try:
+            run = sorted(range(len(new_keys)), key=new_keys.__getitem__, reverse=descending)
+            if self._order:
+                last, head = keys[self._order[-1]], new_keys[run[0]]
+                # equal keys keep the rows' own order (a stable sort, either way round)
+                if (head > last) if descending else (head < last):
+                    return False
+        except TypeError:
+            return False
+        keys.extend(new_keys)
+        self._keys = {column: keys}
+        self._orders = {}
+        self._order = self._order + [first + i for i in run]
+        return True
 
     def release(self) -> None:
         """Let go of every row: the view-model holding this table is closed, its window is
@@ -942,7 +1020,7 @@ class TableModel(QAbstractTableModel, Generic[T]):
                 if pending is None:
                     self._slices_timer.stop()
                     return
-                pending.make_slice()
+                pending.make_slice(self.texts_at_once)
                 if pending.done:
                     self._filter_texts()  # kept; the times' texts let go of
                     if self._filter_waits:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.commands.events import COLUMNS, _json_cell, masked, when
+from app.api.events import COLUMNS, _json_cell, masked, when
 from sandbox import db
 from sandbox.process import SandboxProcess
 from tests.app.test_cli_users import as_json, run_flagdesk

@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from app.snapshot.compare import KIND_KEYS, Change, Comparison, Difference, compare
+from app.snapshot.compare import (
+    KIND_KEYS,
+    Change,
+    Comparison,
+    Difference,
+    compare,
+    field_differences,
+)
 from app.snapshot.model import Snapshot
 from tests.app.snapshot_examples import environment, flag, rollout, shop, snapshot, strategy
 
@@ -476,3 +483,25 @@ def test_unread_names_only_lists_of_a_snapshot() -> None:
     bad["unread"] = {"gropus": "typo"}
     with pytest.raises(ValueError, match="names no list of a snapshot: gropus"):
         snapshot(bad)
+
+
+def test_two_plain_values_compared_field_by_field() -> None:
+    """`field_differences` (the event log's preData and data): a field added, removed or
+    changed, an object's parameters one by one, in the new value's order then the removed;
+    a side that is no object compared whole."""
+    before = {"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "default"},
+              "constraints": [], "gone": 1}  # fmt: skip
+    after = {"name": "flexibleRollout", "parameters": {"rollout": "75", "stickiness": "default"},
+             "constraints": [{"contextName": "region"}], "title": "EU"}  # fmt: skip
+    found = [(d.where, d.change, d.old, d.new) for d in field_differences(before, after)]
+    assert found == [
+        ("parameters.rollout", Change.CHANGED, "50", "75"),
+        ("constraints", Change.CHANGED, [], [{"contextName": "region"}]),
+        ("title", Change.ONLY_IN_SOURCE, None, "EU"),
+        ("gone", Change.ONLY_IN_TARGET, 1, None),
+    ]
+    assert field_differences(after, after) == []
+    made = field_differences(None, {"name": "x"}, object="x")
+    assert [(d.path, d.change, d.key) for d in made] == [((), Change.ONLY_IN_SOURCE, "flag x")]
+    assert [d.change for d in field_differences({"a": 1}, None)] == [Change.ONLY_IN_TARGET]
+    assert [d.change for d in field_differences("a", "b")] == [Change.CHANGED]

@@ -22,7 +22,9 @@ from ui.tool_page import ToolPage
 
 
 @pytest.mark.parametrize(
-    ("key", "item"), [("inactive_users", None), ("archived_features", "web-shop")]
+    ("key", "item"),
+    # issue 38: the event log, its next page read ahead when it is closed
+    [("inactive_users", None), ("archived_features", "web-shop"), ("events", None)],
 )
 def test_a_closed_window_frees_its_view_model_and_rows(
     qtbot: Any,

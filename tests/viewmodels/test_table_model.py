@@ -786,3 +786,63 @@ def test_runs_merged_a_piece_at_a_time_are_what_one_sort_gives() -> None:
                                          at_once=at_once)  # fmt: skip
                     expected = sorted(range(len(keys)), key=keys.__getitem__, reverse=reverse)
                     assert merged == expected, (name, split, reverse, at_once)
+
+
+def test_rows_added_page_by_page_are_sorted_and_filtered_in(qtbot: Any) -> None:
+    """`extend` (the event log's pages): rows that sort after those shown are inserted at the
+    end (the view keeps its selection and scroll); rows that sort among them reset it; the
+    filter and the counts take them in, also while the filter texts are still being made."""
+    columns = [Column("Name", lambda r: r.name), Column("Count", lambda r: r.count)]
+    model: TableModel[Row] = TableModel(columns)
+    model.clear()
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    counts: list[tuple[int, int]] = []
+    model.counts_changed.connect(lambda shown, total: counts.append((shown, total)))
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("a9", 9), Row("b8", 8)])
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("c7", 7), Row("a6", 6)])
+    assert [r.name for r in model.rows] == ["a9", "b8", "c7", "a6"]
+    with qtbot.waitSignal(model.modelReset):
+        model.extend([Row("z10", 10)])  # sorts first
+    assert [r.name for r in model.rows] == ["z10", "a9", "b8", "c7", "a6"]
+    model.set_filter("a")
+    assert [r.name for r in model.rows] == ["a9", "a6"]
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("x1", 1), Row("a0", 0)])
+    assert [r.name for r in model.rows] == ["a9", "a6", "a0"]
+    assert counts[-1] == (3, 7)
+    model.extend([])
+    assert counts[-1] == (3, 7)
+    # rows handed over with their texts not made yet: a page's join them
+    model.set_filter("")
+    model.set_prepared(prepare_rows(columns, [Row(f"r{i}", i) for i in range(10)],
+                                    filter_texts=False))  # fmt: skip
+    model.extend([Row("last", -1)])
+    model.set_filter("last")
+    qtbot.waitUntil(lambda: not model.filter_pending)
+    assert [r.name for r in model.rows] == ["last"]
+
+
+def test_a_page_sorted_after_the_rows_is_put_after_them_without_sorting_anew(
+    qtbot: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`extend` on a table sorted by a column whose keys are made: the new rows' keys alone
+    are made, and when they sort after the others, they go after them with no sort of all (a
+    page of older events of 100,000): the same order a sort of all gives."""
+    columns = [Column("Name", lambda r: r.name), Column("Count", lambda r: r.count)]
+    model: TableModel[Row] = TableModel(columns)
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    model.extend([Row(f"r{i}", i) for i in range(100, 50, -1)])
+    made: list[int] = []
+    real = app.viewmodels.table.column_sort_keys
+    monkeypatch.setattr(app.viewmodels.table, "column_sort_keys",
+                        lambda c, rows: made.append(len(rows)) or real(c, rows))  # fmt: skip
+    with qtbot.waitSignal(model.rowsInserted):
+        model.extend([Row("b", 50), Row("a", 50), Row("c", 10), Row("d", 20)])
+    assert made == [4]
+    expected = sorted(model.all_rows, key=lambda r: r.count or 0, reverse=True)
+    assert [r.name for r in model.rows] == [r.name for r in expected]
+    assert [r.name for r in model.rows][-4:] == ["b", "a", "d", "c"]
+    model.extend([Row("none", None)])  # a key of another kind: sorted anew
+    assert model.rows[0].name == "none"
