@@ -13,7 +13,7 @@ import io
 import json
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,15 @@ def wait_read(qtbot: Any, view: EventLogView, timeout: int = 20_000) -> None:
     m = view.model
     qtbot.waitUntil(lambda: (m.loaded or bool(m.error)) and not m.busy and not m.fetching
                     and not m.reading_ahead, timeout=timeout)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
+    """A demo sandbox of this module's own (not the run's shared one): the counts held here
+    (148 events, 15 flags archived) are the demo data's, whatever the modules before changed on
+    the shared one (a whole run had made 240 events of it)."""
+    with SandboxProcess(tmp_path_factory.mktemp("events-demo") / "demo.sqlite3", "--demo") as sb:
+        yield sb
 
 
 def db_ids(sb: SandboxProcess, where: str = "1", *args: object) -> list[int]:
