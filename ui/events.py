@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.api.events import EventFilter
 from app.api.models import Event
 from app.viewmodels.events import (
     FILTER_FIELDS,
@@ -44,6 +45,7 @@ from app.viewmodels.events import (
     EventLogModel,
     ExportFormat,
     filters_from,
+    texts_of,
 )
 from app.viewmodels.tools import LoadPhase
 from ui.compare import ChangeDelegate
@@ -413,6 +415,11 @@ class EventLogView(ToolContent):
         self.value_heading.setText(heading)
         self.value_edits["before"].setPlainText(before)
         self.value_edits["after"].setPlainText(after)
+
+    def open_item(self, item: Any) -> None:
+        """Show the events an `EventFilter` takes (the History's "Open in the event log")."""
+        if isinstance(item, EventFilter):
+            self.set_filter_texts(**texts_of(item))
 
     def focus_filter(self) -> bool:
         return False  # the DataTable's quick filter (Ctrl+F)

@@ -1,15 +1,17 @@
 """The History page (bound to `HistoryModel`): every change flagdesk made on the current
 connection, newest first, in a `DataTable` (filter as you type, Ctrl+C, Export CSV…); the
 changes in doubt are counted above it, with a button that checks them against the server; Undo…
-takes back the selected change (confirmed first, like any change, and journaled); and a button
-opens the journal's folder (the journal file and the snapshots the entries name). Shows and
-forwards; never reads the journal itself."""
+takes back the selected change (confirmed first, like any change, and journaled); a button
+opens the journal's folder (the journal file and the snapshots the entries name). Below the
+table, what the server's event log recorded of the selected change, and a button that shows
+those events in the Event log (`open_requested`). Shows and forwards; never reads the journal
+itself."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -28,6 +30,9 @@ class UndoConfirmation(ConfirmationBox):
 
 
 class HistoryPage(QWidget):
+    #: show another tool with an item: the Event log with the selected change's events
+    open_requested = Signal(str, object)
+
     def __init__(self, model: HistoryModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
@@ -93,6 +98,19 @@ class HistoryPage(QWidget):
             self.table.sort_by(WHEN_COLUMN, Qt.SortOrder.DescendingOrder)  # newest first
         layout.addWidget(self.table, 1)
 
+        record = QHBoxLayout()
+        self.record_label = QLabel()
+        self.record_label.setObjectName("historyRecord")
+        self.record_label.setWordWrap(True)
+        self.record_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        record.addWidget(self.record_label, 1)
+        self.record_button = QPushButton("Open in the &event log")
+        self.record_button.setObjectName("historyRecordButton")
+        self.record_button.setToolTip("Show the events the server recorded of this change")
+        self.record_button.clicked.connect(self.on_record_button_clicked)
+        record.addWidget(self.record_button)
+        layout.addLayout(record)
+
         refresh = QShortcut(QKeySequence(QKeySequence.StandardKey.Refresh), self)
         refresh.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         refresh.activated.connect(self.refresh)
@@ -102,10 +120,12 @@ class HistoryPage(QWidget):
         model.check_finished.connect(self.on_model_changed)
         model.undo_changed.connect(self.on_model_undo_changed)
         model.undo_planned.connect(self.confirmations.ask)
+        model.record_changed.connect(self.on_model_record_changed)
         self.table.view.selectionModel().selectionChanged.connect(self.on_table_selection_changed)
         model.table.modelReset.connect(self.on_table_selection_changed)
         self.on_model_changed()
         self.on_model_undo_changed()
+        self.on_model_record_changed()
 
     def refresh(self) -> None:
         self.model.refresh()
@@ -138,6 +158,15 @@ class HistoryPage(QWidget):
         self.undo_button.setToolTip(reason or "Take back the selected change (asks first)")
         show_outcome(self.outcome_label, self.model.undo_outcome, self.model.undo_error)
         self.outcome_label.setVisible(bool(self.outcome_label.text()))
+
+    def on_model_record_changed(self) -> None:
+        self.record_label.setText(self.model.record_text)
+        self.record_label.setVisible(bool(self.model.record_text))
+        self.record_button.setVisible(self.model.record_filters is not None)
+
+    def on_record_button_clicked(self) -> None:
+        if self.model.record_filters is not None:
+            self.open_requested.emit("events", self.model.record_filters)
 
     def on_undo_button_clicked(self) -> None:
         self.model.plan_undo()

@@ -230,6 +230,7 @@ class MainWindow(QMainWindow):
         self.overview_model.loaded.disconnect(self._build_pages_soon)
         self._history_model = HistoryModel(session, self)
         self._history = HistoryPage(self._history_model)
+        self._history.open_requested.connect(self.on_page_open_requested)
         self.pages.addWidget(self._history)
         self._history_model.entries_changed.connect(self.on_history_entries_changed)
         self._history_model.refresh()  # the changes in doubt are counted from the start

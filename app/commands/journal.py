@@ -2,7 +2,8 @@
 the journal (`app.actions.journal`), newest first, in the History's words
 (`app.actions.journal_text`). It reads local files only: no server is asked, and no token is
 needed. `flagdesk journal undo ENTRY`: the History's Undo, headless (`app.actions.undo` plans
-it, the runner carries it out). No Qt."""
+it, the runner carries it out). `flagdesk journal events ENTRY`: what the server's event log
+recorded of one change (`app.actions.recorded`), as the History shows it. No Qt."""
 
 from __future__ import annotations
 
@@ -88,6 +89,30 @@ exit status:
   4  the token was refused, or lacks what the undo needs
 """
 
+EVENTS = """\
+What the server's event log recorded of one change of a connection's journal, as the window's
+History shows it below the selected change: the events its request made there (of the types
+the change makes, naming what it names, made while it was under way, within two minutes each
+side for the two machines' clocks), or that the server recorded none. A change in doubt (no
+answer came) is one the server made if it recorded an event of it.
+
+  flagdesk journal events ENTRY --profile NAME [--json]
+  flagdesk journal events ENTRY --url URL [--json]
+
+ENTRY is an entry's id as `flagdesk journal list` prints it (or its first characters). Each
+event: its id, time (UTC), type, who made it and its summary; `flagdesk events` and the Event
+log show more of each. --json prints one JSON object: entry, action, searched, since, until,
+read (the events of that time read), events (each as `flagdesk events --json` gives it) and
+text.
+
+exit status:
+  0  the server recorded the change (its events are listed)
+  1  the server recorded no event of it, or the change makes none (a metrics upload)
+  2  bad usage: no such entry
+  3  the server was unreachable
+  4  the token was refused, or may not read the event log
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
@@ -103,6 +128,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_change_options(undo, "undo")
     add_connection_arguments(undo)
     undo.add_argument("--json", action="store_true", help="print one JSON object")
+    events = add_action(sub, "events", "what the server's event log recorded of one change",
+                        EVENTS)  # fmt: skip
+    events.add_argument("entry", metavar="ENTRY", help="the entry's id (`flagdesk journal list`)")
+    add_connection_arguments(events)
+    events.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
         except UsageError as exc:
             return out.fail(EXIT_USAGE, str(exc))
         return run_job(out, _undo(args, client, connection, out))
+    if args.what == "events":
+        try:
+            client, connection = client_from_args(args)
+        except UsageError as exc:
+            return out.fail(EXIT_USAGE, str(exc))
+        return run_job(out, _events(args, client, connection, out))
     try:
         name = "" if args.all else connection_name(args)
         journals = every_journal() if args.all else [journal_folder(name)]
@@ -247,3 +283,33 @@ async def _undo(args: argparse.Namespace, client: AdminClient, connection: str, 
     out.say(f"Undid entry {entry.id} ({action_title(entry)}) on {client.base_url}: the undo is "
             f"entry {', '.join(done.entries)} of {done.journal}.")  # fmt: skip
     return out.done(EXIT_OK)
+
+
+async def _events(
+    args: argparse.Namespace, client: AdminClient, connection: str, out: Output
+) -> int:
+    from app.actions.journal_text import action_title
+    from app.actions.recorded import recorded
+    from app.actions.runner import journal_of
+    from app.actions.undo import CannotUndo, find_entry
+    from app.api.events import event_json
+
+    async with client:
+        caps = await client.capabilities()
+        journal = journal_of(connection, caps)
+        try:
+            entry = find_entry(read_entries(journal.folder), args.entry)
+        except CannotUndo as exc:
+            raise UsageError(f"{exc} ({journal.path})") from None
+        record = await recorded(client, entry)
+    out.update(server=client.base_url, connection=connection, action=entry.action,
+               **record.to_json())  # fmt: skip
+    out.update(events=[event_json(e) for e in record.events])
+    if not args.json:
+        echo(f"{action_title(entry)} ({entry.id}) on {client.base_url}: {record.text}")
+        if record.events:
+            print_table(["ID", "WHEN", "TYPE", "BY", "SUMMARY"], [
+                [str(e.id), e.createdAt.strftime("%Y-%m-%d %H:%M:%S"), e.type,
+                 e.createdBy or "", e.summary or e.label or ""] for e in record.events
+            ])  # fmt: skip
+    return out.done(EXIT_OK if record.events else EXIT_REFUSED)

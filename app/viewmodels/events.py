@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from operator import attrgetter, methodcaller
 from pathlib import Path
 from typing import Any, Literal
@@ -705,6 +705,16 @@ class EventLogModel(ToolViewModel):
 #: the filter fields the window offers, in its order: (the `EventFilter` field, its label)
 FILTER_FIELDS = (("types", "Type"), ("users", "Who"), ("projects", "Project"),
                  ("flags", "Flag"), ("environments", "Environment"))  # fmt: skip
+
+
+def texts_of(filters: EventFilter) -> dict[str, str]:
+    """The window's filter fields that give `filters` (`filters_from`'s inverse): the values
+    joined by commas, the times as UTC date and time to the second."""
+    texts = {name: ", ".join(getattr(filters, name)) for name, _ in FILTER_FIELDS}
+    for name in ("since", "until"):
+        at: datetime | None = getattr(filters, name)
+        texts[name] = "" if at is None else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return texts
 
 
 def filters_from(texts: dict[str, str]) -> EventFilter:

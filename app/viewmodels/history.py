@@ -8,10 +8,16 @@ It reads the journal when the connection changes, when any window says it change
 `Resource.METRICS` when an upload ends), and on `refresh()` (F5). The file is read on a worker
 thread. QtCore only.
 
+The selected entry shows what the server's event log recorded of it (`app.actions.recorded`:
+the events its request made, or that there are none), read a moment after the selection
+settles and kept per entry for the connection; "Open in the event log" shows them there
+(`record_filters`). The check of the changes in doubt asks the event log too: an event of the
+change settles an entry whose state flagdesk cannot read back.
+
 The History is a page of the main window below the Overview (Ctrl+H), not a tool of the
-registry: it reads the local journal, not the server. The sidebar counts the changes in doubt
-("History (1 in doubt)") from the moment the window is bound, so the start after a crash offers
-the check at once.
+registry: it reads the local journal, and the server only for the check and the record. The
+sidebar counts the changes in doubt ("History (1 in doubt)") from the moment the window is bound,
+so the start after a crash offers the check at once.
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ import asyncio
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.actions.check import can_check, check_entry, settle
+from app.actions.check import can_check, settle
 from app.actions.journal import (
     JOURNAL_NAME,
     Actor,
@@ -33,9 +39,11 @@ from app.actions.journal import (
     read_journal,
 )
 from app.actions.journal_text import action_title, by_text, items_text, outcome_text, time_text
+from app.actions.recorded import Recorded, checked, recorded, settles
 from app.actions.runner import Plan, journal_of
 from app.actions.undo import CannotUndo, plan_undo, why_not
 from app.api.errors import ClientError
+from app.api.events import EventFilter
 from app.changes import Changes, Resource
 from app.registry import UPLOAD_METRICS
 from app.text import count_text, plural
@@ -61,6 +69,10 @@ HISTORY_COLUMNS: list[Column[Entry]] = [
 WHEN_COLUMN, DETAILS_COLUMN = 0, 6
 
 
+#: how long a selection stays before its record is read
+RECORD_DELAY_MS = 300
+
+
 def history_count_text(shown: int, total: int) -> str:
     return count_text(shown, total, "change")
 
@@ -74,6 +86,8 @@ class HistoryModel(SessionViewModel):
     undo_planned = Signal(object)
     #: what Undo can do changed (`undo_reason`, `undo_outcome`, `undo_error`)
     undo_changed = Signal()
+    #: what the server recorded of the selected entry changed (`record_text`, `record_filters`)
+    record_changed = Signal()
 
     # every change a window makes is journaled first: any of them may add an entry
     shows = frozenset(Resource)
@@ -92,6 +106,19 @@ class HistoryModel(SessionViewModel):
         self.undo_error = ""
         self._undoing: asyncio.Task[None] | None = None
         self._planned_for: Entry | None = None
+        #: what the server recorded of the selected entry ("" with none selected), and the event
+        #: log's filter that shows it (None: nothing to show)
+        self.record_text = ""
+        self.record_filters: EventFilter | None = None
+        #: the records read on this connection, by entry id
+        self._records: dict[str, Recorded] = {}
+        self._recording: asyncio.Task[None] | None = None
+        #: the record is read once the selection has stayed this long (arrowing through the
+        #: table reads nothing)
+        self._record_timer = QTimer(self)
+        self._record_timer.setSingleShot(True)
+        self._record_timer.setInterval(RECORD_DELAY_MS)
+        self._record_timer.timeout.connect(self._look_up_record)
 
     # ------------------------------------------------------------------ reading
 
@@ -112,7 +139,9 @@ class HistoryModel(SessionViewModel):
 
     @property
     def checkable(self) -> list[Entry]:
-        return [e for e in self.entries if can_check(e)]
+        """The entries in doubt the check can settle: by the state the server holds, or by its
+        event log (an action whose events flagdesk knows)."""
+        return [e for e in self.entries if can_check(e) or (e.in_doubt and settles(e))]
 
     def doubt_text(self) -> str:
         """What the entries in doubt are, and which flagdesk cannot check ("" with none)."""
@@ -151,6 +180,8 @@ class HistoryModel(SessionViewModel):
     def on_connection_changed(self) -> None:
         self.checked = ""
         self.selected = None
+        self._records.clear()
+        self._show_record()
         self.undo_outcome = self.undo_error = ""
         self.undo_changed.emit()
         self.entries = []
@@ -172,9 +203,52 @@ class HistoryModel(SessionViewModel):
     # ------------------------------------------------------------------ undo
 
     def select(self, entry: Entry | None) -> None:
-        """The entry selected in the table (what Undo… undoes)."""
+        """The entry selected in the table (what Undo… undoes, whose record is shown)."""
         self.selected = entry
         self.undo_changed.emit()
+        self._show_record()
+
+    # ------------------------------------------------------------------ the server's record
+
+    def _show_record(self) -> None:
+        """Show the selected entry's record: known, or read once the selection stays."""
+        entry = self.selected
+        self._record_timer.stop()
+        if self._recording is not None and not self._recording.done():
+            self._recording.cancel()
+        known = self._records.get(entry.id) if entry is not None else None
+        if entry is None:
+            self._set_record("", None)
+        elif known is not None:
+            self._set_record(known.text, known.filters if known.events else None)
+        elif not self.session.ready:
+            self._set_record("Connect to the server to see what it recorded of this change.", None)
+        else:
+            self._set_record("Reading what the server recorded of this change…", None)
+            self._record_timer.start()
+
+    def _set_record(self, text: str, filters: EventFilter | None) -> None:
+        self.record_text, self.record_filters = text, filters
+        if not self.closed:
+            self.record_changed.emit()
+
+    def _look_up_record(self) -> None:
+        entry = self.selected
+        if entry is None or self.closed:
+            return
+        self._recording = self.run(self._record(entry), busy=False)
+
+    async def _record(self, entry: Entry) -> None:
+        client = await self.session.client()
+        try:
+            record = await recorded(client, entry)
+        except ClientError as exc:
+            if self.selected is entry:
+                self._set_record(f"The server's event log could not be read: {exc}", None)
+            return
+        self._records[entry.id] = record
+        if self.selected is entry:
+            self._set_record(record.text, record.filters if record.events else None)
 
     @property
     def undoing(self) -> bool:
@@ -262,10 +336,12 @@ class HistoryModel(SessionViewModel):
         failures: list[str] = []
         for entry in entries:
             try:
-                verdict = await check_entry(client, entry)
+                verdict, record = await checked(client, entry)
             except ClientError as exc:
                 failures.append(str(exc))
                 continue
+            if record is not None:
+                self._records[entry.id] = record
             if verdict.state is not State.IN_DOUBT:
                 await settle(journal, entry, verdict)
                 settled += 1

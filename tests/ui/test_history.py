@@ -347,3 +347,49 @@ def test_undo_takes_back_the_selected_change_after_asking(
     entries = read_journal(journal_of(session.name, caps).path)
     assert [e.action for e in entries] == ["groups.edit", "inactive_users.delete", "groups.edit"]
     assert entries[-1].before["undo"] is True and entries[-1].state is State.DONE
+
+
+# the main window raises itself to show the tool asked for, which offscreen cannot
+@pytest.mark.qt_log_ignore(r"^This plugin does not support (raise|propagateSizeHints)\(\)")
+def test_the_selected_change_shows_what_the_server_recorded_and_opens_it_in_the_event_log(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path,
+    arun: Any,
+) -> None:  # fmt: skip
+    """A group's edit, selected in the History: below the table, the event the server recorded
+    of it (read once the selection stays); "Open in the event log" shows the Event log with
+    the filter that finds it, and it there, the group as the edit left it."""
+    session = connect(sandbox)
+    client = arun(session.client())
+    group = arun(client.get_group(1))
+    caps = session.capabilities
+    assert caps is not None
+    plan = plan_edit(group, request_of(group).model_copy(update={"name": "Renamed"}),
+                     journal_of(session.name, caps))  # fmt: skip
+    arun(carry_out(client, plan))
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.show()
+    window.show_page(HISTORY)
+    page = window.history
+    qtbot.waitUntil(lambda: page.model.table.rowCount() == 1, timeout=10_000)
+    assert page.record_label.isHidden() and page.record_button.isHidden()  # nothing selected
+
+    page.table.view.selectRow(0)
+    assert page.record_label.text() == "Reading what the server recorded of this change…"
+    qtbot.waitUntil(lambda: "recorded it" in page.record_label.text(), timeout=10_000)
+    assert page.record_label.text().startswith("The server recorded it: event ")
+    assert "(group-updated) at " in page.record_label.text()
+    assert page.record_button.isVisible()
+
+    page.record_button.click()
+    events = window.tool_pages["events"]
+    assert window.pages.currentWidget() is events
+    view: Any = events.tool_content
+    qtbot.waitUntil(lambda: view.model.loaded, timeout=10_000)
+    assert view.filter_edits["types"].text() == "group-updated"
+    assert view.filter_edits["since"].text() and view.filter_edits["until"].text()
+    (event,) = view.model.table.all_rows
+    assert event.type == "group-updated" and event.data["name"] == "Renamed"
+
+    page.table.view.clearSelection()
+    assert page.record_label.isHidden() and page.record_button.isHidden()
