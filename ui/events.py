@@ -397,10 +397,14 @@ class EventLogView(ToolContent):
             self.links_layout.addWidget(copy)
             if link.tool:
                 go = QToolButton()
-                go.setText("Open")
+                go.setText(link.go)
                 go.setObjectName(f"{STEM}Open{link.what.capitalize()}")
-                go.setToolTip(f"Open the {link.what} in its window")
-                go.setAccessibleName(f"Open the {link.what} {link.name}")
+                if link.tool == "events":
+                    go.setToolTip(f"Show every event of the {link.what} here")
+                    go.setAccessibleName(f"Show every event of the {link.what} {link.name}")
+                else:
+                    go.setToolTip(f"Open the {link.what} in its window")
+                    go.setAccessibleName(f"Open the {link.what} {link.name}")
                 go.clicked.connect(partial(self.open_requested.emit, link.tool, link.item))
                 self.links_layout.addWidget(go)
             self.links_layout.addSpacing(12)

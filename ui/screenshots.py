@@ -356,6 +356,10 @@ async def _act_and_look_back(
     row = next(r for r in range(history.table.rowCount())
                if history.table.row_at(r).action == "groups.edit")  # fmt: skip
     table.view.selectRow(row)
+    # what the server's event log recorded of the edit, below the table
+    await until(lambda: "recorded it" in history.record_text)
+    await settle(window)
+    save(window, f"history-recorded-{palette}")
     window.history.undo_button.click()
     await until(lambda: window.history.confirmations.box is not None)
     box = window.history.confirmations.box

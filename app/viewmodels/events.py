@@ -153,12 +153,14 @@ CHANGE_COLUMNS = ("Field", "Change", "Before (preData)", "After (data)")
 @dataclass(frozen=True)
 class Link:
     """Something an event names: `what` ("flag", "project", "user"), its name, and where the
-    app can show it (a tool's key and the item it opens; "" where it has nowhere)."""
+    app can show it (a tool's key and the item it opens; "" where it has nowhere), `go` the
+    button's word: a flag has no window of its own, and shows its events here."""
 
     what: str
     name: str
     tool: str = ""
     item: object = None
+    go: str = "Open"
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,8 @@ def event_change(event: Event) -> EventChange:
     heading = f"{what} · {at}{by} · event {event.id}"
     links: list[Link] = []
     if event.featureName:
-        links.append(Link("flag", event.featureName))
+        links.append(Link("flag", event.featureName, "events",
+                          EventFilter(flags=(event.featureName,)), "Its events"))  # fmt: skip
     if event.project:
         links.append(Link("project", event.project, "project_dashboard", event.project))
     if event.createdBy or event.createdByUserId is not None:

@@ -271,7 +271,18 @@ def test_an_event_opened_shows_its_fields_before_and_after(
     assert copy_flag is not None
     copy_flag.click()
     assert QGuiApplication.clipboard().text() == flag
-    assert view.findChild(QToolButton, "eventsOpenFlag") is None
+    # the flag has no window: "Its events" shows them here (through the main window, which
+    # hands the item back to this view)
+    flag_events = view.findChild(QToolButton, "eventsOpenFlag")
+    assert flag_events is not None and flag_events.text() == "Its events"
+    flag_events.click()
+    assert opened_items[-1] == ("events", EventFilter(flags=(flag,)))
+    view.open_item(opened_items[-1][1])
+    assert view.filter_edits["flags"].text() == flag
+    qtbot.waitUntil(lambda: m.loaded and not m.busy, timeout=10_000)
+    assert m.table.rowCount() > 0 and {e.featureName for e in m.table.rows} == {flag}
+    view.clear_filters()
+    qtbot.waitUntil(lambda: m.loaded and not m.busy, timeout=10_000)
 
     # an event with no preData: every field added
     created = next(e for e in m.table.rows if e.type == "feature-created")
