@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.api.models import Banner
 from app.viewmodels.banners import (
+    CREATED_COLUMN,
     DIALOG,
     MESSAGE_COLUMN,
     VARIANTS,
@@ -186,9 +187,10 @@ class BannerDialog(QDialog):
         buttons.accepted.connect(self.on_save_button_clicked)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form, 1)
+        layout.addLayout(form)
         layout.addWidget(self.form_error)
         layout.addWidget(self.status_label)
+        layout.addStretch(1)  # the rows keep their height when the form is taller
         layout.addWidget(buttons)
         self._errors = {"message": self.message_error, "variant": self.variant_error,
                         "link": self.link_error, "linkText": self.link_text_error,
@@ -203,7 +205,7 @@ class BannerDialog(QDialog):
         self.link_edit.textChanged.connect(self.on_link_edit_text_changed)
         self.on_message_edit_text_changed()
         self.on_link_edit_text_changed(self.link_edit.text())
-        self.resize(620, 640)
+        self.resize(640, self.sizeHint().height())
 
     def form(self) -> BannerForm:
         """What the form holds now, as typed."""
@@ -301,6 +303,8 @@ class BannersView(ToolContent):
         self.table = DataTable("banners", self.model.table, noun="banners",
                                count_text=banners_count_text,
                                stretch_column=MESSAGE_COLUMN)  # fmt: skip
+        if not self.table.restored:
+            self.table.sort_by(CREATED_COLUMN)  # the server's order: oldest first
         self.splitter.addWidget(self.table)
         details = QWidget()
         details.setObjectName("bannersDetails")

@@ -27,9 +27,14 @@ from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, Signal
 
-from app.actions.instance import banner_body, label
 from app.actions.instance import BannerPlan as BannerPlan  # the window shows plans
-from app.actions.instance import plan_banner_create, plan_banner_delete, plan_banner_edit
+from app.actions.instance import (
+    banner_body,
+    label,
+    plan_banner_create,
+    plan_banner_delete,
+    plan_banner_edit,
+)
 from app.actions.runner import journal_of
 from app.api import errors as e
 from app.api.models import Banner, CreateBanner
@@ -100,11 +105,15 @@ BANNER_COLUMNS: list[Column[BannerRow]] = [
            tooltip=lambda r: "Stays on top as the page scrolls" if r.sticky else None),
     Column("Link", attrgetter("link"), width=28,
            tooltip=lambda r: r.link if len(r.link) > 26 else None),
-    Column("Created", attrgetter("createdAt"), width=20),
+    Column("Created", attrgetter("createdAt"), width=20,
+           sort_key=lambda r: (r.createdAt is None,
+                               r.createdAt.timestamp() if r.createdAt else 0.0, r.id)),
     Column("Id", attrgetter("id"), numeric=True, shown=False),
 ]  # fmt: skip
 #: the column that takes the width left
 MESSAGE_COLUMN = 0
+#: the column the list is sorted by when nothing is remembered: the server's order, oldest first
+CREATED_COLUMN = 5
 
 
 def banners_count_text(shown: int, total: int) -> str:
@@ -287,7 +296,16 @@ class BannersModel(ActionViewModel):
         shown = ("shown to every user of the server's UI" if row.on == "on"
                  else "off: shown to no one")  # fmt: skip
         sticky = ", sticky" if row.sticky else ""
-        return f"Banner {row.id} ({row.variant}{sticky}), {shown}:"
+        banner = row.banner
+        link = ""
+        if banner.link == DIALOG:
+            link = (
+                f" Its link “{banner.linkText or 'More info'}” opens a dialog"
+                f"{f' “{banner.dialogTitle}”' if banner.dialogTitle else ''}."
+            )
+        elif banner.link:
+            link = f" Its link “{banner.linkText or 'More info'}” goes to {banner.link}."
+        return f"Banner {row.id} ({row.variant}{sticky}), {shown}.{link} The message:"
 
     # ------------------------------------------------------------------ reasons
 
@@ -403,9 +421,13 @@ class BannersModel(ActionViewModel):
         else:
             if plan.before is None:
                 text = f"Created the banner {label(shown)}"
-            elif plan.after is not None and plan.before.enabled is not plan.after.enabled and (
-                banner_body(plan.before).model_copy(update={"enabled": plan.after.enabled})
-                == plan.after
+            elif (
+                plan.after is not None
+                and plan.before.enabled is not plan.after.enabled
+                and (
+                    banner_body(plan.before).model_copy(update={"enabled": plan.after.enabled})
+                    == plan.after
+                )
             ):
                 text = f"Switched {'on' if plan.after.enabled else 'off'} the banner {label(shown)}"
             else:

@@ -96,14 +96,22 @@ def test_banners_listed_then_made_edited_switched_deleted_and_brought_back(
         "Message", "On/Off", "Variant", "Sticky", "Link", "Created", "Id"]  # fmt: skip
     (row,) = model.all_rows
     assert (row.id, row.message, row.on, row.variant, row.sticky, row.link) == (
-        first, "Maintenance on Saturday", "on", "warning", True, "https://status.example.com")
+        first,
+        "Maintenance on Saturday",
+        "on",
+        "warning",
+        True,
+        "https://status.example.com",
+    )
     assert model.text(0, 3) == "yes"
     assert view.table.count_label.text() == "1 banner"
     assert not view.edit_button.isEnabled()
     assert view.edit_button.toolTip() == "Select the banner to edit."
     select(view, first)
-    assert view.current_label.text() == f"Banner {first} (warning, sticky), shown to every user " \
-        "of the server's UI:"
+    assert view.current_label.text() == (
+        f"Banner {first} (warning, sticky), shown to every user of the server's UI. Its link "
+        "“Status page” goes to https://status.example.com. The message:"
+    )
     assert view.message_view.markdown == served(sandbox)[0].message
     assert view.switch_button.text() == "Switch o&ff"
 
@@ -168,8 +176,9 @@ def test_banners_listed_then_made_edited_switched_deleted_and_brought_back(
     confirm(qtbot, view, "Delete the banner?")
     wait_idle(qtbot, view)
     assert [b.id for b in served(sandbox)] == [first]
-    assert view.model.outcome.startswith(f"Deleted the banner “New **release** is out” "
-                                         f"(id {made.id}) on {sandbox.url}. Snapshot: ")
+    assert view.model.outcome.startswith(
+        f"Deleted the banner “New **release** is out” (id {made.id}) on {sandbox.url}. Snapshot: "
+    )
     qtbot.waitUntil(lambda: [r.id for r in view.model.table.all_rows] == [first],
                     timeout=20_000)  # fmt: skip
     entries = read_journal(journal_folder("test sandbox") / JOURNAL_NAME)
@@ -220,14 +229,17 @@ def test_the_form_says_what_is_wrong_under_the_field_and_keeps_what_was_typed(
     form.save_button.click()
     assert view.confirmation is None
     assert not form.message_error.isVisible() and form.link_error.isVisible()
-    assert form.link_error.text() == ("The link “notes please” is neither a web address "
-                                      "(https://…), a path on the server (/…) nor “dialog”.")
+    assert form.link_error.text() == (
+        "The link “notes please” is neither a web address "
+        "(https://…), a path on the server (/…) nor “dialog”."
+    )
 
     form.link_edit.setText("/projects/default")
     form.save_button.click()
     assert view.confirmation is None
     assert not form.link_error.isVisible() and form.link_text_error.isVisible()
-    assert form.link_text_error.text() == "Link text: 300 characters, over the 255 the server takes."
+    assert form.link_text_error.text() == (
+        "Link text: 300 characters, over the 255 the server takes.")  # fmt: skip
 
     form.link_text_edit.setText("Notes")
     form.link_edit.setText("dialog")
