@@ -322,6 +322,19 @@ class BannersModel(ActionViewModel):
             return f"Select one banner to {verb}."
         return ""
 
+    def _sendable(self) -> str:
+        """Why the selected banner cannot be sent back as it is ("" when it can): a server may
+        hold texts its own form refuses (control characters), and an edit sends them all."""
+        row = self.current
+        if row is None:
+            return ""
+        try:
+            banner_body(row.banner)
+        except ValueError:
+            return (f"The banner {label(row.banner)} holds control characters the server's form "
+                    "refuses: it cannot be sent back as it is (it can be deleted).")  # fmt: skip
+        return ""
+
     @property
     def create_reason(self) -> str:
         """Why New banner… cannot be used now ("" when it can)."""
@@ -329,11 +342,11 @@ class BannersModel(ActionViewModel):
 
     @property
     def edit_reason(self) -> str:
-        return self._reason(EDIT_BANNER) or self._one("edit")
+        return self._reason(EDIT_BANNER) or self._one("edit") or self._sendable()
 
     @property
     def switch_reason(self) -> str:
-        return self._reason(EDIT_BANNER) or self._one("switch on or off")
+        return self._reason(EDIT_BANNER) or self._one("switch on or off") or self._sendable()
 
     @property
     def switch_text(self) -> str:

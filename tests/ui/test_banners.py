@@ -10,6 +10,7 @@ the capability's reason."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from app.viewmodels.banners import plain_first_line
 from app.viewmodels.history import HistoryModel
 from app.viewmodels.session import Session
 from app.viewmodels.tools import LoadPhase
+from sandbox import db
 from sandbox.process import SandboxProcess
 from tests.qt_fixtures import select_where
 from ui.banners import BannerDialog, BannersView
@@ -285,6 +287,37 @@ def test_an_edit_that_changes_nothing_says_so_and_sends_nothing(
                                       "nothing to change.")  # fmt: skip
     assert read_journal(journal_folder("test sandbox") / JOURNAL_NAME) == []
     form.reject()
+
+
+def test_a_banner_holding_control_characters_is_shown_and_only_deleted(
+    qtbot: Any, connect: Callable[..., Session], sandbox: SandboxProcess, data_folder: Path
+) -> None:
+    """A server may hold texts its own form refuses: the banner is listed, its message shown
+    as text; Edit… and Switch say why they cannot send it back, Delete… still can."""
+    conn = db.connect(sandbox.db)
+    try:
+        with conn:
+            body = {"message": "Hi \x1b[2J there", "enabled": True, "linkText": "\x1b]0;x\x07"}
+            conn.execute("INSERT INTO banners(body, created_at) VALUES(?, 0)", (json.dumps(body),))
+    finally:
+        conn.close()
+    view = open_view(qtbot, connect(sandbox))
+    (row,) = view.model.table.all_rows
+    select(view, row.id)
+    reason = (
+        f"The banner “Hi \x1b[2J there” (id {row.id}) holds control characters the server's "
+        "form refuses: it cannot be sent back as it is (it can be deleted)."
+    )
+    for button in (view.edit_button, view.switch_button):
+        assert not button.isEnabled() and button.toolTip() == reason
+    view.on_switch_button_clicked()
+    view.on_edit_button_clicked()
+    assert view.confirmation is None and view.dialog is None
+    assert view.delete_button.isEnabled()
+    view.delete_button.click()
+    confirm(qtbot, view, "Delete the banner?")
+    wait_idle(qtbot, view)
+    assert served(sandbox) == []
 
 
 @pytest.fixture
