@@ -447,6 +447,26 @@ EVENTS = Tool(
         (Versions("unleash", below=(6, 0)), "no event search: filtered by flagdesk"),)),
 )  # fmt: skip
 
+# ---------------------------------------------------------------------- banners (issue 38)
+
+#: banners (Unleash Enterprise 5.7+; open source has no route, 404): read by anyone signed in,
+#: changed by an Admin (Unleash: `ADMIN` or `UPDATE_INSTANCE_BANNERS`)
+_BANNERS = Needs(admin_role=True, probe=Probe.BANNERS)
+CREATE_BANNER = Action("banners.create", "Create banner", "POST /api/admin/banners", _BANNERS)
+EDIT_BANNER = Action(
+    "banners.edit", "Edit banner", "PUT /api/admin/banners/:id (on, off: POST …/:id/on|off)",
+    _BANNERS,
+)  # fmt: skip
+DELETE_BANNER = Action("banners.delete", "Delete banner", "DELETE /api/admin/banners/:id",
+                       _BANNERS)  # fmt: skip
+BANNERS = Tool(
+    "banners", "Banners", "Configuration",
+    "The messages every user of the server's UI sees (Unleash Enterprise): list, create, edit, "
+    "switch on or off and delete them.", "banners",
+    Needs(probe=Probe.BANNERS), (CREATE_BANNER, EDIT_BANNER, DELETE_BANNER),
+)  # fmt: skip
+
+
 # ---------------------------------------------------------------------------- tools
 
 
@@ -478,6 +498,8 @@ class Tools(NamedTuple):
     logins: Tool
     # issue 38: the event log's window
     events: Tool
+    # issue 38: the banners' window
+    banners: Tool
 
 
 TOOL = Tools(
@@ -556,6 +578,8 @@ TOOL = Tools(
     logins=LOGINS,
     # issue 38: the event log's window
     events=EVENTS,
+    # issue 38: the banners' window
+    banners=BANNERS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------- headless tools
@@ -592,24 +616,7 @@ INSTANCE = Tool(
     Needs(), (SWITCH_MAINTENANCE, SET_CORS),
 )  # fmt: skip
 
-#: banners (Unleash Enterprise 5.7+; open source has no route, 404): read by anyone signed in,
-#: changed by an Admin (Unleash: `ADMIN` or `UPDATE_INSTANCE_BANNERS`)
-_BANNERS = Needs(admin_role=True, probe=Probe.BANNERS)
-CREATE_BANNER = Action("banners.create", "Create banner", "POST /api/admin/banners", _BANNERS)
-EDIT_BANNER = Action(
-    "banners.edit", "Edit banner", "PUT /api/admin/banners/:id (on, off: POST …/:id/on|off)",
-    _BANNERS,
-)  # fmt: skip
-DELETE_BANNER = Action("banners.delete", "Delete banner", "DELETE /api/admin/banners/:id",
-                       _BANNERS)  # fmt: skip
-BANNERS = Tool(
-    "banners", "Banners", "Configuration",
-    "The messages every user of the server's UI sees (Unleash Enterprise): list, create, edit, "
-    "switch on or off and delete them.", "banners",
-    Needs(probe=Probe.BANNERS), (CREATE_BANNER, EDIT_BANNER, DELETE_BANNER),
-)  # fmt: skip
-
-HEADLESS_TOOLS += (INSTANCE, BANNERS)
+HEADLESS_TOOLS += (INSTANCE,)
 
 
 #: the probe answers that say a server is Unleash Enterprise (the version table's "Enterprise")

@@ -3,7 +3,7 @@ into docs/screenshots/, in the light and in a dark palette, plus the unavailable
 a table header's menu and the connections dialog.
 
 Run as `python -m ui.screenshots [OUT_DIR]` with QT_QPA_PLATFORM=offscreen; `--only events`
-renders the event log's pictures alone.
+renders the event log's pictures alone, `--only banners` the banners'.
 """
 
 from __future__ import annotations
@@ -1299,8 +1299,103 @@ async def _events(
     await until(lambda: m.loaded and not m.busy and not m.reading_ahead)
 
 
-async def shoot_events(app: QApplication, out: Path) -> list[Path]:
-    """The event log's pictures alone (`--only events`), in both palettes."""
+# ---------------------------------------------------------------------------- issue 38: banners
+
+#: the banners the pictures show (the demo plants none: other tests count its banners)
+SHOWN_BANNERS = (
+    dict(
+        message="**Scheduled maintenance** on Saturday 14 December, 06:00 to 08:00 UTC: flag "
+        "changes are paused while the database moves.",
+        variant="warning",
+        sticky=True,
+        link="https://status.example.com",
+        linkText="Status page",
+    ),
+    dict(
+        message="Welcome to the new **release dashboard**: every flag's lifecycle at a glance.",
+        variant="success",
+        link="dialog",
+        linkText="What's new",
+        dialogTitle="What's new in the release dashboard",
+        dialog="- Each flag's **stage**, from *define* to *archived*\n- Who changed it last\n"
+        "- Flags ready to clean up",
+    ),
+    dict(
+        message="Reminder: flags untouched for 90 days are archived on the first Monday of "
+        "each month. Review yours in the clean-up report before then, or tell "
+        "#platform-team which ones must stay.\nThe list is sent by email on the Friday "
+        "before.",
+        enabled=False,
+        link="/projects",
+    ),
+)
+
+
+async def _banners(
+    window: MainWindow, session: Session, palette: str, save: Callable[[QWidget, str], None],
+    db_path: Path,
+) -> None:  # fmt: skip
+    """The banners' window (issue 38): none yet (empty), three made through the model's plans
+    (one sticky warning, one with a dialog, a long one switched off), the list with the first
+    one's message, the editor of the dialog's banner, the editor saying a link is wrong, a
+    deletion's confirmation, and an open-source Unleash 8.2 (unavailable). It leaves the
+    connection on the demo sandbox."""
+    from app.viewmodels.banners import BannerForm
+    from ui.banners import BannerDialog, BannersView
+
+    window.show_page("banners")
+    view = window.tool_pages["banners"].ensure_content()
+    assert isinstance(view, BannersView)
+    m = view.model
+    view.refresh()
+    await until(lambda: m.loaded and not m.busy)
+    await settle(window)
+    save(window, f"banners-empty-{palette}")
+
+    for fields in SHOWN_BANNERS:
+        task = m.save(m.plan_save(None, BannerForm(**fields)))
+        assert task is not None
+        await task
+        await until(lambda: m.loaded and not m.busy)
+    rows = m.table.all_rows
+    view.table.view.selectRow(m.table.row_of(lambda r: r.id == rows[0].id))
+    await settle(window)
+    save(window, f"banners-{palette}")
+
+    view.table.view.selectRow(m.table.row_of(lambda r: r.link == "dialog"))
+    view.on_edit_button_clicked()
+    form = view.dialog
+    assert isinstance(form, BannerDialog)
+    await settle(form)
+    save(form, f"banners-editor-{palette}")
+    form.link_edit.setText("status page")
+    form.on_save_button_clicked()
+    await settle(form)
+    save(form, f"banners-editor-error-{palette}")
+    form.reject()
+    await until(lambda: view.dialog is None)
+
+    view.table.view.selectRow(m.table.row_of(lambda r: r.on == "off"))
+    view.on_delete_button_clicked()
+    await until(lambda: view.deletions.box is not None)
+    await _save_box(view.deletions.box, f"banners-delete-confirm-{palette}", save)
+    await until(lambda: view.deletions.box is None and not m.acting)
+
+    oss = SandboxProcess(db_path.with_name(f"banners-oss-{palette}.sqlite3"), "--demo",
+                         "--as-version", "8.2")  # fmt: skip
+    await asyncio.to_thread(oss.start)
+    try:
+        await session.open_spec(ConnectionSpec(oss.url, oss.admin_token,
+                                               label="Open-source Unleash 8.2"))  # fmt: skip
+        await settle(window)
+        save(window, f"banners-unavailable-{palette}")
+    finally:
+        await asyncio.to_thread(oss.stop)
+    await session.open_sandbox()
+
+
+async def shoot_alone(app: QApplication, out: Path, only: str = "events") -> list[Path]:
+    """One window's pictures alone (`--only events`, `--only banners`), in both palettes."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -1325,11 +1420,15 @@ async def shoot_events(app: QApplication, out: Path) -> list[Path]:
                 widget.grab().save(str(path))
                 written.append(path)
 
-            await _events(window, session, palette_name, save, db_path)
+            await ALONE[only](window, session, palette_name, save, db_path)
             window.close()
             await session.aclose()
         use_readable_palette(app)
     return written
+
+
+#: the windows whose pictures `--only` renders alone
+ALONE = {"events": _events, "banners": _banners}
 
 
 async def shoot(app: QApplication, out: Path) -> list[Path]:
@@ -1404,6 +1503,9 @@ async def shoot(app: QApplication, out: Path) -> list[Path]:
                 # issue 38: the event log, with what the steps above changed in it
                 await _events(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
+                # issue 38: the banners (it leaves the connection on the demo sandbox)
+                await _banners(window, session, palette_name, save,
+                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
                 # issue 36: the token windows (they change the connection: before the others')
                 await _tokens(window, session, palette_name, save,
                               root / f"demo-{palette_name}.sqlite3")  # fmt: skip
@@ -1461,12 +1563,12 @@ def _numbered(stem: Path, number: int) -> SandboxProcess:
 def main() -> int:
     args = sys.argv[1:]
     only = ""
-    if "--only" in args:  # `--only events`: one window's pictures
+    if "--only" in args:  # `--only events`, `--only banners`: one window's pictures
         at = args.index("--only")
         only = args[at + 1] if at + 1 < len(args) else ""
         del args[at : at + 2]
-        if only != "events":
-            sys.exit("usage: python -m ui.screenshots [OUT_DIR] [--only events]")
+        if only not in ALONE:
+            sys.exit(f"usage: python -m ui.screenshots [OUT_DIR] [--only {'|'.join(ALONE)}]")
     out = Path(args[0]) if args else Path("docs/screenshots")
     # the window layouts and data of a desktop would change the pictures, and the steps would
     # write into them: a folder of the run's own for both
@@ -1480,9 +1582,7 @@ def main() -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        written = loop.run_until_complete(
-            shoot_events(app, out) if only == "events" else shoot(app, out)
-        )
+        written = loop.run_until_complete(shoot_alone(app, out, only) if only else shoot(app, out))
     for path in written:
         print(path)
     return 0

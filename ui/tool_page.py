@@ -162,6 +162,15 @@ def _events() -> type[ToolContent]:
     return EventLogView
 
 
+# issue 38: the banners' window
+
+
+def _banners() -> type[ToolContent]:
+    from ui.banners import BannersView
+
+    return BannersView
+
+
 #: each tool's window class, by the registry's `Tool`
 WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.groups: _groups,
@@ -189,6 +198,8 @@ WINDOWS: dict[Tool, Callable[[], type[ToolContent]]] = {
     TOOL.logins: _logins,
     # issue 38: the event log's window
     TOOL.events: _events,
+    # issue 38: the banners' window
+    TOOL.banners: _banners,
 }
 
 
