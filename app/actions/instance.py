@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
 
 from app.actions.journal import Journal
 from app.actions.runner import PlanBase, Step
@@ -244,11 +245,45 @@ def banner_json(banner: Banner) -> dict[str, Any]:
     return data
 
 
-def banner_body(banner: Banner) -> CreateBanner:
-    """What `PUT` sends to make a banner what `banner` is (every field but id and createdAt)."""
+def banner_fields(banner: Banner) -> dict[str, Any]:
+    """A banner's fields as `PUT` sends them (every one but id and createdAt), not checked."""
     fields = banner.model_dump(exclude={"id", "createdAt"}, exclude_none=True)
     extra = set(banner.model_extra or {})
-    return CreateBanner.model_validate({k: v for k, v in fields.items() if k not in extra})
+    return {k: v for k, v in fields.items() if k not in extra}
+
+
+def banner_body(banner: Banner) -> CreateBanner:
+    """What `PUT` sends to make a banner what `banner` is; `ValueError` naming the fields the
+    server's own form refuses (a server may hold control characters it would not take)."""
+    from pydantic import ValidationError
+
+    try:
+        return CreateBanner.model_validate(banner_fields(banner))
+    except ValidationError as exc:
+        fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+        raise ValueError(
+            f"the banner {label(banner)} holds in its {', '.join(fields)} what the server's own "
+            "form refuses (control characters, or more than the field takes): it cannot be "
+            "sent back as it is"
+        ) from None
+
+
+#: the link that opens a dialog in Unleash's UI instead of a page
+DIALOG = "dialog"
+
+
+def link_problem(link: str) -> str:
+    """Why `link` cannot be a banner's link ("" when it can): an http or https URL with a host,
+    a path on the server ("/projects"), or "dialog"."""
+    if not link or link == DIALOG:
+        return ""
+    if link.startswith("/") and not link.startswith("//"):
+        return ""
+    parts = urlsplit(link)
+    if parts.scheme in ("http", "https") and parts.netloc and " " not in link:
+        return ""
+    return (f"The link “{link[:80]}” is neither a web address (https://…), a path on the server "
+            "(/…) nor “dialog”.")  # fmt: skip
 
 
 def label(banner: Banner) -> str:
@@ -336,7 +371,7 @@ class BannerPlan(PlanBase):
         assert self.before is not None
         record["message"] = self.before.message
         if self.action is EDIT_BANNER:
-            record["body"] = banner_body(self.before).model_dump(mode="json")
+            record["body"] = banner_fields(self.before)
         return (Step(self.request, [self.before.id], record,
                      with_body=self.action is EDIT_BANNER),)  # fmt: skip
 
@@ -364,7 +399,7 @@ class BannerPlan(PlanBase):
         elif self.action is EDIT_BANNER:
             assert self.after is not None and self.before is not None
             how = "put back as it was" if self.undoes else "replaced"
-            changed = _differences(banner_body(self.before), self.after)
+            changed = _differences(self.before, self.after)
             out.append(f"The banner {label(self.before)} will be {how} {where}: "
                        f"{'; '.join(changed) or 'nothing differs'}.")  # fmt: skip
         else:
@@ -384,9 +419,12 @@ class BannerPlan(PlanBase):
         return out
 
 
-def _differences(before: CreateBanner, after: CreateBanner) -> list[str]:
-    old, new = before.model_dump(), after.model_dump()
-    return [f"{k} {old[k]!r} → {new[k]!r}" for k in new if old.get(k) != new[k]]
+def _differences(before: Banner, after: CreateBanner) -> list[str]:
+    """What `after` changes of the banner (as it is, unchecked: it may hold what the server's
+    form refuses, which an edit then replaces), field by field."""
+    defaults = {name: f.default for name, f in CreateBanner.model_fields.items()}
+    old, new = {**defaults, **banner_fields(before)}, after.model_dump()
+    return [f"{k} {old.get(k)!r} → {new[k]!r}" for k in new if old.get(k) != new[k]]
 
 
 def plan_banner_create(body: CreateBanner, journal: Journal, *,
@@ -397,7 +435,7 @@ def plan_banner_create(body: CreateBanner, journal: Journal, *,
 def plan_banner_edit(banner: Banner, body: CreateBanner, journal: Journal, *,
                      undoes: str = "") -> BannerPlan:  # fmt: skip
     """`ValueError` when `body` changes nothing."""
-    if not _differences(banner_body(banner), body) and not undoes:
+    if not _differences(banner, body) and not undoes:
         raise ValueError(f"the banner {label(banner)} is that already: nothing to change")
     return BannerPlan(EDIT_BANNER, journal, banner, body,
                       journal.new_file(EDIT_BANNER.key, ".json"), undoes)  # fmt: skip

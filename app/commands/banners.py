@@ -140,15 +140,20 @@ async def _list(client: AdminClient, out: Output) -> int:
     return out.done(EXIT_OK)
 
 
+#: the options that set a banner's fields
+_OPTIONS = {"message": "--message", "variant": "--variant", "link": "--link",
+            "linkText": "--link-text", "enabled": "--on/--off", "sticky": "--sticky"}  # fmt: skip
+
+
 def _body(args: argparse.Namespace, banner: Banner | None) -> CreateBanner:
     """The banner the options make (an edit: on the banner as it is); `UsageError` for one the
-    server would refuse."""
-    from app.actions.instance import banner_body
+    server would refuse, naming the option (or the banner's field, as the server holds it)."""
+    from pydantic import ValidationError
+
+    from app.actions.instance import banner_fields, link_problem
     from app.api.models import CreateBanner
 
-    given: dict[str, Any] = {}
-    if banner is not None:
-        given = banner_body(banner).model_dump(exclude_none=True)
+    given: dict[str, Any] = {} if banner is None else banner_fields(banner)
     for option, field in (("message", "message"), ("variant", "variant"), ("link", "link"),
                           ("link_text", "linkText")):  # fmt: skip
         value = getattr(args, option, None)
@@ -162,13 +167,30 @@ def _body(args: argparse.Namespace, banner: Banner | None) -> CreateBanner:
             given["enabled"] = args.enabled
         if args.sticky is not None:
             given["sticky"] = args.sticky
+    problem = link_problem(str(given.get("link") or ""))
+    if problem:
+        where = "--link" if getattr(args, "link", None) is not None else "the banner's link"
+        raise UsageError(f"{where}: {problem} Nothing was sent")
     try:
         return CreateBanner.model_validate(given)
-    except ValueError as exc:
-        errors = getattr(exc, "errors", None)
-        said = ("; ".join(f"--{'-'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors())
-                if callable(errors) else str(exc))  # fmt: skip
+    except ValidationError as exc:
+        said = "; ".join(_where(e["loc"], args) + f": {e['msg']}" for e in exc.errors())
         raise UsageError(f"not a banner the server takes ({said}). Nothing was sent") from None
+
+
+def _where(loc: tuple[Any, ...], args: argparse.Namespace) -> str:
+    """The option that set a field, or the field as the banner holds it (an edit keeps what
+    no option changes)."""
+    field = str(loc[0]) if loc else ""
+    option = _OPTIONS.get(field)
+    attribute = {"linkText": "link_text"}.get(field, field)
+    if option and getattr(args, attribute, None) is not None:
+        return option
+    return (
+        f"the banner's {field or 'body'} (as the server holds it)"
+        if args.what == "edit"
+        else (option or field)
+    )
 
 
 async def _change(args: argparse.Namespace, client: AdminClient, connection: str,

@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, Signal
 
+from app.actions.instance import DIALOG as DIALOG  # the window offers it
 from app.actions.instance import BannerPlan as BannerPlan  # the window shows plans
 from app.actions.instance import (
     banner_body,
     label,
+    link_problem,
     plan_banner_create,
     plan_banner_delete,
     plan_banner_edit,
@@ -47,8 +48,6 @@ from app.viewmodels.tools import ActionViewModel
 
 #: how a banner looks, as Unleash's form offers them (the first is the server's default)
 VARIANTS = ("info", "warning", "error", "success")
-#: the link that opens a dialog in Unleash's UI instead of a page
-DIALOG = "dialog"
 BUSY = "Another change is under way."
 #: the form's fields, as `CreateBanner` names them, and how the form labels them ("" is the
 #: form as a whole)
@@ -152,20 +151,6 @@ class FormError(ValueError):
     def __init__(self, field_name: str, text: str) -> None:
         super().__init__(text)
         self.field = field_name
-
-
-def link_problem(link: str) -> str:
-    """Why `link` cannot be a banner's link ("" when it can): an http or https URL with a host,
-    a path on the server ("/projects"), or "dialog"."""
-    if not link or link == DIALOG:
-        return ""
-    if link.startswith("/") and not link.startswith("//"):
-        return ""
-    parts = urlsplit(link)
-    if parts.scheme in ("http", "https") and parts.netloc and " " not in link:
-        return ""
-    return (f"The link “{link[:80]}” is neither a web address (https://…), a path on the server "
-            "(/…) nor “dialog”.")  # fmt: skip
 
 
 def _nothing_as_none(text: str) -> str | None:

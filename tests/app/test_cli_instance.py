@@ -171,6 +171,40 @@ def test_banners_made_changed_deleted_and_brought_back(sandbox: SandboxProcess,
     assert again[0]["id"] != made["id"]
 
 
+def test_a_banner_the_server_would_refuse_is_named_by_its_option_or_field(
+    sandbox: SandboxProcess, tmp_path: Path
+) -> None:
+    """A link that is no address, path or "dialog" is refused before anything is sent (as the
+    window refuses it); a banner holding control characters (a server may hold what its form
+    refuses) names the field that holds them until an option replaces it."""
+    import json
+
+    from sandbox import db
+
+    bad_link = flagdesk(("banners", "create"), sandbox, "--message", "Hi", "--link",
+                        "status page", "--yes", data=tmp_path)  # fmt: skip
+    assert bad_link.returncode == 2
+    assert "--link: The link “status page” is neither a web address" in bad_link.stderr
+    conn = db.connect(sandbox.db)
+    try:
+        with conn:
+            body = {"message": "Hi", "enabled": True, "linkText": "\x1b]0;x\x07"}
+            conn.execute("INSERT INTO banners(body, created_at) VALUES(?, 0)", (json.dumps(body),))
+    finally:
+        conn.close()
+    (held,) = as_json(flagdesk(("banners", "list"), sandbox, "--json", data=tmp_path))["banners"]
+    refused = flagdesk(("banners", "edit"), sandbox, str(held["id"]), "--off", "--yes",
+                       data=tmp_path)  # fmt: skip
+    assert refused.returncode == 2
+    assert "the banner's linkText (as the server holds it)" in refused.stderr
+    assert "Nothing was sent" in refused.stderr and "Traceback" not in refused.stderr
+    fixed = flagdesk(("banners", "edit"), sandbox, str(held["id"]), "--off", "--link-text",
+                     "More", "--yes", data=tmp_path)  # fmt: skip
+    assert fixed.returncode == 0, fixed.stderr
+    (now,) = as_json(flagdesk(("banners", "list"), sandbox, "--json", data=tmp_path))["banners"]
+    assert (now["linkText"], now["enabled"]) == ("More", False)
+
+
 def test_open_source_has_no_banners_and_5x_sets_cors_its_way(tmp_path: Path) -> None:
     with SandboxProcess(tmp_path / "s.sqlite3", "--as-version", "5.12") as sb:
         listed = flagdesk(("banners", "list"), sb, data=tmp_path)
