@@ -40,13 +40,13 @@ from app.viewmodels.banners import (
     BannerForm,
     BannerPlan,
     BannersModel,
-    FormError,
     banners_count_text,
 )
 from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
+from ui.form_dialog import FormDialog, FormFlow, error_label
 from ui.markdown import MarkdownView
-from ui.palette import error_color, quiet
+from ui.palette import quiet
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -60,17 +60,6 @@ def _buddy(text: str, field: QWidget) -> QLabel:
     return label
 
 
-def _error_label(name: str) -> QLabel:
-    """A field's error line, hidden until there is one."""
-    label = QLabel()
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setStyleSheet(f"color: {error_color(label)};")
-    label.hide()
-    return label
-
-
 def _with_error(field: QWidget, error: QLabel) -> QVBoxLayout:
     box = QVBoxLayout()
     box.setSpacing(2)
@@ -79,7 +68,7 @@ def _with_error(field: QWidget, error: QLabel) -> QVBoxLayout:
     return box
 
 
-class BannerDialog(QDialog):
+class BannerDialog(FormDialog):
     """A banner's form: a new one (`banner` None) or `banner` changed. Save… asks the
     view-model for the plan (a form it refuses shows why under the field, what was typed kept)
     and hands it to `ask`, the window's confirmation; the form stays open until the save ends:
@@ -94,10 +83,9 @@ class BannerDialog(QDialog):
         ask: Callable[[BannerPlan], object],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(ask, parent)
         self.model = model
         self.banner = banner
-        self._ask = ask
         self.setObjectName("bannersDialog")
         self.setWindowTitle("New banner" if banner is None else f"Edit banner {banner.id}")
         self.setWindowModality(Qt.WindowModality.WindowModal)
@@ -112,7 +100,7 @@ class BannerDialog(QDialog):
             "What every user of the server's UI reads, in Markdown: **bold**, [a link](https://…)"
         )
         self.message_edit.setFixedHeight(96)
-        self.message_error = _error_label("bannersMessageError")
+        self.message_error = error_label("bannersMessageError")
         form.addRow(_buddy("&Message:", self.message_edit),
                     _with_error(self.message_edit, self.message_error))  # fmt: skip
         self.preview = MarkdownView(model.session.url)
@@ -126,7 +114,7 @@ class BannerDialog(QDialog):
         if start.variant not in VARIANTS:  # one Unleash's form does not offer: kept
             self.variant_combo.addItem(start.variant)
         self.variant_combo.setCurrentText(start.variant)
-        self.variant_error = _error_label("bannersVariantError")
+        self.variant_error = error_label("bannersVariantError")
         form.addRow(_buddy("&Variant:", self.variant_combo),
                     _with_error(self.variant_combo, self.variant_error))  # fmt: skip
 
@@ -145,17 +133,17 @@ class BannerDialog(QDialog):
         self.link_edit = QLineEdit(start.link)
         self.link_edit.setObjectName("bannersLinkEdit")
         self.link_edit.setPlaceholderText("https://…, a path such as /projects, or “dialog”")
-        self.link_error = _error_label("bannersLinkError")
+        self.link_error = error_label("bannersLinkError")
         form.addRow(_buddy("&Link:", self.link_edit), _with_error(self.link_edit, self.link_error))
         self.link_text_edit = QLineEdit(start.linkText)
         self.link_text_edit.setObjectName("bannersLinkTextEdit")
         self.link_text_edit.setPlaceholderText("More info")
-        self.link_text_error = _error_label("bannersLinkTextError")
+        self.link_text_error = error_label("bannersLinkTextError")
         form.addRow(_buddy("Link te&xt:", self.link_text_edit),
                     _with_error(self.link_text_edit, self.link_text_error))  # fmt: skip
         self.dialog_title_edit = QLineEdit(start.dialogTitle)
         self.dialog_title_edit.setObjectName("bannersDialogTitleEdit")
-        self.dialog_title_error = _error_label("bannersDialogTitleError")
+        self.dialog_title_error = error_label("bannersDialogTitleError")
         form.addRow(_buddy("Dialog t&itle:", self.dialog_title_edit),
                     _with_error(self.dialog_title_edit, self.dialog_title_error))  # fmt: skip
         self.dialog_edit = QPlainTextEdit(start.dialog)
@@ -163,7 +151,7 @@ class BannerDialog(QDialog):
         self.dialog_edit.setTabChangesFocus(True)
         self.dialog_edit.setPlaceholderText("What the dialog says, in Markdown")
         self.dialog_edit.setFixedHeight(96)
-        self.dialog_error = _error_label("bannersDialogError")
+        self.dialog_error = error_label("bannersDialogError")
         form.addRow(_buddy("Dialo&g text:", self.dialog_edit),
                     _with_error(self.dialog_edit, self.dialog_error))  # fmt: skip
         self.dialog_note = QLabel("The dialog's fields are sent when the link is “dialog”: a "
@@ -174,8 +162,7 @@ class BannerDialog(QDialog):
         form.addRow("", self.dialog_note)
         self._form = form
 
-        self.form_error = _error_label("bannersFormError")
-        self.status_label = QLabel()
+        self.form_error = error_label("bannersFormError")
         self.status_label.setObjectName("bannersDialogStatus")
         quiet(self.status_label)
         buttons = QDialogButtonBox()
@@ -192,11 +179,15 @@ class BannerDialog(QDialog):
         layout.addWidget(self.status_label)
         layout.addStretch(1)  # the rows keep their height when the form is taller
         layout.addWidget(buttons)
-        self._errors = {"message": self.message_error, "variant": self.variant_error,
-                        "link": self.link_error, "linkText": self.link_text_error,
-                        "dialogTitle": self.dialog_title_error, "dialog": self.dialog_error,
-                        "": self.form_error}  # fmt: skip
-        self._fields: dict[str, QWidget] = {
+        self.errors = {
+            "message": self.message_error,
+            "variant": self.variant_error,
+            "link": self.link_error,
+            "linkText": self.link_text_error,
+            "dialogTitle": self.dialog_title_error,
+            "dialog": self.dialog_error,
+        }
+        self.focus = {
             "message": self.message_edit, "variant": self.variant_combo,
             "link": self.link_edit, "linkText": self.link_text_edit,
             "dialogTitle": self.dialog_title_edit, "dialog": self.dialog_edit,
@@ -227,36 +218,8 @@ class BannerDialog(QDialog):
         for widget in (self.dialog_title_edit, self.dialog_edit):
             widget.setEnabled(link == DIALOG)
 
-    def clear_errors(self) -> None:
-        for label in self._errors.values():
-            label.clear()
-            label.hide()
-
-    def show_error(self, field: str, text: str) -> None:
-        """`text` under `field` (the form's own line for "" or a field it does not have)."""
-        self.set_busy(False)
-        label = self._errors.get(field, self.form_error)
-        label.setText(text)
-        label.show()
-        focus = self._fields.get(field)
-        if focus is not None:
-            focus.setFocus()
-
-    def set_busy(self, busy: bool, text: str = "") -> None:
-        self.save_button.setEnabled(not busy)
-        self.status_label.setText(text if busy else "")
-
-    def on_save_button_clicked(self) -> None:
-        self.clear_errors()
-        try:
-            plan = self.model.plan_save(self.banner, self.form())
-        except FormError as exc:
-            self.show_error(exc.field, str(exc))
-            return
-        self._ask(plan)
-
-    def saved(self) -> None:
-        self.accept()
+    def plan(self) -> BannerPlan:
+        return self.model.plan_save(self.banner, self.form())
 
 
 class SaveBannerConfirmation(ConfirmationBox):
@@ -291,7 +254,10 @@ class BannersView(ToolContent):
         super().__init__(session, parent)
         self.setObjectName("bannersView")
         self.model = BannersModel(session, self)
-        self.dialog: BannerDialog | None = None
+        #: the banner's form, one at a time (`dialog`: the one open)
+        self.forms: FormFlow[BannerDialog] = FormFlow(
+            self, lambda banner: BannerDialog(self.model, banner, self.saves.ask, self)
+        )
 
         body = QWidget()
         body.setObjectName("bannersBody")
@@ -380,8 +346,8 @@ class BannersView(ToolContent):
         self.model.current_changed.connect(self.on_model_current_changed)
         self.model.outcome_changed.connect(self.on_model_outcome_changed)
         self.model.action_finished.connect(self.on_model_outcome_changed)
-        self.model.save_finished.connect(self.on_model_save_finished)
-        self.model.save_failed.connect(self.on_model_save_failed)
+        self.model.save_finished.connect(self.forms.saved)
+        self.model.save_failed.connect(self.forms.failed)
         self.on_model_actions_changed()
         self.on_model_current_changed()
         self.start_model()
@@ -398,8 +364,7 @@ class BannersView(ToolContent):
         elif text and self.model.acting:
             self.outcome_label.setStyleSheet("")
             self.outcome_label.setText(text)
-            if self.dialog is not None:
-                self.dialog.set_busy(True, text)
+            self.forms.busy(text)
 
     def on_table_selection_changed(self, *_: object) -> None:
         self.model.select(self.table.selected_items())
@@ -427,38 +392,23 @@ class BannersView(ToolContent):
         self.message_view.set_markdown(row.banner.message if row is not None else "")
         self.message_view.setVisible(row is not None)
 
+    @property
+    def dialog(self) -> BannerDialog | None:
+        """The banner's form open, if any."""
+        return self.forms.dialog
+
     def on_create_button_clicked(self) -> None:
-        if self.dialog is None and not self.model.create_reason:
-            self._open_dialog(None)
+        if not self.model.create_reason:
+            self.forms.open(None)
 
     def on_edit_button_clicked(self) -> None:
         banner = self.model.form_banner()
-        if self.dialog is None and banner is not None:
-            self._open_dialog(banner)
-
-    def _open_dialog(self, banner: Banner | None) -> None:
-        dialog = BannerDialog(self.model, banner, self.saves.ask, self)
-        self.dialog = dialog
-        dialog.finished.connect(self.on_dialog_finished)
-        dialog.open()
-
-    def on_dialog_finished(self, _result: int) -> None:
-        dialog, self.dialog = self.dialog, None
-        if dialog is not None:
-            dialog.deleteLater()
+        if banner is not None:
+            self.forms.open(banner)
 
     def on_save_confirmed(self, plan: BannerPlan) -> None:
-        if self.dialog is not None:
-            self.dialog.set_busy(True, "Saving…")
+        self.forms.busy("Saving…")
         self.model.save(plan)
-
-    def on_model_save_finished(self) -> None:
-        if self.dialog is not None:
-            self.dialog.saved()
-
-    def on_model_save_failed(self, field: str, text: str) -> None:
-        if self.dialog is not None:
-            self.dialog.show_error(field, text)
 
     def on_switch_button_clicked(self) -> None:
         plan = self.model.plan_switch()
@@ -479,6 +429,5 @@ class BannersView(ToolContent):
         show_outcome(self.outcome_label, self.model.outcome, self.model.outcome_error)
 
     def close_content(self) -> None:
-        if self.dialog is not None:
-            self.dialog.done(0)
+        self.forms.close()
         super().close_content()

@@ -38,7 +38,6 @@ from app.api.models import RoleWithPermissions
 from app.viewmodels.roles import (
     DESCRIPTION_COLUMN,
     KINDS,
-    FormError,
     PermissionGroup,
     RolePlan,
     RolesModel,
@@ -48,7 +47,8 @@ from app.viewmodels.roles import (
 )
 from app.viewmodels.tools import LoadPhase
 from ui.confirmation import ConfirmationBox, ConfirmationFlow, show_outcome
-from ui.palette import error_color, quiet, show_unticked_boxes
+from ui.form_dialog import FormDialog, FormFlow, error_label
+from ui.palette import quiet, show_unticked_boxes
 from ui.states import StatePanel
 from ui.table import DataTable
 from ui.tool_content import ToolContent
@@ -66,16 +66,6 @@ def _buddy(text: str, field: QWidget) -> QLabel:
     """A form's label whose mnemonic goes to `field` (a row of a layout gets none by itself)."""
     label = QLabel(text)
     label.setBuddy(field)
-    return label
-
-
-def _error_label(name: str) -> QLabel:
-    label = QLabel()
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setStyleSheet(f"color: {error_color(label)};")
-    label.hide()
     return label
 
 
@@ -206,7 +196,7 @@ class PermissionPicker(QWidget):
         self.count_label.setText(f"{total:,} chosen")
 
 
-class RoleDialog(QDialog):
+class RoleDialog(FormDialog):
     """A custom role's form: a new one (`role` None) or `role` changed. Save… asks the
     view-model for the plan (a form it refuses shows why under the field) and hands it to
     `ask`, the window's confirmation; the form stays open until the save ends: `saved()` closes
@@ -219,18 +209,16 @@ class RoleDialog(QDialog):
         ask: Callable[[RolePlan], object],
         parent: QWidget | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(ask, parent)
         self.model = model
         self.role = role
-        self._ask = ask
         self.setObjectName("rolesDialog")
         self.setWindowTitle("Create role" if role is None else f"Edit role “{role.name}”")
-        self.setWindowModality(Qt.WindowModality.WindowModal)
         form = QFormLayout()
         self.name_edit = QLineEdit(role.name if role is not None else "")
         self.name_edit.setObjectName("rolesNameEdit")
         self.name_edit.setPlaceholderText("what it is for, e.g. Release manager")
-        self.name_error = _error_label("rolesNameError")
+        self.name_error = error_label("rolesNameError")
         name = QVBoxLayout()
         name.setSpacing(2)
         name.addWidget(self.name_edit)
@@ -238,7 +226,7 @@ class RoleDialog(QDialog):
         form.addRow(_buddy("&Name:", self.name_edit), name)
         self.description_edit = QLineEdit(role.description or "" if role is not None else "")
         self.description_edit.setObjectName("rolesDescriptionEdit")
-        self.description_error = _error_label("rolesDescriptionError")
+        self.description_error = error_label("rolesDescriptionError")
         description = QVBoxLayout()
         description.setSpacing(2)
         description.addWidget(self.description_edit)
@@ -248,7 +236,7 @@ class RoleDialog(QDialog):
         self.type_combo.setObjectName("rolesTypeCombo")
         self.type_combo.addItems(list(KINDS))
         self.type_combo.setCurrentText(form_kind(role))
-        self.type_error = _error_label("rolesTypeError")
+        self.type_error = error_label("rolesTypeError")
         kind = QVBoxLayout()
         kind.setSpacing(2)
         kind.addWidget(self.type_combo)
@@ -260,12 +248,11 @@ class RoleDialog(QDialog):
         kind.addWidget(self.type_error)
         form.addRow(_buddy("&Type:", self.type_combo), kind)
         self.picker = PermissionPicker()
-        self.permissions_error = _error_label("rolesPermissionsError")
+        self.permissions_error = error_label("rolesPermissionsError")
         permissions_label = QLabel("&Permissions:")
         permissions_label.setBuddy(self.picker.search_edit)
         form.addRow(permissions_label, self.picker)
-        self.form_error = _error_label("rolesFormError")
-        self.status_label = QLabel()
+        self.form_error = error_label("rolesFormError")
         self.status_label.setObjectName("rolesDialogStatus")
         quiet(self.status_label)
         buttons = QDialogButtonBox()
@@ -282,9 +269,10 @@ class RoleDialog(QDialog):
         layout.addWidget(self.form_error)
         layout.addWidget(self.status_label)
         layout.addWidget(buttons)
-        self._errors = {"name": self.name_error, "description": self.description_error,
-                        "type": self.type_error, "permissions": self.permissions_error,
-                        "": self.form_error}  # fmt: skip
+        self.errors = {"name": self.name_error, "description": self.description_error,
+                       "type": self.type_error, "permissions": self.permissions_error}  # fmt: skip
+        self.focus = {"name": self.name_edit, "description": self.description_edit,
+                      "type": self.type_combo, "permissions": self.picker.search_edit}  # fmt: skip
         self._chosen = held_keys(role) if role is not None else set()
         self.on_type_combo_changed()
         self.type_combo.currentIndexChanged.connect(self.on_type_combo_changed)
@@ -301,48 +289,14 @@ class RoleDialog(QDialog):
         groups = self.model.picker_groups(kind, self.role)
         self.picker.set_groups(groups, chosen)
 
-    def clear_errors(self) -> None:
-        for label in self._errors.values():
-            label.clear()
-            label.hide()
-
-    def show_error(self, field: str, text: str) -> None:
-        """`text` under `field` (the form's own line for "" or a field it does not have)."""
-        self.set_busy(False)
-        label = self._errors.get(field, self.form_error)
-        label.setText(text)
-        label.show()
-        fields: dict[str, QWidget] = {
-            "name": self.name_edit,
-            "description": self.description_edit,
-            "type": self.type_combo,
-            "permissions": self.picker.search_edit,
-        }
-        focus = fields.get(field)
-        if focus is not None:
-            focus.setFocus()
-
-    def set_busy(self, busy: bool, text: str = "") -> None:
-        self.save_button.setEnabled(not busy)
-        self.status_label.setText(text if busy else "")
-
-    def on_save_button_clicked(self) -> None:
-        self.clear_errors()
-        try:
-            plan = self.model.plan_save(
-                self.role,
-                self.name_edit.text(),
-                self.description_edit.text(),
-                self.type_combo.currentText(),
-                self.picker.chosen(),
-            )
-        except FormError as exc:
-            self.show_error(exc.field, str(exc))
-            return
-        self._ask(plan)
-
-    def saved(self) -> None:
-        self.accept()
+    def plan(self) -> RolePlan:
+        return self.model.plan_save(
+            self.role,
+            self.name_edit.text(),
+            self.description_edit.text(),
+            self.type_combo.currentText(),
+            self.picker.chosen(),
+        )
 
 
 class SaveRoleConfirmation(ConfirmationBox):
@@ -368,7 +322,10 @@ class RolesView(ToolContent):
         super().__init__(session, parent)
         self.setObjectName("rolesView")
         self.model = RolesModel(session, self)
-        self.dialog: RoleDialog | None = None
+        #: the role's form, one at a time (`dialog`: the one open)
+        self.forms: FormFlow[RoleDialog] = FormFlow(
+            self, lambda role: RoleDialog(self.model, role, self.saves.ask, self)
+        )
         self.refusal: QMessageBox | None = None
 
         body = QWidget()
@@ -459,8 +416,8 @@ class RolesView(ToolContent):
         self.model.action_finished.connect(self.on_model_outcome_changed)
         self.model.delete_planned.connect(self.deletions.ask)
         self.model.delete_refused.connect(self.on_model_delete_refused)
-        self.model.save_finished.connect(self.on_model_save_finished)
-        self.model.save_failed.connect(self.on_model_save_failed)
+        self.model.save_finished.connect(self.forms.saved)
+        self.model.save_failed.connect(self.forms.failed)
         self.on_model_actions_changed()
         self.on_model_current_changed()
         self.start_model()
@@ -477,8 +434,7 @@ class RolesView(ToolContent):
         elif text and self.model.acting:
             self.outcome_label.setStyleSheet("")
             self.outcome_label.setText(text)
-            if self.dialog is not None:
-                self.dialog.set_busy(True, text)
+            self.forms.busy(text)
 
     def on_table_selection_changed(self, *_: object) -> None:
         self.model.select(self.table.selected_items())
@@ -520,38 +476,23 @@ class RolesView(ToolContent):
             tree.addTopLevelItem(top)
             top.setExpanded(True)
 
+    @property
+    def dialog(self) -> RoleDialog | None:
+        """The role's form open, if any."""
+        return self.forms.dialog
+
     def on_create_button_clicked(self) -> None:
-        if self.dialog is None and not self.model.create_reason:
-            self._open_dialog(None)
+        if not self.model.create_reason:
+            self.forms.open(None)
 
     def on_edit_button_clicked(self) -> None:
         role = self.model.form_role()
-        if self.dialog is None and role is not None:
-            self._open_dialog(role)
-
-    def _open_dialog(self, role: RoleWithPermissions | None) -> None:
-        dialog = RoleDialog(self.model, role, self.saves.ask, self)
-        self.dialog = dialog
-        dialog.finished.connect(self.on_dialog_finished)
-        dialog.open()
-
-    def on_dialog_finished(self, _result: int) -> None:
-        dialog, self.dialog = self.dialog, None
-        if dialog is not None:
-            dialog.deleteLater()
+        if role is not None:
+            self.forms.open(role)
 
     def on_save_confirmed(self, plan: RolePlan) -> None:
-        if self.dialog is not None:
-            self.dialog.set_busy(True, "Saving…")
+        self.forms.busy("Saving…")
         self.model.save(plan)
-
-    def on_model_save_finished(self) -> None:
-        if self.dialog is not None:
-            self.dialog.saved()
-
-    def on_model_save_failed(self, field: str, text: str) -> None:
-        if self.dialog is not None:
-            self.dialog.show_error(field, text)
 
     def on_delete_button_clicked(self) -> None:
         self.model.prepare_delete()

@@ -42,6 +42,7 @@ from app.api.models import Banner, CreateBanner
 from app.changes import Resource
 from app.registry import CREATE_BANNER, DELETE_BANNER, EDIT_BANNER
 from app.text import count_text
+from app.viewmodels.base import FormError as FormError  # the window catches it
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel, prepare_rows
 from app.viewmodels.tools import ActionViewModel
@@ -143,14 +144,6 @@ class BannerForm:
         return cls(banner.message, banner.variant or VARIANTS[0], banner.enabled is not False,
                    bool(banner.sticky), banner.link or "", banner.linkText or "",
                    banner.dialogTitle or "", banner.dialog or "")  # fmt: skip
-
-
-class FormError(ValueError):
-    """What is wrong with the form, and the field it is about (a key of `FIELDS`)."""
-
-    def __init__(self, field_name: str, text: str) -> None:
-        super().__init__(text)
-        self.field = field_name
 
 
 def _nothing_as_none(text: str) -> str | None:

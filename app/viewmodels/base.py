@@ -25,6 +25,15 @@ from app.api.errors import ClientError
 T = TypeVar("T")
 
 
+class FormError(ValueError):
+    """What a view-model refuses in a window's form, and the field it is about (a name the
+    view-model's form uses; "" for the form as a whole): the window says it under the field."""
+
+    def __init__(self, field_name: str, text: str) -> None:
+        super().__init__(text)
+        self.field = field_name
+
+
 class ViewModel(QObject):
     busy_changed = Signal(bool)
     error_changed = Signal(str)

@@ -57,6 +57,7 @@ from app.api.models import (
 from app.changes import Resource
 from app.registry import CREATE_ROLE, DELETE_ROLE, EDIT_ROLE
 from app.text import count_text
+from app.viewmodels.base import FormError as FormError  # the window catches it
 from app.viewmodels.session import Session
 from app.viewmodels.table import Column, TableModel, prepare_rows
 from app.viewmodels.tools import ActionViewModel
@@ -240,14 +241,6 @@ def held_keys(role: RoleWithPermissions) -> set[tuple[str, str | None]]:
 
 
 # ---------------------------------------------------------------------------- the form
-
-
-class FormError(ValueError):
-    """What is wrong with the form, and the field it is about (`FIELDS`)."""
-
-    def __init__(self, field_name: str, text: str) -> None:
-        super().__init__(text)
-        self.field = field_name
 
 
 def _sentence(text: str) -> str:
