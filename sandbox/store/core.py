@@ -92,6 +92,10 @@ def bad_request(message: str, path: str | None = None) -> Refusal:
 
 #: the `settings` key of the instance id
 INSTANCE_ID = "instance_id"
+#: the settings key of the largest user id ever deleted (`Store.next_user_id`); service
+#: accounts kept theirs under `_ACCOUNTS_KEY` before users kept it too
+LAST_DELETED_USER = "user_last_deleted_id"
+_ACCOUNTS_KEY = "service_account_last_deleted_id"
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,24 @@ class Core:
     def setting(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def next_user_id(self, c: sqlite3.Connection) -> int:
+        """An id no user or service account had before: Unleash's ids come from a sequence,
+        while SQLite gives the largest id again once its row is deleted (a journal names a user
+        by its id: an undo or a check must never find another user under it, nor a reset
+        link's minute of another)."""
+        largest = c.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
+        return max(int(largest), self._last_deleted_user()) + 1
+
+    def forget_user_ids(self, ids: Iterable[int]) -> None:
+        """Users (or service accounts) deleted: their ids are never given again."""
+        last = max(ids, default=0)
+        if last > self._last_deleted_user():
+            self.set_setting(LAST_DELETED_USER, str(last))
+
+    def _last_deleted_user(self) -> int:
+        # before users kept it too, only the service accounts did, under their own key
+        return max(int(self.setting(key) or 0) for key in (LAST_DELETED_USER, _ACCOUNTS_KEY))
 
     def set_setting(self, key: str, value: str) -> None:
         self.conn.execute(

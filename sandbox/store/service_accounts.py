@@ -44,7 +44,6 @@ SERVICE_ACCOUNT = "Service Account"
 #: how many tokens an account may have (Unleash's PAT limit)
 TOKEN_LIMIT = 10
 #: the `settings` key of the largest service account id deleted (never given again)
-_LAST_DELETED = "service_account_last_deleted_id"
 
 _TOKENS = (
     "SELECT p.id, p.description, p.expires_at, p.seen_at, t.user_id, t.created_at"
@@ -130,7 +129,7 @@ class ServiceAccounts(Users):
             if taken is not None:
                 raise _conflict(f"A user or service account with the username "
                                 f"{body.username} already exists.")  # fmt: skip
-            account_id = self._next_user_id(c)
+            account_id = self.next_user_id(c)
             c.execute(
                 "INSERT INTO users(id, name, username, root_role, created_at, account_type)"
                 " VALUES(?, ?, ?, ?, ?, ?)",
@@ -140,13 +139,6 @@ class ServiceAccounts(Users):
                         f"created the service account **{body.username}**",
                         data=_account_event_data(c, account_id))  # fmt: skip
         return self._account(self._account_row(account_id))
-
-    def _next_user_id(self, c: sqlite3.Connection) -> int:
-        """An id no user or service account had before: Unleash's ids come from a sequence,
-        while SQLite gives the largest id again once its row is deleted (a journal names an
-        account by its id: an undo must never find another account under it)."""
-        largest = c.execute("SELECT coalesce(max(id), 0) FROM users").fetchone()[0]
-        return max(int(largest), int(self.setting(_LAST_DELETED) or 0)) + 1
 
     def update_service_account(
         self, account_id: int, body: m.UpdateServiceAccount, who: Principal
@@ -181,8 +173,7 @@ class ServiceAccounts(Users):
             for table in ("group_users", "project_roles"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (account_id,))
             c.execute("DELETE FROM users WHERE id = ?", (account_id,))
-            if account_id > int(self.setting(_LAST_DELETED) or 0):
-                self.set_setting(_LAST_DELETED, str(account_id))
+            self.forget_user_ids([account_id])
             self._event(c, "service-account-deleted", who, summary=f"**{who.user_name}** "
                         f"deleted the service account **{row['username']}**",
                         pre_data=before)  # fmt: skip

@@ -184,12 +184,12 @@ class Users(Core):
             ).fetchone()
             if taken is not None:
                 raise bad_data("User already exists")
-            cur = c.execute(
-                "INSERT INTO users(name, username, email, root_role, created_at, email_sent)"
-                " VALUES(?, ?, ?, ?, ?, ?)",
-                (req.name, req.username, req.email, role, now, int(req.sendEmail)),
+            user_id = self.next_user_id(c)  # never a deleted user's again, as on Unleash
+            c.execute(
+                "INSERT INTO users(id, name, username, email, root_role, created_at, email_sent)"
+                " VALUES(?, ?, ?, ?, ?, ?, ?)",
+                (user_id, req.name, req.username, req.email, role, now, int(req.sendEmail)),
             )
-            user_id = int(cur.lastrowid or 0)
             made = c.execute("SELECT * FROM users WHERE id = ?", (user_id,)).fetchone()
             self._event(c, "user-created", by, summary=f"**{by.user_name}** created user "
                         f"**{req.name or req.username or req.email}**",
@@ -261,6 +261,7 @@ class Users(Core):
             for table in ("group_users", "project_roles"):
                 c.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
             c.execute("DELETE FROM users WHERE id = ?", (user_id,))
+            self.forget_user_ids([user_id])
             label = row["name"] or row["username"] or row["email"]
             self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted user "
                         f"**{label}**", pre_data=user_event_data(row))  # fmt: skip
@@ -333,6 +334,7 @@ class Users(Core):
                 for table in ("tokens", "group_users", "project_roles"):
                     c.executemany(f"DELETE FROM {table} WHERE user_id = ?", gone)
                 c.executemany("DELETE FROM users WHERE id = ?", gone)
+                self.forget_user_ids(row["id"] for row in doomed)
                 for row in doomed:
                     label = row["name"] or row["username"] or row["email"]
                     self._event(c, "user-deleted", by, summary=f"**{by.user_name}** deleted "
