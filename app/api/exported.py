@@ -117,3 +117,11 @@ class Exported(TypedDict):
 
 #: validates an export's body (bytes) into `Exported`
 EXPORTED: TypeAdapter[Exported] = TypeAdapter(Exported)
+#: each of its lists' items, validated a slice at a time from a large body's decoded JSON
+ITEMS: dict[str, TypeAdapter[list[Any]]] = {
+    "features": TypeAdapter(list[Flag]),
+    "featureStrategies": TypeAdapter(list[Strategy]),
+    "featureEnvironments": TypeAdapter(list[Place]),
+    "featureTags": TypeAdapter(list[Tag]),
+    "dependencies": TypeAdapter(list[Dependencies]),
+}

@@ -579,6 +579,41 @@ def test_a_projects_export_as_plain_data_asks_for_it_and_names_a_bad_item() -> N
     assert error.field.startswith("featureEnvironments[0].enabled"), error.field
 
 
+def test_a_large_projects_export_is_validated_a_slice_at_a_time_as_the_small_one_is() -> None:
+    """Past the size validated in one call, `exported` decodes the body and validates each list
+    a slice at a time (the window's thread turns between): the same plain data as validated
+    whole, a bad item named by its path as before, and a body that is no JSON said as such."""
+    from app.api import client as client_module
+    from app.api.exported import EXPORTED
+
+    count = 2000
+    body: dict[str, Any] = {
+        "features": [{"name": f"flag-{i}", "project": "web", "description": "x" * 60,
+                      "extra": "kept out"} for i in range(count)],
+        "featureEnvironments": [{"featureName": f"flag-{i}", "enabled": i % 2 == 0}
+                                for i in range(count)],
+        "featureTags": [],
+    }  # fmt: skip
+    content = jsonb(body)
+    assert len(content) > client_module.THREAD_PARSE_BYTES
+
+    async def export(client: AdminClient) -> Any:
+        return await client.exported("production", "web")
+
+    async def good() -> Any:
+        async with AdminClient(BASE, TOKEN, transport=canned(200, content)[0],
+                               retry=ONCE) as client:  # fmt: skip
+            return await export(client)
+
+    assert run(good()) == EXPORTED.validate_json(content)
+    body["featureEnvironments"][1500]["enabled"] = "sometimes"
+    error = failure(canned(200, jsonb(body))[0], export)
+    assert isinstance(error, e.BadResponse)
+    assert error.field.startswith("featureEnvironments[1500].enabled"), error.field
+    not_json = b"[" + b" " * client_module.THREAD_PARSE_BYTES
+    assert isinstance(failure(canned(200, not_json)[0], export), e.BadResponse)
+
+
 def test_the_client_repr_and_the_requests_hold_the_token_only_in_the_header() -> None:
     transport, seen = canned(200, b'{"health": "GOOD"}')
 
