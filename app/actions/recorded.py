@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.actions.check import Verdict, check_entry
 from app.actions.journal import Entry, State
+from app.api.errors import ClientError
 from app.api.events import EventFilter
 from app.registry import (
     ARCHIVE_FEATURES,
@@ -342,8 +343,6 @@ async def checked(client: AdminClient, entry: Entry) -> tuple[Verdict, Recorded 
     the change says it was made (done); the log's silence settles nothing (a log may be pruned,
     a token not allowed to read it), and is said. A failed read of the log leaves the verdict
     as it was (and no record: None)."""
-    from app.api.errors import ClientError
-
     verdict = await check_entry(client, entry)
     try:
         record = await recorded(client, entry)
