@@ -24,6 +24,12 @@ Paging is by offset, newest first; an event arriving meanwhile pushes the others
 so an event seen on two pages is given once (by id). The next page is asked for while the
 caller works on this one (`pages`). Unleash orders the search by time alone: events of one
 transaction share a time, and their order is then the database's.
+
+5.x's search by body has no time and takes one value of each field, and each of its pages
+counts every event it takes: reading all of a long history costs minutes (a page at 20,000
+events, 0.1 s). So on 5.x a read stops at the first page older than the filter's `since`, and
+a filter of several flags (projects, types: up to `SPLIT_MOST`) is read as one search for each,
+side by side, merged newest first (`_merged`): what each is asked is exactly one of them.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import dataclasses
 import functools
 import json
 import os
@@ -52,6 +59,9 @@ SEARCH_PAGE = 1000
 BODY_PAGE = 100
 #: the first Unleash release with `GET /api/admin/search/events`
 SEARCH_SINCE = (6, 0)
+#: 5.x's search by body takes one value of a field: a filter of up to this many flags
+#: (projects, types) is read as as many searches side by side; of more, every event is read
+SPLIT_MOST = 20
 
 #: turns of the event loop that put the next page's request on the wire (httpx: a few awaits
 #: from the pool to the socket), so that the server reads it while the caller works on this one
@@ -246,6 +256,19 @@ async def pages(
     asked (None when it does not say): never fewer than the filter takes (what it is asked is
     never narrower), the window's progress."""
     limit = size or (SEARCH_PAGE if way == "search" else BODY_PAGE)
+    parts = _split(filters) if way == "body" and not own else None
+    if parts:
+        totals: list[int | None] = []
+
+        def each_total(total: int | None) -> None:
+            totals.append(total)
+            if on_total is not None and len(totals) == len(parts):
+                on_total(None if None in totals else sum(t or 0 for t in totals))
+
+        streams = [pages(read, way, p, size=size, on_total=each_total) for p in parts]
+        async for found in _merged(streams):
+            yield found
+        return
     asked: dict[str, Any]
     if way == "search":
         asked = {} if own else filters.search_params()
@@ -278,8 +301,10 @@ async def pages(
             total = page.total if page.total is not None else page.totalEvents
             if at_start and on_total is not None:
                 on_total(total)
-            last = not page.events or (
-                len(page.events) < limit and (total is None or offset >= total)
+            last = (
+                not page.events
+                or (len(page.events) < limit and (total is None or offset >= total))
+                or (way == "body" and _before(page.events[-1], filters.since))
             )
             if not last:
                 ahead = asyncio.ensure_future(read(request(offset)))
@@ -299,6 +324,72 @@ async def pages(
 
 async def _given(page: EventPage) -> EventPage:
     return page
+
+
+def _time(event: Event) -> datetime:
+    at = _utc(event.createdAt)
+    assert at is not None
+    return at
+
+
+def _before(event: Event, since: datetime | None) -> bool:
+    """Whether `event` (the oldest of a page read newest first) is older than `since`: the
+    events after it are too (5.x orders its search by body by time)."""
+    return since is not None and _time(event) < since
+
+
+def _split(filters: EventFilter) -> list[EventFilter] | None:
+    """`filters` as one filter for each of its flags (else projects, else types) where it has
+    several (up to `SPLIT_MOST`): each one 5.x's search by body can be asked; None when the
+    search can be asked the filter as it is, or too many values would make too many reads."""
+    for name in ("flags", "projects", "types"):
+        values: tuple[str, ...] = getattr(filters, name)
+        if 1 < len(values) <= SPLIT_MOST:
+            one: list[dict[str, Any]] = [{name: (value,)} for value in values]
+            return [dataclasses.replace(filters, **changes) for changes in one]
+    return None
+
+
+async def _merged(streams: list[AsyncGenerator[list[Event]]]) -> AsyncGenerator[list[Event]]:
+    """The events of `streams` (each newest first, no event in two) as one stream, newest
+    first: a page as soon as every stream still open has events in hand. An event held is given
+    once it is no older than the oldest in hand of each open stream, as what a stream has still
+    to give is older than what it gave; a stream whose hand is empty is read on, all of them
+    side by side."""
+    held: list[list[Event]] = [[] for _ in streams]
+    open_ = set(range(len(streams)))
+    try:
+        while open_:
+            wanting = sorted(i for i in open_ if not held[i])
+            got = await asyncio.gather(*(anext(streams[i], None) for i in wanting))
+            for i, page in zip(wanting, got, strict=True):
+                if page is None:
+                    open_.discard(i)
+                else:
+                    held[i].extend(page)
+            if any(not held[i] for i in open_):
+                continue  # a page of none of these (filtered out here): read that one on
+            bound = max((_time(held[i][-1]) for i in open_), default=None)
+            out: list[Event] = []
+            for hand in held:
+                cut = len(hand) if bound is None else _newer(hand, bound)
+                out.extend(hand[:cut])
+                del hand[:cut]
+            if out:
+                out.sort(key=_time, reverse=True)
+                yield out
+    finally:
+        for stream in streams:
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+
+
+def _newer(hand: list[Event], bound: datetime) -> int:
+    """How many of `hand` (newest first) are no older than `bound`."""
+    n = 0
+    while n < len(hand) and _time(hand[n]) >= bound:
+        n += 1
+    return n
 
 
 # ------------------------------------------------------------------ an event as a file's row

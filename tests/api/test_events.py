@@ -18,7 +18,7 @@ import pytest
 
 from app.api.client import AdminClient
 from app.api.errors import BadRequest
-from app.api.events import EventFilter, pages, way_of, wire_time
+from app.api.events import SPLIT_MOST, EventFilter, pages, way_of, wire_time
 from app.api.models import Event, EventPage
 from sandbox import db
 from sandbox.process import SandboxProcess
@@ -244,3 +244,82 @@ def test_a_5x_server_is_read_through_its_search_by_body(tmp_path: Path) -> None:
         with sb.admin() as http:
             assert http.get("/api/admin/search/events").status_code == 404
     assert version.startswith("5.12") and count == 15
+
+
+def _body_search(log: list[dict[str, Any]], asked: list[dict[str, Any]]) -> Any:
+    """5.x's search by body over `log` (newest first): one value of type, project and flag,
+    a page by offset, every event it takes counted."""
+
+    async def read(body: Mapping[str, Any]) -> EventPage:
+        asked.append(dict(body))
+        named = {"type": "type", "project": "project", "feature": "featureName"}
+        taken = [e for e in log if all(e.get(named[k]) == v for k, v in body.items() if k in named)]
+        offset, limit = int(body["offset"]), int(body["limit"])
+        await asyncio.sleep(0)
+        return EventPage.model_validate({"events": taken[offset : offset + limit],
+                                         "totalEvents": len(taken)})  # fmt: skip
+
+    return read
+
+
+def _history(count: int) -> list[dict[str, Any]]:
+    """`count` events, newest first, a minute apart, of flags f0 to f4 by turns (the two
+    newest of one time, as events of one transaction)."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return [
+        {"id": n, "type": "t", "project": "p", "featureName": f"f{n % 5}",
+         "createdAt": wire_time(start + timedelta(minutes=min(n, count - 1)))}
+        for n in range(count, 0, -1)
+    ]  # fmt: skip
+
+
+def test_several_flags_on_5x_are_one_search_each_merged_newest_first() -> None:
+    """5.x's search by body takes one flag: a filter of three is three searches side by side,
+    each asked for one flag, merged newest first, with their count together; a filter of more
+    values than `SPLIT_MOST` reads every event, and flagdesk's own filtering gives the same."""
+    log = _history(230)
+    asked: list[dict[str, Any]] = []
+    read = _body_search(log, asked)
+    totals: list[int | None] = []
+
+    async def ids(f: EventFilter, **kw: Any) -> list[int]:
+        return [e.id async for page in pages(read, "body", f, size=10, **kw) for e in page]
+
+    f = EventFilter(flags=("f1", "f3", "f4"), types=("t",))
+    got = asyncio.run(ids(f, on_total=totals.append))
+    assert got == [e["id"] for e in log if e["featureName"] in f.flags]  # newest first
+    assert {a.get("feature") for a in asked} == {"f1", "f3", "f4"}  # none asked for every event
+    assert all(a["type"] == "t" for a in asked)
+    assert len(asked) == 3 * 5  # 46 events a flag, pages of 10 (the last one short)
+    assert totals == [138]
+    asked.clear()
+    assert asyncio.run(ids(f, own=True)) == got and all("feature" not in a for a in asked)
+    many = EventFilter(flags=tuple(f"f{n}" for n in range(SPLIT_MOST + 1)))
+    asked.clear()
+    assert asyncio.run(ids(many)) == [e["id"] for e in log]
+    assert all("feature" not in a for a in asked)
+
+    async def first_page() -> list[int]:
+        stream = pages(read, "body", f, size=10)
+        async for page in stream:
+            await stream.aclose()  # the reader stops: each search's page ahead is dropped
+            return [e.id for e in page]
+        return []
+
+    first = asyncio.run(first_page())
+    assert first and first == got[: len(first)]
+
+
+def test_5x_stops_at_the_first_page_older_than_since() -> None:
+    """5.x's search by body has no time: a filter from a time reads back to the first page
+    older than it, not the whole history."""
+    log = _history(1000)
+    asked: list[dict[str, Any]] = []
+    since = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=955)
+
+    async def ids() -> list[int]:
+        f = EventFilter(since=since)
+        return [e.id async for page in pages(_body_search(log, asked), "body", f) for e in page]
+
+    assert asyncio.run(ids()) == list(range(1000, 954, -1))  # its time's own is in
+    assert [a["offset"] for a in asked] == [0]  # one page of 100 reaches back past it
