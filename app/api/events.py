@@ -25,11 +25,12 @@ so an event seen on two pages is given once (by id). The next page is asked for 
 caller works on this one (`pages`). Unleash orders the search by time alone: events of one
 transaction share a time, and their order is then the database's.
 
-5.x's search by body has no time and takes one value of each field, and each of its pages
-counts every event it takes: reading all of a long history costs minutes (a page at 20,000
-events, 0.1 s). So on 5.x a read stops at the first page older than the filter's `since`, and
-a filter of several flags (projects, types: up to `SPLIT_MOST`) is read as one search for each,
-side by side, merged newest first (`_merged`): what each is asked is exactly one of them.
+A read from a time (`since`) stops at the first page older than it: the search is asked only
+whole days, and 5.x's search by body and flagdesk's own reading no time at all. 5.x's search
+by body also takes one value of each field, and each of its pages counts every event it takes:
+reading all of a long history there costs minutes. So on 5.x a filter of several flags
+(projects, types: up to `SPLIT_MOST`) is read as one search for each, side by side, merged
+newest first (`_merged`): what each is asked is exactly one of them.
 """
 
 from __future__ import annotations
@@ -304,7 +305,7 @@ async def pages(
             last = (
                 not page.events
                 or (len(page.events) < limit and (total is None or offset >= total))
-                or (way == "body" and _before(page.events[-1], filters.since))
+                or _before(page.events[-1], filters.since)
             )
             if not last:
                 ahead = asyncio.ensure_future(read(request(offset)))
@@ -334,7 +335,8 @@ def _time(event: Event) -> datetime:
 
 def _before(event: Event, since: datetime | None) -> bool:
     """Whether `event` (the oldest of a page read newest first) is older than `since`: the
-    events after it are too (5.x orders its search by body by time)."""
+    events after it are too (both reads are ordered by time: the search's `from` is only a
+    day, and 5.x's search by body and flagdesk's own reading have no time at all)."""
     return since is not None and _time(event) < since
 
 

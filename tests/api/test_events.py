@@ -310,16 +310,20 @@ def test_several_flags_on_5x_are_one_search_each_merged_newest_first() -> None:
     assert first and first == got[: len(first)]
 
 
-def test_5x_stops_at_the_first_page_older_than_since() -> None:
-    """5.x's search by body has no time: a filter from a time reads back to the first page
-    older than it, not the whole history."""
+@pytest.mark.parametrize("way", ["body", "search"])
+@pytest.mark.parametrize("own", [False, True])
+def test_a_read_from_a_time_stops_at_the_first_page_older_than_it(way: Any, own: bool) -> None:
+    """5.x's search by body has no time, the search takes whole days, and flagdesk's own
+    reading none: a filter from a time reads back to the first page older than it, not the
+    whole history."""
     log = _history(1000)
     asked: list[dict[str, Any]] = []
     since = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=955)
 
     async def ids() -> list[int]:
         f = EventFilter(since=since)
-        return [e.id async for page in pages(_body_search(log, asked), "body", f) for e in page]
+        read = _body_search(log, asked)
+        return [e.id async for page in pages(read, way, f, size=20, own=own) for e in page]
 
     assert asyncio.run(ids()) == list(range(1000, 954, -1))  # its time's own is in
-    assert [a["offset"] for a in asked] == [0]  # one page of 100 reaches back past it
+    assert [int(a["offset"]) for a in asked] == [0, 20, 40]  # the third page reaches past it
