@@ -65,7 +65,8 @@ secret: flag configuration holds none, and a snapshot refuses one.
 
 **Undo** (`plan_undo_promote`): the same planner, from the snapshot taken before (source) to
 the server now (target), restricted to what the promote touched (an import's entry names its
-flags in `before["flags"]`), in batches where the connection may import, with `delete_extra` on: a
+flags in `before["flags"]`) and to the environments it wrote to (a change made since in
+another environment of a flag it touched stays), in batches where the connection may import, with `delete_extra` on: a
 flag the promote created is archived, a strategy, segment, tag type or context field it created
 deleted, what it changed put back field by field (strategies by content). A flag the promote
 archived is not brought back by it (`flagdesk archive revive`); a project environment it added
@@ -91,7 +92,14 @@ from app.api.wire import BATCH_BODY_LIMIT
 from app.changes import Changes, Resource
 from app.registry import IMPORT, PROMOTE, Action
 from app.snapshot import model as s
-from app.snapshot.compare import Change, Comparison, compare, exactly, pair_strategies
+from app.snapshot.compare import (
+    NO_ENVIRONMENT,
+    Change,
+    Comparison,
+    compare,
+    exactly,
+    pair_strategies,
+)
 from app.text import plural
 
 __all__ = [
@@ -1802,15 +1810,11 @@ def plan_undo_promote(
     names = sorted(
         {str(x) for e in done for x in (e.before.get("flags") or [e.before["object"]])} - archived
     )
-    envs = sorted(
-        {
-            str(e.before["environment"])
-            for e in done
-            if e.before.get("environment") and e.before["kind"] == "flags"
-        }
-    )
-    whole = any(e.before["kind"] == "flags" and not e.before.get("environment") for e in done)
-    map_env = {} if whole or not envs else {x: x for x in envs}
+    # only the environments the promote wrote to are compared: a change made since in another
+    # one (a flag's development, when the promote set its production and its description) is
+    # not the promote's to take back; a promote that wrote to none compares a flag's own fields
+    envs = sorted({str(e.before["environment"]) for e in done if e.before.get("environment")})
+    map_env = {x: x for x in envs} if envs else NO_ENVIRONMENT
     selection = Selection(
         kinds=tuple(kinds), names=tuple(exactly(n) for n in names), delete_extra=True
     )

@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fnmatch import fnmatchcase
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from app.snapshot.model import (
@@ -97,6 +98,9 @@ KINDS = (
     Kind("api-tokens", "API token", "API tokens"),
 )
 KIND_KEYS = tuple(kind.key for kind in KINDS)
+#: a `map_env` that names no environment: only what belongs to none is compared (a flag's own
+#: fields, not its environments). No server has an environment of no name.
+NO_ENVIRONMENT: Mapping[str, str] = MappingProxyType({"": ""})
 _KIND = {kind.key: kind for kind in KINDS}
 _KIND_ORDER = {kind.key: index for index, kind in enumerate(KINDS)}
 

@@ -297,3 +297,40 @@ def test_the_undo_archives_a_flag_the_promote_made_and_puts_a_changed_one_back()
         plan_undo_promote(
             Snapshot.model_validate(before), Snapshot.model_validate(now), doubtful, IDS
         )
+
+
+def test_the_undo_takes_back_only_the_environments_the_promote_wrote_to() -> None:
+    """A promote set checkout-v2's description and its production rollout; someone changed its
+    staging rollout since. The undo puts back the description and production, and leaves
+    staging as it is now; a promote that wrote to no environment (the description alone) takes
+    back no environment's change."""
+    before = shop()
+    now = shop()
+    changed = flag(now, "checkout-v2")
+    changed["description"] = "The newer checkout"  # the promote
+    environment(changed, "production")["strategies"][0]["parameters"]["rollout"] = "50"  # too
+    environment(changed, "staging")["strategies"][0]["parameters"]["rollout"] = "10"  # since
+    common = {"snapshot": "s.json", "promote": "p1", "stage": 2, "kind": "flags",
+              "object": "checkout-v2"}  # fmt: skip
+    described = _entry(1, common, "PATCH", "/api/admin/projects/web-shop/features/checkout-v2")
+    rolled = _entry(
+        2,
+        {**common, "environment": "production"},
+        "PUT",
+        "/api/admin/projects/web-shop/features/checkout-v2/environments/production/strategies/p-1",
+    )
+    theirs, ours = Snapshot.model_validate(before), Snapshot.model_validate(now)
+
+    def undo(*entries: Entry) -> list[str]:
+        plan, cannot = plan_undo_promote(theirs, ours, entries, IDS)
+        assert cannot == []
+        return _lines(plan.first + plan.second)
+
+    both = undo(described, rolled)
+    put_back = ("PUT /api/admin/projects/web-shop/features/checkout-v2  flag “checkout-v2”: "
+                'description "The newer checkout" → "The new checkout"')  # fmt: skip
+    assert put_back in both, both
+    assert any("/environments/production/strategies/p-1  flexibleRollout (rollout 25)" in x
+               for x in both), both  # fmt: skip
+    assert not any("/environments/staging/" in x for x in both), both
+    assert undo(described) == [put_back]
