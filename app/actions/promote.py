@@ -66,11 +66,11 @@ secret: flag configuration holds none, and a snapshot refuses one.
 **Undo** (`plan_undo_promote`): the same planner, from the snapshot taken before (source) to
 the server now (target), restricted to what the promote touched (an import's entry names its
 flags in `before["flags"]`) and to the environments it wrote to (a change made since in
-another environment of a flag it touched stays), in batches where the connection may import, with `delete_extra` on: a
-flag the promote created is archived, a strategy, segment, tag type or context field it created
-deleted, what it changed put back field by field (strategies by content). A flag the promote
-archived is not brought back by it (`flagdesk archive revive`); a project environment it added
-is removed again."""
+another environment of a flag it touched stays), in batches where the connection may import,
+with `delete_extra` on: a flag the promote created is archived, a strategy, segment, tag type
+or context field it created deleted, what it changed put back field by field (strategies by
+content). A flag the promote archived is not brought back by it (`flagdesk archive revive`);
+a project environment it added is removed again."""
 
 from __future__ import annotations
 

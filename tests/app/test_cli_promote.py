@@ -3,7 +3,8 @@ empty one, and one demo sandbox's staging promoted to its production. `--dry-run
 nothing (the target read back the same); applied, `flagdesk diff` with the same selection then
 finds nothing (exit 0), the segment and context field the flags need made first; a second
 promote has nothing to do; `flagdesk journal undo` of any of its entries puts the target back
-(a snapshot taken before compares the same as the server after, exit 0). A file is no
+(a snapshot taken before compares the same as the server after, exit 0), but for a change
+made since in an environment the promote did not write to, which stays. A file is no
 TARGET; without a terminal and without --yes nothing is sent. State is read back from the
 servers, never assumed."""
 
@@ -220,6 +221,44 @@ def test_two_environments_of_one_server(tmp_path: Path) -> None:
         assert "Nothing to promote" in again
         _ok(cli("journal", "undo", done["entries"][0], "--profile", "demo", "--yes"))
         _ok(cli("diff", before, "demo"))
+
+
+def test_an_undo_leaves_a_change_made_since_where_the_promote_did_not_write(
+    tmp_path: Path,
+) -> None:
+    """A flag's description and a production strategy promoted from one demo sandbox to
+    another (an entry for the flag itself, one for production); someone then switches the flag
+    in the target's development. The undo puts the description and production back and leaves
+    development as it was switched."""
+    with (
+        SandboxProcess(tmp_path / "a.sqlite3", "--demo") as a,
+        SandboxProcess(tmp_path / "b.sqlite3", "--demo") as b,
+    ):
+        cli = Cli(tmp_path)
+        cli.profile("source", a)
+        cli.profile("target", b)
+        before = cli.snapshot("target", tmp_path / "before.json")
+        touched = next(f for f in json.loads(before.read_text())["flags"]
+                       if f["project"] == "default" and not f.get("dependencies"))  # fmt: skip
+        path = f"/api/admin/projects/default/features/{touched['name']}"
+        with a.admin() as http:
+            patched = http.patch(path, json=[{"op": "replace", "path": "/description",
+                                              "value": "Promoted from the source"}])  # fmt: skip
+            assert patched.status_code == 200, patched.text
+            added = http.post(f"{path}/environments/production/strategies",
+                              json={"name": "default", "title": "from the source"})  # fmt: skip
+            assert added.status_code == 200, added.text
+        chosen = ("--kinds", "flags", "--name", touched["name"])
+        done = json.loads(_ok(cli("promote", "source", "target", *chosen, "--yes", "--json")))
+        _ok(cli("diff", "source", "target", *chosen))
+        was = {e["name"]: e["enabled"] for e in touched["environments"]}["development"]
+        with b.admin() as http:
+            switched = http.post(f"{path}/environments/development/{'off' if was else 'on'}")
+            assert switched.status_code == 200, switched.text
+        _ok(cli("journal", "undo", done["entries"][0], "--profile", "target", "--yes"))
+        since = json.loads(_ok(cli("diff", before, "target", "--json"), 1))["differences"]
+        key = f"flag default/{touched['name']} \u203a development \u203a enabled"
+        assert [(d["key"], d["old"], d["new"]) for d in since] == [(key, not was, was)], since
 
 
 def test_a_file_is_no_target(tmp_path: Path) -> None:
