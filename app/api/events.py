@@ -363,7 +363,16 @@ async def _merged(streams: list[AsyncGenerator[list[Event]]]) -> AsyncGenerator[
     try:
         while open_:
             wanting = sorted(i for i in open_ if not held[i])
-            got = await asyncio.gather(*(anext(streams[i], None) for i in wanting))
+            reads = [asyncio.ensure_future(anext(streams[i], None)) for i in wanting]
+            try:
+                got = await asyncio.gather(*reads)
+            except BaseException:
+                # one failed (or the reader went): the others' reads stopped before the
+                # streams are closed, not left running with no one to hear how they end
+                for pending in reads:
+                    pending.cancel()
+                await asyncio.gather(*reads, return_exceptions=True)
+                raise
             for i, page in zip(wanting, got, strict=True):
                 if page is None:
                     open_.discard(i)

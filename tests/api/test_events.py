@@ -327,3 +327,35 @@ def test_a_read_from_a_time_stops_at_the_first_page_older_than_it(way: Any, own:
 
     assert asyncio.run(ids()) == list(range(1000, 954, -1))  # its time's own is in
     assert [int(a["offset"]) for a in asked] == [0, 20, 40]  # the third page reaches past it
+
+
+def test_a_failed_search_of_several_ends_the_read_and_stops_the_others() -> None:
+    """One of the side-by-side searches fails: the read raises its error, and the others'
+    requests under way are cancelled, none left running."""
+    started: list[str] = []
+    cancelled: list[str] = []
+
+    async def read(body: Mapping[str, Any]) -> EventPage:
+        started.append(body["feature"])
+        if body["feature"] == "f1":
+            raise BadRequest(400, "BadDataError", "refused")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.append(body["feature"])
+            raise
+        raise AssertionError("not cancelled")
+
+    async def every() -> None:
+        f = EventFilter(flags=("f1", "f2", "f3"))
+        async for _ in pages(read, "body", f):
+            pass
+
+    async def job() -> set[asyncio.Task[Any]]:
+        async with asyncio.timeout(10):
+            with pytest.raises(BadRequest):
+                await every()
+        return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+    assert asyncio.run(job()) == set()
+    assert sorted(started) == ["f1", "f2", "f3"] and sorted(cancelled) == ["f2", "f3"]
