@@ -1294,14 +1294,16 @@ class AdminClient(Sender):
     async def exported(self, environment: str, project: str) -> Exported:
         """The batch export of `project`'s flags in `environment` (every release since 4.22
         takes `{environment, project}`), as the plain data a snapshot reads
-        (`app.api.exported`). Sent as `export_features` is. A small body is validated from its
-        bytes in one call; a large one (a project of 500 flags is 0.45 MB) is decoded here (a
-        few ms: on a worker thread it cost `flagdesk diff` 2.3 s of passing the GIL), then
-        each list validated a slice of about SLICE_BYTES at a time with a turn of the event
-        loop between: validated whole, each took 3-15 ms, and the answers of the four exports
-        in flight ran one after another in one pass of the GUI's loop (62 ms, sampled by
-        py-spy in the Compare window's read). (The validators are built on first use: 12 ms.)"""
-        from app.api.exported import EXPORTED, ITEMS
+        (`app.api.exported`). Sent as `export_features` is. msgspec decodes it first, whole
+        (`strictly`: a project of 500 flags, 0.45 MB, in 1.8 ms; 10,000 flags in about 40).
+        What it refuses goes to pydantic: a small body validated from its bytes in one call; a
+        large one decoded here (a few ms: on a worker thread it cost `flagdesk diff` 2.3 s of
+        passing the GIL), then each list validated a slice of about SLICE_BYTES at a time with
+        a turn of the event loop between: validated whole, each took 3-15 ms, and the answers
+        of the four exports in flight ran one after another in one pass of the GUI's loop (62
+        ms, sampled by py-spy in the Compare window's read). (The validators are built on
+        first use: 12 ms.)"""
+        from app.api.exported import EXPORTED, ITEMS, strictly
 
         body = ExportQuery(environment=environment, project=project).model_dump(exclude_none=True)
         path = "/api/admin/features-batch/export"
@@ -1309,6 +1311,9 @@ class AdminClient(Sender):
                                     headers={"Content-Type": "application/json"},
                                     idempotent=True)  # fmt: skip
         content = response.content
+        found_strictly = strictly(content)
+        if found_strictly is not None:
+            return found_strictly
         try:
             data = json.loads(content) if len(content) > THREAD_PARSE_BYTES else None
         except ValueError:

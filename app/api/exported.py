@@ -8,16 +8,23 @@ Why not the models: a snapshot makes its own models of the flags (`app.snapshot.
 wire models were made only to be read once and dropped. Validated into models, one
 environment's export of 10,000 flags took 0.13 s and the assembly from them 0.55 s a side;
 into plain data from the bytes, pydantic does it in one call, and the assembly reads dicts.
-Pydantic and the standard library only."""
+
+Who decodes: pydantic is the authority (`EXPORTED`, `ITEMS`), as in `app.api.streaming`. msgspec
+decodes the same TypedDicts (`strictly`) about three times faster than the standard library's
+decoder and pydantic after it (a project's export of 500 flags: 1.8 against 5.0 ms, and a
+diff reads 60 a side), and it is strict (no number for a string, no 0/1 for a bool), so what
+it accepts pydantic accepts with the same values; whatever it refuses goes to pydantic, which
+takes lenient input or names what is wrong."""
 
 from __future__ import annotations
 
 from typing import Any, NotRequired
 
+import msgspec
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-__all__ = ["EXPORTED", "Exported"]
+__all__ = ["EXPORTED", "Exported", "strictly"]
 
 
 class Payload(TypedDict):
@@ -125,3 +132,15 @@ ITEMS: dict[str, TypeAdapter[list[Any]]] = {
     "featureTags": TypeAdapter(list[Tag]),
     "dependencies": TypeAdapter(list[Dependencies]),
 }
+
+_STRICT: msgspec.json.Decoder[Exported] = msgspec.json.Decoder(Exported)
+
+
+def strictly(content: bytes) -> Exported | None:
+    """The export's body as `EXPORTED` validates it, decoded by msgspec; None when msgspec
+    refuses it (not JSON, another shape, a value only pydantic's leniency takes): pydantic then
+    says what it is."""
+    try:
+        return _STRICT.decode(content)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
