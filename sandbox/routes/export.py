@@ -3,8 +3,7 @@ any admin-side token, as Unleash's permission NONE): what `sandbox.store.export`
 
 from __future__ import annotations
 
-import json
-
+import msgspec
 from starlette.responses import Response
 
 from app.api import models as m
@@ -14,8 +13,8 @@ from sandbox.routes.endpoint import Area, Call, Endpoint
 
 async def export(call: Call[m.ExportQuery]) -> Response:
     answer = call.store.export(call.body, call.who)
-    return Response(json.dumps(answer, separators=(",", ":")).encode(),
-                    media_type="application/json")  # fmt: skip
+    # msgspec: a project's 500 flags' answer (0.45 MB) in 1 ms, the standard library's 4.5
+    return Response(msgspec.json.encode(answer), media_type="application/json")
 
 
 AREA = Area(

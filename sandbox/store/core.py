@@ -180,6 +180,9 @@ class Core:
         #: what the API token list shows of each of them (`sandbox.store.api_tokens`): hash ->
         #: its fields (handle, name, type, projects, environment, times)
         self.run_token_rows: dict[str, dict[str, Any]] = {}
+        #: the API tokens of every project by environment, and the database's change counters
+        #: when they were counted (`FlagConfig._tokens_of_every_project`)
+        self._every_project_tokens: tuple[tuple[int, int], dict[str | None, int]] | None = None
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:

@@ -29,6 +29,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from app.api import models as m
 from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt, to_wire_time
 from sandbox.store.dependencies import Dependencies
@@ -179,11 +181,21 @@ def _variant_json(v: m.VariantBody | m.CreateStrategyVariant) -> dict[str, Any]:
     return v.model_dump(exclude_none=True)
 
 
+_decode = msgspec.json.decode
+#: a project's API tokens that its environments count (`projectApiTokenCount`), by environment
+_PROJECT_TOKENS = (
+    "SELECT environment, count(*) FROM token_projects WHERE project = ? AND served = 0"
+    " AND api_type IN ('client', 'frontend', 'backend') GROUP BY environment"
+)
+
+
 def stored(text: str) -> Any:
     """A JSON column's value, an empty list without the parser: most strategies' constraints
     and variants, and most flags' variants in an environment, are `[]` (a batch export of
-    10,000 flags decoded 70,000 columns, 0.36 s of its 0.85 s)."""
-    return [] if text == "[]" else json.loads(text)
+    10,000 flags decoded 70,000 columns, 0.36 s of its 0.85 s). msgspec decodes the others, a
+    small document in a third of the standard library's time (the same values: the columns
+    hold what the sandbox wrote as JSON)."""
+    return [] if text == "[]" else _decode(text)
 
 
 class FlagConfig(Features, Dependencies):
@@ -240,7 +252,7 @@ class FlagConfig(Features, Dependencies):
         return {
             "id": row["id"], "name": row["name"], "title": row["title"],
             "disabled": bool(row["disabled"]), "constraints": stored(row["constraints"]),
-            "parameters": json.loads(row["parameters"]), "variants": stored(row["variants"]),
+            "parameters": _decode(row["parameters"]), "variants": stored(row["variants"]),
             "sortOrder": row["sort_order"], "segments": segments,
         }  # fmt: skip
 
@@ -310,12 +322,10 @@ class FlagConfig(Features, Dependencies):
             " AND f.archived_at IS NULL GROUP BY fe.environment",
             (project,),
         ).fetchall())  # fmt: skip
-        tokens = dict(self.conn.execute(
-            "SELECT environment, count(*) FROM token_projects WHERE project IN (?, '*')"
-            " AND served = 0 AND api_type IN ('client', 'frontend', 'backend')"
-            " GROUP BY environment",
-            (project,),
-        ).fetchall())  # fmt: skip
+        tokens = self._tokens_of_every_project().copy()
+        for environment, count in self.conn.execute(_PROJECT_TOKENS, (project,)):
+            if project != "*":  # no project is named so; counted once if one were
+                tokens[environment] = tokens.get(environment, 0) + count
         out = [
             m.EnvironmentProject(
                 name=r["name"], type=r["type"], enabled=True, protected=False,
@@ -325,6 +335,19 @@ class FlagConfig(Features, Dependencies):
             for r in self.conn.execute("SELECT * FROM environments ORDER BY sort_order, name")
         ]  # fmt: skip
         return m.EnvironmentsProject(version=1, environments=out)
+
+    def _tokens_of_every_project(self) -> dict[str | None, int]:
+        """The API tokens of every project (`*`) that a project's environments count, by
+        environment, counted again only when the database has changed since: the scale set
+        has 1,430 of them, 0.7 ms to count, on each of its 500 projects' answers."""
+        changed = (
+            self.conn.execute("PRAGMA data_version").fetchone()[0],
+            self.conn.total_changes,
+        )  # others' commits, and this connection's
+        if self._every_project_tokens is None or self._every_project_tokens[0] != changed:
+            counts = dict(self.conn.execute(_PROJECT_TOKENS, ("*",)).fetchall())
+            self._every_project_tokens = (changed, counts)
+        return self._every_project_tokens[1]
 
     def add_project_environment(self, project: str, environment: str, by: Principal) -> None:
         """`POST /api/admin/projects/:p/environments`: the project gets the environment, and

@@ -195,6 +195,39 @@ def test_a_projects_environments_count_its_flags_on_and_tokens(admin: httpx.Clie
         "development": 0, "staging": 1, "production": 0}  # fmt: skip
 
 
+def test_the_tokens_of_every_project_are_counted_again_after_a_change(
+    sandbox: SandboxProcess, admin: httpx.Client
+) -> None:
+    """A token of every project (`*`) counts in each project's environments; the sandbox counts
+    them again only when the database has changed: after a token made over HTTP (its own
+    connection's change) and after one written by another connection (its commit)."""
+
+    def tokens(project: str) -> dict[str, int]:
+        found = m.EnvironmentsProject.model_validate(
+            ok(admin.get(f"/api/admin/environments/project/{project}")))  # fmt: skip
+        return {e.name: e.projectApiTokenCount for e in found.environments}
+
+    before = {p: tokens(p) for p in ("default", "web-shop")}
+    ok(admin.post("/api/admin/api-tokens", json={
+        "tokenName": "everywhere", "type": "client", "environment": "production",
+        "projects": ["*"]}), 201)  # fmt: skip
+    made = {p: tokens(p) for p in ("default", "web-shop")}
+    for project in made:
+        assert made[project] == {**before[project],
+                                 "production": before[project]["production"] + 1}  # fmt: skip
+    conn = sqlite3.connect(sandbox.db)
+    try:
+        with conn:
+            conn.execute(
+                "INSERT INTO tokens(secret_hash, kind, environment, created_at, served, name,"
+                " api_type, projects, handle) VALUES('sha256:other', 'client', 'staging', 0, 0,"
+                " 'other', 'frontend', '[\"*\"]', 'other-handle')"
+            )
+    finally:
+        conn.close()
+    assert tokens("web-shop") == {**made["web-shop"], "staging": made["web-shop"]["staging"] + 1}
+
+
 def test_token_projects_follow_the_tokens() -> None:
     """Migration 15's `token_projects`: filled from the tokens there were, then kept by its
     triggers as a token is made, its projects changed, and it is deleted."""
