@@ -38,6 +38,12 @@ from app.api.failures import Scrubber, api_error, classify, retry_after_seconds
 USER_AGENT = f"flagdesk/{__version__}"
 CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 30.0
+#: idle connections kept open for the next requests (httpx keeps 20). Each request walks every
+#: connection of the pool, asking each idle one whether the server has closed it (a poll of its
+#: socket): the capability probe's burst left nine open, and a read four at a time (the
+#: snapshot's `Gate`, most of the program's gates) then cost 0.98 ms of client CPU a request
+#: where it costs 0.82 with four kept. A burst wider than this opens more, closed as they idle.
+KEPT_CONNECTIONS = 4
 _RETRY_STATUSES = frozenset({502, 503, 504})
 
 log = logging.getLogger("flagdesk.api")
@@ -205,6 +211,7 @@ class Sender:
             verify=tls_context(verify_tls, ca_bundle, base_url),
             transport=transport,
             follow_redirects=False,
+            limits=httpx.Limits(max_keepalive_connections=KEPT_CONNECTIONS),
         )
 
     @property
