@@ -10,7 +10,7 @@ from typing import Any
 from starlette.responses import Response
 
 from app.api import models as m
-from sandbox.responses import json_response
+from sandbox.responses import data_response, json_response
 from sandbox.routes.answers import Answer, no_body, ok
 from sandbox.routes.deps import require_root
 from sandbox.routes.endpoint import Area, Call, Endpoint
@@ -33,12 +33,12 @@ def _backend(call: Call[Any]) -> bool:
 
 async def list_api_tokens(call: Call[None]) -> Response:
     _admin(call, "read API tokens")
-    return json_response(call.store.list_api_tokens())
+    return data_response(call.store.list_api_tokens())
 
 
 async def api_tokens_by_name(call: Call[None]) -> Response:
     _admin(call, "read API tokens")
-    return json_response(call.store.list_api_tokens(call.path("name")))
+    return data_response(call.store.list_api_tokens(call.path("name")))
 
 
 def _logged(call: Call[Any]) -> str:

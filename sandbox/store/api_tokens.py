@@ -25,9 +25,11 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from app.api import models as m
 from sandbox.db import token_hash
-from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_dt, to_wire_time
+from sandbox.store.core import Principal, Refusal, bad_request, not_found, to_wire_time
 from sandbox.store.tokens import Tokens, masked
 
 #: the secret's random part: 56 hex digits, as Unleash's
@@ -46,22 +48,23 @@ def _bad_data(message: str) -> Refusal:
 class ApiTokens(Tokens):
     # ------------------------------------------------------------------ reading
 
-    def _api_token(self, row: sqlite3.Row | dict[str, Any]) -> m.ApiToken:
+    def _api_token_data(self, row: sqlite3.Row | dict[str, Any]) -> dict[str, Any]:
+        """A token as the list answers it (`m.ApiToken`'s fields), as plain data: the list's
+        10,000 tokens of the scale set made as models and written out took 170 ms, as data
+        100."""
         projects = row["projects"]
-        projects = json.loads(projects) if isinstance(projects, str) else list(projects)
-        return m.ApiToken(
-            secret=row["handle"],
-            tokenName=row["name"] or "",
-            type=row["api_type"] or "",
-            environment=row["environment"] or "*",
-            project=projects[0] if len(projects) == 1 else "[]",
-            projects=projects,
-            expiresAt=to_dt(row["expires_at"]),
-            createdAt=to_dt(row["created_at"]),
-            seenAt=to_dt(row["seen_at"]),
-            alias=None,
-            secure=False,
-        )
+        projects = msgspec.json.decode(projects) if isinstance(projects, str) else list(projects)
+        return {
+            "secret": row["handle"], "tokenName": row["name"] or "",
+            "type": row["api_type"] or "", "environment": row["environment"] or "*",
+            "project": projects[0] if len(projects) == 1 else "[]", "projects": projects,
+            "expiresAt": to_wire_time(row["expires_at"]),
+            "createdAt": to_wire_time(row["created_at"]), "seenAt": to_wire_time(row["seen_at"]),
+            "alias": None, "secure": False,
+        }  # fmt: skip
+
+    def _api_token(self, row: sqlite3.Row | dict[str, Any]) -> m.ApiToken:
+        return m.ApiToken.model_validate(self._api_token_data(row))
 
     def _logged_token(
         self, row: sqlite3.Row | dict[str, Any], logged: str = "secure"
@@ -80,28 +83,29 @@ class ApiTokens(Tokens):
         }  # fmt: skip
         return {**token, **_token_extra(logged, row["name"] or "")}
 
-    def _all_api_tokens(self) -> list[m.ApiToken]:
-        run = [self._api_token(r) for r in self.run_token_rows.values()]
+    def _all_api_token_data(self) -> list[dict[str, Any]]:
+        run = [self._api_token_data(r) for r in self.run_token_rows.values()]
         rows = self.conn.execute(
             "SELECT * FROM tokens WHERE handle IS NOT NULL AND kind != 'personal'"
             " ORDER BY created_at, rowid"
         ).fetchall()
-        return run + [self._api_token(r) for r in rows]
+        return run + [self._api_token_data(r) for r in rows]
 
-    def list_api_tokens(self, name: str | None = None) -> m.ApiTokenList:
+    def list_api_tokens(self, name: str | None = None) -> dict[str, Any]:
         """`GET /api/admin/api-tokens` (every token), `…/api-tokens/:name` (those of that name:
-        names are not unique; none is `{"tokens": []}`)."""
-        tokens = self._all_api_tokens()
+        names are not unique; none is `{"tokens": []}`), as plain data (`m.ApiTokenList`'s)."""
+        tokens = self._all_api_token_data()
         if name is not None:
-            tokens = [t for t in tokens if t.tokenName == name]
-        return m.ApiTokenList(tokens=tokens)
+            tokens = [t for t in tokens if t["tokenName"] == name]
+        return {"tokens": tokens}
 
     def project_api_tokens(self, project: str) -> m.ApiTokenList:
         """`GET /api/admin/projects/:p/api-tokens`: the project's tokens and those for every
         project, the admin token included, as every release answers (measured on 5.12, 6.10,
         7.6 and 8.2). 404 for no project."""
         self._known_project(project)
-        tokens = [t for t in self._all_api_tokens() if project in t.projects or "*" in t.projects]
+        tokens = [m.ApiToken.model_validate(t) for t in self._all_api_token_data()
+                  if project in t["projects"] or "*" in t["projects"]]  # fmt: skip
         return m.ApiTokenList(tokens=tokens)
 
     def _known_project(self, project: str) -> None:

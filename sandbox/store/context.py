@@ -11,7 +11,8 @@ from app.api import models as m
 from sandbox.store.core import Core, Principal, Refusal, not_found, to_dt, to_wire_time
 
 #: The strategies and the context fields their constraints name (`scf.context_name`), of flags
-#: that are not archived: what Unleash counts as a context field's use.
+#: that are not archived: what Unleash counts as a context field's use (`list_context_fields`
+#: counts it through `scf.feature`, which names the strategy's flag: migration 19).
 LIVE_CONSTRAINED_STRATEGIES = (
     "strategy_context_fields scf JOIN strategies s ON s.id = scf.strategy_id"
     " JOIN features f ON f.name = s.feature AND f.archived_at IS NULL"
@@ -29,13 +30,19 @@ class Context(Core):
         are not archived, as Unleash 8.2 counts (and as `context_strategies` lists)."""
         where, args = ("WHERE cf.name = ?", (name,)) if name is not None else ("", ())
         rows = self.conn.execute(
-            "SELECT cf.*,"
-            " (SELECT count(DISTINCT s.feature) FROM " + LIVE_CONSTRAINED_STRATEGIES +
-            "   WHERE scf.context_name = cf.name) AS used_in_features,"
-            " (SELECT count(DISTINCT s.project) FROM " + LIVE_CONSTRAINED_STRATEGIES +
-            "   WHERE scf.context_name = cf.name) AS used_in_projects"
-            f" FROM context_fields cf {where} ORDER BY cf.sort_order, cf.name", args
-        ).fetchall()  # fmt: skip
+            f"SELECT * FROM context_fields cf {where} ORDER BY cf.sort_order, cf.name", args
+        ).fetchall()
+        where, args = ("WHERE context_name = ?", (name,)) if name is not None else ("", ())
+        used = {
+            r[0]: (r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT u.context_name, count(*), count(DISTINCT f.project) FROM"
+                f" (SELECT DISTINCT context_name, feature FROM strategy_context_fields {where}) u"
+                " JOIN features f ON f.name = u.feature AND f.archived_at IS NULL"
+                " GROUP BY u.context_name",
+                args,
+            )
+        }
         return [
             m.ContextField(
                 name=r["name"],
@@ -44,8 +51,8 @@ class Context(Core):
                 sortOrder=r["sort_order"],
                 createdAt=to_dt(r["created_at"]),
                 legalValues=[m.LegalValue(**v) for v in json.loads(r["legal_values"])],
-                usedInFeatures=r["used_in_features"],
-                usedInProjects=r["used_in_projects"],
+                usedInFeatures=used.get(r["name"], (0, 0))[0],
+                usedInProjects=used.get(r["name"], (0, 0))[1],
             )
             for r in rows
         ]

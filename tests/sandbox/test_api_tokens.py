@@ -212,6 +212,7 @@ def test_an_older_databases_tokens_are_listed_by_their_hashs_ending(tmp_path) ->
     named `admin` and `client`, their handles ending with `…#` and their hash's last eight
     (the secret's last characters cannot be known), and those handles name them; a token
     given again (`--admin-token`) replaces the stored one, with its own ending."""
+    from app.api import models as m
     from sandbox import db
     from sandbox.db import token_hash
     from sandbox.store import Principal, Store
@@ -222,7 +223,7 @@ def test_an_older_databases_tokens_are_listed_by_their_hashs_ending(tmp_path) ->
     client = "default:development." + "fedcba9876543210" * 3
     old_database(path, admin, client, "user:" + "00112233445566778899aabbccddeeff" * 2)
     store = Store(db.connect(path))
-    tokens = {t.name: t for t in store.list_api_tokens().tokens}
+    tokens = {t.name: t for t in m.ApiTokenList.model_validate(store.list_api_tokens()).tokens}
     assert set(tokens) == {"admin", "client"}  # the personal access token is no API token
     assert tokens["admin"].secret == "*:*.…#" + token_hash(admin)[-8:]
     assert tokens["client"].secret == "default:development.…#" + token_hash(client)[-8:]
@@ -231,5 +232,5 @@ def test_an_older_databases_tokens_are_listed_by_their_hashs_ending(tmp_path) ->
     assert store.delete_api_token(tokens["client"].secret or "", who) == 200
     assert store.authenticate(client) is None
     store.ensure_token("admin", admin)
-    assert [t.secret for t in store.list_api_tokens().tokens] == ["*:*.…" + admin[-8:]]
+    assert [t["secret"] for t in store.list_api_tokens()["tokens"]] == ["*:*.…" + admin[-8:]]
     store.conn.close()

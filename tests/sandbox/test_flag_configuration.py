@@ -261,6 +261,37 @@ def test_token_projects_follow_the_tokens() -> None:
     assert held() == {("before", "default", "development")}
 
 
+def test_a_constrained_strategy_names_its_flag_beside_the_context_field() -> None:
+    """Migration 19's `strategy_context_fields.feature` (what a context field's use is counted
+    through): filled from the strategies there were, then by its trigger as a row is made."""
+    from sandbox import db
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.create_function("token_hash", 1, db.token_hash, deterministic=True)
+    last = 18  # MIGRATIONS[18]: 18 -> 19
+    for script in db.MIGRATIONS[:last]:
+        for statement in db._split_sql(script):
+            conn.execute(statement)
+    strategy = ("INSERT INTO strategies(id, feature, project, environment, name, created_at)"
+                " VALUES(?, ?, 'default', 'production', 'default', 0)")  # fmt: skip
+    field = "INSERT INTO strategy_context_fields(strategy_id, context_name) VALUES(?, ?)"
+    conn.execute(strategy, ("s1", "before"))
+    conn.execute(field, ("s1", "region"))
+    for statement in db._split_sql(db.MIGRATIONS[last]):
+        conn.execute(statement)
+    conn.execute(strategy, ("s2", "after"))
+    conn.execute(field, ("s2", "region"))
+    conn.execute(field, ("s2", "userId"))
+    found = set(
+        conn.execute("SELECT strategy_id, context_name, feature FROM strategy_context_fields")
+    )
+    assert found == {
+        ("s1", "region", "before"),
+        ("s2", "region", "after"),
+        ("s2", "userId", "after"),
+    }
+
+
 def test_a_new_flag_is_in_its_projects_environments(admin: httpx.Client) -> None:
     ok(admin.delete(PROJECT.format("default") + "/environments/staging"))
     new_flag(admin, "default", "only-two")
