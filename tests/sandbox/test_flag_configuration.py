@@ -228,24 +228,35 @@ def test_the_tokens_of_every_project_are_counted_again_after_a_change(
     assert tokens("web-shop") == {**made["web-shop"], "staging": made["web-shop"]["staging"] + 1}
 
 
-def test_token_projects_follow_the_tokens() -> None:
-    """Migration 15's `token_projects`: filled from the tokens there were, then kept by its
-    triggers as a token is made, its projects changed, and it is deleted."""
+def _database_before(migration: int) -> sqlite3.Connection:
+    """A database in memory made by the migrations before `MIGRATIONS[migration]`."""
     from sandbox import db
 
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    conn.execute("PRAGMA foreign_keys=ON")
     conn.create_function("token_hash", 1, db.token_hash, deterministic=True)
-    last = 14  # MIGRATIONS[14]: 14 -> 15
-    for script in db.MIGRATIONS[:last]:
-        for statement in db._split_sql(script):
-            conn.execute(statement)
+    for version in range(migration):
+        _migrate(conn, version)
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, migration: int) -> None:
+    """`MIGRATIONS[migration]` run on `conn`."""
+    from sandbox import db
+
+    for statement in db._split_sql(db.MIGRATIONS[migration]):
+        conn.execute(statement)
+
+
+def test_token_projects_follow_the_tokens() -> None:
+    """Migration 15's `token_projects`: filled from the tokens there were, then kept by its
+    triggers as a token is made, its projects changed, and it is deleted."""
+    conn = _database_before(14)  # MIGRATIONS[14]: 14 -> 15
+    conn.execute("PRAGMA foreign_keys=ON")
     insert = ("INSERT INTO tokens(secret_hash, kind, created_at, projects, handle, environment)"
               " VALUES(?, 'client', 0, ?, ?, 'production')")  # fmt: skip
     conn.execute(insert, ("before", '["web-shop", "payments"]', "h1"))
     conn.execute(insert, ("admin", None, "h2"))
-    for statement in db._split_sql(db.MIGRATIONS[last]):
-        conn.execute(statement)
+    _migrate(conn, 14)
 
     def held() -> set[tuple[str, str]]:
         return set(conn.execute("SELECT token, project, environment FROM token_projects"))
@@ -264,21 +275,13 @@ def test_token_projects_follow_the_tokens() -> None:
 def test_a_constrained_strategy_names_its_flag_beside_the_context_field() -> None:
     """Migration 19's `strategy_context_fields.feature` (what a context field's use is counted
     through): filled from the strategies there were, then by its trigger as a row is made."""
-    from sandbox import db
-
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    conn.create_function("token_hash", 1, db.token_hash, deterministic=True)
-    last = 18  # MIGRATIONS[18]: 18 -> 19
-    for script in db.MIGRATIONS[:last]:
-        for statement in db._split_sql(script):
-            conn.execute(statement)
+    conn = _database_before(18)  # MIGRATIONS[18]: 18 -> 19
     strategy = ("INSERT INTO strategies(id, feature, project, environment, name, created_at)"
                 " VALUES(?, ?, 'default', 'production', 'default', 0)")  # fmt: skip
     field = "INSERT INTO strategy_context_fields(strategy_id, context_name) VALUES(?, ?)"
     conn.execute(strategy, ("s1", "before"))
     conn.execute(field, ("s1", "region"))
-    for statement in db._split_sql(db.MIGRATIONS[last]):
-        conn.execute(statement)
+    _migrate(conn, 18)
     conn.execute(strategy, ("s2", "after"))
     conn.execute(field, ("s2", "region"))
     conn.execute(field, ("s2", "userId"))
