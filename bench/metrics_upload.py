@@ -274,8 +274,8 @@ def gui_child(path: Path) -> int:
 
     from app.connection import ConnectionSpec
     from app.profiles import ProfileStore
+    from app.startup import tune_interpreter
     from app.viewmodels.session import Session
-    from ui.main_window import share_the_interpreter
     from ui.metrics_tool import MetricsTool
 
     class Stalls:
@@ -344,7 +344,7 @@ def gui_child(path: Path) -> int:
             await asyncio.to_thread(sandbox.stop)
 
     app = QApplication(sys.argv[:1])
-    share_the_interpreter()  # as `ui.main_window.run` does
+    tune_interpreter()  # as `ui.main_window.run` does
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
