@@ -28,16 +28,17 @@ class Context(Core):
     def list_context_fields(self, name: str | None = None) -> list[m.ContextField]:
         """The context fields (or the one named `name`); what uses them counts only flags that
         are not archived, as Unleash 8.2 counts (and as `context_strategies` lists)."""
-        where, args = ("WHERE cf.name = ?", (name,)) if name is not None else ("", ())
+        args = (name,) if name is not None else ()
+        named = "WHERE cf.name = ?" if name is not None else ""
         rows = self.conn.execute(
-            f"SELECT * FROM context_fields cf {where} ORDER BY cf.sort_order, cf.name", args
+            f"SELECT * FROM context_fields cf {named} ORDER BY cf.sort_order, cf.name", args
         ).fetchall()
-        where, args = ("WHERE context_name = ?", (name,)) if name is not None else ("", ())
+        named = "WHERE context_name = ?" if name is not None else ""
         used = {
             r[0]: (r[1], r[2])
             for r in self.conn.execute(
                 "SELECT u.context_name, count(*), count(DISTINCT f.project) FROM"
-                f" (SELECT DISTINCT context_name, feature FROM strategy_context_fields {where}) u"
+                f" (SELECT DISTINCT context_name, feature FROM strategy_context_fields {named}) u"
                 " JOIN features f ON f.name = u.feature AND f.archived_at IS NULL"
                 " GROUP BY u.context_name",
                 args,
@@ -51,10 +52,11 @@ class Context(Core):
                 sortOrder=r["sort_order"],
                 createdAt=to_dt(r["created_at"]),
                 legalValues=[m.LegalValue(**v) for v in json.loads(r["legal_values"])],
-                usedInFeatures=used.get(r["name"], (0, 0))[0],
-                usedInProjects=used.get(r["name"], (0, 0))[1],
+                usedInFeatures=features,
+                usedInProjects=projects,
             )
             for r in rows
+            for features, projects in [used.get(r["name"], (0, 0))]
         ]
 
     def context_strategies(self, field: str, *, archived: bool = False) -> m.ContextFieldStrategies:
